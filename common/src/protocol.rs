@@ -1,0 +1,437 @@
+//! The runner protocol: JSON bodies exchanged between `runner agent` and the
+//! server's `/api/v1/runner/…` and `/api/v1/jobs/…` endpoints. Both sides
+//! (de)serialize these exact types, so the protocol has one definition.
+
+use serde::{Deserialize, Serialize};
+
+use crate::run::{MeasurementMode, RunResult, Side, TaskMode};
+
+/// Hardware and software inventory of a runner host.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MachineInventory {
+    /// Host name.
+    pub hostname: String,
+    /// `model name` from /proc/cpuinfo.
+    pub cpu_model: String,
+    /// Online CPUs.
+    pub nr_cpu: u32,
+    /// MemTotal in bytes.
+    pub memory_bytes: u64,
+    /// `uname -r` of the host.
+    pub kernel_release: String,
+    /// `uname -m`.
+    pub arch: String,
+    /// Whether KVM guests run at hardware speed here (judged by a probe
+    /// boot, not by `/dev/kvm` existing).
+    pub kvm_usable: bool,
+    /// Whether hardware PMU events (cycles, instructions) can be counted.
+    pub pmu_usable: bool,
+    /// Boot backends this runner can use, best first.
+    pub backends: Vec<MeasurementMode>,
+    /// Free-form facts worth showing on the machine page.
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+/// `POST /api/v1/runner/register`: create or update this runner's machine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RegisterRequest {
+    /// Stable machine name chosen by the operator (defaults to the hostname).
+    pub name: String,
+    /// What the machine is.
+    pub inventory: MachineInventory,
+}
+
+/// Answer to [`RegisterRequest`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RegisterResponse {
+    /// The machine's id, to quote in claims.
+    pub machine_id: i64,
+}
+
+/// `POST /api/v1/jobs/claim`: long-poll for work.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClaimRequest {
+    /// The registered machine asking.
+    pub machine_id: i64,
+    /// How long the server may hold the request open when no job is ready
+    /// (capped by the server at about 30 s).
+    pub wait_seconds: u32,
+}
+
+/// Where the base tree comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum BaseSource {
+    /// A git repository and a commit (id or ref) in it.
+    Git {
+        /// Clone URL.
+        url: String,
+        /// Commit id, tag or branch.
+        commit: String,
+    },
+    /// A source tarball the runner knows by name, e.g. `linux-source-6.1`
+    /// (Debian's `/usr/src/linux-source-6.1.tar.xz`).
+    Tarball {
+        /// Name of the tarball.
+        name: String,
+    },
+}
+
+impl BaseSource {
+    /// Short human form: `linux-source-6.1` or `<url>@<commit>`.
+    pub fn describe(&self) -> String {
+        match self {
+            BaseSource::Git { url, commit } => format!("{url}@{commit}"),
+            BaseSource::Tarball { name } => name.clone(),
+        }
+    }
+}
+
+/// nr_task as 0-day writes it: a number of tasks or a share of online CPUs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum NrTask {
+    /// That many tasks.
+    Count(u32),
+    /// `"100%"`, `"50%"`: a percentage of online CPUs (at least one task).
+    #[serde(with = "percent")]
+    Percent(u32),
+}
+
+impl NrTask {
+    /// Resolves to a task count on a machine with `nr_cpu` online CPUs.
+    pub fn resolve(self, nr_cpu: u32) -> u32 {
+        match self {
+            NrTask::Count(n) => n,
+            NrTask::Percent(p) => (nr_cpu.saturating_mul(p) / 100).max(1),
+        }
+    }
+}
+
+impl std::fmt::Display for NrTask {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NrTask::Count(n) => write!(f, "{n}"),
+            NrTask::Percent(p) => write!(f, "{p}%"),
+        }
+    }
+}
+
+impl std::str::FromStr for NrTask {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let s = s.trim();
+        if let Some(p) = s.strip_suffix('%') {
+            let p: u32 = p
+                .parse()
+                .map_err(|_| format!("nr_task {s:?}: not a percentage"))?;
+            if p == 0 || p > 100 {
+                return Err(format!("nr_task {s:?}: percentage must be 1–100%"));
+            }
+            Ok(NrTask::Percent(p))
+        } else {
+            let n: u32 = s
+                .parse()
+                .map_err(|_| format!("nr_task {s:?}: not a number of tasks"))?;
+            if n == 0 {
+                return Err("nr_task must be at least 1".to_string());
+            }
+            Ok(NrTask::Count(n))
+        }
+    }
+}
+
+mod percent {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(p: &u32, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&format!("{p}%"))
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+        let s = String::deserialize(d)?;
+        match s.parse::<super::NrTask>() {
+            Ok(super::NrTask::Percent(p)) => Ok(p),
+            Ok(super::NrTask::Count(_)) => Err(serde::de::Error::custom(
+                "expected a percentage such as \"100%\"",
+            )),
+            Err(e) => Err(serde::de::Error::custom(e)),
+        }
+    }
+}
+
+/// Workload parameters of a comparison (0-day's `parameters:` block).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadParams {
+    /// Processes or threads.
+    #[serde(default)]
+    pub mode: TaskMode,
+    /// One or more task counts; each is its own report.
+    pub nr_task: Vec<NrTask>,
+    /// Measured seconds per run.
+    pub seconds: u32,
+    /// Warm-up seconds per run, dropped.
+    pub warmup_seconds: u32,
+    /// Collect `perf stat` metrics.
+    #[serde(default)]
+    pub perf_stat: bool,
+    /// Collect `perf-profile.*` metrics.
+    #[serde(default)]
+    pub perf_profile: bool,
+}
+
+/// One boot a job must perform, in the order given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BootSlot {
+    /// Position of this boot in the comparison's whole boot order (0-based).
+    pub seq: u32,
+    /// Which kernel to boot.
+    pub side: Side,
+}
+
+/// A claimed job: everything the runner needs to execute it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobSpec {
+    /// Job id, for heartbeats, state changes, uploads and finishing.
+    pub job_id: i64,
+    /// The comparison the job belongs to.
+    pub comparison_id: i64,
+    /// 1 on the first claim, 2 after one lease ran out, …
+    pub attempt: u32,
+    /// Seconds the lease lasts unless extended by a heartbeat.
+    pub lease_seconds: u32,
+    /// Base tree.
+    pub base: BaseSource,
+    /// The patch series as mbox text.
+    pub mbox: String,
+    /// sha256 of `mbox`, part of the patched kernel's identity.
+    pub patches_sha256: String,
+    /// Extra Kconfig lines applied on top of the benchmark config (both sides).
+    #[serde(default)]
+    pub config_fragment: Option<String>,
+    /// Workloads to run in each boot, in this order.
+    pub workloads: Vec<String>,
+    /// Their parameters.
+    pub params: WorkloadParams,
+    /// Boot backend requested, or `None` to let the runner pick its best.
+    #[serde(default)]
+    pub backend: Option<MeasurementMode>,
+    /// The boots of this job, in the order to perform them.
+    pub boots: Vec<BootSlot>,
+}
+
+/// States a job passes through, as shown on the comparison page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JobState {
+    /// Waiting for a runner.
+    Queued,
+    /// Claimed, nothing reported yet.
+    Claimed,
+    /// Getting the base tree.
+    Fetching,
+    /// Applying the patch series.
+    Applying,
+    /// Building kernels.
+    Building,
+    /// Booting a kernel.
+    Booting,
+    /// Running workloads in a booted kernel.
+    Running,
+    /// Sending results.
+    Uploading,
+    /// Finished with results.
+    Done,
+    /// Finished without (all) results; see the reason.
+    Failed,
+}
+
+impl JobState {
+    /// Lower-case name as stored and shown.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobState::Queued => "queued",
+            JobState::Claimed => "claimed",
+            JobState::Fetching => "fetching",
+            JobState::Applying => "applying",
+            JobState::Building => "building",
+            JobState::Booting => "booting",
+            JobState::Running => "running",
+            JobState::Uploading => "uploading",
+            JobState::Done => "done",
+            JobState::Failed => "failed",
+        }
+    }
+
+    /// Parses [`JobState::as_str`]'s output.
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "queued" => JobState::Queued,
+            "claimed" => JobState::Claimed,
+            "fetching" => JobState::Fetching,
+            "applying" => JobState::Applying,
+            "building" => JobState::Building,
+            "booting" => JobState::Booting,
+            "running" => JobState::Running,
+            "uploading" => JobState::Uploading,
+            "done" => JobState::Done,
+            "failed" => JobState::Failed,
+            _ => return None,
+        })
+    }
+
+    /// Done or failed: no runner holds the job any more.
+    pub fn is_final(self) -> bool {
+        matches!(self, JobState::Done | JobState::Failed)
+    }
+}
+
+/// `POST /api/v1/jobs/{id}/heartbeat` answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HeartbeatResponse {
+    /// Seconds the lease now lasts.
+    pub lease_seconds: u32,
+    /// The comparison was cancelled: stop and finish as failed.
+    #[serde(default)]
+    pub cancelled: bool,
+}
+
+/// `POST /api/v1/jobs/{id}/state`: progress with the end of the log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StateUpdate {
+    /// New state (one of the in-progress states).
+    pub state: JobState,
+    /// One line saying what is happening ("building patched kernel").
+    #[serde(default)]
+    pub message: String,
+    /// The last lines of the step's output.
+    #[serde(default)]
+    pub log_tail: String,
+}
+
+/// `POST /api/v1/jobs/{id}/runs`: the result of one run of one boot.
+/// Uploading the same (boot, workload, nr_task) twice stores it once.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunUpload {
+    /// Which boot of the comparison the run happened in.
+    pub boot: BootSlot,
+    /// The run.
+    pub result: RunResult,
+}
+
+/// Why a job failed, as the report names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FailureReason {
+    /// `git am` / `patch -p1` rejected the series.
+    PatchDoesNotApply,
+    /// The base tree could not be fetched.
+    FetchFailed,
+    /// `make` failed.
+    BuildFailed,
+    /// The kernel did not come up (no init, no console output).
+    BootFailed,
+    /// The console showed a kernel panic.
+    KernelPanic,
+    /// A boot or run time limit passed.
+    Timeout,
+    /// The guest finished but wrote no results.
+    NoResults,
+    /// This runner cannot execute such a job.
+    Unsupported,
+    /// The comparison was cancelled.
+    Cancelled,
+    /// The lease ran out too many times.
+    LeaseExpired,
+    /// Anything else; see the detail.
+    Other,
+}
+
+impl FailureReason {
+    /// The reason in words, as shown on reports: `patch does not apply`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureReason::PatchDoesNotApply => "patch does not apply",
+            FailureReason::FetchFailed => "fetch failed",
+            FailureReason::BuildFailed => "build failed",
+            FailureReason::BootFailed => "boot failed",
+            FailureReason::KernelPanic => "kernel panic",
+            FailureReason::Timeout => "timeout",
+            FailureReason::NoResults => "no results",
+            FailureReason::Unsupported => "runner cannot execute this job",
+            FailureReason::Cancelled => "cancelled",
+            FailureReason::LeaseExpired => "lease expired too often",
+            FailureReason::Other => "other",
+        }
+    }
+}
+
+/// `POST /api/v1/jobs/{id}/finish`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "lowercase")]
+pub enum FinishRequest {
+    /// Every boot and run done and uploaded.
+    Done {
+        /// Final lines of the log.
+        #[serde(default)]
+        log_tail: String,
+    },
+    /// The job could not complete.
+    Failed {
+        /// Why, in a class the report can name.
+        reason: FailureReason,
+        /// The specifics (failing hunk, panic text, …).
+        detail: String,
+        /// Final lines of the log.
+        #[serde(default)]
+        log_tail: String,
+    },
+}
+
+/// Error body of every 4xx/5xx JSON answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    /// What went wrong, in words the caller can act on.
+    pub error: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nr_task_reads_counts_and_percentages_like_0day() {
+        assert_eq!("4".parse::<NrTask>(), Ok(NrTask::Count(4)));
+        assert_eq!("100%".parse::<NrTask>(), Ok(NrTask::Percent(100)));
+        assert!("0".parse::<NrTask>().is_err());
+        assert!("150%".parse::<NrTask>().is_err());
+        assert_eq!(NrTask::Percent(100).resolve(256), 256);
+        assert_eq!(NrTask::Percent(50).resolve(2), 1);
+        assert_eq!(NrTask::Percent(50).resolve(1), 1);
+    }
+
+    #[test]
+    fn nr_task_round_trips_through_json() {
+        let v: Vec<NrTask> = serde_json::from_str(r#"[1, "50%", 8]"#).unwrap();
+        assert_eq!(v, [NrTask::Count(1), NrTask::Percent(50), NrTask::Count(8)]);
+        assert_eq!(serde_json::to_string(&v).unwrap(), r#"[1,"50%",8]"#);
+    }
+
+    #[test]
+    fn finish_request_is_tagged_by_outcome() {
+        let f: FinishRequest = serde_json::from_str(
+            r#"{"outcome":"failed","reason":"patch-does-not-apply","detail":"fs/open.c hunk 2"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            f,
+            FinishRequest::Failed {
+                reason: FailureReason::PatchDoesNotApply,
+                detail: "fs/open.c hunk 2".into(),
+                log_tail: String::new()
+            }
+        );
+    }
+}
