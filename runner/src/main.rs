@@ -1,6 +1,11 @@
-//! `patchperf-runner`: entry point (being built; see issues 3, 4, 6).
+//! `patchperf-runner`: parse the command line and hand it to the command.
+
+use clap::Parser;
 
 fn main() {
-    eprintln!("patchperf-runner: not built yet");
-    std::process::exit(2);
+    let cli = patchperf_runner::cli::Cli::parse();
+    if let Err(err) = patchperf_runner::commands::run(cli) {
+        eprintln!("patchperf-runner: {err}");
+        std::process::exit(err.exit_code());
+    }
 }

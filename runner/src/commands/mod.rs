@@ -1,0 +1,21 @@
+//! The code behind each subcommand, one module each.
+
+use crate::Error;
+use crate::cli::{Cli, Command};
+
+pub mod agent;
+pub mod bench;
+pub mod compare;
+pub mod guest;
+pub mod job;
+
+/// Dispatches a parsed command line.
+pub fn run(cli: Cli) -> Result<(), Error> {
+    match cli.command {
+        Command::Bench(args) => bench::run(args),
+        Command::Agent(args) => agent::run(args),
+        Command::Job(args) => job::run(args),
+        Command::Guest(args) => guest::run(args),
+        Command::Compare(args) => compare::run(args),
+    }
+}

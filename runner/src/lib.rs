@@ -1,0 +1,10 @@
+//! The patchperf runner: the agent that takes jobs from the server, the kernel
+//! pipeline that builds and boots base and patched kernels, the will-it-scale
+//! style workloads and the perf collectors. Also usable alone by a kernel
+//! developer (`bench`, `job`, `compare`).
+
+pub mod cli;
+pub mod commands;
+pub mod error;
+
+pub use error::Error;
