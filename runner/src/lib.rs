@@ -3,6 +3,7 @@
 //! style workloads and the perf collectors. Also usable alone by a kernel
 //! developer (`bench`, `job`, `compare`).
 
+pub mod agent;
 pub mod cli;
 pub mod commands;
 pub mod error;
