@@ -11,6 +11,38 @@ pub enum Error {
     /// A subcommand that this build does not provide yet.
     #[error("`{0}` is not available in this build yet")]
     NotAvailable(&'static str),
+    /// An external program could not be started.
+    #[error("cannot run {program}: {source}")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// Why exec failed.
+        source: std::io::Error,
+    },
+    /// An external program exited unsuccessfully.
+    #[error("`{command}` failed ({status}); last output:\n{tail}")]
+    ProcessFailed {
+        /// The command line.
+        command: String,
+        /// `exit status 2`, `killed by SIGKILL`, …
+        status: String,
+        /// The last lines it printed.
+        tail: String,
+    },
+    /// An external program ran past its time limit; its process group was
+    /// killed.
+    #[error("`{command}` did not finish within {seconds} s; last output:\n{tail}")]
+    ProcessTimedOut {
+        /// The command line.
+        command: String,
+        /// The limit.
+        seconds: f64,
+        /// The last lines it printed.
+        tail: String,
+    },
+    /// Ctrl-C: running programs were killed and the command stopped.
+    #[error("interrupted")]
+    Interrupted,
     /// An I/O error with what we were doing at the time.
     #[error("{what}: {source}")]
     Io {
@@ -26,7 +58,17 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Usage(_) => 2,
+            Error::Interrupted => 130,
             _ => 1,
+        }
+    }
+
+    /// The last output lines of a failed external program, if this error
+    /// came from one.
+    pub fn log_tail(&self) -> Option<&str> {
+        match self {
+            Error::ProcessFailed { tail, .. } | Error::ProcessTimedOut { tail, .. } => Some(tail),
+            _ => None,
         }
     }
 

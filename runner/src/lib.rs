@@ -7,5 +7,6 @@ pub mod agent;
 pub mod cli;
 pub mod commands;
 pub mod error;
+pub mod proc;
 
 pub use error::Error;
