@@ -40,6 +40,9 @@ pub enum Error {
         /// The last lines it printed.
         tail: String,
     },
+    /// A benchmark run could not complete (a task failed or died).
+    #[error("{0}")]
+    Bench(String),
     /// Ctrl-C: running programs were killed and the command stopped.
     #[error("interrupted")]
     Interrupted,

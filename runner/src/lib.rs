@@ -4,6 +4,7 @@
 //! developer (`bench`, `job`, `compare`).
 
 pub mod agent;
+pub mod bench;
 pub mod cli;
 pub mod commands;
 pub mod error;

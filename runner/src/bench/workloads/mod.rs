@@ -1,0 +1,141 @@
+//! The workloads, one file each, and the table the harness looks them up
+//! in. A workload is what will-it-scale calls a testcase: a set-up that
+//! makes its files, a per-task set-up, the loop body, and a clean-up. Adding
+//! one is adding a file here and a line in [`TABLE`] (and its name and
+//! description in `patchperf_common::workload`).
+
+use std::ffi::CString;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use super::collector::Collector;
+use super::harness::{self, Observer, Run};
+use super::sys::Failure;
+use crate::Error;
+use patchperf_common::run::RunResult;
+
+mod dup1;
+mod fstat;
+mod fstatat_empty;
+mod open1;
+mod open2;
+mod open3;
+mod open_creat;
+mod open_enoent;
+mod statx_empty;
+
+/// One will-it-scale testcase.
+///
+/// `task_setup` and `iteration` run in the tasks. In processes mode a task
+/// is a forked child of a possibly multi-threaded parent, so they must only
+/// make system calls on data prepared by `setup`: no allocation, no locks,
+/// no panics.
+pub trait Workload: Sized + Sync {
+    /// The name from `patchperf_common::workload::WORKLOADS`.
+    const NAME: &'static str;
+    /// What one task keeps between iterations (an open fd, a stat buffer).
+    type Task<'a>
+    where
+        Self: 'a;
+    /// In the parent, before any task starts: make what `nr_task` tasks
+    /// need under `scratch`.
+    fn setup(scratch: &Path, nr_task: u32) -> io::Result<Self>;
+    /// In task number `task` (0-based), before the start signal.
+    fn task_setup(&self, task: usize) -> Result<Self::Task<'_>, Failure>;
+    /// The loop body; the harness counts one op per call.
+    fn iteration(task: &mut Self::Task<'_>) -> Result<(), Failure>;
+    /// In the parent, after every task stopped: remove what `setup` made.
+    fn cleanup(&self) -> io::Result<()>;
+}
+
+/// The harness instantiated for one workload.
+pub type RunFn =
+    fn(&Run<'_>, &mut [Box<dyn Collector>], &mut Observer<'_>) -> Result<RunResult, Error>;
+
+/// A row of the workload table: the name and the harness instantiated for
+/// that workload, so the loop is compiled for each workload on its own.
+#[derive(Debug, Clone, Copy)]
+pub struct Entry {
+    /// Workload name.
+    pub name: &'static str,
+    /// Runs the workload.
+    pub run: RunFn,
+}
+
+const fn entry<W: Workload>() -> Entry {
+    Entry {
+        name: W::NAME,
+        run: harness::run::<W>,
+    }
+}
+
+/// Every workload this runner implements.
+pub const TABLE: &[Entry] = &[
+    entry::<open1::Open1>(),
+    entry::<open2::Open2>(),
+    entry::<open3::Open3>(),
+    entry::<open_enoent::OpenEnoent>(),
+    entry::<open_creat::OpenCreat>(),
+    entry::<dup1::Dup1>(),
+    entry::<fstat::Fstat>(),
+    entry::<fstatat_empty::FstatatEmpty>(),
+    entry::<statx_empty::StatxEmpty>(),
+];
+
+/// Looks a workload up by name.
+pub fn find(name: &str) -> Option<&'static Entry> {
+    TABLE.iter().find(|e| e.name == name)
+}
+
+/// A path as a C string for the raw system calls.
+pub(crate) fn c_path(path: &Path) -> io::Result<CString> {
+    CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains a NUL byte"))
+}
+
+/// Creates one empty file per task, `<dir>/<prefix>.<task>`, as
+/// will-it-scale's per-task `mkstemp` does.
+pub(crate) fn per_task_files(dir: &Path, prefix: &str, nr_task: u32) -> io::Result<Vec<PathBuf>> {
+    (0..nr_task)
+        .map(|i| {
+            let path = dir.join(format!("{prefix}.{i}"));
+            create_file(&path)?;
+            Ok(path)
+        })
+        .collect()
+}
+
+/// Creates an empty file (mode 0600), failing if it exists.
+pub(crate) fn create_file(path: &Path) -> io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map(drop)
+        .map_err(|e| io::Error::new(e.kind(), format!("creating {}: {e}", path.display())))
+}
+
+/// Removes files made by a set-up.
+pub(crate) fn remove_files<'a>(paths: impl IntoIterator<Item = &'a PathBuf>) -> io::Result<()> {
+    for path in paths {
+        std::fs::remove_file(path)
+            .map_err(|e| io::Error::new(e.kind(), format!("removing {}: {e}", path.display())))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use patchperf_common::workload::WORKLOADS;
+
+    #[test]
+    fn the_table_implements_exactly_the_catalogue() {
+        let implemented: Vec<_> = TABLE.iter().map(|e| e.name).collect();
+        let catalogue: Vec<_> = WORKLOADS.iter().map(|w| w.name).collect();
+        assert_eq!(implemented, catalogue);
+    }
+}
