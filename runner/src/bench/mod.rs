@@ -201,6 +201,13 @@ pub fn run_observed(
     Ok(result)
 }
 
+/// Checks that a scratch directory can be made inside `dir` (and removes
+/// it again), so a CLI can refuse a bad `--scratch` before it prints or
+/// runs anything.
+pub fn check_scratch_dir(dir: &Path) -> Result<(), Error> {
+    scratch::Scratch::create(Some(dir)).map(drop)
+}
+
 /// Online CPUs, for resolving `100%`-style task counts.
 pub fn online_cpus() -> u32 {
     // SAFETY: sysconf has no preconditions.

@@ -38,6 +38,9 @@ pub fn run(args: BenchArgs) -> Result<(), Error> {
     for config in &configs {
         config.validate()?;
     }
+    if let Some(dir) = &args.scratch {
+        bench::check_scratch_dir(dir)?;
+    }
     if let Some(json) = &args.json {
         check_writable(json)?;
     }
