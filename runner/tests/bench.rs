@@ -598,11 +598,15 @@ fn open_enoent_fails_with_enoent_every_time() {
         .filter(|l| l.contains("/nonexistent\", O_RDONLY)"))
         .collect();
     assert!(calls.len() >= 1000, "only {} opens", calls.len());
-    // The last line may be cut off by the kill at the end of the run.
-    let finished = calls.iter().filter(|l| l.contains(" = ")).count();
-    let enoent = calls
+    // The call under way when the task is killed at the end of the run
+    // shows as `<unfinished ...>` or `= ?`; every other one returned.
+    let not_enoent: Vec<&&str> = calls
         .iter()
-        .filter(|l| l.ends_with("= -1 ENOENT (No such file or directory)"))
-        .count();
-    assert_eq!(enoent, finished, "every finished open failed with ENOENT");
+        .filter(|l| !l.ends_with("= -1 ENOENT (No such file or directory)"))
+        .filter(|l| !l.ends_with("<unfinished ...>") && !l.ends_with("= ?"))
+        .collect();
+    assert!(
+        not_enoent.is_empty(),
+        "opens that did not fail with ENOENT: {not_enoent:?}"
+    );
 }
