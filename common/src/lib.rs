@@ -1,13 +1,19 @@
 //! The vocabulary shared by the patchperf server and runner: what a run
 //! produces (`run`), how runners and the server talk (`protocol`), the names
 //! of metrics as 0-day prints them (`metric`) and the workloads a comparison
-//! may ask for (`workload`).
+//! may ask for (`workload`); the statistics of a comparison (`stats`) and the
+//! 0-day style report built from them (`report`).
 //!
 //! This crate does no I/O, so both binaries (and their tests) can rely on it
 //! behaving the same everywhere.
 #![forbid(unsafe_code)]
 
+pub use error::Error;
+
+pub mod error;
 pub mod metric;
 pub mod protocol;
+pub mod report;
 pub mod run;
+pub mod stats;
 pub mod workload;

@@ -3,6 +3,8 @@
 //! pipeline) builds names through these functions so the server, the text
 //! report and the runner can never disagree on spelling.
 
+use serde::{Deserialize, Serialize};
+
 use crate::run::TaskMode;
 
 /// Mean over measured seconds of (ops in that second ÷ nr_task):
@@ -69,7 +71,8 @@ pub const KERNEL_BOOT_SECONDS: &str = "kernel.boot_seconds";
 pub const KERNEL_IMAGE_BYTES: &str = "kernel.image_bytes";
 
 /// Which way a change of this metric is good news.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Direction {
     /// More is better (throughput).
     HigherIsBetter,

@@ -1,5 +1,19 @@
 //! Arguments of `patchperf-runner compare`.
 
-/// Arguments of `patchperf-runner compare`.
+use std::path::PathBuf;
+
+/// Arguments of `patchperf-runner compare`: two local results directories
+/// (each a directory of RunResult JSON files, as `bench --json` writes them).
 #[derive(Debug, clap::Args)]
-pub struct CompareArgs {}
+pub struct CompareArgs {
+    /// Results of the base kernel.
+    pub base_dir: PathBuf,
+    /// Results of the patched kernel.
+    pub patched_dir: PathBuf,
+    /// Machine name for the report header.
+    #[arg(long, default_value = "localhost")]
+    pub machine: String,
+    /// Show every metric, not only will-it-scale and changed ones.
+    #[arg(long)]
+    pub all: bool,
+}

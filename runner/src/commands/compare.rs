@@ -1,9 +1,137 @@
-//! `patchperf-runner compare`.
+//! `patchperf-runner compare DIR_A DIR_B`: prints the 0-day style text
+//! report for two local results directories, one report per
+//! (workload, mode, nr_task) found in both.
+//!
+//! A results directory holds `*.json` files (not recursive), each one
+//! RunResult or a JSON array of them.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use patchperf_common::report::text::{TextOptions, render};
+use patchperf_common::report::{build_comparison, header_from_runs};
+use patchperf_common::run::RunResult;
+use patchperf_common::stats::VerdictPolicy;
 
 use crate::Error;
 use crate::cli::compare::CompareArgs;
 
+/// Runs grouped by what one report compares: (workload, mode, nr_task).
+type Groups = BTreeMap<(String, &'static str, u32), Vec<RunResult>>;
+
 /// Runs `patchperf-runner compare`.
-pub fn run(_args: CompareArgs) -> Result<(), Error> {
-    Err(Error::NotAvailable("compare"))
+pub fn run(args: CompareArgs) -> Result<(), Error> {
+    let text = compare_dirs(&args.base_dir, &args.patched_dir, &args.machine, args.all)?;
+    print!("{text}");
+    Ok(())
+}
+
+/// The reports for two results directories, separated by blank lines.
+pub fn compare_dirs(
+    base_dir: &Path,
+    patched_dir: &Path,
+    machine: &str,
+    all_rows: bool,
+) -> Result<String, Error> {
+    let base = group(read_results_dir(base_dir)?);
+    let patched = group(read_results_dir(patched_dir)?);
+    let mut reports = Vec::new();
+    let mut only = Vec::new();
+    for (key, base_runs) in &base {
+        let Some(patched_runs) = patched.get(key) else {
+            only.push(format!(
+                "{}/{}/{} only in {}",
+                key.0,
+                key.1,
+                key.2,
+                base_dir.display()
+            ));
+            continue;
+        };
+        let header = header_from_runs(machine, base_runs, patched_runs);
+        let comparison =
+            build_comparison(header, base_runs, patched_runs, &VerdictPolicy::default())
+                .map_err(|e| Error::Usage(e.to_string()))?;
+        reports.push(render(&comparison, &TextOptions { all_rows }));
+    }
+    for key in patched.keys().filter(|k| !base.contains_key(*k)) {
+        only.push(format!(
+            "{}/{}/{} only in {}",
+            key.0,
+            key.1,
+            key.2,
+            patched_dir.display()
+        ));
+    }
+    if reports.is_empty() {
+        return Err(Error::Usage(format!(
+            "{} and {} have no workload/mode/nr_task in common ({})",
+            base_dir.display(),
+            patched_dir.display(),
+            only.join("; ")
+        )));
+    }
+    let mut out = reports.join("\n\n");
+    for o in only {
+        out.push_str(&format!("\nnot compared: {o}\n"));
+    }
+    Ok(out)
+}
+
+fn group(runs: Vec<RunResult>) -> Groups {
+    let mut groups = Groups::new();
+    for r in runs {
+        groups
+            .entry((r.workload.clone(), r.mode.as_str(), r.nr_task))
+            .or_default()
+            .push(r);
+    }
+    groups
+}
+
+/// Every RunResult in the directory's `*.json` files, in file name order.
+pub fn read_results_dir(dir: &Path) -> Result<Vec<RunResult>, Error> {
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| Error::Usage(format!("{}: {e}", dir.display())))?;
+    let mut files: Vec<PathBuf> = Vec::new();
+    for entry in entries {
+        let path = entry
+            .map_err(|e| Error::io(format!("reading {}", dir.display()), e))?
+            .path();
+        if path.extension().is_some_and(|e| e == "json") && path.is_file() {
+            files.push(path);
+        }
+    }
+    files.sort();
+    if files.is_empty() {
+        return Err(Error::Usage(format!(
+            "{}: no *.json result files",
+            dir.display()
+        )));
+    }
+    let mut runs = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file)
+            .map_err(|e| Error::Usage(format!("{}: {e}", file.display())))?;
+        runs.extend(parse_results(&text).map_err(|e| {
+            Error::Usage(format!(
+                "{}: not a RunResult or a list of them: {e}",
+                file.display()
+            ))
+        })?);
+    }
+    Ok(runs)
+}
+
+/// One RunResult or a JSON array of them.
+fn parse_results(text: &str) -> Result<Vec<RunResult>, serde_json::Error> {
+    // Decide by the top-level shape first, so a broken file gets serde's
+    // precise message (field, type) rather than an untagged enum's "did not
+    // match any variant".
+    let value: serde_json::Value = serde_json::from_str(text)?;
+    if value.is_array() {
+        serde_json::from_value(value)
+    } else {
+        Ok(vec![serde_json::from_value(value)?])
+    }
 }

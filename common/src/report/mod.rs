@@ -1,0 +1,12 @@
+//! The comparison report: the model (`model`), how it is built from runs
+//! (`build`), 0-day's row order (`order`) and number formatting (`format`),
+//! and the plain-text form an email to the patch author carries (`text`).
+
+pub mod build;
+pub mod format;
+pub mod model;
+pub mod order;
+pub mod text;
+
+pub use build::{build_comparison, header_from_runs};
+pub use model::{Comparison, KernelLabel, MetricComparison, Presence, ReportHeader, SideStats};

@@ -1,0 +1,166 @@
+//! What a comparison report says, independent of how it is shown: the header
+//! (which machine, workload and kernels) and one row per metric with both
+//! sides' runs, 0-day's numbers, our tests and the verdict. The text table,
+//! the JSON API and the HTML page all render this one structure, so they
+//! cannot disagree.
+
+use serde::{Deserialize, Serialize};
+
+use crate::metric::Direction;
+use crate::run::{MeasurementMode, TaskMode};
+use crate::stats::{
+    ChangeUnit, Interval, MannWhitney, Verdict, VerdictPolicy, WelchTest, ZeroDayCheck,
+};
+
+/// One kernel of the comparison as the report names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelLabel {
+    /// Commit id, tarball name, or tarball name + patch series hash.
+    pub id: String,
+    /// Commit subject or patch subject, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+}
+
+/// Everything the report says about what was compared.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReportHeader {
+    /// Machine name (0-day's `tbox_group`).
+    pub machine: String,
+    /// One line about the machine (CPUs, memory), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_description: Option<String>,
+    /// Workload name (0-day's `test`).
+    pub workload: String,
+    /// Processes or threads.
+    pub mode: TaskMode,
+    /// Tasks the runs used.
+    pub nr_task: u32,
+    /// nr_task as requested when it was a share of CPUs (`100%`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nr_task_requested: Option<String>,
+    /// How the numbers were measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measurement: Option<MeasurementMode>,
+    /// The base kernel.
+    pub base: KernelLabel,
+    /// The patched kernel.
+    pub patched: KernelLabel,
+    /// Where the base tree came from (`url@commit`, tarball name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_source: Option<String>,
+    /// Subject of the (first) patch of the series.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patch_subject: Option<String>,
+    /// Compiler that built both kernels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compiler: Option<String>,
+    /// Short hash of the kernel config both sides used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<String>,
+    /// Event perf sampled for `perf-profile.*` (`cycles` or `cpu-clock`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile_event: Option<String>,
+    /// Where the full report lives.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report_url: Option<String>,
+}
+
+/// Whether a side has values for a metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Presence {
+    /// At least one run has a value.
+    Measured,
+    /// No run has a value (the metric exists only on the other side).
+    Absent,
+    /// The machine could not count it (perf's `<not supported>`).
+    Unsupported,
+}
+
+/// One side of one metric.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SideStats {
+    /// Whether there are values.
+    pub presence: Presence,
+    /// The value of each run that has one, in run order.
+    pub values: Vec<f64>,
+    /// Their mean.
+    pub mean: Option<f64>,
+    /// Population standard deviation (0-day's).
+    pub stddev: Option<f64>,
+    /// stddev ÷ |mean| × 100 (0-day's `%stddev`).
+    pub stddev_percent: Option<f64>,
+}
+
+/// One metric of the report: one row of the table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricComparison {
+    /// Metric name as 0-day prints it.
+    pub name: String,
+    /// Which way is better.
+    pub direction: Direction,
+    /// Whether `change` is in percent or in points.
+    pub unit: ChangeUnit,
+    /// The base side.
+    pub base: SideStats,
+    /// The patched side.
+    pub patched: SideStats,
+    /// `%change`: relative change of the means in percent, or the difference
+    /// in points for percentage metrics.
+    pub change: Option<f64>,
+    /// Confidence interval of `change` (Fieller, or Welch for points).
+    pub interval: Option<Interval>,
+    /// Welch's t-test.
+    pub welch: Option<WelchTest>,
+    /// Exact Mann–Whitney test.
+    pub mann_whitney: Option<MannWhitney>,
+    /// Benjamini–Hochberg q-value of Welch's p across the report.
+    pub q: Option<f64>,
+    /// 0-day's own range-separation rule, for familiarity.
+    pub zero_day: Option<ZeroDayCheck>,
+    /// Our verdict.
+    pub verdict: Verdict,
+    /// Why.
+    pub reason: String,
+}
+
+/// A whole comparison report for one (machine, workload, mode, nr_task).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// What was compared.
+    pub header: ReportHeader,
+    /// Runs on the base kernel.
+    pub base_runs: usize,
+    /// Runs on the patched kernel.
+    pub patched_runs: usize,
+    /// The thresholds the verdicts used.
+    pub policy: VerdictPolicy,
+    /// Every metric, in 0-day's row order.
+    pub metrics: Vec<MetricComparison>,
+    /// Things a reader should know (collected from the runs).
+    pub warnings: Vec<String>,
+}
+
+impl Comparison {
+    /// A metric's row by name.
+    pub fn metric(&self, name: &str) -> Option<&MetricComparison> {
+        self.metrics.iter().find(|m| m.name == name)
+    }
+
+    /// The metric the headline is about: `will-it-scale.per_process_ops`
+    /// (or `per_thread_ops`), else the first will-it-scale metric.
+    pub fn headline_metric(&self) -> Option<&MetricComparison> {
+        let name = crate::metric::wis_per_task_ops(self.header.mode);
+        self.metric(&name).or_else(|| {
+            self.metrics
+                .iter()
+                .find(|m| m.name.starts_with("will-it-scale."))
+        })
+    }
+
+    /// Metrics that entered the false-discovery control.
+    pub fn tested_metrics(&self) -> usize {
+        self.metrics.iter().filter(|m| m.q.is_some()).count()
+    }
+}

@@ -1,0 +1,175 @@
+//! `patchperf-runner compare DIR_A DIR_B` run as a user runs it: the real
+//! binary on two results directories written like `bench --json` writes them.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use patchperf_common::run::{MeasurementMode, MetricValue, RunResult, TaskMode};
+
+/// A fresh empty directory under the system temp dir.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("patchperf-compare-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn result(nr_task: u32, ops: f64) -> RunResult {
+    RunResult {
+        workload: "open1".into(),
+        mode: TaskMode::Process,
+        nr_task,
+        warmup_seconds: 1,
+        seconds: 5,
+        measurement: MeasurementMode::Host,
+        kernel: None,
+        samples: Vec::new(),
+        metrics: vec![
+            MetricValue {
+                name: "will-it-scale.per_process_ops".into(),
+                value: ops,
+            },
+            MetricValue {
+                name: "will-it-scale.workload".into(),
+                value: ops * f64::from(nr_task) * 5.0,
+            },
+        ],
+        series: Vec::new(),
+        unsupported: Vec::new(),
+        profile_event: None,
+        warnings: Vec::new(),
+    }
+}
+
+fn write(dir: &Path, file: &str, json: &str) {
+    std::fs::write(dir.join(file), json).unwrap();
+}
+
+fn compare(a: &Path, b: &Path) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_patchperf-runner"))
+        .arg("compare")
+        .arg(a)
+        .arg(b)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn prints_one_report_per_nr_task_from_single_files_and_arrays() {
+    let a = scratch("a1");
+    let b = scratch("b1");
+    // base: three single-run files for nr_task 1, one array for nr_task 2
+    for (i, ops) in [100_000.0, 100_500.0, 99_500.0].iter().enumerate() {
+        write(
+            &a,
+            &format!("run{i}.json"),
+            &serde_json::to_string(&result(1, *ops)).unwrap(),
+        );
+    }
+    let two: Vec<_> = [90_000.0, 90_100.0, 89_900.0]
+        .iter()
+        .map(|&o| result(2, o))
+        .collect();
+    write(&a, "nr2.json", &serde_json::to_string(&two).unwrap());
+    // patched: one array with both nr_tasks, plus a file that is not *.json
+    let mut runs: Vec<_> = [110_000.0, 110_500.0, 109_500.0]
+        .iter()
+        .map(|&o| result(1, o))
+        .collect();
+    runs.extend([90_000.0, 90_050.0, 89_950.0].iter().map(|&o| result(2, o)));
+    write(&b, "all.json", &serde_json::to_string(&runs).unwrap());
+    write(&b, "notes.txt", "not a result");
+
+    let (code, out, err) = compare(&a, &b);
+    assert_eq!(code, 0, "{err}");
+    // nr_task 1: 100000 → 110000 is +10.0% (spreads of 0.4%)
+    assert!(
+        out.contains("patchperf noticed a 10.0% improvement of will-it-scale.per_process_ops on:"),
+        "{out}"
+    );
+    assert!(
+        out.contains("    100000           +10.0%     110000        will-it-scale.per_process_ops"),
+        "{out}"
+    );
+    // nr_task 2: 90000 → 90000, identical means
+    assert!(
+        out.contains("     90000            +0.0%      90000        will-it-scale.per_process_ops"),
+        "{out}"
+    );
+    assert_eq!(
+        out.matches("%stddev     %change         %stddev").count(),
+        2
+    );
+    assert!(out.contains("\tnr_task: 1\n") && out.contains("\tnr_task: 2\n"));
+}
+
+#[test]
+fn an_empty_directory_is_a_usage_error() {
+    let a = scratch("a2");
+    let b = scratch("b2");
+    write(
+        &b,
+        "r.json",
+        &serde_json::to_string(&result(1, 1.0)).unwrap(),
+    );
+    let (code, out, err) = compare(&a, &b);
+    assert_eq!(code, 2);
+    assert!(out.is_empty());
+    assert!(err.contains("no *.json result files"), "{err}");
+}
+
+#[test]
+fn bad_json_names_the_file_and_exits_2() {
+    let a = scratch("a3");
+    let b = scratch("b3");
+    write(
+        &a,
+        "good.json",
+        &serde_json::to_string(&result(1, 1.0)).unwrap(),
+    );
+    write(&b, "broken.json", "{\"workload\": \"open1\", \"mode\": ");
+    let (code, _, err) = compare(&a, &b);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("broken.json: not a RunResult or a list of them"),
+        "{err}"
+    );
+    // valid JSON of the wrong shape
+    write(&b, "broken.json", "{\"workload\": 3}");
+    let (code, _, err) = compare(&a, &b);
+    assert_eq!(code, 2);
+    assert!(err.contains("broken.json"), "{err}");
+}
+
+#[test]
+fn nothing_in_common_is_a_usage_error() {
+    let a = scratch("a4");
+    let b = scratch("b4");
+    write(
+        &a,
+        "r.json",
+        &serde_json::to_string(&result(1, 1.0)).unwrap(),
+    );
+    write(
+        &b,
+        "r.json",
+        &serde_json::to_string(&result(4, 1.0)).unwrap(),
+    );
+    let (code, _, err) = compare(&a, &b);
+    assert_eq!(code, 2);
+    assert!(err.contains("no workload/mode/nr_task in common"), "{err}");
+    assert!(err.contains("open1/process/1 only in"), "{err}");
+}
+
+#[test]
+fn a_missing_directory_is_a_usage_error() {
+    let a = scratch("a5");
+    let (code, _, err) = compare(&a.join("nope"), &a);
+    assert_eq!(code, 2);
+    assert!(err.contains("nope"), "{err}");
+}
