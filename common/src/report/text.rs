@@ -449,10 +449,11 @@ mod tests {
         let mut b = run(&[(OPS, 1000.0), ("kernel.boot_seconds", 3.5)]);
         b.unsupported.push("perf-stat.ps.cycles".into());
         let p = run(&[(OPS, 1000.0)]);
+        let (b, p) = (vec![b], vec![p]);
         let c = build_comparison(
-            header_from_runs("m", &[b.clone()], &[p.clone()]),
-            &[b],
-            &[p],
+            header_from_runs("m", &b, &p),
+            &b,
+            &p,
             &VerdictPolicy::default(),
         )
         .unwrap();
