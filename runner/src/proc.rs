@@ -542,7 +542,9 @@ mod tests {
         let out = Cmd::new("sh")
             .args([
                 "-c",
-                "for i in 1 2 3 4 5; do echo out$i; done; echo err >&2",
+                // stdout and stderr are read by separate threads, so give
+                // the stdout lines time to arrive before the stderr one.
+                "for i in 1 2 3 4 5; do echo out$i; done; sleep 0.3; echo err >&2",
             ])
             .tail_lines(3)
             .run()
