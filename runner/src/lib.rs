@@ -8,6 +8,7 @@ pub mod bench;
 pub mod cli;
 pub mod commands;
 pub mod error;
+pub mod kernel;
 pub mod proc;
 
 pub use error::Error;

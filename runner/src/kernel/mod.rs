@@ -1,0 +1,11 @@
+//! The kernel pipeline: for a job, build the kernel without and with the
+//! patch series, boot each, run the workloads inside, collect and upload the
+//! results. It reads as its steps — fetch → apply → configure → build →
+//! boot → run → collect → upload — each a function with typed input and
+//! output, so a failure names its step ([`FailureReason`]).
+//!
+//! [`FailureReason`]: patchperf_common::protocol::FailureReason
+
+pub mod cache;
+pub mod patch;
+pub mod source;

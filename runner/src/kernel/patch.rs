@@ -1,0 +1,510 @@
+//! Apply: puts a patch series (an mbox, as `git format-patch` or a mail
+//! client writes it) on a fresh tree: `git am` on git worktrees, `patch -p1`
+//! patch by patch on unpacked tarballs. A series that does not apply is
+//! reported with the patch's subject, the tool's words and the failing hunk.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::Error;
+use crate::kernel::source::{SourceKind, Tree};
+use crate::proc::Cmd;
+
+const APPLY_LIMIT: Duration = Duration::from_secs(10 * 60);
+
+/// One message of a series that carries a diff.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PatchFile {
+    /// The message on its own, as `git mailsplit` wrote it.
+    pub path: PathBuf,
+    /// Its `Subject:` header (`[PATCH 1/2] fs: …`).
+    pub subject: String,
+}
+
+/// Why a series did not go on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ApplyError {
+    /// A patch of the series did not apply: the subject, the tool's output
+    /// and the rejected hunk(s).
+    DoesNotApply {
+        /// Which patch (`2/3 "fs: …"`).
+        patch: String,
+        /// What failed, with the hunk.
+        detail: String,
+    },
+    /// The mbox holds no diff at all.
+    NoPatches,
+    /// The machine failed (a tool missing, the disk full).
+    Machine(String),
+}
+
+impl From<Error> for ApplyError {
+    fn from(e: Error) -> Self {
+        ApplyError::Machine(e.to_string())
+    }
+}
+
+/// Splits an mbox into its messages (in `dir`) and keeps those that carry a
+/// diff; cover letters and replies are left out.
+pub fn split_mbox(mbox: &Path, dir: &Path) -> Result<Vec<PatchFile>, Error> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+    let mut out_arg = std::ffi::OsString::from("-o");
+    out_arg.push(dir);
+    // --keep-cr: a CRLF patch must reach patch(1) as it is.
+    Cmd::new("git")
+        .args(["mailsplit", "--keep-cr"])
+        .arg(out_arg)
+        .arg(mbox)
+        .run()?;
+    let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| Error::io(format!("reading {}", dir.display()), e))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    names.sort();
+    let mut patches = Vec::new();
+    for path in names {
+        let text = std::fs::read(&path)
+            .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+        let text = String::from_utf8_lossy(&text);
+        if !has_diff(&text) {
+            continue;
+        }
+        patches.push(PatchFile {
+            subject: subject(&text),
+            path,
+        });
+    }
+    Ok(patches)
+}
+
+/// Whether a message carries a unified diff.
+pub fn has_diff(message: &str) -> bool {
+    let mut minus = false;
+    for line in message.lines() {
+        if line.starts_with("--- ") {
+            minus = true;
+        } else if minus && line.starts_with("+++ ") {
+            return true;
+        } else {
+            minus = false;
+        }
+    }
+    false
+}
+
+/// The `Subject:` of a message, unfolded; empty when there is none.
+pub fn subject(message: &str) -> String {
+    let mut lines = message.lines();
+    while let Some(line) = lines.next() {
+        if line.is_empty() {
+            break;
+        }
+        if let Some(rest) = line.strip_prefix("Subject:") {
+            let mut s = rest.trim().to_string();
+            for cont in lines.by_ref() {
+                if cont.starts_with([' ', '\t']) {
+                    s.push(' ');
+                    s.push_str(cont.trim());
+                } else {
+                    break;
+                }
+            }
+            return s;
+        }
+    }
+    String::new()
+}
+
+/// Applies the series in `mbox` to `tree`, using `scratch` for the split
+/// messages and reject files. Returns the number of patches applied.
+pub fn apply(tree: &Tree, mbox: &Path, scratch: &Path) -> Result<usize, ApplyError> {
+    let patches = split_mbox(mbox, &scratch.join("series"))?;
+    if patches.is_empty() {
+        return Err(ApplyError::NoPatches);
+    }
+    match &tree.kind {
+        SourceKind::Tarball => apply_with_patch(&tree.dir, &patches, scratch)?,
+        SourceKind::Git { .. } => apply_with_git_am(&tree.dir, &patches)?,
+    }
+    Ok(patches.len())
+}
+
+fn which(patches: &[PatchFile], i: usize) -> String {
+    format!("{}/{} {:?}", i + 1, patches.len(), patches[i].subject)
+}
+
+fn apply_with_patch(dir: &Path, patches: &[PatchFile], scratch: &Path) -> Result<(), ApplyError> {
+    for (i, p) in patches.iter().enumerate() {
+        let rej = scratch.join(format!("{:04}.rej", i + 1));
+        // Strict like `git am`: no fuzz, no reversed patches, no questions.
+        let out = Cmd::new("patch")
+            .args([
+                "-p1",
+                "--batch",
+                "--forward",
+                "--fuzz=0",
+                "--no-backup-if-mismatch",
+            ])
+            .arg("--reject-file")
+            .arg(&rej)
+            .arg("-d")
+            .arg(dir)
+            .arg("-i")
+            .arg(&p.path)
+            .timeout(APPLY_LIMIT)
+            .tail_lines(200)
+            .output()?;
+        if !out.success() {
+            let mut detail = out.tail.to_string();
+            if let Ok(hunks) = std::fs::read_to_string(&rej) {
+                detail.push_str("rejected hunk(s):\n");
+                detail.push_str(&hunks);
+            }
+            return Err(ApplyError::DoesNotApply {
+                patch: which(patches, i),
+                detail,
+            });
+        }
+    }
+    Ok(())
+}
+
+fn apply_with_git_am(dir: &Path, patches: &[PatchFile]) -> Result<(), ApplyError> {
+    let out = Cmd::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args([
+            "-c",
+            "user.name=patchperf",
+            "-c",
+            "user.email=patchperf@localhost",
+            "am",
+            "--no-3way",
+            "--keep-cr",
+        ])
+        .args(patches.iter().map(|p| &p.path))
+        .timeout(APPLY_LIMIT)
+        .tail_lines(200)
+        .output()?;
+    if out.success() {
+        return Ok(());
+    }
+    let tail = out.tail.to_string();
+    // `Patch failed at 0002 fs: …` names the patch; `error: patch failed:
+    // fs/open.c:1234` names the hunk, which we cut out of the patch.
+    let failed_at = tail
+        .lines()
+        .find_map(|l| l.strip_prefix("Patch failed at "))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|n| n.parse::<usize>().ok())
+        .filter(|n| (1..=patches.len()).contains(n));
+    let patch = match failed_at {
+        Some(n) => which(patches, n - 1),
+        None => format!("of {}", patches.len()),
+    };
+    let mut detail = tail.clone();
+    if let Some(n) = failed_at {
+        if let Ok(text) = std::fs::read_to_string(&patches[n - 1].path) {
+            for (file, line) in failed_locations(&tail) {
+                if let Some(hunk) = hunk_at(&text, &file, line) {
+                    detail.push_str(&format!("rejected hunk ({file}:{line}):\n{hunk}"));
+                }
+            }
+        }
+    }
+    let _ = Cmd::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["am", "--abort"])
+        .run();
+    Err(ApplyError::DoesNotApply { patch, detail })
+}
+
+/// `(file, line)` of each `error: patch failed: FILE:LINE` in git's output.
+pub fn failed_locations(output: &str) -> Vec<(String, u64)> {
+    output
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("error: patch failed: "))
+        .filter_map(|loc| {
+            let (file, line) = loc.rsplit_once(':')?;
+            Some((file.to_string(), line.trim().parse().ok()?))
+        })
+        .collect()
+}
+
+/// The hunk of `file` in a patch whose old range starts at `line`, with its
+/// `@@` header; its length comes from the header's line counts.
+pub fn hunk_at(patch: &str, file: &str, line: u64) -> Option<String> {
+    let mut in_file = false;
+    let mut lines = patch.lines();
+    while let Some(l) = lines.next() {
+        if let Some(path) = l.strip_prefix("+++ ") {
+            in_file = path.trim_start_matches("b/") == file;
+            continue;
+        }
+        if !in_file {
+            continue;
+        }
+        let Some((old_start, mut old_left, mut new_left)) = hunk_header(l) else {
+            continue;
+        };
+        if old_start != line {
+            continue;
+        }
+        let mut hunk = format!("{l}\n");
+        while old_left > 0 || new_left > 0 {
+            let Some(body) = lines.next() else { break };
+            match body.chars().next() {
+                Some('-') => old_left = old_left.saturating_sub(1),
+                Some('+') => new_left = new_left.saturating_sub(1),
+                Some('\\') => {}
+                _ => {
+                    old_left = old_left.saturating_sub(1);
+                    new_left = new_left.saturating_sub(1);
+                }
+            }
+            hunk.push_str(body);
+            hunk.push('\n');
+        }
+        return Some(hunk);
+    }
+    None
+}
+
+/// `@@ -12,7 +12,8 @@` → (12, 7, 8); a missing count means 1.
+fn hunk_header(line: &str) -> Option<(u64, u64, u64)> {
+    let rest = line.strip_prefix("@@ -")?;
+    let (ranges, _) = rest.split_once(" @@")?;
+    let (old, new) = ranges.split_once(" +")?;
+    let range = |r: &str| -> Option<(u64, u64)> {
+        match r.split_once(',') {
+            Some((a, b)) => Some((a.parse().ok()?, b.parse().ok()?)),
+            None => Some((r.parse().ok()?, 1)),
+        }
+    };
+    let (old_start, old_count) = range(old)?;
+    let (_, new_count) = range(new)?;
+    Some((old_start, old_count, new_count))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::cache::Cache;
+    use crate::kernel::source::{Pristine, fetch};
+    use patchperf_common::protocol::BaseSource;
+
+    const SERIES: &str = "\
+From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
+From: A Developer <dev@example.org>
+Subject: [PATCH 0/2] fs: two small things
+
+Cover letter without a diff.
+
+From 1111111111111111111111111111111111111111 Mon Sep 17 00:00:00 2001
+From: A Developer <dev@example.org>
+Subject: [PATCH 1/2] fs: open
+ faster
+
+---
+ fs/open.c | 2 +-
+ 1 file changed, 1 insertion(+), 1 deletion(-)
+
+diff --git a/fs/open.c b/fs/open.c
+--- a/fs/open.c
++++ b/fs/open.c
+@@ -1,3 +1,3 @@
+ int a;
+-int open;
++int open_fast;
+ int z;
+-- 
+2.39.5
+
+From 2222222222222222222222222222222222222222 Mon Sep 17 00:00:00 2001
+From: A Developer <dev@example.org>
+Subject: [PATCH 2/2] fs: close
+
+---
+diff --git a/fs/close.c b/fs/close.c
+--- a/fs/close.c
++++ b/fs/close.c
+@@ -1,2 +1,2 @@
+ int b;
+-int close;
++int close_fast;
+-- 
+2.39.5
+";
+
+    fn tree_files(dir: &Path, open_c: &str) {
+        std::fs::create_dir_all(dir.join("fs")).unwrap();
+        std::fs::write(dir.join("Makefile"), "all:\n").unwrap();
+        std::fs::write(dir.join("fs/open.c"), open_c).unwrap();
+        std::fs::write(dir.join("fs/close.c"), "int b;\nint close;\n").unwrap();
+    }
+
+    fn tarball_pristine(
+        root: &Path,
+        lock: &crate::kernel::cache::CacheLock,
+        open_c: &str,
+    ) -> Pristine {
+        let src = root.join("linux-t");
+        tree_files(&src, open_c);
+        let tarball = root.join("linux-t.tar");
+        Cmd::new("tar")
+            .arg("-cf")
+            .arg(&tarball)
+            .arg("-C")
+            .arg(root)
+            .arg("linux-t")
+            .run()
+            .unwrap();
+        fetch(
+            lock,
+            &BaseSource::Tarball {
+                name: tarball.to_str().unwrap().to_string(),
+            },
+        )
+        .unwrap()
+    }
+
+    fn git_pristine(root: &Path, lock: &crate::kernel::cache::CacheLock, open_c: &str) -> Pristine {
+        let up = root.join("up");
+        tree_files(&up, open_c);
+        for args in [
+            &["init", "--quiet"][..],
+            &["add", "."],
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@e",
+                "commit",
+                "--quiet",
+                "-m",
+                "b",
+            ],
+        ] {
+            Cmd::new("git").arg("-C").arg(&up).args(args).run().unwrap();
+        }
+        fetch(
+            lock,
+            &BaseSource::Git {
+                url: up.to_str().unwrap().to_string(),
+                commit: "HEAD".to_string(),
+            },
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn subjects_are_unfolded_and_cover_letters_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let mbox = dir.path().join("series.mbox");
+        std::fs::write(&mbox, SERIES).unwrap();
+        let patches = split_mbox(&mbox, &dir.path().join("split")).unwrap();
+        let subjects: Vec<&str> = patches.iter().map(|p| p.subject.as_str()).collect();
+        assert_eq!(
+            subjects,
+            ["[PATCH 1/2] fs: open faster", "[PATCH 2/2] fs: close"]
+        );
+    }
+
+    #[test]
+    fn git_failure_locations_and_hunks_are_found() {
+        let out = "Applying: fs: open faster\nerror: patch failed: fs/open.c:1\n\
+                   error: fs/open.c: patch does not apply\nPatch failed at 0001 fs: open faster\n";
+        assert_eq!(failed_locations(out), [("fs/open.c".to_string(), 1)]);
+        assert_eq!(
+            hunk_at(SERIES, "fs/open.c", 1).unwrap(),
+            "@@ -1,3 +1,3 @@\n int a;\n-int open;\n+int open_fast;\n int z;\n"
+        );
+        assert_eq!(hunk_at(SERIES, "fs/open.c", 7), None);
+        assert_eq!(hunk_header("@@ -12,7 +12,8 @@ int f(void)"), Some((12, 7, 8)));
+        assert_eq!(hunk_header("@@ -3 +3 @@"), Some((3, 1, 1)));
+    }
+
+    fn check_series(make: fn(&Path, &crate::kernel::cache::CacheLock, &str) -> Pristine) {
+        let dir = tempfile::tempdir().unwrap();
+        let mbox = dir.path().join("series.mbox");
+        std::fs::write(&mbox, SERIES).unwrap();
+        let cache = Cache::at(dir.path().join("cache"));
+        let lock = cache.lock().unwrap();
+
+        // Applies cleanly on the tree it was made for.
+        let pristine = make(dir.path(), &lock, "int a;\nint open;\nint z;\n");
+        let scratch = lock.scratch("t").unwrap();
+        let tree = Tree::copy_of(&pristine, &scratch.path().join("linux")).unwrap();
+        assert_eq!(apply(&tree, &mbox, scratch.path()), Ok(2));
+        assert_eq!(
+            std::fs::read_to_string(tree.dir.join("fs/open.c")).unwrap(),
+            "int a;\nint open_fast;\nint z;\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(pristine.dir.join("fs/open.c")).unwrap(),
+            "int a;\nint open;\nint z;\n",
+            "the pristine tree was patched"
+        );
+    }
+
+    #[test]
+    fn a_series_applies_to_a_tarball_tree_with_patch() {
+        check_series(tarball_pristine);
+    }
+
+    #[test]
+    fn a_series_applies_to_a_git_tree_with_git_am() {
+        check_series(git_pristine);
+    }
+
+    fn check_rejection(make: fn(&Path, &crate::kernel::cache::CacheLock, &str) -> Pristine) {
+        let dir = tempfile::tempdir().unwrap();
+        let mbox = dir.path().join("series.mbox");
+        std::fs::write(&mbox, SERIES).unwrap();
+        let cache = Cache::at(dir.path().join("cache"));
+        let lock = cache.lock().unwrap();
+        let pristine = make(dir.path(), &lock, "int a;\nint open_other;\nint z;\n");
+        let scratch = lock.scratch("t").unwrap();
+        let tree = Tree::copy_of(&pristine, &scratch.path().join("linux")).unwrap();
+        match apply(&tree, &mbox, scratch.path()) {
+            Err(ApplyError::DoesNotApply { patch, detail }) => {
+                assert_eq!(patch, "1/2 \"[PATCH 1/2] fs: open faster\"");
+                assert!(detail.contains("-int open;"), "no hunk in:\n{detail}");
+                assert!(detail.contains("+int open_fast;"), "no hunk in:\n{detail}");
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_rejected_hunk_is_reported_for_tarball_trees() {
+        check_rejection(tarball_pristine);
+    }
+
+    #[test]
+    fn a_rejected_hunk_is_reported_for_git_trees() {
+        check_rejection(git_pristine);
+    }
+
+    #[test]
+    fn an_mbox_without_diffs_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mbox = dir.path().join("empty.mbox");
+        std::fs::write(
+            &mbox,
+            "From x Mon Sep 17 00:00:00 2001\nSubject: hi\n\nno diff\n",
+        )
+        .unwrap();
+        let cache = Cache::at(dir.path().join("cache"));
+        let lock = cache.lock().unwrap();
+        let pristine = tarball_pristine(dir.path(), &lock, "int a;\n");
+        let scratch = lock.scratch("t").unwrap();
+        let tree = Tree::copy_of(&pristine, &scratch.path().join("linux")).unwrap();
+        assert_eq!(
+            apply(&tree, &mbox, scratch.path()),
+            Err(ApplyError::NoPatches)
+        );
+    }
+}
