@@ -43,6 +43,17 @@ pub enum Error {
     /// A benchmark run could not complete (a task failed or died).
     #[error("{0}")]
     Bench(String),
+    /// The kernel configuration did not come out as the fragments asked.
+    #[error("kernel config: {0}")]
+    Config(String),
+    /// A JSON or TOML document could not be read or written.
+    #[error("{what}: {message}")]
+    Format {
+        /// Which document.
+        what: String,
+        /// What is wrong with it.
+        message: String,
+    },
     /// Ctrl-C: running programs were killed and the command stopped.
     #[error("interrupted")]
     Interrupted,
@@ -72,6 +83,14 @@ impl Error {
         match self {
             Error::ProcessFailed { tail, .. } | Error::ProcessTimedOut { tail, .. } => Some(tail),
             _ => None,
+        }
+    }
+
+    /// A JSON (de)serialization error.
+    pub fn json(e: serde_json::Error) -> Self {
+        Error::Format {
+            what: "JSON".to_string(),
+            message: e.to_string(),
         }
     }
 

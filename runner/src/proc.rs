@@ -25,7 +25,7 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
+use std::sync::{Arc, LazyLock, mpsc};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, killpg};
@@ -47,7 +47,9 @@ const DRAIN_GRACE: Duration = Duration::from_secs(2);
 /// Longest line kept; longer lines (a binary blob on a console) are cut.
 const MAX_LINE_BYTES: usize = 4096;
 
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// Set by [`interrupt`] or by SIGINT/SIGTERM once
+/// [`install_interrupt_handler`] ran.
+static INTERRUPTED: LazyLock<Arc<AtomicBool>> = LazyLock::new(|| Arc::new(AtomicBool::new(false)));
 
 /// Marks the runner as interrupted (Ctrl-C): every running [`Cmd`] kills its
 /// process group and returns [`Error::Interrupted`], so cleanup code runs on
@@ -60,8 +62,13 @@ pub fn interrupt() {
 /// killed and the runner unwinds through its cleanup. Commands that start
 /// long-lived programs (job, agent) call this once at start.
 pub fn install_interrupt_handler() -> Result<(), Error> {
-    ctrlc::set_handler(interrupt)
-        .map_err(|e| Error::io("installing the Ctrl-C handler", std::io::Error::other(e)))
+    // signal-hook only sets a flag from the handler: no thread is started
+    // (the bench harness needs a single-threaded process to unshare).
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        signal_hook::flag::register(signal, Arc::clone(&INTERRUPTED))
+            .map_err(|e| Error::io("installing the Ctrl-C handler", e))?;
+    }
+    Ok(())
 }
 
 /// Whether [`interrupt`] was called.

@@ -55,7 +55,10 @@ impl Toolchain {
     pub fn detect() -> Result<Toolchain, Error> {
         let version = Cmd::new("gcc").arg("--version").stdout_string()?;
         let compiler = version.lines().next().unwrap_or("gcc").trim().to_string();
-        let ccache = Cmd::new("ccache").arg("--version").output().is_ok_and(|o| o.success());
+        let ccache = Cmd::new("ccache")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.success());
         let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
         Ok(Toolchain {
             compiler,
@@ -235,7 +238,8 @@ impl BuiltKernel {
             .len();
         let json = serde_json::to_string_pretty(&self).map_err(Error::json)?;
         let tmp = dir.join("kernel.json.tmp");
-        std::fs::write(&tmp, json).map_err(|e| Error::io(format!("writing {}", tmp.display()), e))?;
+        std::fs::write(&tmp, json)
+            .map_err(|e| Error::io(format!("writing {}", tmp.display()), e))?;
         std::fs::rename(&tmp, dir.join("kernel.json"))
             .map_err(|e| Error::io("storing kernel.json", e))?;
         self.dir = dir;
@@ -267,8 +271,11 @@ pub fn build_dir_name(base_key: &str) -> String {
 /// The first compiler or linker error in a build log, for the failure's
 /// one-line detail.
 pub fn first_error(log: &str) -> Option<&str> {
-    log.lines()
-        .find(|l| l.contains(": error:") || l.contains("undefined reference") || l.starts_with("make") && l.contains("Error"))
+    log.lines().find(|l| {
+        l.contains(": error:")
+            || l.contains("undefined reference")
+            || l.starts_with("make") && l.contains("Error")
+    })
 }
 
 #[cfg(test)]
@@ -316,7 +323,10 @@ mod tests {
             make.cmd(&["olddefconfig"]).display(),
             "make O=.build-0123456789ab ARCH=x86_64 \"CC=ccache gcc\" \"HOSTCC=ccache gcc\" -j2 olddefconfig"
         );
-        assert_eq!(make.build_dir(), Path::new("/c/sources/linux/.build-0123456789ab"));
+        assert_eq!(
+            make.build_dir(),
+            Path::new("/c/sources/linux/.build-0123456789ab")
+        );
     }
 
     #[test]

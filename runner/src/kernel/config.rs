@@ -93,9 +93,8 @@ fn parse_line(line: &str) -> Option<(&str, Option<&str>)> {
 }
 
 fn valid_name(name: &str) -> bool {
-    name.strip_prefix("CONFIG_").is_some_and(|n| {
-        !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-    })
+    name.strip_prefix("CONFIG_")
+        .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
 }
 
 fn is_comment_or_blank(line: &str) -> bool {
@@ -138,7 +137,8 @@ mod tests {
 
     #[test]
     fn options_that_kconfig_dropped_are_named() {
-        let fragment = "CONFIG_INET=y\nCONFIG_9P_FS=y\n# CONFIG_SLOB is not set\nCONFIG_NR_CPUS=4\n";
+        let fragment =
+            "CONFIG_INET=y\nCONFIG_9P_FS=y\n# CONFIG_SLOB is not set\nCONFIG_NR_CPUS=4\n";
         let config = "CONFIG_INET=y\n# CONFIG_9P_FS is not set\nCONFIG_SLOB=y\nCONFIG_NR_CPUS=64\n";
         assert_eq!(
             unmet(fragment, config),
@@ -152,7 +152,10 @@ mod tests {
     fn a_later_line_for_the_same_option_wins() {
         let fragment = "CONFIG_KALLSYMS=y\n# CONFIG_KALLSYMS is not set\n";
         assert!(unmet(fragment, "# CONFIG_KALLSYMS is not set\n").is_empty());
-        assert_eq!(unmet(fragment, "CONFIG_KALLSYMS=y\n"), ["CONFIG_KALLSYMS=n"]);
+        assert_eq!(
+            unmet(fragment, "CONFIG_KALLSYMS=y\n"),
+            ["CONFIG_KALLSYMS=n"]
+        );
     }
 
     #[test]
@@ -185,8 +188,14 @@ mod tests {
 
     #[test]
     fn user_fragments_are_checked_line_by_line() {
-        let ok = ConfigRecipe::new(Some("# mine\nCONFIG_HZ_1000=y\n# CONFIG_KVM_GUEST is not set\n".into()));
-        assert!(ok.unwrap().fragment().ends_with("# CONFIG_KVM_GUEST is not set\n\n"));
+        let ok = ConfigRecipe::new(Some(
+            "# mine\nCONFIG_HZ_1000=y\n# CONFIG_KVM_GUEST is not set\n".into(),
+        ));
+        assert!(
+            ok.unwrap()
+                .fragment()
+                .ends_with("# CONFIG_KVM_GUEST is not set\n\n")
+        );
         let bad = ConfigRecipe::new(Some("CONFIG_HZ_1000=y\nrm -rf /\n".into()));
         match bad {
             Err(Error::Usage(m)) => assert!(m.contains("line 2"), "{m}"),

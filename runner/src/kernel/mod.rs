@@ -6,6 +6,8 @@
 //!
 //! [`FailureReason`]: patchperf_common::protocol::FailureReason
 
+pub mod build;
 pub mod cache;
+pub mod config;
 pub mod patch;
 pub mod source;

@@ -422,7 +422,10 @@ diff --git a/fs/close.c b/fs/close.c
             "@@ -1,3 +1,3 @@\n int a;\n-int open;\n+int open_fast;\n int z;\n"
         );
         assert_eq!(hunk_at(SERIES, "fs/open.c", 7), None);
-        assert_eq!(hunk_header("@@ -12,7 +12,8 @@ int f(void)"), Some((12, 7, 8)));
+        assert_eq!(
+            hunk_header("@@ -12,7 +12,8 @@ int f(void)"),
+            Some((12, 7, 8))
+        );
         assert_eq!(hunk_header("@@ -3 +3 @@"), Some((3, 1, 1)));
     }
 
