@@ -54,6 +54,16 @@ pub enum Error {
         /// What is wrong with it.
         message: String,
     },
+    /// A kernel pipeline job failed, for a reason a report can name.
+    #[error("job failed ({reason}): {detail}\n{log_tail}")]
+    Job {
+        /// `patch does not apply`, `kernel panic`, …
+        reason: String,
+        /// The specifics.
+        detail: String,
+        /// The end of the failing step's output.
+        log_tail: String,
+    },
     /// Ctrl-C: running programs were killed and the command stopped.
     #[error("interrupted")]
     Interrupted,

@@ -1,5 +1,19 @@
 //! Arguments of `patchperf-runner job`.
 
-/// Arguments of `patchperf-runner job`.
+use std::path::PathBuf;
+
+/// Arguments of `patchperf-runner job`: run a whole comparison described by
+/// a TOML job file on this machine (see `kernel::jobfile` for the format).
 #[derive(Debug, clap::Args)]
-pub struct JobArgs {}
+pub struct JobArgs {
+    /// The job file.
+    pub file: PathBuf,
+    /// Results directory: OUT/base/*.json, OUT/patched/*.json (one
+    /// RunResult each, for `compare`) and OUT/job.json. Default:
+    /// `<job file stem>-results`.
+    #[arg(long, short = 'o', value_name = "OUT")]
+    pub out: Option<PathBuf>,
+    /// Cache directory (default $PATCHPERF_CACHE, else /var/cache/patchperf).
+    #[arg(long, value_name = "DIR")]
+    pub cache: Option<PathBuf>,
+}

@@ -9,5 +9,10 @@
 pub mod build;
 pub mod cache;
 pub mod config;
+pub mod executor;
+pub mod guest;
+pub mod jobfile;
 pub mod patch;
+pub mod pipeline;
+pub mod qemu;
 pub mod source;

@@ -1,0 +1,333 @@
+//! The job file of `patchperf-runner job`: a whole comparison described in
+//! TOML, run on this machine without a server.
+//!
+//! ```toml
+//! base = "linux-source-6.1"          # a tarball name (/usr/src/<name>.tar.*) or path
+//! # base = { git = "https://…/linux.git", commit = "v6.1" }
+//! patches = "fs-close.mbox"          # the series, relative to this file
+//! # config = "extra.config"          # optional Kconfig fragment for both sides
+//! workloads = ["open1", "dup1"]
+//! runs = 3                           # boots per side, in randomized ABBA blocks
+//! backend = "tcg-icount"             # kvm | tcg | tcg-icount; default: best here
+//! # seed = 42                        # fixes the boot order
+//!
+//! [params]
+//! mode = "process"
+//! nr_task = [1]
+//! seconds = 5
+//! warmup_seconds = 2
+//! perf_stat = false
+//! perf_profile = false
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use patchperf_common::protocol::{BaseSource, BootSlot, JobSpec, NrTask, WorkloadParams};
+use patchperf_common::run::{MeasurementMode, Side, TaskMode};
+use rand::Rng;
+use serde::Deserialize;
+
+use crate::Error;
+use crate::kernel::source::{DEFAULT_TARBALL, sha256_hex};
+
+/// The base of a job file: a tarball name or path, or a git URL and commit.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum BaseEntry {
+    /// `base = "linux-source-6.1"`.
+    Tarball(String),
+    /// `base = { git = "…", commit = "…" }`.
+    Git {
+        /// Clone URL (or a local path to a repository).
+        git: String,
+        /// Commit id, tag or branch.
+        commit: String,
+    },
+}
+
+fn default_base() -> BaseEntry {
+    BaseEntry::Tarball(DEFAULT_TARBALL.to_string())
+}
+
+fn default_runs() -> u32 {
+    3
+}
+
+/// `[params]` of a job file.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParamsEntry {
+    /// `process` or `thread`.
+    #[serde(default)]
+    pub mode: TaskMode,
+    /// Task counts (`1`, `"100%"`).
+    #[serde(default = "default_nr_task")]
+    pub nr_task: Vec<NrTask>,
+    /// Measured seconds per run.
+    #[serde(default = "default_seconds")]
+    pub seconds: u32,
+    /// Warm-up seconds per run.
+    #[serde(default = "default_warmup")]
+    pub warmup_seconds: u32,
+    /// Collect `perf stat` metrics.
+    #[serde(default)]
+    pub perf_stat: bool,
+    /// Collect `perf-profile.*` metrics.
+    #[serde(default)]
+    pub perf_profile: bool,
+}
+
+fn default_nr_task() -> Vec<NrTask> {
+    vec![NrTask::Count(1)]
+}
+fn default_seconds() -> u32 {
+    5
+}
+fn default_warmup() -> u32 {
+    2
+}
+
+impl Default for ParamsEntry {
+    fn default() -> Self {
+        ParamsEntry {
+            mode: TaskMode::Process,
+            nr_task: default_nr_task(),
+            seconds: default_seconds(),
+            warmup_seconds: default_warmup(),
+            perf_stat: false,
+            perf_profile: false,
+        }
+    }
+}
+
+/// A job file as written.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobFile {
+    /// The base tree.
+    #[serde(default = "default_base")]
+    pub base: BaseEntry,
+    /// The patch series (mbox), relative to the job file.
+    pub patches: PathBuf,
+    /// An optional Kconfig fragment for both sides, relative to the job file.
+    #[serde(default)]
+    pub config: Option<PathBuf>,
+    /// Workloads run in every boot.
+    pub workloads: Vec<String>,
+    /// Boots per side.
+    #[serde(default = "default_runs")]
+    pub runs: u32,
+    /// Boot backend; the best available when absent.
+    #[serde(default)]
+    pub backend: Option<MeasurementMode>,
+    /// Seed of the boot order; random when absent.
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Workload parameters.
+    #[serde(default)]
+    pub params: ParamsEntry,
+}
+
+impl JobFile {
+    /// Reads and checks a job file.
+    pub fn load(path: &Path) -> Result<JobFile, Error> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::Usage(format!("cannot read job file {}: {e}", path.display())))?;
+        let job: JobFile = toml::from_str(&text)
+            .map_err(|e| Error::Usage(format!("job file {}: {e}", path.display())))?;
+        if job.workloads.is_empty() {
+            return Err(Error::Usage(format!(
+                "job file {}: no workloads",
+                path.display()
+            )));
+        }
+        if job.runs == 0 {
+            return Err(Error::Usage(format!(
+                "job file {}: runs must be at least 1",
+                path.display()
+            )));
+        }
+        if job.params.nr_task.is_empty() || job.params.seconds == 0 {
+            return Err(Error::Usage(format!(
+                "job file {}: params need at least one nr_task and one second",
+                path.display()
+            )));
+        }
+        let known = crate::bench::workload_names();
+        for w in &job.workloads {
+            if !known.contains(&w.as_str()) {
+                return Err(Error::Usage(format!(
+                    "job file {}: unknown workload {w:?} (known: {})",
+                    path.display(),
+                    known.join(", ")
+                )));
+            }
+        }
+        Ok(job)
+    }
+
+    /// The job as the pipeline runs it, with the series and fragment read
+    /// from files next to `path` and boots in a randomized ABBA order.
+    pub fn to_spec(&self, path: &Path) -> Result<JobSpec, Error> {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let patches = dir.join(&self.patches);
+        let mbox = std::fs::read_to_string(&patches).map_err(|e| {
+            Error::Usage(format!("cannot read the series {}: {e}", patches.display()))
+        })?;
+        let config_fragment = match &self.config {
+            Some(c) => {
+                let p = dir.join(c);
+                Some(std::fs::read_to_string(&p).map_err(|e| {
+                    Error::Usage(format!(
+                        "cannot read the config fragment {}: {e}",
+                        p.display()
+                    ))
+                })?)
+            }
+            None => None,
+        };
+        let base = match &self.base {
+            BaseEntry::Tarball(name) => {
+                let p = Path::new(name);
+                let name = if p.is_relative() && name.contains('/') {
+                    dir.join(p).to_string_lossy().into_owned()
+                } else {
+                    name.clone()
+                };
+                BaseSource::Tarball { name }
+            }
+            BaseEntry::Git { git, commit } => BaseSource::Git {
+                url: git.clone(),
+                commit: commit.clone(),
+            },
+        };
+        let seed = self.seed.unwrap_or_else(|| rand::rng().random());
+        Ok(JobSpec {
+            job_id: 0,
+            comparison_id: 0,
+            attempt: 1,
+            lease_seconds: 0,
+            base,
+            patches_sha256: sha256_hex(mbox.as_bytes()),
+            mbox,
+            config_fragment,
+            workloads: self.workloads.clone(),
+            params: WorkloadParams {
+                mode: self.params.mode,
+                nr_task: self.params.nr_task.clone(),
+                seconds: self.params.seconds,
+                warmup_seconds: self.params.warmup_seconds,
+                perf_stat: self.params.perf_stat,
+                perf_profile: self.params.perf_profile,
+            },
+            backend: self.backend,
+            boots: abba_order(self.runs, seed),
+        })
+    }
+}
+
+/// `runs` boots of each side in blocks of two, each block base-then-patched
+/// or patched-then-base at random (A B B A …), so drift hits both sides alike.
+pub fn abba_order(runs: u32, seed: u64) -> Vec<BootSlot> {
+    use rand::SeedableRng;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut boots = Vec::with_capacity(2 * runs as usize);
+    for _ in 0..runs {
+        let pair = if rng.random::<bool>() {
+            [Side::Base, Side::Patched]
+        } else {
+            [Side::Patched, Side::Base]
+        };
+        for side in pair {
+            boots.push(BootSlot {
+                seq: boots.len() as u32,
+                side,
+            });
+        }
+    }
+    boots
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn abba_blocks_hold_one_boot_of_each_side_and_the_seed_fixes_the_order() {
+        let order = abba_order(5, 7);
+        assert_eq!(order.len(), 10);
+        for (i, pair) in order.chunks(2).enumerate() {
+            assert_ne!(pair[0].side, pair[1].side, "block {i}");
+            assert_eq!(pair[0].seq as usize, 2 * i);
+        }
+        assert_eq!(order, abba_order(5, 7));
+        // Over many seeds both block orders occur.
+        let firsts: std::collections::HashSet<Side> =
+            (0..20).map(|s| abba_order(1, s)[0].side).collect();
+        assert_eq!(firsts.len(), 2);
+    }
+
+    #[test]
+    fn a_job_file_reads_with_defaults_and_files_next_to_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("s.mbox"), "From x\nSubject: y\n").unwrap();
+        let path = dir.path().join("job.toml");
+        std::fs::write(
+            &path,
+            "patches = \"s.mbox\"\nworkloads = [\"open1\"]\nbackend = \"tcg-icount\"\nseed = 3\n\
+             [params]\nnr_task = [1, \"100%\"]\nseconds = 4\n",
+        )
+        .unwrap();
+        let job = JobFile::load(&path).unwrap();
+        assert_eq!(job.base, BaseEntry::Tarball("linux-source-6.1".into()));
+        assert_eq!(job.runs, 3);
+        let spec = job.to_spec(&path).unwrap();
+        assert_eq!(
+            spec.base,
+            BaseSource::Tarball {
+                name: "linux-source-6.1".into()
+            }
+        );
+        assert_eq!(spec.mbox, "From x\nSubject: y\n");
+        assert_eq!(spec.patches_sha256, sha256_hex(b"From x\nSubject: y\n"));
+        assert_eq!(
+            spec.params.nr_task,
+            [NrTask::Count(1), NrTask::Percent(100)]
+        );
+        assert_eq!(spec.params.seconds, 4);
+        assert_eq!(spec.params.warmup_seconds, 2);
+        assert_eq!(spec.backend, Some(MeasurementMode::TcgIcount));
+        assert_eq!(spec.boots, abba_order(3, 3));
+    }
+
+    #[test]
+    fn git_bases_and_bad_job_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("job.toml");
+        std::fs::write(
+            &path,
+            "base = { git = \"/srv/linux.git\", commit = \"v6.1\" }\npatches = \"s\"\nworkloads = [\"dup1\"]\n",
+        )
+        .unwrap();
+        assert_eq!(
+            JobFile::load(&path).unwrap().base,
+            BaseEntry::Git {
+                git: "/srv/linux.git".into(),
+                commit: "v6.1".into()
+            }
+        );
+        for bad in [
+            "patches = \"s\"\nworkloads = []\n",
+            "patches = \"s\"\nworkloads = [\"nosuch\"]\n",
+            "patches = \"s\"\nworkloads = [\"open1\"]\nruns = 0\n",
+            "patches = \"s\"\nworkloads = [\"open1\"]\nbackend = \"vmware\"\n",
+            "patches = \"s\"\nworkloads = [\"open1\"]\ntypo = 1\n",
+        ] {
+            std::fs::write(&path, bad).unwrap();
+            assert!(
+                matches!(JobFile::load(&path), Err(Error::Usage(_))),
+                "{bad}"
+            );
+        }
+    }
+}
