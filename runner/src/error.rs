@@ -67,6 +67,17 @@ pub enum Error {
     /// Ctrl-C: running programs were killed and the command stopped.
     #[error("interrupted")]
     Interrupted,
+    /// A tool's output (perf stat, perf script, …) was not in the format we
+    /// read; `line` is 1-based.
+    #[error("{what}, line {line}: {message}")]
+    Parse {
+        /// Which output we were reading.
+        what: &'static str,
+        /// 1-based line number of the offending line (0 for the whole text).
+        line: usize,
+        /// What was wrong with it.
+        message: String,
+    },
     /// An I/O error with what we were doing at the time.
     #[error("{what}: {source}")]
     Io {

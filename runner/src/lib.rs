@@ -9,6 +9,7 @@ pub mod cli;
 pub mod commands;
 pub mod error;
 pub mod kernel;
+pub mod perf;
 pub mod proc;
 
 pub use error::Error;

@@ -1,0 +1,153 @@
+//! Whether perf can be used here, and how: finds the `perf` binary, checks
+//! that this process may count system-wide, and probes whether the CPU has a
+//! PMU that counts `cycles` (bare metal) or not (most VMs, QEMU TCG). Reads
+//! only what the running kernel itself exposes (`/proc`), so the same checks
+//! give the right answer inside a booted benchmark guest.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use super::exec;
+use super::stat::parse::{Reading, parse_totals};
+
+const PARANOID: &str = "/proc/sys/kernel/perf_event_paranoid";
+const KALLSYMS: &str = "/proc/kallsyms";
+
+/// `CAP_SYS_ADMIN`: bypasses perf_event_paranoid (and kptr_restrict).
+const CAP_SYS_ADMIN: u32 = 21;
+/// `CAP_PERFMON` (Linux 5.8+): bypasses perf_event_paranoid.
+const CAP_PERFMON: u32 = 38;
+
+/// A usable perf and what the machine can count.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Perf {
+    /// The perf executable.
+    pub program: PathBuf,
+}
+
+impl Perf {
+    /// Finds perf (`program` as given, or on `PATH` when it has no slash) and
+    /// checks that system-wide counting is allowed. The error is the one
+    /// warning to show when perf cannot be used.
+    pub fn detect(program: &Path) -> Result<Self, String> {
+        let program = locate(program).ok_or_else(|| {
+            format!(
+                "perf not found (`{}`): install linux-perf (Debian) to get perf-stat and \
+                 perf-profile metrics",
+                program.display()
+            )
+        })?;
+        let paranoid = std::fs::read_to_string(PARANOID).ok();
+        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        check_access(paranoid.as_deref(), &status)?;
+        Ok(Self { program })
+    }
+
+    /// A `Command` for this perf.
+    pub fn command(&self) -> Command {
+        Command::new(&self.program)
+    }
+
+    /// Whether the PMU counts `cycles` here: runs `perf stat -e cycles true`
+    /// in `dir` and reads the answer.
+    pub fn counts_cycles(&self, dir: &Path) -> Result<bool, String> {
+        let output = dir.join("probe.csv");
+        let stderr = dir.join("probe.stderr");
+        let mut command = self.command();
+        command
+            .args(["stat", "-x,", "-e", "cycles", "-o"])
+            .arg(&output)
+            .args(["--", "true"]);
+        exec::run(
+            command,
+            "perf stat (PMU probe)",
+            &dir.join("probe.stdout"),
+            &stderr,
+            Duration::from_secs(30),
+        )?;
+        let text = std::fs::read_to_string(&output)
+            .map_err(|err| format!("cannot read {}: {err}", output.display()))?;
+        let readings = parse_totals(&text).map_err(|err| err.to_string())?;
+        Ok(readings.iter().any(|(event, reading)| {
+            event == "cycles" && matches!(reading, Reading::Counted { .. })
+        }))
+    }
+}
+
+/// Where the executable is: `program` itself when it names a path, else the
+/// first match on `PATH`.
+fn locate(program: &Path) -> Option<PathBuf> {
+    if program.components().count() > 1 {
+        return is_executable(program).then(|| program.to_path_buf());
+    }
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|candidate| is_executable(candidate))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path)
+        .map(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
+}
+
+/// Decides from `/proc/sys/kernel/perf_event_paranoid` (absent when the
+/// kernel has no perf events) and `/proc/self/status` whether this process
+/// may open system-wide (`-a`) counters. The kernel allows that to
+/// CAP_PERFMON or CAP_SYS_ADMIN holders, and to everyone when paranoid ≤ 0.
+pub fn check_access(paranoid: Option<&str>, proc_status: &str) -> Result<(), String> {
+    let Some(paranoid) = paranoid else {
+        return Err(format!(
+            "this kernel has no perf events ({PARANOID} is missing): no perf-stat or \
+             perf-profile metrics"
+        ));
+    };
+    let level: i32 = paranoid
+        .trim()
+        .parse()
+        .map_err(|_| format!("cannot read {PARANOID} (`{}`)", paranoid.trim()))?;
+    if level <= 0
+        || has_capability(proc_status, CAP_PERFMON)
+        || has_capability(proc_status, CAP_SYS_ADMIN)
+    {
+        return Ok(());
+    }
+    Err(format!(
+        "perf_event_paranoid is {level} and this process has neither CAP_PERFMON nor \
+         CAP_SYS_ADMIN, so perf cannot count system-wide: run as root or \
+         `sysctl kernel.perf_event_paranoid=0` to get perf-stat and perf-profile metrics"
+    ))
+}
+
+/// Whether `CapEff` in a `/proc/<pid>/status` text has capability `bit`.
+fn has_capability(proc_status: &str, bit: u32) -> bool {
+    proc_status
+        .lines()
+        .find_map(|line| line.strip_prefix("CapEff:"))
+        .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+        .is_some_and(|caps| caps & (1u64 << bit) != 0)
+}
+
+/// A warning when kernel symbols are hidden from us (`/proc/kallsyms` shows
+/// zero addresses under kptr_restrict), so a profile cannot name kernel
+/// functions; `None` when they are readable.
+pub fn kernel_symbols_warning() -> Option<String> {
+    use std::io::BufRead;
+    let file = std::fs::File::open(KALLSYMS).ok()?;
+    let first = std::io::BufReader::new(file).lines().next()?.ok()?;
+    kallsyms_hidden(&first).then(|| {
+        "kernel symbols are hidden (/proc/kallsyms shows zero addresses; see \
+         kernel.kptr_restrict): perf-profile cannot name kernel functions"
+            .to_string()
+    })
+}
+
+/// Whether a `/proc/kallsyms` line has its address zeroed out.
+pub fn kallsyms_hidden(line: &str) -> bool {
+    line.split_whitespace()
+        .next()
+        .is_some_and(|address| !address.is_empty() && address.bytes().all(|b| b == b'0'))
+}

@@ -1,0 +1,167 @@
+//! perf collection around a workload's measured seconds, producing 0-day's
+//! `perf-stat.*` and `perf-profile.*` metrics (names in
+//! `patchperf_common::metric`).
+//!
+//! Each collector keeps its running and its parsing side by side, as
+//! lkp-tests does (`programs/<name>/run`, `…/parse`): `stat/{run,parse,
+//! metrics}.rs` and `profile/{run,parse,metrics}.rs`; the parsers and the
+//! arithmetic are pure functions fed by fixtures in the tests. `env` decides
+//! whether perf can be used here at all, `exec` is the one place processes
+//! are started.
+//!
+//! Nothing here depends on the host: the collectors read the running
+//! kernel's `/proc` and run whatever `perf` is on `PATH`, so they work the
+//! same inside a booted benchmark guest.
+//!
+//! Profile names always say `cycles-pp` (0-day's spelling of `cycles:pp`),
+//! whichever event was sampled; the event actually used goes into
+//! `RunResult::profile_event` so a report can say which.
+
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use crate::bench::collector::Collector;
+
+pub mod env;
+pub mod exec;
+pub mod profile;
+pub mod stat;
+
+pub use env::Perf;
+pub use profile::PerfProfile;
+pub use stat::PerfStat;
+
+/// The events perf stat counts by default: the hardware events 0-day's
+/// derived metrics need, and the software events every kernel has.
+pub const DEFAULT_STAT_EVENTS: &[&str] = &[
+    "cycles",
+    "instructions",
+    "branch-instructions",
+    "branch-misses",
+    "cache-references",
+    "cache-misses",
+    "task-clock",
+    "context-switches",
+    "cpu-migrations",
+    "page-faults",
+];
+
+/// One perf collector a run can switch on (`--perf stat,profile`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PerfTool {
+    /// `perf stat`: `perf-stat.*` metrics.
+    Stat,
+    /// `perf record` + `perf script`: `perf-profile.*` metrics.
+    Profile,
+}
+
+impl FromStr for PerfTool {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text {
+            "stat" => Ok(PerfTool::Stat),
+            "profile" => Ok(PerfTool::Profile),
+            other => Err(format!(
+                "unknown perf collector `{other}` (known: stat, profile)"
+            )),
+        }
+    }
+}
+
+/// How the perf collectors run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PerfOptions {
+    /// The perf executable (a bare name is looked up on `PATH`).
+    pub program: PathBuf,
+    /// Where the collectors keep perf's output while they work (removed
+    /// afterwards); must be writable, e.g. a tmpfs inside a guest.
+    pub work_dir: PathBuf,
+    /// Events for perf stat.
+    pub stat_events: Vec<String>,
+    /// perf stat's interval (`-I`), in milliseconds.
+    pub interval_ms: u32,
+    /// perf record's sampling frequency per CPU (`-F`), in Hz.
+    pub profile_frequency: u32,
+}
+
+impl Default for PerfOptions {
+    fn default() -> Self {
+        Self {
+            program: PathBuf::from("perf"),
+            work_dir: std::env::temp_dir(),
+            stat_events: DEFAULT_STAT_EVENTS.iter().map(|e| e.to_string()).collect(),
+            interval_ms: 1000,
+            // Not a multiple of the scheduler tick, so samples do not march
+            // in step with timer interrupts.
+            profile_frequency: 999,
+        }
+    }
+}
+
+impl PerfOptions {
+    /// A fresh scratch directory for one collector, removed when dropped.
+    pub(crate) fn scratch_dir(&self, what: &str) -> Result<tempfile::TempDir, String> {
+        tempfile::Builder::new()
+            .prefix(&format!("patchperf-perf-{what}-"))
+            .tempdir_in(&self.work_dir)
+            .map_err(|err| {
+                format!(
+                    "cannot make a scratch directory in {}: {err}",
+                    self.work_dir.display()
+                )
+            })
+    }
+}
+
+/// The collectors asked for, and the warnings for the ones that cannot run.
+#[derive(Default)]
+pub struct PerfSetup {
+    /// Ready to start; empty when perf cannot be used.
+    pub collectors: Vec<Box<dyn Collector>>,
+    /// What to tell the user and store in `RunResult::warnings`.
+    pub warnings: Vec<String>,
+}
+
+impl std::fmt::Debug for PerfSetup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.collectors.iter().map(|c| c.name()).collect();
+        f.debug_struct("PerfSetup")
+            .field("collectors", &names)
+            .field("warnings", &self.warnings)
+            .finish()
+    }
+}
+
+/// Builds the collectors for `tools`. When perf is missing or not allowed to
+/// count system-wide, the result has no collectors and one warning: the run
+/// goes on without perf metrics.
+pub fn setup(tools: &[PerfTool], options: &PerfOptions) -> PerfSetup {
+    let mut setup = PerfSetup::default();
+    if tools.is_empty() {
+        return setup;
+    }
+    let perf = match Perf::detect(&options.program) {
+        Ok(perf) => perf,
+        Err(warning) => {
+            setup.warnings.push(warning);
+            return setup;
+        }
+    };
+    let mut seen = Vec::new();
+    for &tool in tools {
+        if seen.contains(&tool) {
+            continue;
+        }
+        seen.push(tool);
+        let collector: Result<Box<dyn Collector>, String> = match tool {
+            PerfTool::Stat => PerfStat::new(perf.clone(), options).map(|c| Box::new(c) as _),
+            PerfTool::Profile => PerfProfile::new(perf.clone(), options).map(|c| Box::new(c) as _),
+        };
+        match collector {
+            Ok(collector) => setup.collectors.push(collector),
+            Err(err) => setup.warnings.push(err),
+        }
+    }
+    setup
+}

@@ -1,0 +1,156 @@
+//! The perf profile collector: `perf record -a -g` over the measured seconds
+//! (stopped with SIGINT), then `perf script` on the same machine, so kernel
+//! symbols come from the running kernel's own `/proc/kallsyms` and user
+//! symbols from the binaries the samples hit.
+
+use std::io::BufRead;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use patchperf_common::run::RunResult;
+use tempfile::TempDir;
+
+use super::metrics::Profile;
+use super::parse::ScriptParser;
+use crate::bench::collector::Collector;
+use crate::perf::PerfOptions;
+use crate::perf::env::{Perf, kernel_symbols_warning};
+use crate::perf::exec::{self, Background};
+
+/// How long perf record may take to write its data after SIGINT.
+const STOP_LIMIT: Duration = Duration::from_secs(60);
+/// How long perf script may take to resolve and print the samples.
+const SCRIPT_LIMIT: Duration = Duration::from_secs(600);
+
+/// The event a profile samples on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProfileEvent {
+    /// CPU cycles from the PMU (bare metal, VMs with a virtual PMU).
+    Cycles,
+    /// The `cpu-clock` software timer, where no PMU counts cycles.
+    CpuClock,
+}
+
+impl ProfileEvent {
+    /// The perf event name, also stored as `RunResult::profile_event`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProfileEvent::Cycles => "cycles",
+            ProfileEvent::CpuClock => "cpu-clock",
+        }
+    }
+}
+
+/// Samples the whole system with call stacks during the measured seconds.
+#[derive(Debug)]
+pub struct PerfProfile {
+    perf: Perf,
+    event: ProfileEvent,
+    frequency: u32,
+    dir: TempDir,
+    running: Option<Background>,
+    warnings: Vec<String>,
+}
+
+impl PerfProfile {
+    /// A profile collector; probes the PMU (`perf stat -e cycles true`) to
+    /// sample `cycles` where it counts and `cpu-clock` where it does not.
+    pub fn new(perf: Perf, options: &PerfOptions) -> Result<Self, String> {
+        let dir = options.scratch_dir("profile")?;
+        let event = if perf.counts_cycles(dir.path())? {
+            ProfileEvent::Cycles
+        } else {
+            ProfileEvent::CpuClock
+        };
+        Ok(Self::with_event(perf, options, event, dir))
+    }
+
+    /// A profile collector sampling `event` without probing.
+    pub fn with_event(
+        perf: Perf,
+        options: &PerfOptions,
+        event: ProfileEvent,
+        dir: TempDir,
+    ) -> Self {
+        Self {
+            perf,
+            event,
+            frequency: options.profile_frequency,
+            dir,
+            running: None,
+            warnings: kernel_symbols_warning().into_iter().collect(),
+        }
+    }
+
+    /// The event this collector samples.
+    pub fn event(&self) -> ProfileEvent {
+        self.event
+    }
+
+    fn data_path(&self) -> PathBuf {
+        self.dir.path().join("perf.data")
+    }
+
+    /// Runs perf script over the recording and folds its samples into a profile.
+    fn read_profile(&self) -> Result<Profile, String> {
+        let script = self.dir.path().join("script.txt");
+        let stderr = self.dir.path().join("script.stderr");
+        let mut command = self.perf.command();
+        command.args(["script", "-i"]).arg(self.data_path()).args([
+            "-F",
+            "comm,tid,period,ip,sym,dso",
+            "--no-inline",
+        ]);
+        exec::run(command, "perf script", &script, &stderr, SCRIPT_LIMIT)?;
+        let file = std::fs::File::open(&script)
+            .map_err(|err| format!("cannot read perf script's output: {err}"))?;
+        let mut parser = ScriptParser::new();
+        let mut profile = Profile::new();
+        for line in std::io::BufReader::new(file).lines() {
+            let line = line.map_err(|err| format!("cannot read perf script's output: {err}"))?;
+            if let Some(sample) = parser.push_line(&line).map_err(|err| err.to_string())? {
+                profile.add(&sample);
+            }
+        }
+        if let Some(sample) = parser.finish() {
+            profile.add(&sample);
+        }
+        Ok(profile)
+    }
+}
+
+impl Collector for PerfProfile {
+    fn name(&self) -> &str {
+        "perf-profile"
+    }
+
+    fn start(&mut self) -> Result<(), String> {
+        let mut command = self.perf.command();
+        command
+            .args(["record", "-a", "-g", "-e", self.event.as_str(), "-F"])
+            .arg(self.frequency.to_string())
+            // No build-id collection or cache: perf script runs right after,
+            // on the same files, and a guest's root may be read-only.
+            .args(["--no-buildid", "--no-buildid-cache", "-o"])
+            .arg(self.data_path());
+        let stderr = self.dir.path().join("record.stderr");
+        self.running = Some(Background::spawn(command, "perf record", &stderr)?);
+        Ok(())
+    }
+
+    fn finish(&mut self, result: &mut RunResult) -> Result<(), String> {
+        let running = self.running.take().ok_or("perf record was not started")?;
+        running.interrupt(STOP_LIMIT)?;
+        let profile = self.read_profile()?;
+        result.warnings.append(&mut self.warnings);
+        if profile.samples() == 0 {
+            result
+                .warnings
+                .push("perf record took no samples: no perf-profile metrics".into());
+            return Ok(());
+        }
+        result.profile_event = Some(self.event.as_str().to_string());
+        result.metrics.extend(profile.metrics());
+        Ok(())
+    }
+}

@@ -1,0 +1,95 @@
+//! The perf stat collector: `perf stat -a -x, -I <ms> -e <events> -o <file>`
+//! from the first measured second to the last, stopped with SIGINT.
+
+use std::time::Duration;
+
+use patchperf_common::metric::WIS_WORKLOAD;
+use patchperf_common::run::RunResult;
+use tempfile::TempDir;
+
+use super::metrics::derive;
+use super::parse::parse_intervals;
+use crate::bench::collector::Collector;
+use crate::perf::PerfOptions;
+use crate::perf::env::Perf;
+use crate::perf::exec::{self, Background};
+
+/// How long perf stat may take to print its last interval after SIGINT.
+const STOP_LIMIT: Duration = Duration::from_secs(30);
+
+/// Counts [`PerfOptions::stat_events`] system-wide during the measured seconds.
+#[derive(Debug)]
+pub struct PerfStat {
+    perf: Perf,
+    events: Vec<String>,
+    interval_ms: u32,
+    dir: TempDir,
+    running: Option<Background>,
+}
+
+impl PerfStat {
+    /// A perf stat collector; makes its scratch directory in
+    /// [`PerfOptions::work_dir`].
+    pub fn new(perf: Perf, options: &PerfOptions) -> Result<Self, String> {
+        if options.stat_events.is_empty() {
+            return Err("perf stat needs at least one event".into());
+        }
+        if options.interval_ms < 10 {
+            // perf refuses intervals under 10 ms.
+            return Err(format!(
+                "perf stat interval {} ms is below perf's 10 ms minimum",
+                options.interval_ms
+            ));
+        }
+        Ok(Self {
+            perf,
+            events: options.stat_events.clone(),
+            interval_ms: options.interval_ms,
+            dir: options.scratch_dir("stat")?,
+            running: None,
+        })
+    }
+
+    fn csv_path(&self) -> std::path::PathBuf {
+        self.dir.path().join("stat.csv")
+    }
+}
+
+impl Collector for PerfStat {
+    fn name(&self) -> &str {
+        "perf-stat"
+    }
+
+    fn start(&mut self) -> Result<(), String> {
+        let mut command = self.perf.command();
+        command
+            .args(["stat", "-a", "-x,", "-I"])
+            .arg(self.interval_ms.to_string())
+            .arg("-e")
+            .arg(self.events.join(","))
+            .arg("-o")
+            .arg(self.csv_path());
+        let stderr = self.dir.path().join("stat.stderr");
+        self.running = Some(Background::spawn(command, "perf stat", &stderr)?);
+        Ok(())
+    }
+
+    fn finish(&mut self, result: &mut RunResult) -> Result<(), String> {
+        let running = self.running.take().ok_or("perf stat was not started")?;
+        running.interrupt(STOP_LIMIT)?;
+        let text = std::fs::read_to_string(self.csv_path())
+            .map_err(|err| format!("cannot read perf stat's output: {err}"))?;
+        let intervals = parse_intervals(&text)
+            .map_err(|err| format!("{err}{}", exec::tail(&self.dir.path().join("stat.stderr"))))?;
+        let stat = derive(
+            &intervals,
+            f64::from(self.interval_ms) / 1000.0,
+            result.metric(WIS_WORKLOAD),
+        );
+        result.metrics.extend(stat.metrics);
+        result.series.extend(stat.series);
+        result.unsupported.extend(stat.unsupported);
+        result.warnings.extend(stat.warnings);
+        Ok(())
+    }
+}

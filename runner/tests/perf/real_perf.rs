@@ -1,0 +1,199 @@
+//! The collectors against this machine's real perf, around a real dup + close
+//! loop. Skipped (with the reason printed) where perf is missing or may not
+//! count system-wide.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use patchperf_common::run::{MeasurementMode, MetricValue, RunResult, TaskMode};
+use patchperf_runner::bench::collector::Collector;
+use patchperf_runner::perf::env::{Perf, kernel_symbols_warning};
+use patchperf_runner::perf::{PerfOptions, PerfStat, PerfTool, setup};
+
+fn perf_or_skip() -> Option<Perf> {
+    match Perf::detect(&PerfOptions::default().program) {
+        Ok(perf) => Some(perf),
+        Err(reason) => {
+            println!("skipping: {reason}");
+            None
+        }
+    }
+}
+
+fn empty_run() -> RunResult {
+    RunResult {
+        workload: "dup1".into(),
+        mode: TaskMode::Thread,
+        nr_task: 2,
+        warmup_seconds: 0,
+        seconds: 3,
+        measurement: MeasurementMode::Host,
+        kernel: None,
+        samples: Vec::new(),
+        metrics: Vec::new(),
+        series: Vec::new(),
+        unsupported: Vec::new(),
+        profile_event: None,
+        warnings: Vec::new(),
+    }
+}
+
+/// Two threads doing dup + close until dropped; counts the pairs.
+struct DupLoad {
+    stop: Arc<AtomicBool>,
+    ops: Arc<AtomicU64>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl DupLoad {
+    fn start() -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let ops = Arc::new(AtomicU64::new(0));
+        let threads = (0..2)
+            .map(|_| {
+                let (stop, ops) = (stop.clone(), ops.clone());
+                std::thread::spawn(move || {
+                    let file = std::fs::File::open("/dev/null").unwrap();
+                    while !stop.load(Ordering::Relaxed) {
+                        drop(nix::unistd::dup(&file).unwrap());
+                        ops.fetch_add(1, Ordering::Relaxed);
+                    }
+                })
+            })
+            .collect();
+        Self { stop, ops, threads }
+    }
+
+    fn ops(&self) -> u64 {
+        self.ops.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for DupLoad {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn metric(run: &RunResult, name: &str) -> Option<f64> {
+    run.metrics.iter().find(|m| m.name == name).map(|m| m.value)
+}
+
+#[test]
+fn stat_and_profile_measure_a_real_dup_loop() {
+    let Some(_) = perf_or_skip() else { return };
+    let perf = setup(
+        &[PerfTool::Stat, PerfTool::Profile],
+        &PerfOptions::default(),
+    );
+    assert_eq!(perf.collectors.len(), 2, "{:?}", perf.warnings);
+
+    let load = DupLoad::start();
+    std::thread::sleep(Duration::from_millis(300));
+    let mut collectors = perf.collectors;
+    for collector in &mut collectors {
+        collector.start().unwrap();
+    }
+    let before = load.ops();
+    std::thread::sleep(Duration::from_millis(3200));
+    let mut run = empty_run();
+    run.metrics.push(MetricValue {
+        name: "will-it-scale.workload".into(),
+        value: (load.ops() - before) as f64,
+    });
+    for collector in &mut collectors {
+        collector
+            .finish(&mut run)
+            .unwrap_or_else(|err| panic!("{}: {err}", collector.name()));
+    }
+    drop(load);
+
+    // Software events count everywhere.
+    assert!(metric(&run, "perf-stat.ps.task-clock").unwrap() > 0.0);
+    assert!(metric(&run, "perf-stat.total.context-switches").is_some());
+    assert!(metric(&run, "perf-stat.i.page-faults").is_some());
+    let task_clock = run
+        .series
+        .iter()
+        .find(|s| s.name == "perf-stat.i.task-clock")
+        .expect("task-clock series");
+    assert!(task_clock.points.len() >= 2, "{task_clock:?}");
+
+    // Hardware events are either counted or unsupported, never both, never 0-by-default.
+    for event in ["cycles", "instructions", "branch-misses", "cache-misses"] {
+        let name = format!("perf-stat.ps.{event}");
+        let counted = metric(&run, &name).is_some();
+        let unsupported = run.unsupported.contains(&name);
+        assert!(
+            counted != unsupported,
+            "{name}: counted {counted}, unsupported {unsupported}"
+        );
+    }
+    let cycles_counted = metric(&run, "perf-stat.ps.cycles").is_some();
+    assert_eq!(
+        run.profile_event.as_deref(),
+        Some(if cycles_counted {
+            "cycles"
+        } else {
+            "cpu-clock"
+        })
+    );
+    if !cycles_counted {
+        assert!(
+            run.unsupported
+                .contains(&"perf-stat.overall.ipc".to_string())
+        );
+        assert!(
+            run.unsupported
+                .contains(&"perf-stat.overall.path-length".to_string())
+        );
+    }
+
+    // The profile names the kernel's dup and close paths.
+    let profile: Vec<&str> = run
+        .metrics
+        .iter()
+        .map(|m| m.name.as_str())
+        .filter(|n| n.starts_with("perf-profile."))
+        .collect();
+    assert!(profile.iter().any(|n| n.starts_with("perf-profile.self.")));
+    if let Some(hidden) = kernel_symbols_warning() {
+        println!("not checking kernel symbols: {hidden}");
+        return;
+    }
+    assert!(
+        metric(&run, "perf-profile.children.cycles-pp.alloc_fd").is_some(),
+        "{profile:#?}"
+    );
+    assert!(
+        profile
+            .iter()
+            .any(|n| n.starts_with("perf-profile.calltrace.cycles-pp.alloc_fd.")),
+        "{profile:#?}"
+    );
+    assert!(
+        profile
+            .iter()
+            .any(|n| n.starts_with("perf-profile.children.cycles-pp.") && n.contains("close")),
+        "{profile:#?}"
+    );
+}
+
+#[test]
+fn perf_refusing_an_event_is_reported_with_its_own_words() {
+    let Some(perf) = perf_or_skip() else { return };
+    let options = PerfOptions {
+        stat_events: vec!["no-such-event".into()],
+        ..PerfOptions::default()
+    };
+    let mut stat = PerfStat::new(perf, &options).unwrap();
+    stat.start().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let err = stat.finish(&mut empty_run()).unwrap_err();
+    assert!(err.contains("perf stat stopped before"), "{err}");
+    assert!(err.contains("no-such-event"), "{err}");
+}
