@@ -40,6 +40,21 @@ pub struct BenchArgs {
     /// Do not pin task i to CPU i mod the number of CPUs.
     #[arg(long)]
     pub no_affinity: bool,
+    /// Run perf over the measured seconds, system-wide: `stat` gives
+    /// perf-stat.* metrics, `profile` perf-profile.* (call-graph sampling);
+    /// comma-separated for both. Without a usable perf the run goes on
+    /// without them, with a warning.
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "stat,profile")]
+    pub perf: Vec<PerfArg>,
+}
+
+/// `--perf`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PerfArg {
+    /// perf stat: perf-stat.* metrics.
+    Stat,
+    /// perf record + perf script: perf-profile.* metrics.
+    Profile,
 }
 
 /// `--mode`.

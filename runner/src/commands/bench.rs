@@ -9,7 +9,8 @@ use patchperf_common::workload::WORKLOADS;
 
 use crate::Error;
 use crate::bench::{self, BenchConfig, MAX_TASKS, Phase, Progress};
-use crate::cli::bench::{BenchArgs, ModeArg};
+use crate::cli::bench::{BenchArgs, ModeArg, PerfArg};
+use crate::perf::{self, PerfOptions, PerfTool};
 
 /// Runs `patchperf-runner bench`.
 pub fn run(args: BenchArgs) -> Result<(), Error> {
@@ -46,9 +47,17 @@ pub fn run(args: BenchArgs) -> Result<(), Error> {
     }
     bench::interrupt::install().map_err(|e| Error::io("installing the SIGINT handler", e))?;
 
+    let perf_tools: Vec<PerfTool> = args
+        .perf
+        .iter()
+        .map(|tool| match tool {
+            PerfArg::Stat => PerfTool::Stat,
+            PerfArg::Profile => PerfTool::Profile,
+        })
+        .collect();
     let mut results = Vec::with_capacity(configs.len());
     for config in &configs {
-        results.push(run_one(config)?);
+        results.push(run_one(config, &perf_tools)?);
     }
     if let Some(json) = &args.json {
         write_json(json, &results)?;
@@ -96,7 +105,7 @@ fn check_writable(path: &std::path::Path) -> Result<(), Error> {
     Ok(())
 }
 
-fn run_one(config: &BenchConfig) -> Result<RunResult, Error> {
+fn run_one(config: &BenchConfig, perf_tools: &[PerfTool]) -> Result<RunResult, Error> {
     let description =
         patchperf_common::workload::find(&config.workload).map_or("", |w| w.description);
     println!("testcase:{}: {description}", config.workload);
@@ -108,45 +117,73 @@ fn run_one(config: &BenchConfig) -> Result<RunResult, Error> {
         config.seconds,
         if config.affinity { "on" } else { "off" }
     );
+    let perf = perf::setup(perf_tools, &PerfOptions::default());
+    for warning in &perf.warnings {
+        println!("warning: {warning}");
+    }
+    let mut collectors = perf.collectors;
     let mut phase = None;
-    let result = bench::run_observed(config, &mut [], &mut |progress| match progress {
-        Progress::Scratch { path, kind, tmpfs } => {
-            println!(
-                "scratch:{} ({}{})",
-                path.display(),
-                kind.describe(),
-                if *tmpfs { "" } else { ", not tmpfs" }
-            );
-        }
-        Progress::Second { phase: p, sample } => {
-            if phase != Some(*p) {
-                phase = Some(*p);
+    let mut result =
+        bench::run_observed(config, &mut collectors, &mut |progress| match progress {
+            Progress::Scratch { path, kind, tmpfs } => {
                 println!(
-                    "{}",
-                    match p {
-                        Phase::Warmup => "warmup",
-                        Phase::Measurement => "measurement",
-                    }
+                    "scratch:{} ({}{})",
+                    path.display(),
+                    kind.describe(),
+                    if *tmpfs { "" } else { ", not tmpfs" }
                 );
             }
-            println!(
-                "min:{} max:{} total:{}",
-                sample.min, sample.max, sample.total
-            );
-            let _ = std::io::stdout().flush();
-        }
-    })?;
+            Progress::Second { phase: p, sample } => {
+                if phase != Some(*p) {
+                    phase = Some(*p);
+                    println!(
+                        "{}",
+                        match p {
+                            Phase::Warmup => "warmup",
+                            Phase::Measurement => "measurement",
+                        }
+                    );
+                }
+                println!(
+                    "min:{} max:{} total:{}",
+                    sample.min, sample.max, sample.total
+                );
+                let _ = std::io::stdout().flush();
+            }
+        })?;
+    result.warnings.splice(0..0, perf.warnings);
     print_summary(&result);
     Ok(result)
 }
+
+/// A system-wide profile has hundreds of entries; the terminal shows the
+/// ones a reader acts on.
+const PRINTED_PROFILE_PERCENT: f64 = 1.0;
 
 fn print_summary(result: &RunResult) {
     if result.seconds > 0 {
         let total: u64 = result.samples.iter().map(|s| s.total).sum();
         println!("average:{}", total / u64::from(result.seconds));
     }
+    let mut small_profile_entries = 0;
     for m in &result.metrics {
+        if m.name.starts_with("perf-profile.") && m.value < PRINTED_PROFILE_PERCENT {
+            small_profile_entries += 1;
+            continue;
+        }
         println!("{:>16}  {}", format_value(m.value), m.name);
+    }
+    if small_profile_entries > 0 {
+        println!(
+            "({small_profile_entries} perf-profile entries under {PRINTED_PROFILE_PERCENT}% \
+             not shown; --json has them all)"
+        );
+    }
+    if let Some(event) = &result.profile_event {
+        println!("perf-profile sampled on: {event}");
+    }
+    for name in &result.unsupported {
+        println!("{:>16}  {name}", "unsupported");
     }
     for w in &result.warnings {
         println!("warning: {w}");

@@ -20,7 +20,7 @@
 use std::path::PathBuf;
 use std::str::FromStr;
 
-use crate::bench::collector::Collector;
+use crate::bench::Collector;
 
 pub mod env;
 pub mod exec;

@@ -119,7 +119,7 @@ fn parse_header(line: &str) -> Result<Sample, String> {
         .rsplit_once(char::is_whitespace)
         .ok_or_else(bad)?;
     let period = period.parse::<u64>().map_err(|_| bad())?;
-    tid.parse::<u32>().map_err(|_| bad())?;
+    tid.parse::<i64>().map_err(|_| bad())?;
     Ok(Sample {
         comm: comm.trim().to_string(),
         period,

@@ -12,7 +12,7 @@ use tempfile::TempDir;
 
 use super::metrics::Profile;
 use super::parse::ScriptParser;
-use crate::bench::collector::Collector;
+use crate::bench::Collector;
 use crate::perf::PerfOptions;
 use crate::perf::env::{Perf, kernel_symbols_warning};
 use crate::perf::exec::{self, Background};

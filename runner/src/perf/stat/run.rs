@@ -9,7 +9,7 @@ use tempfile::TempDir;
 
 use super::metrics::derive;
 use super::parse::parse_intervals;
-use crate::bench::collector::Collector;
+use crate::bench::Collector;
 use crate::perf::PerfOptions;
 use crate::perf::env::Perf;
 use crate::perf::exec::{self, Background};
