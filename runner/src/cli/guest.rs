@@ -14,4 +14,9 @@ pub struct GuestArgs {
     /// do not power off: for trying the guest side on a host.
     #[arg(long, value_name = "DIR")]
     pub out_dir: Option<PathBuf>,
+    /// Booted by kexec on bare metal: mount proc, sys, devtmpfs and a
+    /// tmpfs, write results into DIR on the machine's root file system and
+    /// reboot into the machine's normal kernel.
+    #[arg(long, value_name = "DIR", conflicts_with = "out_dir")]
+    pub kexec_out: Option<PathBuf>,
 }

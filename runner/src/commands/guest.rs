@@ -20,26 +20,42 @@ use crate::kernel::guest::{
 
 /// Runs `patchperf-runner guest`.
 pub fn run(args: GuestArgs) -> Result<(), Error> {
+    if let Some(dir) = args.kexec_out {
+        println!("{UP_MARKER}");
+        let outcome = std::panic::catch_unwind(|| mount_local().and_then(|()| drive(&dir)));
+        report_outcome(outcome);
+        nix::unistd::sync();
+        let err = nix::sys::reboot::reboot(nix::sys::reboot::RebootMode::RB_AUTOBOOT);
+        println!("patchperf-guest: reboot failed: {err:?}");
+        power_off();
+    }
     match args.out_dir {
         Some(dir) => drive(&dir),
         None => {
             // Output from here on is the guest's console, which the host
             // captures; say we are up before anything can go wrong.
             println!("{UP_MARKER}");
-            let outcome =
-                std::panic::catch_unwind(|| mount_all().and_then(|()| drive(Path::new(GUEST_OUT))));
-            match outcome {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => println!("patchperf-guest: error: {e}"),
-                Err(_) => println!("patchperf-guest: error: the guest driver panicked"),
-            }
+            let outcome = std::panic::catch_unwind(|| {
+                mount_local()?;
+                mount_out_share()?;
+                drive(Path::new(GUEST_OUT))
+            });
+            report_outcome(outcome);
             power_off()
         }
     }
 }
 
-/// Mounts proc, sys, devtmpfs, the tmpfs and the results share.
-fn mount_all() -> Result<(), Error> {
+fn report_outcome(outcome: std::thread::Result<Result<(), Error>>) {
+    match outcome {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => println!("patchperf-guest: error: {e}"),
+        Err(_) => println!("patchperf-guest: error: the guest driver panicked"),
+    }
+}
+
+/// Mounts proc, sys, devtmpfs and the tmpfs.
+fn mount_local() -> Result<(), Error> {
     let mounts: [(&str, &str, &str, Option<&str>); 4] = [
         ("proc", "/proc", "proc", None),
         ("sysfs", "/sys", "sysfs", None),
@@ -50,6 +66,11 @@ fn mount_all() -> Result<(), Error> {
         mount(Some(source), target, Some(fstype), MsFlags::empty(), data)
             .map_err(|e| Error::io(format!("mounting {fstype} on {target}"), e.into()))?;
     }
+    Ok(())
+}
+
+/// Mounts the `out` share of a QEMU guest.
+fn mount_out_share() -> Result<(), Error> {
     std::fs::create_dir_all(GUEST_OUT)
         .map_err(|e| Error::io(format!("creating {GUEST_OUT}"), e))?;
     mount(

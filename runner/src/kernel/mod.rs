@@ -12,6 +12,7 @@ pub mod config;
 pub mod executor;
 pub mod guest;
 pub mod jobfile;
+pub mod kexec;
 pub mod patch;
 pub mod pipeline;
 pub mod qemu;

@@ -146,20 +146,95 @@ pub fn prepare(
     let recipe = ConfigRecipe::new(job.config_fragment.clone())
         .map_err(|e| failure(FailureReason::BuildFailed, "config fragment", e))?;
     let base_key = build::base_key(&pristine.source_id, &recipe, &toolchain);
+    let patches_sha256 = source::sha256_hex(job.mbox.as_bytes());
+    let patched_key = build::patched_key(&base_key, &patches_sha256);
+    let cached_patched = BuiltKernel::find(lock, &patched_key);
+    // Apply before building anything: a series that does not apply fails
+    // the job in seconds, not after a cold build.
+    let patched_tree = match cached_patched {
+        Some(_) => None,
+        None => Some(apply_series(lock, &pristine, job, events)?),
+    };
     let base = match BuiltKernel::find(lock, &base_key) {
         Some(k) => k,
         None => build_base(lock, &pristine, &recipe, &toolchain, &base_key, events)?,
     };
-    let patches_sha256 = source::sha256_hex(job.mbox.as_bytes());
-    let patched_key = build::patched_key(&base_key, &patches_sha256);
-    let patched = match BuiltKernel::find(lock, &patched_key) {
-        Some(k) => {
+    let patched = match (cached_patched, patched_tree) {
+        (Some(k), _) => {
             events.state(JobState::Building, "patched kernel found in the cache");
             k
         }
-        None => build_patched(lock, &pristine, &recipe, &toolchain, &base_key, job, events)?,
+        (None, Some(tree)) => build_patched(
+            lock,
+            &pristine,
+            &recipe,
+            &toolchain,
+            &base_key,
+            &patches_sha256,
+            tree,
+            events,
+        )?,
+        (None, None) => {
+            unreachable!("the series is applied whenever the patched kernel is not cached")
+        }
     };
     Ok(Kernels { base, patched })
+}
+
+/// A patched copy of the source in a scratch directory; the tree goes
+/// first (a git worktree unregisters itself), then the directory.
+#[derive(Debug)]
+pub struct PatchedTree {
+    tree: Tree,
+    applied: usize,
+    _scratch: tempfile::TempDir,
+}
+
+/// Apply step: a fresh copy of the pristine tree with the series on it.
+fn apply_series(
+    lock: &CacheLock,
+    pristine: &Pristine,
+    job: &JobSpec,
+    events: &mut dyn Events,
+) -> Result<PatchedTree, JobFailure> {
+    let scratch = lock
+        .scratch("patched")
+        .map_err(|e| failure(FailureReason::Other, "apply", e))?;
+    events.state(
+        JobState::Applying,
+        "copying the source tree for the patched kernel",
+    );
+    let tree = Tree::copy_of(pristine, &scratch.path().join("linux"))
+        .map_err(|e| failure(FailureReason::Other, "copying the source tree", e))?;
+    let mbox = scratch.path().join("series.mbox");
+    std::fs::write(&mbox, &job.mbox).map_err(|e| {
+        failure(
+            FailureReason::Other,
+            "apply",
+            Error::io("writing the mbox", e),
+        )
+    })?;
+    events.state(JobState::Applying, "applying the patch series");
+    match patch::apply(&tree, &mbox, scratch.path()) {
+        Ok(applied) => Ok(PatchedTree {
+            tree,
+            applied,
+            _scratch: scratch,
+        }),
+        Err(ApplyError::DoesNotApply { patch, detail }) => Err(JobFailure {
+            reason: FailureReason::PatchDoesNotApply,
+            detail: format!(
+                "patch {patch} does not apply to {}:\n{detail}",
+                pristine.source_id
+            ),
+            log_tail: detail,
+        }),
+        Err(ApplyError::NoPatches) => Err(JobFailure::new(
+            FailureReason::PatchDoesNotApply,
+            "the mbox holds no patch (no unified diff in any message)",
+        )),
+        Err(ApplyError::Machine(m)) => Err(JobFailure::new(FailureReason::Other, m)),
+    }
 }
 
 fn build_base(
@@ -196,55 +271,20 @@ fn build_base(
         .map_err(|e| failure(FailureReason::BuildFailed, "storing the base kernel", e))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn build_patched(
     lock: &CacheLock,
     pristine: &Pristine,
     recipe: &ConfigRecipe,
     toolchain: &Toolchain,
     base_key: &str,
-    job: &JobSpec,
+    patches_sha256: &str,
+    patched: PatchedTree,
     events: &mut dyn Events,
 ) -> Result<BuiltKernel, JobFailure> {
-    let patches_sha256 = source::sha256_hex(job.mbox.as_bytes());
-    let key = build::patched_key(base_key, &patches_sha256);
-    let scratch = lock
-        .scratch("patched")
-        .map_err(|e| failure(FailureReason::Other, "apply", e))?;
-    events.state(
-        JobState::Applying,
-        "copying the source tree for the patched kernel",
-    );
-    let tree = Tree::copy_of(pristine, &scratch.path().join("linux"))
-        .map_err(|e| failure(FailureReason::Other, "copying the source tree", e))?;
-    let mbox = scratch.path().join("series.mbox");
-    std::fs::write(&mbox, &job.mbox).map_err(|e| {
-        failure(
-            FailureReason::Other,
-            "apply",
-            Error::io("writing the mbox", e),
-        )
-    })?;
-    events.state(JobState::Applying, "applying the patch series");
-    let applied = match patch::apply(&tree, &mbox, scratch.path()) {
-        Ok(n) => n,
-        Err(ApplyError::DoesNotApply { patch, detail }) => {
-            return Err(JobFailure {
-                reason: FailureReason::PatchDoesNotApply,
-                detail: format!(
-                    "patch {patch} does not apply to {}:\n{detail}",
-                    pristine.source_id
-                ),
-                log_tail: detail,
-            });
-        }
-        Err(ApplyError::NoPatches) => {
-            return Err(JobFailure::new(
-                FailureReason::PatchDoesNotApply,
-                "the mbox holds no patch (no unified diff in any message)",
-            ));
-        }
-        Err(ApplyError::Machine(m)) => return Err(JobFailure::new(FailureReason::Other, m)),
-    };
+    let key = build::patched_key(base_key, patches_sha256);
+    let tree = &patched.tree;
+    let applied = patched.applied;
     let dir_name = build::build_dir_name(base_key);
     let base_build = pristine.dir.join(&dir_name);
     let make = Make::new(
@@ -275,7 +315,7 @@ fn build_patched(
     let kernel = BuiltKernel {
         key,
         source: pristine.source_id.clone(),
-        patches_sha256: Some(patches_sha256),
+        patches_sha256: Some(patches_sha256.to_string()),
         config_sha256,
         compiler: toolchain.compiler.clone(),
         build_seconds: seconds,
@@ -488,13 +528,33 @@ pub fn boot_and_run(
     };
     let booted = qemu::boot(&spec, &mut watcher).map_err(|e| boot_failure(e, slot, &spec))?;
     let mut results = booted.results;
-    let identity = kernel.identity(&booted.report.release, &booted.report.version);
-    for r in &mut results {
+    annotate(
+        &mut results,
+        kernel,
+        &booted.report,
+        booted.boot_seconds,
+        mode,
+    );
+    Ok(results)
+}
+
+/// Gives each result of a boot the kernel's identity, the mode and the
+/// pipeline's facts (`kernel.build_seconds`, `kernel.boot_seconds`,
+/// `kernel.image_bytes`).
+fn annotate(
+    results: &mut [RunResult],
+    kernel: &BuiltKernel,
+    report: &crate::kernel::guest::GuestReport,
+    boot_seconds: f64,
+    mode: MeasurementMode,
+) {
+    let identity = kernel.identity(&report.release, &report.version);
+    for r in results {
         r.kernel = Some(identity.clone());
         r.measurement = mode;
         for (name, value) in [
             (metric::KERNEL_BUILD_SECONDS, kernel.build_seconds),
-            (metric::KERNEL_BOOT_SECONDS, booted.boot_seconds),
+            (metric::KERNEL_BOOT_SECONDS, boot_seconds),
             (metric::KERNEL_IMAGE_BYTES, kernel.image_bytes as f64),
         ] {
             r.metrics.push(MetricValue {
@@ -502,9 +562,124 @@ pub fn boot_and_run(
                 value,
             });
         }
-        r.warnings.extend(booted.report.errors.iter().cloned());
+        r.warnings.extend(report.errors.iter().cloned());
     }
-    Ok(results)
+}
+
+/// Where a kexec job stands after [`kexec_step`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KexecProgress {
+    /// A kernel was kexec'd (only returns in a dry run): call again after
+    /// the reboot.
+    Rebooting,
+    /// Every boot was collected and reported.
+    Finished,
+}
+
+/// One start of the agent in a kexec job on bare metal: collects the boot
+/// it comes back from (if any), then kexecs the next one, or finishes.
+/// The state in `<cache>/kexec/` carries the job across reboots; kernels
+/// are built on the first call. `current_cmdline` is the machine's own
+/// kernel command line (its root), from `/proc/cmdline`.
+pub fn kexec_step(
+    pipeline: &Pipeline,
+    job: &JobSpec,
+    current_cmdline: &str,
+    kexec: &mut crate::kernel::kexec::Kexec,
+    events: &mut dyn Events,
+) -> Result<KexecProgress, JobFailure> {
+    use crate::kernel::kexec::{Action, KexecState, boot_dir, kernel_cmdline};
+    let lock = pipeline
+        .cache
+        .lock()
+        .map_err(|e| failure(FailureReason::Other, "taking the cache", e))?;
+    let dir = lock.cache().root().join("kexec");
+    let io = |e: Error| failure(FailureReason::Other, "kexec state", e);
+    let mut state = match KexecState::load(&dir).map_err(io)? {
+        Some(s) if s.job.job_id == job.job_id && s.job.comparison_id == job.comparison_id => s,
+        _ => {
+            let kernels = prepare(&lock, job, events)?;
+            let s = KexecState::new(job.clone(), &kernels.base, &kernels.patched);
+            s.save(&dir).map_err(io)?;
+            s
+        }
+    };
+    loop {
+        match state.action() {
+            Action::Boot(_, slot) => {
+                let out = boot_dir(&dir, slot.seq);
+                let _ = std::fs::remove_dir_all(&out);
+                std::fs::create_dir_all(&out)
+                    .map_err(|e| io(Error::io(format!("creating {}", out.display()), e)))?;
+                let request = guest_request(job, MeasurementMode::Kexec);
+                let text =
+                    serde_json::to_string_pretty(&request).map_err(|e| io(Error::json(e)))?;
+                std::fs::write(out.join(REQUEST_FILE), text)
+                    .map_err(|e| io(Error::io("writing the guest request", e)))?;
+                state.booting();
+                state.save(&dir).map_err(io)?;
+                let kernel = state.kernel(slot.side);
+                events.state(
+                    JobState::Booting,
+                    &format!(
+                        "kexec into the {} kernel (boot {})",
+                        slot.side.as_str(),
+                        slot.seq + 1
+                    ),
+                );
+                let cmdline = kernel_cmdline(current_cmdline, &pipeline.runner, &out);
+                if let Err(e) = kexec.boot(&kernel.image(), &cmdline) {
+                    state.fail(FailureReason::BootFailed, e.to_string());
+                    state.save(&dir).map_err(io)?;
+                    continue;
+                }
+                return Ok(KexecProgress::Rebooting);
+            }
+            Action::Collect(_, slot) => {
+                let out = boot_dir(&dir, slot.seq);
+                let kernel = state.kernel(slot.side);
+                match qemu::collect(&out) {
+                    Ok((report, mut results)) if !results.is_empty() => {
+                        events.state(
+                            JobState::Uploading,
+                            &format!("uploading {} runs of boot {}", results.len(), slot.seq + 1),
+                        );
+                        annotate(&mut results, &kernel, &report, 0.0, MeasurementMode::Kexec);
+                        for r in results {
+                            events.result(slot, r).map_err(|e| {
+                                failure(FailureReason::Other, "keeping a result", e)
+                            })?;
+                        }
+                        state.collected();
+                    }
+                    Ok((report, _)) => state.fail(
+                        FailureReason::NoResults,
+                        format!(
+                            "boot {} wrote no results: {}",
+                            slot.seq + 1,
+                            report.errors.join("; ")
+                        ),
+                    ),
+                    Err(detail) => state.fail(
+                        FailureReason::NoResults,
+                        format!(
+                            "boot {} (kexec): {detail}; the kernel may have panicked",
+                            slot.seq + 1
+                        ),
+                    ),
+                }
+                state.save(&dir).map_err(io)?;
+            }
+            Action::Finished => {
+                KexecState::clear(&dir).map_err(io)?;
+                return Ok(KexecProgress::Finished);
+            }
+            Action::Failed(reason, detail) => {
+                KexecState::clear(&dir).map_err(io)?;
+                return Err(JobFailure::new(reason, detail));
+            }
+        }
+    }
 }
 
 fn boot_failure(e: BootError, slot: BootSlot, spec: &BootSpec) -> JobFailure {
@@ -573,5 +748,212 @@ pub fn failure(reason: FailureReason, step: &str, e: Error) -> JobFailure {
         reason,
         detail,
         log_tail,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::guest::{GuestReport, REPORT_FILE, run_file};
+    use crate::kernel::kexec::{Kexec, KexecState, boot_dir};
+    use patchperf_common::protocol::{BaseSource, NrTask, WorkloadParams};
+    use patchperf_common::run::TaskMode;
+
+    #[derive(Default)]
+    struct Rec {
+        results: Vec<(BootSlot, RunResult)>,
+    }
+    impl Events for Rec {
+        fn state(&mut self, _: JobState, _: &str) {}
+        fn line(&mut self, _: &str) {}
+        fn result(&mut self, boot: BootSlot, result: RunResult) -> Result<(), Error> {
+            self.results.push((boot, result));
+            Ok(())
+        }
+        fn cancelled(&self) -> bool {
+            false
+        }
+    }
+
+    fn kernel(dir: &Path, key: &str) -> BuiltKernel {
+        let kdir = dir.join("kernels").join(key);
+        std::fs::create_dir_all(&kdir).unwrap();
+        std::fs::write(kdir.join("bzImage"), "not really a kernel").unwrap();
+        BuiltKernel {
+            key: key.repeat(16),
+            source: "linux-source-6.1 sha256:ab".into(),
+            patches_sha256: (key == "p").then(|| "5e7".to_string()),
+            config_sha256: "cf".into(),
+            compiler: "gcc 12".into(),
+            build_seconds: 600.0,
+            image_bytes: 19,
+            dir: kdir,
+        }
+    }
+
+    fn job() -> JobSpec {
+        JobSpec {
+            job_id: 9,
+            comparison_id: 4,
+            attempt: 1,
+            lease_seconds: 600,
+            base: BaseSource::Tarball {
+                name: "linux-source-6.1".into(),
+            },
+            mbox: String::new(),
+            patches_sha256: String::new(),
+            config_fragment: None,
+            workloads: vec!["dup1".into()],
+            params: WorkloadParams {
+                mode: TaskMode::Process,
+                nr_task: vec![NrTask::Count(1)],
+                seconds: 5,
+                warmup_seconds: 1,
+                perf_stat: false,
+                perf_profile: false,
+            },
+            backend: Some(MeasurementMode::Kexec),
+            boots: vec![
+                BootSlot {
+                    seq: 0,
+                    side: Side::Base,
+                },
+                BootSlot {
+                    seq: 1,
+                    side: Side::Patched,
+                },
+            ],
+        }
+    }
+
+    /// What the kexec'd kernel's init leaves in its directory.
+    fn guest_writes(dir: &Path, version: &str) {
+        let result = RunResult {
+            workload: "dup1".into(),
+            mode: TaskMode::Process,
+            nr_task: 1,
+            warmup_seconds: 1,
+            seconds: 5,
+            measurement: MeasurementMode::Kexec,
+            kernel: None,
+            samples: vec![],
+            metrics: vec![MetricValue {
+                name: "will-it-scale.per_process_ops".into(),
+                value: 1000.0,
+            }],
+            series: vec![],
+            unsupported: vec![],
+            profile_event: None,
+            warnings: vec![],
+        };
+        std::fs::write(
+            dir.join(run_file(0)),
+            serde_json::to_string(&result).unwrap(),
+        )
+        .unwrap();
+        let report = GuestReport {
+            release: "6.1.192".into(),
+            version: version.into(),
+            nr_cpu: 8,
+            results: vec![run_file(0)],
+            errors: vec![],
+            finished: true,
+        };
+        std::fs::write(
+            dir.join(REPORT_FILE),
+            serde_json::to_string(&report).unwrap(),
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn a_kexec_job_boots_collects_and_resumes_across_simulated_reboots() {
+        let tmp = tempfile::tempdir().unwrap();
+        let pipeline = Pipeline {
+            cache: Cache::at(tmp.path().join("cache")),
+            runner: PathBuf::from("/usr/bin/patchperf-runner"),
+            boot_limit: None,
+            run_limit: None,
+            extra_cmdline: vec![],
+        };
+        let kexec_dir = tmp.path().join("cache/kexec");
+        let (base, patched) = (kernel(tmp.path(), "b"), kernel(tmp.path(), "p"));
+        KexecState::new(job(), &base, &patched)
+            .save(&kexec_dir)
+            .unwrap();
+        let cmdline = "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro";
+        let mut rec = Rec::default();
+
+        // Start 1: kexec into the base kernel.
+        let mut k = Kexec::dry_run();
+        assert_eq!(
+            kexec_step(&pipeline, &job(), cmdline, &mut k, &mut rec),
+            Ok(KexecProgress::Rebooting)
+        );
+        let boot0 = boot_dir(&kexec_dir, 0);
+        assert!(boot0.join(REQUEST_FILE).is_file());
+        let log = k.dry_run.take().unwrap();
+        assert_eq!(
+            log[0],
+            format!(
+                "kexec -l {} \"--command-line=root=/dev/sda1 rw panic=10 init=/usr/bin/patchperf-runner -- guest --kexec-out {}\"",
+                base.image().display(),
+                boot0.display()
+            )
+        );
+        assert_eq!(log[1], "kexec -e");
+        guest_writes(&boot0, "#bbbbbbbbbbbb SMP");
+
+        // Start 2 (after the reboot): collect boot 0, kexec into patched.
+        let mut k = Kexec::dry_run();
+        assert_eq!(
+            kexec_step(&pipeline, &job(), cmdline, &mut k, &mut rec),
+            Ok(KexecProgress::Rebooting)
+        );
+        assert!(k.dry_run.unwrap()[0].contains(&patched.image().display().to_string()));
+        assert_eq!(rec.results.len(), 1);
+        guest_writes(&boot_dir(&kexec_dir, 1), "#pppppppppppp SMP");
+
+        // Start 3: collect boot 1 and finish.
+        let mut k = Kexec::dry_run();
+        assert_eq!(
+            kexec_step(&pipeline, &job(), cmdline, &mut k, &mut rec),
+            Ok(KexecProgress::Finished)
+        );
+        assert!(k.dry_run.unwrap().is_empty());
+        let sides: Vec<Side> = rec.results.iter().map(|(s, _)| s.side).collect();
+        assert_eq!(sides, [Side::Base, Side::Patched]);
+        let (_, r) = &rec.results[1];
+        assert_eq!(r.measurement, MeasurementMode::Kexec);
+        let id = r.kernel.as_ref().unwrap();
+        assert_eq!(id.patches_sha256.as_deref(), Some("5e7"));
+        assert_eq!(id.version, "#pppppppppppp SMP");
+        assert_eq!(KexecState::load(&kexec_dir).unwrap(), None);
+    }
+
+    #[test]
+    fn a_kexec_boot_that_left_nothing_fails_the_job_as_no_results() {
+        let tmp = tempfile::tempdir().unwrap();
+        let pipeline = Pipeline {
+            cache: Cache::at(tmp.path().join("cache")),
+            runner: PathBuf::from("/usr/bin/patchperf-runner"),
+            boot_limit: None,
+            run_limit: None,
+            extra_cmdline: vec![],
+        };
+        let kexec_dir = tmp.path().join("cache/kexec");
+        let (base, patched) = (kernel(tmp.path(), "b"), kernel(tmp.path(), "p"));
+        KexecState::new(job(), &base, &patched)
+            .save(&kexec_dir)
+            .unwrap();
+        let mut rec = Rec::default();
+        let mut k = Kexec::dry_run();
+        kexec_step(&pipeline, &job(), "root=/dev/sda1", &mut k, &mut rec).unwrap();
+        // The kernel panicked and the machine came back: nothing written.
+        let failure =
+            kexec_step(&pipeline, &job(), "root=/dev/sda1", &mut k, &mut rec).unwrap_err();
+        assert_eq!(failure.reason, FailureReason::NoResults);
+        assert!(failure.detail.contains("boot 1"), "{}", failure.detail);
+        assert_eq!(KexecState::load(&kexec_dir).unwrap(), None);
     }
 }

@@ -352,8 +352,9 @@ pub fn boot(
     })
 }
 
-/// Collect step: reads the guest's report and results from the share.
-fn collect(out_dir: &Path) -> Result<(GuestReport, Vec<RunResult>), String> {
+/// Collect step: reads the guest's report and results from the share
+/// (also used for the results a kexec'd kernel left on disk).
+pub fn collect(out_dir: &Path) -> Result<(GuestReport, Vec<RunResult>), String> {
     let path = out_dir.join(REPORT_FILE);
     let text = std::fs::read_to_string(&path)
         .map_err(|_| "the guest wrote no report (its driver did not start?)".to_string())?;
