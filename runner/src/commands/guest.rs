@@ -11,12 +11,13 @@ use nix::mount::{MsFlags, mount};
 use patchperf_common::run::RunResult;
 
 use crate::Error;
-use crate::bench::{self, BenchConfig, Collector};
+use crate::bench::{self, BenchConfig};
 use crate::cli::guest::GuestArgs;
 use crate::kernel::guest::{
     DONE_MARKER, GUEST_OUT, GUEST_TMP, GuestReport, GuestRequest, GuestRun, OUT_TAG, REPORT_FILE,
     REQUEST_FILE, RUN_MARKER, UP_MARKER, run_file,
 };
+use crate::perf::{self, PerfOptions, PerfTool};
 
 /// Runs `patchperf-runner guest`.
 pub fn run(args: GuestArgs) -> Result<(), Error> {
@@ -142,13 +143,22 @@ fn one_run(
     config.scratch = Some(scratch.to_path_buf());
     config.measurement = request.measurement;
     config.validate()?;
-    let mut collectors: Vec<Box<dyn Collector>> = Vec::new();
+    let tools: Vec<PerfTool> = [
+        (run.perf_stat, PerfTool::Stat),
+        (run.perf_profile, PerfTool::Profile),
+    ]
+    .into_iter()
+    .filter_map(|(wanted, tool)| wanted.then_some(tool))
+    .collect();
+    // The guest's root is read-only; perf keeps its data on the tmpfs.
+    let options = PerfOptions {
+        work_dir: scratch.to_path_buf(),
+        ..PerfOptions::default()
+    };
+    let perf = perf::setup(&tools, &options);
+    let mut collectors = perf.collectors;
     let mut result = bench::run(&config, &mut collectors)?;
-    if run.perf_stat || run.perf_profile {
-        result.warnings.push(
-            "perf collection was requested but this runner build has no perf collectors".into(),
-        );
-    }
+    result.warnings.splice(0..0, perf.warnings);
     Ok(result)
 }
 

@@ -11,6 +11,29 @@ use patchperf_runner::bench::Collector;
 use patchperf_runner::perf::env::{Perf, kernel_symbols_warning};
 use patchperf_runner::perf::{PerfOptions, PerfStat, PerfTool, setup};
 
+/// The tests here measure the machine; running them side by side would
+/// make each one's perf slow to start and its numbers a mix.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Warnings saying a perf collector failed or could not run.
+fn perf_failures(run: &RunResult) -> Vec<&String> {
+    run.warnings
+        .iter()
+        .filter(|w| {
+            w.starts_with("perf-stat:")
+                || w.starts_with("perf-profile:")
+                || w.contains("perf not found")
+                || w.contains("paranoid")
+        })
+        .collect()
+}
+
 fn perf_or_skip() -> Option<Perf> {
     match Perf::detect(&PerfOptions::default().program) {
         Ok(perf) => Some(perf),
@@ -27,7 +50,7 @@ fn empty_run() -> RunResult {
         mode: TaskMode::Thread,
         nr_task: 2,
         warmup_seconds: 0,
-        seconds: 3,
+        seconds: 4,
         measurement: MeasurementMode::Host,
         kernel: None,
         samples: Vec::new(),
@@ -86,6 +109,7 @@ fn metric(run: &RunResult, name: &str) -> Option<f64> {
 #[test]
 fn stat_and_profile_measure_a_real_dup_loop() {
     let Some(_) = perf_or_skip() else { return };
+    let _alone = one_at_a_time();
     let perf = setup(
         &[PerfTool::Stat, PerfTool::Profile],
         &PerfOptions::default(),
@@ -99,7 +123,7 @@ fn stat_and_profile_measure_a_real_dup_loop() {
         collector.start().unwrap();
     }
     let before = load.ops();
-    std::thread::sleep(Duration::from_millis(3200));
+    std::thread::sleep(Duration::from_millis(4200));
     let mut run = empty_run();
     run.metrics.push(MetricValue {
         name: "will-it-scale.workload".into(),
@@ -186,6 +210,7 @@ fn stat_and_profile_measure_a_real_dup_loop() {
 #[test]
 fn perf_refusing_an_event_is_reported_with_its_own_words() {
     let Some(perf) = perf_or_skip() else { return };
+    let _alone = one_at_a_time();
     let options = PerfOptions {
         stat_events: vec!["no-such-event".into()],
         ..PerfOptions::default()
@@ -196,4 +221,93 @@ fn perf_refusing_an_event_is_reported_with_its_own_words() {
     let err = stat.finish(&mut empty_run()).unwrap_err();
     assert!(err.contains("perf stat stopped before"), "{err}");
     assert!(err.contains("no-such-event"), "{err}");
+}
+
+/// Runs the built `patchperf-runner` with `args`; returns its stdout.
+fn runner(args: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_patchperf-runner"))
+        .args(args)
+        .output()
+        .expect("patchperf-runner runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+fn read_run(path: &std::path::Path) -> RunResult {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn bench_dup1_with_perf_stat_and_profile_stores_both_families() {
+    let Some(_) = perf_or_skip() else { return };
+    let _alone = one_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let stdout = runner(&[
+        "bench",
+        "dup1",
+        "-t",
+        "2",
+        "--warmup",
+        "1",
+        "--seconds",
+        "3",
+        "--perf",
+        "stat,profile",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(stdout.contains("perf-stat.ps.task-clock"), "{stdout}");
+    assert!(stdout.contains("perf-profile sampled on: "), "{stdout}");
+    let run = read_run(&json);
+    assert!(run.metric("perf-stat.i.context-switches").is_some());
+    assert!(run.profile_event.is_some());
+    assert!(
+        run.metrics
+            .iter()
+            .any(|m| m.name.starts_with("perf-profile.children."))
+    );
+    if kernel_symbols_warning().is_none() {
+        assert!(
+            run.metric("perf-profile.children.cycles-pp.alloc_fd")
+                .is_some(),
+            "{stdout}"
+        );
+    }
+    assert!(perf_failures(&run).is_empty(), "{:?}", run.warnings);
+}
+
+#[test]
+fn the_guest_driver_collects_perf_when_the_request_asks_for_it() {
+    let Some(_) = perf_or_skip() else { return };
+    let _alone = one_at_a_time();
+    let out = tempfile::tempdir().unwrap();
+    let request = serde_json::json!({
+        "measurement": "host",
+        "runs": [{
+            "workload": "dup1",
+            "mode": "process",
+            "nr_task": 1,
+            "seconds": 2,
+            "warmup_seconds": 1,
+            "perf_stat": true,
+            "perf_profile": true
+        }]
+    });
+    std::fs::write(out.path().join("request.json"), request.to_string()).unwrap();
+    runner(&["guest", "--out-dir", out.path().to_str().unwrap()]);
+    let run = read_run(&out.path().join("run-000.json"));
+    assert!(run.metric("perf-stat.ps.task-clock").is_some(), "{run:?}");
+    assert!(
+        run.metrics
+            .iter()
+            .any(|m| m.name.starts_with("perf-profile.self."))
+    );
+    assert!(perf_failures(&run).is_empty(), "{:?}", run.warnings);
 }

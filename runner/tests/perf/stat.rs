@@ -1,6 +1,6 @@
 //! perf stat: reading perf's CSV and the `perf-stat.*` arithmetic.
 
-use patchperf_runner::perf::stat::metrics::{StatMetrics, derive};
+use patchperf_runner::perf::stat::metrics::{StatMetrics, derive, window_warning};
 use patchperf_runner::perf::stat::parse::{Reading, parse_intervals, parse_totals};
 use proptest::prelude::*;
 
@@ -15,9 +15,9 @@ const HARDWARE: [&str; 6] = [
     "cache-misses",
 ];
 
-fn derive_fixture(name: &str, workload: Option<f64>) -> StatMetrics {
+fn derive_fixture(name: &str, ops_per_second: Option<f64>) -> StatMetrics {
     let intervals = parse_intervals(&fixture(name)).expect("fixture parses");
-    derive(&intervals, 1.0, workload)
+    derive(&intervals, 1.0, ops_per_second)
 }
 
 #[test]
@@ -136,7 +136,8 @@ fn hardware_events_that_are_not_supported_are_listed_and_never_zero() {
 fn pmu_output_gives_0day_derived_metrics() {
     // Hand-computed from stat-pmu-synthetic.csv: three 1 s intervals and a
     // 0.25 s tail, 3.25 s in all.
-    let stat = derive_fixture("stat-pmu-synthetic.csv", Some(1.3e9));
+    // 1.3e9 operations over the 3.25 s: 4e8 a second.
+    let stat = derive_fixture("stat-pmu-synthetic.csv", Some(4e8));
     let m = &stat.metrics;
     assert_close(value(m, "perf-stat.total.cycles"), 13e9);
     assert_close(value(m, "perf-stat.ps.cycles"), 13e9 / 3.25);
@@ -160,6 +161,7 @@ fn pmu_output_gives_0day_derived_metrics() {
     // Cache misses 10%, 20%, 30%; 65e6 of 325e6 overall.
     assert_close(value(m, "perf-stat.i.cache-miss-rate%"), 20.0);
     assert_close(value(m, "perf-stat.overall.cache-miss-rate%"), 20.0);
+    // Instructions per operation: (13.04e9 / 3.25 s) / (4e8 ops/s).
     assert_close(value(m, "perf-stat.overall.path-length"), 13.04e9 / 1.3e9);
     assert_close(value(m, "perf-stat.ps.cpu-migrations"), 7.0 / 3.25);
     assert_close(value(m, "perf-stat.i.page-faults"), 10.0);
@@ -203,6 +205,17 @@ fn counters_at_75_percent_are_not_warned_about() {
 }
 
 #[test]
+fn a_perf_window_much_shorter_than_the_measured_seconds_is_warned_about() {
+    assert!(window_warning(9.7, 10.0).is_none());
+    assert!(window_warning(0.6, 1.0).is_none());
+    let warning = window_warning(8.2, 10.0).unwrap();
+    assert!(
+        warning.contains("8.20 s of the 10 measured seconds"),
+        "{warning}"
+    );
+}
+
+#[test]
 fn path_length_needs_the_workload() {
     let stat = derive_fixture("stat-pmu-synthetic.csv", None);
     assert!(
@@ -222,6 +235,7 @@ fn an_event_never_counted_is_unsupported_with_a_warning() {
      2.000000000,<not counted>,,cycles,0,0.00,,
      2.000000000,3000,,instructions,2000000000,100.00,,
 ";
+    // 5000 instructions in 2 s at 10 operations a second: 250 per operation.
     let stat = derive(&parse_intervals(text).unwrap(), 1.0, Some(10.0));
     for name in [
         "perf-stat.ps.cycles",
@@ -236,7 +250,7 @@ fn an_event_never_counted_is_unsupported_with_a_warning() {
     }
     assert!(stat.warnings.iter().any(|w| w.contains("<not counted>")));
     assert_close(value(&stat.metrics, "perf-stat.total.instructions"), 5000.0);
-    assert_close(value(&stat.metrics, "perf-stat.overall.path-length"), 500.0);
+    assert_close(value(&stat.metrics, "perf-stat.overall.path-length"), 250.0);
     assert!(!stat.metrics.iter().any(|m| m.name.contains("cycles")));
 }
 

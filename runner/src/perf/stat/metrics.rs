@@ -19,8 +19,12 @@
 //! ÷ branch-instructions, `cache-miss-rate%` = 100 × cache-misses ÷
 //! cache-references. `perf-stat.overall.<m>` is computed from the totals,
 //! `perf-stat.i.<m>` is the mean of the per-interval values, and
-//! `perf-stat.overall.path-length` = total instructions ÷
-//! `will-it-scale.workload` (instructions per operation).
+//! `perf-stat.overall.path-length` is instructions per operation. 0-day
+//! divides total instructions by `will-it-scale.workload`; here the two rates
+//! are divided instead (`perf-stat.ps.instructions` ÷ operations per measured
+//! second), which is the same number when both cover the same seconds and
+//! stays right when perf, slow to start on a loaded machine, counted a little
+//! less than the measured window.
 //!
 //! An event perf could not count in any interval (`<not supported>` or
 //! `<not counted>`) produces no number at all: the metrics it would have
@@ -116,12 +120,13 @@ impl EventSummary {
 
 /// Derives the `perf-stat.*` metrics from perf's intervals.
 ///
-/// `interval_seconds` is the nominal interval (`-I` ÷ 1000); `workload_ops`
-/// is `will-it-scale.workload` when the run has it.
+/// `interval_seconds` is the nominal interval (`-I` ÷ 1000);
+/// `ops_per_second` is `will-it-scale.workload` ÷ measured seconds when the
+/// run has them.
 pub fn derive(
     intervals: &[Interval],
     interval_seconds: f64,
-    workload_ops: Option<f64>,
+    ops_per_second: Option<f64>,
 ) -> StatMetrics {
     let mut out = StatMetrics::default();
     if intervals.is_empty() {
@@ -201,7 +206,7 @@ pub fn derive(
     for ratio in RATIOS {
         derive_ratio(&mut out, &events, ratio, &full, interval_seconds);
     }
-    derive_path_length(&mut out, &events, workload_ops);
+    derive_path_length(&mut out, &events, elapsed, ops_per_second);
     out
 }
 
@@ -328,7 +333,8 @@ fn derive_ratio(
 fn derive_path_length(
     out: &mut StatMetrics,
     events: &[(String, EventSummary)],
-    workload_ops: Option<f64>,
+    elapsed: f64,
+    ops_per_second: Option<f64>,
 ) {
     let Some((_, instructions)) = events.iter().find(|(event, _)| event == "instructions") else {
         return;
@@ -338,11 +344,24 @@ fn derive_path_length(
         out.unsupported.push(name);
         return;
     }
-    if let (Some(total), Some(ops)) = (instructions.total(), workload_ops) {
-        if ops > 0.0 {
-            push(&mut out.metrics, name, total / ops);
+    if let (Some(total), Some(ops)) = (instructions.total(), ops_per_second) {
+        if ops > 0.0 && elapsed > 0.0 {
+            push(&mut out.metrics, name, total / elapsed / ops);
         }
     }
+}
+
+/// A warning when perf counted noticeably less time than the measured
+/// seconds (it took long to start on a loaded machine), so readers know the
+/// perf-stat numbers cover part of the window; `None` otherwise.
+pub fn window_warning(perf_seconds: f64, measured_seconds: f64) -> Option<String> {
+    let shortfall = measured_seconds - perf_seconds;
+    (shortfall > (0.05 * measured_seconds).max(0.5)).then(|| {
+        format!(
+            "perf stat counted {perf_seconds:.2} s of the {measured_seconds} measured \
+             seconds (it was slow to start); its rates cover that part only"
+        )
+    })
 }
 
 /// Adds a metric unless its value is not a finite number (JSON cannot carry

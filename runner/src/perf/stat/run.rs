@@ -7,7 +7,7 @@ use patchperf_common::metric::WIS_WORKLOAD;
 use patchperf_common::run::RunResult;
 use tempfile::TempDir;
 
-use super::metrics::derive;
+use super::metrics::{derive, window_warning};
 use super::parse::parse_intervals;
 use crate::bench::Collector;
 use crate::perf::PerfOptions;
@@ -81,11 +81,21 @@ impl Collector for PerfStat {
             .map_err(|err| format!("cannot read perf stat's output: {err}"))?;
         let intervals = parse_intervals(&text)
             .map_err(|err| format!("{err}{}", exec::tail(&self.dir.path().join("stat.stderr"))))?;
+        let seconds = f64::from(result.seconds);
+        let ops_per_second = result
+            .metric(WIS_WORKLOAD)
+            .filter(|_| seconds > 0.0)
+            .map(|ops| ops / seconds);
         let stat = derive(
             &intervals,
             f64::from(self.interval_ms) / 1000.0,
-            result.metric(WIS_WORKLOAD),
+            ops_per_second,
         );
+        if let Some(last) = intervals.last() {
+            result
+                .warnings
+                .extend(window_warning(last.end_seconds, seconds));
+        }
         result.metrics.extend(stat.metrics);
         result.series.extend(stat.series);
         result.unsupported.extend(stat.unsupported);
