@@ -42,6 +42,15 @@ pub struct RegisterRequest {
     pub inventory: MachineInventory,
 }
 
+/// Header that names the calling machine (its id from [`RegisterResponse`])
+/// on every job-scoped call: heartbeat, state, runs, finish.
+pub const MACHINE_HEADER: &str = "patchperf-machine";
+
+/// Header that names the attempt ([`JobSpec::attempt`]) the caller holds on
+/// every job-scoped call; a call from an attempt whose lease ran out is
+/// refused even when the same machine claimed the job again.
+pub const ATTEMPT_HEADER: &str = "patchperf-attempt";
+
 /// Answer to [`RegisterRequest`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RegisterResponse {
@@ -321,6 +330,16 @@ pub struct RunUpload {
     pub result: RunResult,
 }
 
+/// Answer to [`RunUpload`]: `201 Created` with `stored: true` the first
+/// time, `200 OK` with `stored: false` when the run was stored before.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunUploadResponse {
+    /// The stored run's id.
+    pub run_id: i64,
+    /// Whether this upload stored it (false: it was already there).
+    pub stored: bool,
+}
+
 /// Why a job failed, as the report names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -350,6 +369,43 @@ pub enum FailureReason {
 }
 
 impl FailureReason {
+    /// Every reason, for tables and validation.
+    pub const ALL: &'static [FailureReason] = &[
+        FailureReason::PatchDoesNotApply,
+        FailureReason::FetchFailed,
+        FailureReason::BuildFailed,
+        FailureReason::BootFailed,
+        FailureReason::KernelPanic,
+        FailureReason::Timeout,
+        FailureReason::NoResults,
+        FailureReason::Unsupported,
+        FailureReason::Cancelled,
+        FailureReason::LeaseExpired,
+        FailureReason::Other,
+    ];
+
+    /// The wire and storage spelling: `patch-does-not-apply`.
+    pub fn code(self) -> &'static str {
+        match self {
+            FailureReason::PatchDoesNotApply => "patch-does-not-apply",
+            FailureReason::FetchFailed => "fetch-failed",
+            FailureReason::BuildFailed => "build-failed",
+            FailureReason::BootFailed => "boot-failed",
+            FailureReason::KernelPanic => "kernel-panic",
+            FailureReason::Timeout => "timeout",
+            FailureReason::NoResults => "no-results",
+            FailureReason::Unsupported => "unsupported",
+            FailureReason::Cancelled => "cancelled",
+            FailureReason::LeaseExpired => "lease-expired",
+            FailureReason::Other => "other",
+        }
+    }
+
+    /// Parses [`FailureReason::code`]'s output.
+    pub fn from_code(code: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|r| r.code() == code)
+    }
+
     /// The reason in words, as shown on reports: `patch does not apply`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -417,6 +473,17 @@ mod tests {
         let v: Vec<NrTask> = serde_json::from_str(r#"[1, "50%", 8]"#).unwrap();
         assert_eq!(v, [NrTask::Count(1), NrTask::Percent(50), NrTask::Count(8)]);
         assert_eq!(serde_json::to_string(&v).unwrap(), r#"[1,"50%",8]"#);
+    }
+
+    #[test]
+    fn failure_reason_codes_are_the_serde_spelling() {
+        for &reason in FailureReason::ALL {
+            assert_eq!(
+                serde_json::to_value(reason).unwrap(),
+                serde_json::Value::String(reason.code().to_string())
+            );
+            assert_eq!(FailureReason::from_code(reason.code()), Some(reason));
+        }
     }
 
     #[test]

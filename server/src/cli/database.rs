@@ -1,0 +1,77 @@
+//! Opening the database for any command: `DATABASE_URL`, or the private
+//! cluster under the data directory; migrated before use.
+
+use sqlx::PgPool;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+
+use crate::cli::DatabaseArgs;
+use crate::postgres::{self, PrivatePostgres};
+use crate::{Error, MIGRATOR};
+
+/// A migrated pool, and the private cluster behind it when there is one.
+#[derive(Debug)]
+pub struct Database {
+    /// The pool.
+    pub pool: PgPool,
+    private: Option<PrivatePostgres>,
+}
+
+impl Database {
+    /// Connects (starting the private cluster if needed) and migrates.
+    pub async fn open(args: &DatabaseArgs) -> Result<Self, Error> {
+        let (options, private) = match &args.database_url {
+            Some(url) => {
+                let options: PgConnectOptions = url
+                    .parse()
+                    .map_err(|e| Error::Setup(format!("DATABASE_URL is not usable: {e}")))?;
+                (options, None)
+            }
+            None => {
+                let dir = args.data_dir.clone();
+                let pg = tokio::task::spawn_blocking(move || PrivatePostgres::start(&dir))
+                    .await
+                    .map_err(|e| Error::Internal(format!("starting Postgres: {e}")))??;
+                create_database(&pg).await?;
+                (pg.connect_options(postgres::DATABASE), Some(pg))
+            }
+        };
+        let pool = PgPoolOptions::new()
+            .max_connections(20)
+            .connect_with(options)
+            .await
+            .map_err(|e| Error::Setup(format!("cannot connect to Postgres: {e}")))?;
+        MIGRATOR
+            .run(&pool)
+            .await
+            .map_err(|e| Error::Setup(format!("database migration failed: {e}")))?;
+        Ok(Database { pool, private })
+    }
+
+    /// Closes the pool, then stops the private cluster if we started it.
+    pub async fn close(mut self) {
+        self.pool.close().await;
+        if let Some(mut pg) = self.private.take() {
+            let _ = tokio::task::spawn_blocking(move || pg.stop()).await;
+        }
+    }
+}
+
+async fn create_database(pg: &PrivatePostgres) -> Result<(), Error> {
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect_with(&pg.connect_options("postgres"))
+        .await
+        .map_err(|e| Error::Setup(format!("cannot connect to the private Postgres: {e}")))?;
+    let exists: bool =
+        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)")
+            .bind(postgres::DATABASE)
+            .fetch_one(&mut conn)
+            .await?;
+    if !exists {
+        // CREATE DATABASE takes no parameters; the name is our constant.
+        sqlx::raw_sql(&format!("CREATE DATABASE {}", postgres::DATABASE))
+            .execute(&mut conn)
+            .await?;
+    }
+    conn.close().await?;
+    Ok(())
+}

@@ -1,0 +1,47 @@
+//! Tunables of a running server. Defaults suit a small lab; tests shorten
+//! the lease and the claim wait so they never sleep long.
+
+use std::time::Duration;
+
+/// Server configuration shared by all handlers through [`crate::AppState`].
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// How long a claim or a heartbeat keeps a job leased.
+    pub lease: Duration,
+    /// How many times a job may be claimed before a lease that runs out
+    /// fails it (reason `lease-expired`).
+    pub max_attempts: u32,
+    /// Upper bound of a claim's long-poll, whatever the runner asks for.
+    pub claim_wait_max: Duration,
+    /// How often a waiting claim looks for work when no notification came
+    /// (jobs become claimable by leases running out, which nobody announces).
+    pub claim_poll: Duration,
+    /// Largest request body accepted, in bytes.
+    pub body_limit: usize,
+    /// Absolute base URL for links in answers (`https://perf.example.org`);
+    /// links are relative when unset.
+    pub public_url: Option<String>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            lease: Duration::from_secs(120),
+            max_attempts: 3,
+            claim_wait_max: Duration::from_secs(30),
+            claim_poll: Duration::from_secs(2),
+            body_limit: 16 * 1024 * 1024,
+            public_url: None,
+        }
+    }
+}
+
+impl Config {
+    /// `path` prefixed with the public URL when one is configured.
+    pub fn link(&self, path: &str) -> String {
+        match &self.public_url {
+            Some(base) => format!("{}{path}", base.trim_end_matches('/')),
+            None => path.to_string(),
+        }
+    }
+}

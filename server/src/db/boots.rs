@@ -1,0 +1,60 @@
+//! `boots`: the boot order of each comparison.
+
+use patchperf_common::run::Side;
+use sqlx::{PgConnection, PgExecutor};
+
+/// One boot of a comparison.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct BootRow {
+    /// Comparison-wide position.
+    pub seq: i32,
+    /// The job that performs it.
+    pub job_id: i64,
+    /// `base` or `patched`.
+    pub side: String,
+}
+
+/// Stores one planned boot.
+pub async fn insert(
+    conn: &mut PgConnection,
+    comparison_id: i64,
+    seq: i32,
+    job_id: i64,
+    side: Side,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "INSERT INTO boots (comparison_id, seq, job_id, side) VALUES ($1, $2, $3, $4)",
+        comparison_id,
+        seq,
+        job_id,
+        side.as_str()
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// The boots of a comparison in order.
+pub async fn for_comparison(
+    db: impl PgExecutor<'_>,
+    comparison_id: i64,
+) -> Result<Vec<BootRow>, sqlx::Error> {
+    sqlx::query_as!(
+        BootRow,
+        "SELECT seq, job_id, side FROM boots WHERE comparison_id = $1 ORDER BY seq",
+        comparison_id
+    )
+    .fetch_all(db)
+    .await
+}
+
+/// The boots a job performs, in order.
+pub async fn for_job(db: impl PgExecutor<'_>, job_id: i64) -> Result<Vec<BootRow>, sqlx::Error> {
+    sqlx::query_as!(
+        BootRow,
+        "SELECT seq, job_id, side FROM boots WHERE job_id = $1 ORDER BY seq",
+        job_id
+    )
+    .fetch_all(db)
+    .await
+}

@@ -1,0 +1,269 @@
+//! `comparisons`: what CI asked to compare, and its overall status.
+
+use chrono::{DateTime, Utc};
+use patchperf_common::protocol::{BaseSource, WorkloadParams};
+use sqlx::types::Json;
+use sqlx::{PgConnection, PgExecutor};
+
+/// Overall status of a comparison.
+pub mod status {
+    /// No job claimed yet.
+    pub const QUEUED: &str = "queued";
+    /// Some job claimed or finished, some still to do.
+    pub const RUNNING: &str = "running";
+    /// Every job done.
+    pub const DONE: &str = "done";
+    /// Every job final, at least one failed.
+    pub const FAILED: &str = "failed";
+    /// Cancelled by CI or an admin.
+    pub const CANCELLED: &str = "cancelled";
+    /// All of them, for validating filters.
+    pub const ALL: &[&str] = &[QUEUED, RUNNING, DONE, FAILED, CANCELLED];
+}
+
+/// A new comparison, validated.
+#[derive(Debug, Clone)]
+pub struct NewComparison<'a> {
+    /// Base tree.
+    pub base: &'a BaseSource,
+    /// Stored patch series.
+    pub series_id: i64,
+    /// Workload names, each known.
+    pub workloads: &'a [String],
+    /// Parameters.
+    pub params: &'a WorkloadParams,
+    /// Boots per side.
+    pub runs_per_side: i32,
+    /// Requested measurement mode spelling.
+    pub backend: Option<&'a str>,
+    /// Extra Kconfig lines.
+    pub config_fragment: Option<&'a str>,
+    /// Machine pinned at submission, with its inventory snapshot.
+    pub machine: Option<(i64, serde_json::Value)>,
+    /// Seed of the boot order.
+    pub order_seed: i64,
+    /// Token that submitted it.
+    pub submitted_by: i64,
+}
+
+/// A comparison as stored, with its machine's name.
+#[derive(Debug, Clone)]
+pub struct ComparisonRow {
+    /// Row id.
+    pub id: i64,
+    /// See [`status`].
+    pub status: String,
+    /// Base tree.
+    pub base: Json<BaseSource>,
+    /// Patch series id.
+    pub series_id: i64,
+    /// Workload names.
+    pub workloads: Vec<String>,
+    /// Parameters.
+    pub params: Json<WorkloadParams>,
+    /// Boots per side.
+    pub runs_per_side: i32,
+    /// Requested measurement mode.
+    pub backend: Option<String>,
+    /// Extra Kconfig lines.
+    pub config_fragment: Option<String>,
+    /// Pinned machine.
+    pub machine_id: Option<i64>,
+    /// Pinned machine's name.
+    pub machine_name: Option<String>,
+    /// Pinned machine's inventory at pin time.
+    pub machine_inventory: Option<serde_json::Value>,
+    /// Seed of the boot order.
+    pub order_seed: i64,
+    /// Name of the submitting token.
+    pub submitted_by: String,
+    /// Submission time.
+    pub created_at: DateTime<Utc>,
+    /// Last change.
+    pub updated_at: DateTime<Utc>,
+    /// When it became done, failed or cancelled.
+    pub finished_at: Option<DateTime<Utc>>,
+}
+
+/// Stores a comparison; returns its id.
+pub async fn insert(conn: &mut PgConnection, new: &NewComparison<'_>) -> Result<i64, sqlx::Error> {
+    let (machine_id, inventory) = match &new.machine {
+        Some((id, inv)) => (Some(*id), Some(inv.clone())),
+        None => (None, None),
+    };
+    sqlx::query_scalar!(
+        r#"INSERT INTO comparisons (base, series_id, workloads, params, runs_per_side, backend,
+                                    config_fragment, machine_id, machine_inventory, order_seed,
+                                    submitted_by)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id"#,
+        Json(new.base) as _,
+        new.series_id,
+        new.workloads,
+        Json(new.params) as _,
+        new.runs_per_side,
+        new.backend,
+        new.config_fragment,
+        machine_id,
+        inventory,
+        new.order_seed,
+        new.submitted_by
+    )
+    .fetch_one(conn)
+    .await
+}
+
+/// The comparison with this id.
+pub async fn find(db: impl PgExecutor<'_>, id: i64) -> Result<Option<ComparisonRow>, sqlx::Error> {
+    sqlx::query_as!(
+        ComparisonRow,
+        r#"SELECT c.id, c.status, c.base AS "base: Json<BaseSource>", c.series_id, c.workloads,
+                  c.params AS "params: Json<WorkloadParams>", c.runs_per_side, c.backend,
+                  c.config_fragment, c.machine_id, m.name AS "machine_name?",
+                  c.machine_inventory, c.order_seed, t.name AS submitted_by,
+                  c.created_at, c.updated_at, c.finished_at
+           FROM comparisons c
+           JOIN tokens t ON t.id = c.submitted_by
+           LEFT JOIN machines m ON m.id = c.machine_id
+           WHERE c.id = $1"#,
+        id
+    )
+    .fetch_optional(db)
+    .await
+}
+
+/// Locks the comparison row for the rest of the transaction; returns its
+/// status.
+pub async fn lock(conn: &mut PgConnection, id: i64) -> Result<Option<String>, sqlx::Error> {
+    sqlx::query_scalar!(
+        "SELECT status FROM comparisons WHERE id = $1 FOR UPDATE",
+        id
+    )
+    .fetch_optional(conn)
+    .await
+}
+
+/// Filters of the comparison listing; `None` means any.
+#[derive(Debug, Clone, Default)]
+pub struct ListFilter<'a> {
+    /// Status equals.
+    pub status: Option<&'a str>,
+    /// Pinned to the machine with this name.
+    pub machine: Option<&'a str>,
+    /// Runs this workload.
+    pub workload: Option<&'a str>,
+    /// Only ids below this (the cursor of the previous page).
+    pub before: Option<i64>,
+    /// Page size.
+    pub limit: i64,
+}
+
+/// One line of the comparison listing.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ComparisonSummary {
+    /// Comparison id.
+    pub id: i64,
+    /// See [`status`].
+    pub status: String,
+    /// Base tree.
+    pub base: Json<BaseSource>,
+    /// First patch's subject.
+    pub subject: Option<String>,
+    /// Workload names.
+    pub workloads: Vec<String>,
+    /// Boots per side.
+    pub runs_per_side: i32,
+    /// Pinned machine's name.
+    pub machine: Option<String>,
+    /// Submission time.
+    pub created_at: DateTime<Utc>,
+}
+
+/// Comparisons matching `filter`, newest first.
+pub async fn list(
+    db: impl PgExecutor<'_>,
+    filter: &ListFilter<'_>,
+) -> Result<Vec<ComparisonSummary>, sqlx::Error> {
+    sqlx::query_as!(
+        ComparisonSummary,
+        r#"SELECT c.id, c.status, c.base AS "base: Json<BaseSource>",
+                  (SELECT p.subject FROM patches p
+                   WHERE p.series_id = c.series_id AND p.has_diff
+                   ORDER BY p.position LIMIT 1) AS subject,
+                  c.workloads, c.runs_per_side, m.name AS "machine?", c.created_at
+           FROM comparisons c
+           LEFT JOIN machines m ON m.id = c.machine_id
+           WHERE ($1::text IS NULL OR c.status = $1)
+             AND ($2::text IS NULL OR m.name = $2)
+             AND ($3::text IS NULL OR $3 = ANY (c.workloads))
+             AND ($4::bigint IS NULL OR c.id < $4)
+           ORDER BY c.id DESC
+           LIMIT $5"#,
+        filter.status,
+        filter.machine,
+        filter.workload,
+        filter.before,
+        filter.limit
+    )
+    .fetch_all(db)
+    .await
+}
+
+/// Pins the comparison to the machine (first claim) and marks it running.
+pub async fn pin_and_start(
+    conn: &mut PgConnection,
+    id: i64,
+    machine_id: i64,
+    inventory: serde_json::Value,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "UPDATE comparisons
+         SET machine_id = COALESCE(machine_id, $2),
+             machine_inventory = COALESCE(machine_inventory, $3),
+             status = CASE WHEN status = 'queued' THEN 'running' ELSE status END,
+             updated_at = now()
+         WHERE id = $1",
+        id,
+        machine_id,
+        inventory
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Recomputes the status from the jobs (a cancelled comparison stays
+/// cancelled): done when every job is done, failed when every job is final
+/// and one failed, running once any job left the queue.
+pub async fn refresh_status(conn: &mut PgConnection, id: i64) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        r#"UPDATE comparisons c
+           SET status = s.status,
+               updated_at = now(),
+               finished_at = CASE WHEN s.status IN ('done', 'failed')
+                                  THEN COALESCE(c.finished_at, now()) END
+           FROM (SELECT CASE
+                          WHEN bool_and(state = 'done') THEN 'done'
+                          WHEN bool_and(state IN ('done', 'failed')) THEN 'failed'
+                          WHEN bool_or(state <> 'queued') THEN 'running'
+                          ELSE 'queued'
+                        END AS status
+                 FROM jobs WHERE comparison_id = $1) s
+           WHERE c.id = $1 AND c.status <> 'cancelled'"#,
+        id
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Marks the comparison cancelled.
+pub async fn cancel(conn: &mut PgConnection, id: i64) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "UPDATE comparisons SET status = 'cancelled', updated_at = now(), finished_at = now()
+         WHERE id = $1",
+        id
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}

@@ -1,0 +1,302 @@
+//! `jobs`: the queue, leases and outcomes of the units runners claim.
+
+use chrono::{DateTime, Utc};
+use sqlx::{PgConnection, PgExecutor};
+
+/// States in which a machine holds the job's lease.
+pub const ACTIVE_STATES: &[&str] = &[
+    "claimed",
+    "fetching",
+    "applying",
+    "building",
+    "booting",
+    "running",
+    "uploading",
+];
+
+/// A job as stored.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct JobRow {
+    /// Row id.
+    pub id: i64,
+    /// Its comparison.
+    pub comparison_id: i64,
+    /// Claim order within the comparison.
+    pub seq: i32,
+    /// `JobState` spelling.
+    pub state: String,
+    /// Claims so far.
+    pub attempt: i32,
+    /// Claims allowed.
+    pub max_attempts: i32,
+    /// Lease holder (or the machine that ran it, once final).
+    pub machine_id: Option<i64>,
+    /// When the lease runs out.
+    pub lease_expires_at: Option<DateTime<Utc>>,
+    /// Last progress message.
+    pub message: String,
+    /// `FailureReason` spelling, when failed.
+    pub failure_reason: Option<String>,
+    /// Specifics of the failure.
+    pub failure_detail: Option<String>,
+    /// Last log tail reported.
+    pub log_tail: String,
+    /// Creation time.
+    pub created_at: DateTime<Utc>,
+    /// Last change.
+    pub updated_at: DateTime<Utc>,
+    /// When it became done or failed.
+    pub finished_at: Option<DateTime<Utc>>,
+}
+
+/// Creates a queued job; returns its id.
+pub async fn insert(
+    conn: &mut PgConnection,
+    comparison_id: i64,
+    seq: i32,
+    max_attempts: i32,
+) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar!(
+        "INSERT INTO jobs (comparison_id, seq, max_attempts) VALUES ($1, $2, $3) RETURNING id",
+        comparison_id,
+        seq,
+        max_attempts
+    )
+    .fetch_one(conn)
+    .await
+}
+
+/// The jobs of a comparison in claim order.
+pub async fn for_comparison(
+    db: impl PgExecutor<'_>,
+    comparison_id: i64,
+) -> Result<Vec<JobRow>, sqlx::Error> {
+    sqlx::query_as!(
+        JobRow,
+        "SELECT * FROM jobs WHERE comparison_id = $1 ORDER BY seq",
+        comparison_id
+    )
+    .fetch_all(db)
+    .await
+}
+
+/// Locks and returns a job for the rest of the transaction.
+pub async fn lock(conn: &mut PgConnection, id: i64) -> Result<Option<JobRow>, sqlx::Error> {
+    sqlx::query_as!(JobRow, "SELECT * FROM jobs WHERE id = $1 FOR UPDATE", id)
+        .fetch_optional(conn)
+        .await
+}
+
+/// The next job `machine_id` may take, locked together with its comparison
+/// (so no other machine pins that comparison meanwhile); rows other
+/// transactions hold are skipped, never waited for. A job is claimable when
+/// its comparison is live and not pinned elsewhere, its backend (if asked
+/// for) is one the machine offers, and every earlier job of the comparison
+/// is final, so boots happen in the recorded order. Oldest comparison first.
+pub async fn next_claimable(
+    conn: &mut PgConnection,
+    machine_id: i64,
+    backends: &[String],
+) -> Result<Option<i64>, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"SELECT j.id FROM jobs j
+           JOIN comparisons c ON c.id = j.comparison_id
+           WHERE j.state = 'queued'
+             AND c.status IN ('queued', 'running')
+             AND (c.machine_id IS NULL OR c.machine_id = $1)
+             AND (c.backend IS NULL OR c.backend = ANY ($2))
+             AND NOT EXISTS (SELECT 1 FROM jobs p
+                             WHERE p.comparison_id = j.comparison_id AND p.seq < j.seq
+                               AND p.state NOT IN ('done', 'failed'))
+           ORDER BY c.id, j.seq
+           LIMIT 1
+           FOR UPDATE OF j, c SKIP LOCKED"#,
+        machine_id,
+        backends
+    )
+    .fetch_optional(conn)
+    .await
+}
+
+/// Leases a (locked, queued) job to a machine for `lease_seconds`; returns
+/// the job with its new attempt number.
+pub async fn lease(
+    conn: &mut PgConnection,
+    id: i64,
+    machine_id: i64,
+    lease_seconds: f64,
+    message: &str,
+) -> Result<JobRow, sqlx::Error> {
+    sqlx::query_as!(
+        JobRow,
+        "UPDATE jobs
+         SET state = 'claimed', attempt = attempt + 1, machine_id = $2,
+             lease_expires_at = now() + make_interval(secs => $3), message = $4,
+             updated_at = now()
+         WHERE id = $1
+         RETURNING *",
+        id,
+        machine_id,
+        lease_seconds,
+        message
+    )
+    .fetch_one(conn)
+    .await
+}
+
+/// Extends the lease of a job.
+pub async fn extend_lease(
+    conn: &mut PgConnection,
+    id: i64,
+    lease_seconds: f64,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "UPDATE jobs SET lease_expires_at = now() + make_interval(secs => $2) WHERE id = $1",
+        id,
+        lease_seconds
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Records a progress state.
+pub async fn set_state(
+    conn: &mut PgConnection,
+    id: i64,
+    state: &str,
+    message: &str,
+    log_tail: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "UPDATE jobs SET state = $2, message = $3, log_tail = $4, updated_at = now()
+         WHERE id = $1",
+        id,
+        state,
+        message,
+        log_tail
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Finishes a job as done.
+pub async fn finish_done(
+    conn: &mut PgConnection,
+    id: i64,
+    log_tail: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "UPDATE jobs SET state = 'done', message = 'done', log_tail = $2, lease_expires_at = NULL,
+                         updated_at = now(), finished_at = now()
+         WHERE id = $1",
+        id,
+        log_tail
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Finishes a job as failed.
+pub async fn finish_failed(
+    conn: &mut PgConnection,
+    id: i64,
+    reason: &str,
+    detail: &str,
+    log_tail: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "UPDATE jobs SET state = 'failed', message = 'failed', failure_reason = $2,
+                         failure_detail = $3, log_tail = $4, lease_expires_at = NULL,
+                         updated_at = now(), finished_at = now()
+         WHERE id = $1",
+        id,
+        reason,
+        detail,
+        log_tail
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Fails every still-queued job of a comparison (after a failure that
+/// would repeat in every job, or a cancel); returns their ids and attempts.
+pub async fn fail_queued(
+    conn: &mut PgConnection,
+    comparison_id: i64,
+    reason: &str,
+    detail: &str,
+) -> Result<Vec<(i64, i32)>, sqlx::Error> {
+    let rows = sqlx::query!(
+        "UPDATE jobs SET state = 'failed', message = 'failed', failure_reason = $2,
+                         failure_detail = $3, updated_at = now(), finished_at = now()
+         WHERE comparison_id = $1 AND state = 'queued'
+         RETURNING id, attempt",
+        comparison_id,
+        reason,
+        detail
+    )
+    .fetch_all(conn)
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.id, r.attempt)).collect())
+}
+
+/// A job whose lease ran out, after [`expire_leases`] dealt with it.
+#[derive(Debug, Clone)]
+pub struct Expired {
+    /// Job id.
+    pub id: i64,
+    /// Its comparison.
+    pub comparison_id: i64,
+    /// `queued` (will be retried) or `failed`.
+    pub state: String,
+    /// The attempt whose lease ran out.
+    pub attempt: i32,
+    /// The machine that held it.
+    pub machine_id: Option<i64>,
+    /// Why it failed, when it did.
+    pub failure_reason: Option<String>,
+}
+
+/// Takes back every job whose lease ran out: back to the queue while
+/// attempts remain, failed with `lease-expired` after the last one (or
+/// `cancelled` when its comparison was cancelled meanwhile). Rows locked by
+/// other transactions are left for the next pass.
+pub async fn expire_leases(conn: &mut PgConnection) -> Result<Vec<Expired>, sqlx::Error> {
+    sqlx::query_as!(
+        Expired,
+        r#"WITH expired AS (
+               SELECT j.id, j.machine_id AS holder FROM jobs j
+               WHERE j.state = ANY ($1) AND j.lease_expires_at < now()
+               FOR UPDATE SKIP LOCKED
+           )
+           UPDATE jobs j SET
+               state = CASE WHEN c.status = 'cancelled' OR j.attempt >= j.max_attempts
+                            THEN 'failed' ELSE 'queued' END,
+               failure_reason = CASE WHEN c.status = 'cancelled' THEN 'cancelled'
+                                     WHEN j.attempt >= j.max_attempts THEN 'lease-expired' END,
+               failure_detail = CASE WHEN c.status = 'cancelled' THEN 'comparison cancelled'
+                                     WHEN j.attempt >= j.max_attempts
+                                     THEN format('the lease ran out in all %s attempts',
+                                                 j.max_attempts) END,
+               message = CASE WHEN c.status <> 'cancelled' AND j.attempt < j.max_attempts
+                              THEN format('lease of attempt %s ran out; queued again', j.attempt)
+                              ELSE 'failed' END,
+               machine_id = CASE WHEN c.status <> 'cancelled' AND j.attempt < j.max_attempts
+                                 THEN NULL ELSE j.machine_id END,
+               lease_expires_at = NULL,
+               updated_at = now(),
+               finished_at = CASE WHEN c.status = 'cancelled' OR j.attempt >= j.max_attempts
+                                  THEN now() END
+           FROM expired, comparisons c
+           WHERE j.id = expired.id AND c.id = j.comparison_id
+           RETURNING j.id, j.comparison_id, j.state, j.attempt, expired.holder AS machine_id,
+                     j.failure_reason"#,
+        ACTIVE_STATES as &[&str]
+    )
+    .fetch_all(conn)
+    .await
+}

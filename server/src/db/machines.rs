@@ -1,0 +1,137 @@
+//! `machines`: runner hosts and their inventory.
+
+use chrono::{DateTime, Utc};
+use patchperf_common::protocol::MachineInventory;
+use sqlx::{PgConnection, PgExecutor};
+
+/// A machine as stored.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct MachineRow {
+    /// Row id.
+    pub id: i64,
+    /// Operator-chosen unique name.
+    pub name: String,
+    /// The token that registered it last; only that token (or an admin)
+    /// may act for it.
+    #[serde(skip)]
+    pub token_id: i64,
+    /// Host name.
+    pub hostname: String,
+    /// CPU model name.
+    pub cpu_model: String,
+    /// Online CPUs.
+    pub nr_cpu: i32,
+    /// MemTotal in bytes.
+    pub memory_bytes: i64,
+    /// Host `uname -r`.
+    pub kernel_release: String,
+    /// `uname -m`.
+    pub arch: String,
+    /// KVM guests run at hardware speed.
+    pub kvm_usable: bool,
+    /// Hardware PMU events can be counted.
+    pub pmu_usable: bool,
+    /// Measurement modes this machine offers, best first.
+    pub backends: Vec<String>,
+    /// Free-form facts.
+    pub notes: Vec<String>,
+    /// First registration.
+    pub registered_at: DateTime<Utc>,
+    /// Last time it called the server.
+    pub last_seen: DateTime<Utc>,
+}
+
+/// Creates the machine `name` or replaces its inventory, binding it to
+/// `token_id`; returns its id.
+pub async fn upsert(
+    conn: &mut PgConnection,
+    name: &str,
+    token_id: i64,
+    inv: &MachineInventory,
+) -> Result<i64, sqlx::Error> {
+    let backends: Vec<String> = inv
+        .backends
+        .iter()
+        .map(|b| b.as_str().to_string())
+        .collect();
+    let nr_cpu = i32::try_from(inv.nr_cpu).unwrap_or(i32::MAX);
+    let memory = i64::try_from(inv.memory_bytes).unwrap_or(i64::MAX);
+    sqlx::query_scalar!(
+        r#"INSERT INTO machines (name, token_id, hostname, cpu_model, nr_cpu, memory_bytes,
+                                 kernel_release, arch, kvm_usable, pmu_usable, backends, notes)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+           ON CONFLICT (name) DO UPDATE SET
+               token_id = EXCLUDED.token_id, hostname = EXCLUDED.hostname,
+               cpu_model = EXCLUDED.cpu_model, nr_cpu = EXCLUDED.nr_cpu,
+               memory_bytes = EXCLUDED.memory_bytes, kernel_release = EXCLUDED.kernel_release,
+               arch = EXCLUDED.arch, kvm_usable = EXCLUDED.kvm_usable,
+               pmu_usable = EXCLUDED.pmu_usable, backends = EXCLUDED.backends,
+               notes = EXCLUDED.notes, last_seen = now()
+           RETURNING id"#,
+        name,
+        token_id,
+        inv.hostname,
+        inv.cpu_model,
+        nr_cpu,
+        memory,
+        inv.kernel_release,
+        inv.arch,
+        inv.kvm_usable,
+        inv.pmu_usable,
+        &backends,
+        &inv.notes
+    )
+    .fetch_one(conn)
+    .await
+}
+
+/// The machine with this id.
+pub async fn find(db: impl PgExecutor<'_>, id: i64) -> Result<Option<MachineRow>, sqlx::Error> {
+    sqlx::query_as!(MachineRow, "SELECT * FROM machines WHERE id = $1", id)
+        .fetch_optional(db)
+        .await
+}
+
+/// The machine with this name.
+pub async fn find_by_name(
+    db: impl PgExecutor<'_>,
+    name: &str,
+) -> Result<Option<MachineRow>, sqlx::Error> {
+    sqlx::query_as!(MachineRow, "SELECT * FROM machines WHERE name = $1", name)
+        .fetch_optional(db)
+        .await
+}
+
+/// Every machine, by name.
+pub async fn list(db: impl PgExecutor<'_>) -> Result<Vec<MachineRow>, sqlx::Error> {
+    sqlx::query_as!(MachineRow, "SELECT * FROM machines ORDER BY name")
+        .fetch_all(db)
+        .await
+}
+
+/// Records that the machine just called.
+pub async fn touch(db: impl PgExecutor<'_>, id: i64) -> Result<(), sqlx::Error> {
+    sqlx::query!("UPDATE machines SET last_seen = now() WHERE id = $1", id)
+        .execute(db)
+        .await?;
+    Ok(())
+}
+
+impl MachineRow {
+    /// The inventory as the runner reported it, for the report header.
+    pub fn inventory_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "name": self.name,
+            "hostname": self.hostname,
+            "cpu_model": self.cpu_model,
+            "nr_cpu": self.nr_cpu,
+            "memory_bytes": self.memory_bytes,
+            "kernel_release": self.kernel_release,
+            "arch": self.arch,
+            "kvm_usable": self.kvm_usable,
+            "pmu_usable": self.pmu_usable,
+            "backends": self.backends,
+            "notes": self.notes,
+        })
+    }
+}

@@ -1,0 +1,24 @@
+//! All SQL of the server, one module per table (or per tight group of
+//! tables), each a handful of small functions. Routes call these; nothing
+//! here knows about HTTP.
+//!
+//! Functions that write take a `&mut PgConnection` so the caller decides the
+//! transaction; read-only functions take whatever executor is at hand.
+
+pub mod boots;
+pub mod comparisons;
+pub mod events;
+pub mod jobs;
+pub mod machines;
+pub mod patches;
+pub mod runs;
+pub mod tokens;
+
+/// Notifies every server's claim waiters (see [`crate::notify`]) when the
+/// surrounding transaction commits.
+pub async fn notify_jobs_changed(conn: &mut sqlx::PgConnection) -> Result<(), sqlx::Error> {
+    sqlx::query!("SELECT pg_notify($1, '')", crate::notify::CHANNEL)
+        .execute(conn)
+        .await?;
+    Ok(())
+}

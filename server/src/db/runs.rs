@@ -1,0 +1,179 @@
+//! `runs` and the tables projected from each run: `metric_values`,
+//! `unsupported_metrics`, `run_series`.
+
+use patchperf_common::run::RunResult;
+use sqlx::types::Json;
+use sqlx::{PgConnection, PgExecutor};
+
+/// Where a run belongs.
+#[derive(Debug, Clone)]
+pub struct RunKey<'a> {
+    /// Comparison.
+    pub comparison_id: i64,
+    /// Job that uploaded it.
+    pub job_id: i64,
+    /// Boot it ran in.
+    pub boot_seq: i32,
+    /// `base` or `patched`.
+    pub side: &'a str,
+    /// Attempt of the job that uploaded it.
+    pub attempt: i32,
+    /// Machine that ran it.
+    pub machine_id: i64,
+}
+
+/// Stores a run and its projections, unless the same (boot, workload,
+/// nr_task, mode) is stored already. Returns the run id and whether this
+/// call stored it.
+pub async fn insert(
+    conn: &mut PgConnection,
+    key: &RunKey<'_>,
+    result: &RunResult,
+) -> Result<(i64, bool), sqlx::Error> {
+    let nr_task = i32::try_from(result.nr_task).unwrap_or(i32::MAX);
+    let kernel = result
+        .kernel
+        .as_ref()
+        .map(|k| serde_json::to_value(k).unwrap_or(serde_json::Value::Null));
+    let inserted = sqlx::query_scalar!(
+        r#"INSERT INTO runs (comparison_id, job_id, boot_seq, side, workload, nr_task, mode,
+                             measurement, kernel, attempt, machine_id, result)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+           ON CONFLICT (comparison_id, boot_seq, workload, nr_task, mode) DO NOTHING
+           RETURNING id"#,
+        key.comparison_id,
+        key.job_id,
+        key.boot_seq,
+        key.side,
+        result.workload,
+        nr_task,
+        result.mode.as_str(),
+        result.measurement.as_str(),
+        kernel,
+        key.attempt,
+        key.machine_id,
+        Json(result) as _
+    )
+    .fetch_optional(&mut *conn)
+    .await?;
+    let Some(run_id) = inserted else {
+        let id = sqlx::query_scalar!(
+            "SELECT id FROM runs
+             WHERE comparison_id = $1 AND boot_seq = $2 AND workload = $3 AND nr_task = $4
+               AND mode = $5",
+            key.comparison_id,
+            key.boot_seq,
+            result.workload,
+            nr_task,
+            result.mode.as_str()
+        )
+        .fetch_one(&mut *conn)
+        .await?;
+        return Ok((id, false));
+    };
+
+    let names: Vec<String> = result.metrics.iter().map(|m| m.name.clone()).collect();
+    let values: Vec<f64> = result.metrics.iter().map(|m| m.value).collect();
+    sqlx::query!(
+        "INSERT INTO metric_values (comparison_id, run_id, side, workload, nr_task, name, value)
+         SELECT $1, $2, $3, $4, $5, name, value FROM UNNEST($6::text[], $7::float8[]) AS m(name, value)",
+        key.comparison_id,
+        run_id,
+        key.side,
+        result.workload,
+        nr_task,
+        &names,
+        &values
+    )
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query!(
+        "INSERT INTO unsupported_metrics (comparison_id, run_id, name)
+         SELECT DISTINCT $1::bigint, $2::bigint, name FROM UNNEST($3::text[]) AS u(name)",
+        key.comparison_id,
+        run_id,
+        &result.unsupported
+    )
+    .execute(&mut *conn)
+    .await?;
+    for series in &result.series {
+        sqlx::query!(
+            "INSERT INTO run_series (run_id, name, interval_seconds, points) VALUES ($1, $2, $3, $4)",
+            run_id,
+            series.name,
+            series.interval_seconds,
+            &series.points
+        )
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok((run_id, true))
+}
+
+/// (boot seq, workload) of every run a job uploaded.
+pub async fn boot_workloads_of_job(
+    db: impl PgExecutor<'_>,
+    job_id: i64,
+) -> Result<Vec<(i32, String)>, sqlx::Error> {
+    let rows = sqlx::query!(
+        "SELECT DISTINCT boot_seq, workload FROM runs WHERE job_id = $1",
+        job_id
+    )
+    .fetch_all(db)
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.boot_seq, r.workload)).collect())
+}
+
+/// Runs stored per job of a comparison: (job id, base runs, patched runs).
+pub async fn counts_per_job(
+    db: impl PgExecutor<'_>,
+    comparison_id: i64,
+) -> Result<Vec<(i64, i64, i64)>, sqlx::Error> {
+    let rows = sqlx::query!(
+        r#"SELECT job_id,
+                  count(*) FILTER (WHERE side = 'base') AS "base!",
+                  count(*) FILTER (WHERE side = 'patched') AS "patched!"
+           FROM runs WHERE comparison_id = $1 GROUP BY job_id"#,
+        comparison_id
+    )
+    .fetch_all(db)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| (r.job_id, r.base, r.patched))
+        .collect())
+}
+
+/// One metric value of one run, as a report reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportValue {
+    /// The run it came from.
+    pub run_id: i64,
+    /// `base` or `patched`.
+    pub side: String,
+    /// Workload name.
+    pub workload: String,
+    /// Task count.
+    pub nr_task: i32,
+    /// Metric name.
+    pub name: String,
+    /// The value.
+    pub value: f64,
+}
+
+/// Every metric value of a comparison, grouped by (workload, nr_task,
+/// metric, side): the one indexed query a report is built from.
+pub async fn report_values(
+    db: impl PgExecutor<'_>,
+    comparison_id: i64,
+) -> Result<Vec<ReportValue>, sqlx::Error> {
+    sqlx::query_as!(
+        ReportValue,
+        "SELECT run_id, side, workload, nr_task, name, value FROM metric_values
+         WHERE comparison_id = $1
+         ORDER BY workload, nr_task, name, side, run_id",
+        comparison_id
+    )
+    .fetch_all(db)
+    .await
+}

@@ -1,0 +1,237 @@
+//! A private Postgres cluster under the server's data directory, for when no
+//! `DATABASE_URL` is given: `patchperf-server serve` then works on a fresh
+//! Debian machine with nothing configured.
+//!
+//! Layout under `<data-dir>/pg/`: `data/` (the cluster, made by `initdb`),
+//! `run/` (its Unix socket), `log` (its server log). The cluster listens on
+//! no TCP address at all, only on a socket in a 0700 directory, which is why
+//! `trust` authentication is safe: only its owner (and root) can connect.
+//! As root, Debian's binaries must run as the `postgres` user (initdb
+//! refuses root), so the directory is handed to that user.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use sqlx::postgres::PgConnectOptions;
+
+use crate::Error;
+
+/// Database the server keeps its tables in, inside the private cluster.
+pub const DATABASE: &str = "patchperf";
+/// Port number in the socket's name (`.s.PGSQL.<port>`); no TCP port is
+/// opened.
+const PORT: u16 = 5432;
+
+/// A running private cluster; stopped on [`PrivatePostgres::stop`] or drop
+/// when this process started it.
+#[derive(Debug)]
+pub struct PrivatePostgres {
+    bin: PathBuf,
+    data: PathBuf,
+    run: PathBuf,
+    /// Whether we started it (and so must stop it). Another patchperf
+    /// process (a `token create` beside a running `serve`) may find it
+    /// already running and just use it.
+    started_here: bool,
+}
+
+/// Debian's newest Postgres `bin/` directory (`/usr/lib/postgresql/<v>/bin`),
+/// or `$PATCHPERF_PG_BIN`.
+pub fn find_bin() -> Result<PathBuf, Error> {
+    if let Some(dir) = std::env::var_os("PATCHPERF_PG_BIN") {
+        return Ok(PathBuf::from(dir));
+    }
+    let root = Path::new("/usr/lib/postgresql");
+    let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir(root)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let v: u32 = e.file_name().to_str()?.parse().ok()?;
+            let bin = e.path().join("bin");
+            bin.join("initdb").exists().then_some((v, bin))
+        })
+        .collect();
+    versions.sort();
+    versions.pop().map(|(_, bin)| bin).ok_or_else(|| {
+        Error::Setup(
+            "no DATABASE_URL and no Postgres binaries under /usr/lib/postgresql/*/bin; \
+             install Debian's `postgresql` package or set DATABASE_URL"
+                .into(),
+        )
+    })
+}
+
+fn is_root() -> bool {
+    // The effective uid of this process; `id -u` keeps this file free of
+    // unsafe code.
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
+}
+
+/// Runs a Postgres binary, as the `postgres` user when we are root.
+fn pg_command(bin: &Path, program: &str) -> Command {
+    let path = bin.join(program);
+    if is_root() {
+        let mut c = Command::new("runuser");
+        c.args(["-u", "postgres", "--"]).arg(path);
+        c
+    } else {
+        Command::new(path)
+    }
+}
+
+fn run(mut cmd: Command, what: &str) -> Result<String, Error> {
+    let out = cmd
+        .output()
+        .map_err(|e| Error::Setup(format!("{what}: cannot run {cmd:?}: {e}")))?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if out.status.success() {
+        Ok(text)
+    } else {
+        Err(Error::Setup(format!(
+            "{what} failed ({}): {}",
+            out.status,
+            text.trim()
+        )))
+    }
+}
+
+impl PrivatePostgres {
+    /// Creates the cluster under `<data_dir>/pg` if needed and starts it
+    /// unless it is running already. Blocking: call at startup.
+    pub fn start(data_dir: &Path) -> Result<Self, Error> {
+        let bin = find_bin()?;
+        let root = data_dir.join("pg");
+        let data = root.join("data");
+        let run_dir = root.join("run");
+        for dir in [&data, &run_dir] {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Error::Setup(format!("cannot create {}: {e}", dir.display())))?;
+        }
+        let root = root
+            .canonicalize()
+            .map_err(|e| Error::Setup(format!("{}: {e}", root.display())))?;
+        let data = root.join("data");
+        let run_dir = root.join("run");
+        let socket = run_dir.join(format!(".s.PGSQL.{PORT}"));
+        if socket.as_os_str().len() > 100 {
+            return Err(Error::Setup(format!(
+                "data directory path too long for a Unix socket ({}); choose a shorter --data-dir",
+                socket.display()
+            )));
+        }
+        if root.to_string_lossy().contains('\'') {
+            return Err(Error::Setup(
+                "data directory path must not contain a quote".into(),
+            ));
+        }
+        if is_root() {
+            let mut chown = Command::new("chown");
+            chown.arg("-R").arg("postgres:postgres").arg(&root);
+            run(chown, "handing the cluster directory to the postgres user")?;
+            let mut probe = Command::new("runuser");
+            probe
+                .args(["-u", "postgres", "--", "test", "-w"])
+                .arg(&data);
+            if !probe.status().map(|s| s.success()).unwrap_or(false) {
+                return Err(Error::Setup(format!(
+                    "the postgres user cannot reach {}; make its parent directories \
+                     traversable (chmod o+x) or choose another --data-dir",
+                    data.display()
+                )));
+            }
+        }
+        std::fs::set_permissions(
+            &run_dir,
+            std::os::unix::fs::PermissionsExt::from_mode(0o700),
+        )
+        .map_err(|e| Error::Setup(format!("{}: {e}", run_dir.display())))?;
+
+        if !data.join("PG_VERSION").exists() {
+            tracing::info!(dir = %data.display(), "creating a private Postgres cluster");
+            let mut initdb = pg_command(&bin, "initdb");
+            initdb.arg("-D").arg(&data).args([
+                "-U",
+                "postgres",
+                "-A",
+                "trust",
+                "-E",
+                "UTF8",
+                "--locale=C",
+            ]);
+            run(initdb, "initdb")?;
+        }
+        let mut status = pg_command(&bin, "pg_ctl");
+        status.arg("status").arg("-D").arg(&data);
+        let running = status.output().map(|o| o.status.success()).unwrap_or(false);
+        if running {
+            tracing::info!(dir = %data.display(), "private Postgres already running; using it");
+        } else {
+            tracing::info!(dir = %data.display(), "starting private Postgres");
+            let mut start = pg_command(&bin, "pg_ctl");
+            start
+                .arg("start")
+                .arg("-D")
+                .arg(&data)
+                .args(["-w", "-t", "120", "-l"])
+                .arg(root.join("log"))
+                .arg("-o")
+                .arg(format!(
+                    "-c listen_addresses='' -c unix_socket_directories='{}' \
+                     -c unix_socket_permissions=0700 -p {PORT}",
+                    run_dir.display()
+                ));
+            run(
+                start,
+                "starting the private Postgres (see <data-dir>/pg/log)",
+            )?;
+        }
+        Ok(PrivatePostgres {
+            bin,
+            data,
+            run: run_dir,
+            started_here: !running,
+        })
+    }
+
+    /// How to connect to database `database` of the cluster.
+    pub fn connect_options(&self, database: &str) -> PgConnectOptions {
+        PgConnectOptions::new()
+            .socket(&self.run)
+            .port(PORT)
+            .username("postgres")
+            .database(database)
+    }
+
+    /// Stops the cluster (fast shutdown: open sessions are ended, data is
+    /// flushed) if this process started it. Safe to call twice.
+    pub fn stop(&mut self) {
+        if !self.started_here {
+            return;
+        }
+        self.started_here = false;
+        let mut stop = pg_command(&self.bin, "pg_ctl");
+        stop.arg("stop")
+            .arg("-D")
+            .arg(&self.data)
+            .args(["-m", "fast", "-w"]);
+        match run(stop, "stopping the private Postgres") {
+            Ok(_) => tracing::info!(dir = %self.data.display(), "private Postgres stopped"),
+            Err(e) => tracing::error!(error = %e, "private Postgres did not stop cleanly"),
+        }
+    }
+}
+
+impl Drop for PrivatePostgres {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}

@@ -1,0 +1,31 @@
+//! `GET /healthz`: 200 when the database answers, 503 otherwise; for load
+//! balancers and for scripts waiting for a server to come up.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::get;
+use axum::{Json, Router};
+use serde_json::{Value, json};
+
+use crate::AppState;
+
+/// Routes of this module.
+pub fn router() -> Router<AppState> {
+    Router::new().route("/healthz", get(healthz))
+}
+
+async fn healthz(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
+    match sqlx::query_scalar!("SELECT 1 AS \"one!\"")
+        .fetch_one(&state.db)
+        .await
+    {
+        Ok(_) => (StatusCode::OK, Json(json!({"status": "ok"}))),
+        Err(e) => {
+            tracing::error!(error = %e, "health check: database unreachable");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                Json(json!({"status": "database unreachable"})),
+            )
+        }
+    }
+}

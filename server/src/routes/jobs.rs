@@ -1,0 +1,444 @@
+//! The runner protocol's job endpoints: claim (long-poll), heartbeat, state,
+//! run upload and finish. Every call after the claim names the machine and
+//! attempt in the `patchperf-machine` / `patchperf-attempt` headers and is
+//! refused unless that machine holds that attempt's lease.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{FromRequestParts, State};
+use axum::http::StatusCode;
+use axum::http::request::Parts;
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use patchperf_common::protocol::{
+    ATTEMPT_HEADER, ClaimRequest, FinishRequest, HeartbeatResponse, JobState, MACHINE_HEADER,
+    NrTask, RunUpload, RunUploadResponse, StateUpdate,
+};
+use patchperf_common::run::RunResult;
+use serde::Serialize;
+use sqlx::PgConnection;
+use tokio::time::Instant;
+
+use crate::auth::RunnerAuth;
+use crate::db::comparisons::{ComparisonRow, status};
+use crate::db::jobs::{ACTIVE_STATES, JobRow};
+use crate::db::{self, machines::MachineRow};
+use crate::error::Result;
+use crate::extract::{Json, Path};
+use crate::routes::runner::machine_for;
+use crate::{AppState, Error, queue};
+
+/// Routes of this module.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/api/v1/jobs/claim", post(claim))
+        .route("/api/v1/jobs/{id}/heartbeat", post(heartbeat))
+        .route("/api/v1/jobs/{id}/state", post(state_update))
+        .route("/api/v1/jobs/{id}/runs", post(upload_run))
+        .route("/api/v1/jobs/{id}/finish", post(finish))
+}
+
+async fn claim(
+    State(state): State<AppState>,
+    auth: RunnerAuth,
+    Json(req): Json<ClaimRequest>,
+) -> Result<Response> {
+    let machine = machine_for(&state, &auth.caller, req.machine_id).await?;
+    db::machines::touch(&state.db, machine.id).await?;
+    let wait = Duration::from_secs(req.wait_seconds.into()).min(state.config.claim_wait_max);
+    let deadline = Instant::now() + wait;
+    loop {
+        // Registered before looking, so a job submitted between the look
+        // and the wait still wakes us.
+        let woken = state.jobs_changed.notified();
+        tokio::pin!(woken);
+        woken.as_mut().enable();
+
+        let mut tx = state.db.begin().await?;
+        let spec = queue::claim(&mut tx, &machine, &state.config).await?;
+        tx.commit().await?;
+        if let Some(spec) = spec {
+            tracing::info!(job = spec.job_id, attempt = spec.attempt, machine = %machine.name, "job claimed");
+            return Ok(Json(spec).into_response());
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return Ok(StatusCode::NO_CONTENT.into_response());
+        }
+        let nap = (deadline - now).min(state.config.claim_poll);
+        tokio::select! {
+            () = &mut woken => {}
+            () = tokio::time::sleep(nap) => {}
+        }
+    }
+}
+
+/// The machine and attempt a job-scoped call claims to hold, from the
+/// protocol headers.
+#[derive(Debug, Clone, Copy)]
+pub struct LeaseClaim {
+    /// `patchperf-machine`.
+    pub machine_id: i64,
+    /// `patchperf-attempt`.
+    pub attempt: i32,
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for LeaseClaim {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self> {
+        let number = |name: &str| -> Result<i64> {
+            let value = parts.headers.get(name).ok_or_else(|| {
+                Error::BadRequest(format!(
+                    "missing `{name}` header: job calls must name the machine ({MACHINE_HEADER}) \
+                     and the attempt ({ATTEMPT_HEADER}) holding the lease"
+                ))
+            })?;
+            value
+                .to_str()
+                .ok()
+                .and_then(|v| v.trim().parse().ok())
+                .ok_or_else(|| Error::BadRequest(format!("`{name}` header must be a number")))
+        };
+        Ok(LeaseClaim {
+            machine_id: number(MACHINE_HEADER)?,
+            attempt: i32::try_from(number(ATTEMPT_HEADER)?)
+                .map_err(|_| Error::BadRequest(format!("`{ATTEMPT_HEADER}` is out of range")))?,
+        })
+    }
+}
+
+/// Locks the job and checks that `lease` holds it. A lease past its expiry
+/// that nobody has taken back yet still counts: only a requeue ends it.
+async fn held_job(
+    conn: &mut PgConnection,
+    machine: &MachineRow,
+    job_id: i64,
+    lease: LeaseClaim,
+) -> Result<JobRow> {
+    let job = db::jobs::lock(conn, job_id)
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("no job {job_id}")))?;
+    check_held(&job, machine, lease)?;
+    Ok(job)
+}
+
+fn check_held(job: &JobRow, machine: &MachineRow, lease: LeaseClaim) -> Result<()> {
+    if !ACTIVE_STATES.contains(&job.state.as_str()) {
+        return Err(Error::Conflict(format!(
+            "job {} is {}, not leased to anyone{}",
+            job.id,
+            job.state,
+            if job.state == "queued" {
+                " (its lease ran out and it was queued again)"
+            } else {
+                ""
+            }
+        )));
+    }
+    if job.machine_id != Some(machine.id) {
+        return Err(Error::Conflict(format!(
+            "job {} is leased to another machine, not to `{}`",
+            job.id, machine.name
+        )));
+    }
+    if job.attempt != lease.attempt {
+        return Err(Error::Conflict(format!(
+            "job {} is in attempt {}; the lease of attempt {} ran out",
+            job.id, job.attempt, lease.attempt
+        )));
+    }
+    Ok(())
+}
+
+async fn heartbeat(
+    State(state): State<AppState>,
+    auth: RunnerAuth,
+    lease: LeaseClaim,
+    Path(job_id): Path<i64>,
+) -> Result<Json<HeartbeatResponse>> {
+    let machine = machine_for(&state, &auth.caller, lease.machine_id).await?;
+    let mut tx = state.db.begin().await?;
+    let job = held_job(&mut tx, &machine, job_id, lease).await?;
+    db::jobs::extend_lease(&mut tx, job.id, state.config.lease.as_secs_f64()).await?;
+    db::machines::touch(&mut *tx, machine.id).await?;
+    let status = db::comparisons::lock(&mut tx, job.comparison_id).await?;
+    tx.commit().await?;
+    Ok(Json(HeartbeatResponse {
+        lease_seconds: queue::lease_seconds(&state.config),
+        cancelled: status.as_deref() == Some(status::CANCELLED),
+    }))
+}
+
+const PROGRESS_STATES: &[JobState] = &[
+    JobState::Fetching,
+    JobState::Applying,
+    JobState::Building,
+    JobState::Booting,
+    JobState::Running,
+    JobState::Uploading,
+];
+
+async fn state_update(
+    State(state): State<AppState>,
+    auth: RunnerAuth,
+    lease: LeaseClaim,
+    Path(job_id): Path<i64>,
+    Json(update): Json<StateUpdate>,
+) -> Result<StatusCode> {
+    if !PROGRESS_STATES.contains(&update.state) {
+        return Err(Error::Unprocessable(format!(
+            "`{}` is not a progress state (fetching, applying, building, booting, running, \
+             uploading); end a job with POST /api/v1/jobs/{job_id}/finish",
+            update.state.as_str()
+        )));
+    }
+    let machine = machine_for(&state, &auth.caller, lease.machine_id).await?;
+    let mut tx = state.db.begin().await?;
+    let job = held_job(&mut tx, &machine, job_id, lease).await?;
+    let new_state = update.state.as_str();
+    db::jobs::set_state(
+        &mut tx,
+        job.id,
+        new_state,
+        &update.message,
+        &update.log_tail,
+    )
+    .await?;
+    db::events::insert(
+        &mut tx,
+        job.id,
+        new_state,
+        job.attempt,
+        Some(machine.id),
+        &update.message,
+        &update.log_tail,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn upload_run(
+    State(state): State<AppState>,
+    auth: RunnerAuth,
+    lease: LeaseClaim,
+    Path(job_id): Path<i64>,
+    Json(upload): Json<RunUpload>,
+) -> Result<(StatusCode, Json<RunUploadResponse>)> {
+    let machine = machine_for(&state, &auth.caller, lease.machine_id).await?;
+    let mut tx = state.db.begin().await?;
+    let job = held_job(&mut tx, &machine, job_id, lease).await?;
+    let comparison = db::comparisons::find(&mut *tx, job.comparison_id)
+        .await?
+        .ok_or_else(|| Error::Internal(format!("job {job_id} has no comparison")))?;
+
+    let boots = db::boots::for_job(&mut *tx, job.id).await?;
+    let seq = i32::try_from(upload.boot.seq).unwrap_or(i32::MAX);
+    let boot = boots.iter().find(|b| b.seq == seq).ok_or_else(|| {
+        let own: Vec<String> = boots.iter().map(|b| b.seq.to_string()).collect();
+        Error::Unprocessable(format!(
+            "boot {} is not a boot of job {job_id} (its boots are {})",
+            upload.boot.seq,
+            own.join(", ")
+        ))
+    })?;
+    if boot.side != upload.boot.side.as_str() {
+        return Err(Error::Unprocessable(format!(
+            "boot {} is a {} boot, not {}",
+            boot.seq,
+            boot.side,
+            upload.boot.side.as_str()
+        )));
+    }
+    validate_run(&comparison, &upload.result)?;
+
+    let key = db::runs::RunKey {
+        comparison_id: job.comparison_id,
+        job_id: job.id,
+        boot_seq: boot.seq,
+        side: &boot.side,
+        attempt: job.attempt,
+        machine_id: machine.id,
+    };
+    let (run_id, stored) = db::runs::insert(&mut tx, &key, &upload.result).await?;
+    tx.commit().await?;
+    let status = if stored {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, Json(RunUploadResponse { run_id, stored })))
+}
+
+/// Checks a run against what its comparison asked for, and that every
+/// number is a number.
+fn validate_run(comparison: &ComparisonRow, run: &RunResult) -> Result<()> {
+    let bad = |m: String| Err(Error::Unprocessable(m));
+    if !comparison.workloads.contains(&run.workload) {
+        return bad(format!(
+            "workload `{}` is not part of comparison {} (it asks for {})",
+            run.workload,
+            comparison.id,
+            comparison.workloads.join(", ")
+        ));
+    }
+    let params = &comparison.params.0;
+    if run.mode != params.mode {
+        return bad(format!(
+            "run is in {} mode but comparison {} asks for {} mode",
+            run.mode.as_str(),
+            comparison.id,
+            params.mode.as_str()
+        ));
+    }
+    // Percentages resolve against the guest's CPUs, which only the runner
+    // knows; plain counts must match.
+    let any_percent = params
+        .nr_task
+        .iter()
+        .any(|n| matches!(n, NrTask::Percent(_)));
+    if run.nr_task == 0 || (!any_percent && !params.nr_task.contains(&NrTask::Count(run.nr_task))) {
+        let asked: Vec<String> = params.nr_task.iter().map(ToString::to_string).collect();
+        return bad(format!(
+            "nr_task {} is not one comparison {} asks for ({})",
+            run.nr_task,
+            comparison.id,
+            asked.join(", ")
+        ));
+    }
+    if let Some(backend) = &comparison.backend {
+        if run.measurement.as_str() != backend {
+            return bad(format!(
+                "run was measured with {} but comparison {} asks for {backend}",
+                run.measurement.as_str(),
+                comparison.id
+            ));
+        }
+    }
+    let mut names = HashSet::new();
+    for m in &run.metrics {
+        if m.name.trim().is_empty() {
+            return bad("a metric has an empty name".into());
+        }
+        if !m.value.is_finite() {
+            return bad(format!(
+                "metric `{}` is {} ; record metrics that could not be counted under \
+                 `unsupported` instead",
+                m.name, m.value
+            ));
+        }
+        if !names.insert(m.name.as_str()) {
+            return bad(format!("metric `{}` appears twice", m.name));
+        }
+    }
+    if run.metrics.is_empty() {
+        return bad("run has no metrics".into());
+    }
+    let mut series_names = HashSet::new();
+    for s in &run.series {
+        if !(s.interval_seconds.is_finite() && s.interval_seconds > 0.0) {
+            return bad(format!(
+                "series `{}` has interval_seconds {}; it must be positive",
+                s.name, s.interval_seconds
+            ));
+        }
+        if let Some(p) = s.points.iter().find(|p| !p.is_finite()) {
+            return bad(format!("series `{}` has a non-finite point ({p})", s.name));
+        }
+        if !series_names.insert(s.name.as_str()) {
+            return bad(format!("series `{}` appears twice", s.name));
+        }
+    }
+    if run.unsupported.iter().any(|n| n.trim().is_empty()) {
+        return bad("an unsupported metric has an empty name".into());
+    }
+    Ok(())
+}
+
+/// Answer of `POST /api/v1/jobs/{id}/finish`.
+#[derive(Debug, Serialize)]
+pub struct FinishResponse {
+    /// The job's final state.
+    pub state: String,
+    /// The comparison's status afterwards.
+    pub comparison_status: String,
+}
+
+async fn finish(
+    State(state): State<AppState>,
+    auth: RunnerAuth,
+    lease: LeaseClaim,
+    Path(job_id): Path<i64>,
+    Json(req): Json<FinishRequest>,
+) -> Result<Json<FinishResponse>> {
+    let machine = machine_for(&state, &auth.caller, lease.machine_id).await?;
+    let mut tx = state.db.begin().await?;
+    let job = db::jobs::lock(&mut tx, job_id)
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("no job {job_id}")))?;
+    let wanted = match &req {
+        FinishRequest::Done { .. } => "done",
+        FinishRequest::Failed { .. } => "failed",
+    };
+    // A retried finish (its answer was lost) finds the job already final
+    // with the same outcome from the same lease: answer as the first time.
+    let repeat =
+        job.state == wanted && job.machine_id == Some(machine.id) && job.attempt == lease.attempt;
+    if !repeat {
+        check_held(&job, &machine, lease)?;
+        match &req {
+            FinishRequest::Done { log_tail } => {
+                check_complete(&mut tx, &job).await?;
+                queue::finish_done(&mut tx, &job, log_tail).await?;
+            }
+            FinishRequest::Failed {
+                reason,
+                detail,
+                log_tail,
+            } => {
+                queue::finish_failed(&mut tx, &job, *reason, detail, log_tail).await?;
+            }
+        }
+    }
+    let status = db::comparisons::lock(&mut tx, job.comparison_id)
+        .await?
+        .unwrap_or_default();
+    tx.commit().await?;
+    tracing::info!(job = job.id, outcome = wanted, machine = %machine.name, "job finished");
+    Ok(Json(FinishResponse {
+        state: wanted.to_string(),
+        comparison_status: status,
+    }))
+}
+
+/// A job is done only when every boot has a run of every workload.
+async fn check_complete(conn: &mut PgConnection, job: &JobRow) -> Result<()> {
+    let comparison = db::comparisons::find(&mut *conn, job.comparison_id)
+        .await?
+        .ok_or_else(|| Error::Internal(format!("job {} has no comparison", job.id)))?;
+    let stored: HashSet<(i32, String)> = db::runs::boot_workloads_of_job(&mut *conn, job.id)
+        .await?
+        .into_iter()
+        .collect();
+    let mut missing = Vec::new();
+    for boot in db::boots::for_job(&mut *conn, job.id).await? {
+        for workload in &comparison.workloads {
+            if !stored.contains(&(boot.seq, workload.clone())) {
+                missing.push(format!("boot {} {workload}", boot.seq));
+            }
+        }
+    }
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Unprocessable(format!(
+            "job {} cannot be done: no run uploaded for {}; upload them or finish as failed \
+             (no-results)",
+            job.id,
+            missing.join(", ")
+        )))
+    }
+}

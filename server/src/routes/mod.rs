@@ -1,0 +1,41 @@
+//! The HTTP application: one module per resource, each exposing `router()`,
+//! merged here. To add a resource (HTML reports, plots), write its module
+//! and add one `.merge(…)` line below.
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use tower_http::trace::TraceLayer;
+
+use crate::{AppState, Error};
+
+pub mod comparisons;
+pub mod health;
+pub mod jobs;
+pub mod machines;
+pub mod openapi;
+pub mod runner;
+pub mod tokens;
+
+/// The whole application over `state`.
+pub fn app(state: AppState) -> Router {
+    let body_limit = state.config.body_limit;
+    Router::new()
+        .merge(health::router())
+        .merge(runner::router())
+        .merge(jobs::router())
+        .merge(comparisons::router())
+        .merge(machines::router())
+        .merge(tokens::router())
+        .merge(openapi::router())
+        .fallback(not_found)
+        .layer(DefaultBodyLimit::max(body_limit))
+        .layer(TraceLayer::new_for_http())
+        .with_state(state)
+}
+
+async fn not_found(uri: axum::http::Uri) -> Error {
+    Error::NotFound(format!(
+        "no such endpoint: {}; see /api/v1/openapi.json",
+        uri.path()
+    ))
+}

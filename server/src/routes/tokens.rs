@@ -1,0 +1,111 @@
+//! Token management over HTTP for admins: list, create, revoke. The same
+//! as `patchperf-server token …` on the server host.
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use serde::{Deserialize, Serialize};
+
+use crate::auth::{self, AdminAuth, TokenKind};
+use crate::db::{self, tokens::TokenListing};
+use crate::error::Result;
+use crate::extract::{Json, Path};
+use crate::{AppState, Error};
+
+/// Routes of this module.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/api/v1/tokens", get(list).post(create))
+        .route("/api/v1/tokens/{id}/revoke", post(revoke))
+}
+
+/// `GET /api/v1/tokens` answer.
+#[derive(Debug, Serialize)]
+pub struct TokenList {
+    /// Oldest first; never the token text (only its hash is kept).
+    pub tokens: Vec<TokenListing>,
+}
+
+async fn list(State(state): State<AppState>, _admin: AdminAuth) -> Result<Json<TokenList>> {
+    Ok(Json(TokenList {
+        tokens: db::tokens::list(&state.db).await?,
+    }))
+}
+
+/// `POST /api/v1/tokens` body.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenCreateRequest {
+    /// runner, ci or admin.
+    pub kind: TokenKind,
+    /// Who or what will use it.
+    pub name: String,
+}
+
+/// `POST /api/v1/tokens` answer: the only time the token text is shown.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct TokenCreated {
+    /// Row id, for revoking.
+    pub id: i64,
+    /// The kind.
+    pub kind: TokenKind,
+    /// The name.
+    pub name: String,
+    /// The token; store it now, it cannot be shown again.
+    pub token: String,
+}
+
+/// Creates a token and stores its hash; shared with the CLI.
+pub async fn create_token(
+    conn: &mut sqlx::PgConnection,
+    kind: TokenKind,
+    name: &str,
+) -> Result<TokenCreated> {
+    let name = name.trim();
+    if name.is_empty() || name.len() > 100 {
+        return Err(Error::Unprocessable(
+            "token name must be 1 to 100 characters".into(),
+        ));
+    }
+    let token = auth::generate(kind);
+    let id = db::tokens::insert(
+        conn,
+        kind.as_str(),
+        name,
+        &auth::sha256_hex(token.as_bytes()),
+    )
+    .await?;
+    Ok(TokenCreated {
+        id,
+        kind,
+        name: name.to_string(),
+        token,
+    })
+}
+
+async fn create(
+    State(state): State<AppState>,
+    admin: AdminAuth,
+    Json(req): Json<TokenCreateRequest>,
+) -> Result<(StatusCode, Json<TokenCreated>)> {
+    let mut tx = state.db.begin().await?;
+    let created = create_token(&mut tx, req.kind, &req.name).await?;
+    tx.commit().await?;
+    tracing::info!(id = created.id, kind = %created.kind, by = %admin.caller.name, "token created");
+    Ok((StatusCode::CREATED, Json(created)))
+}
+
+async fn revoke(
+    State(state): State<AppState>,
+    admin: AdminAuth,
+    Path(id): Path<i64>,
+) -> Result<StatusCode> {
+    let mut tx = state.db.begin().await?;
+    if !db::tokens::revoke(&mut tx, id).await? {
+        return Err(Error::NotFound(format!("no token {id}")));
+    }
+    tx.commit().await?;
+    tracing::info!(id, by = %admin.caller.name, "token revoked");
+    Ok(StatusCode::NO_CONTENT)
+}

@@ -1,0 +1,31 @@
+//! The state every handler receives: the database pool, the configuration
+//! and the in-process wake-up for waiting claims.
+
+use std::sync::Arc;
+
+use sqlx::PgPool;
+use tokio::sync::Notify;
+
+use crate::Config;
+
+/// Cloned into every handler; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct AppState {
+    /// The Postgres pool.
+    pub db: PgPool,
+    /// Tunables.
+    pub config: Arc<Config>,
+    /// Woken when jobs may have become claimable (see [`crate::notify`]).
+    pub jobs_changed: Arc<Notify>,
+}
+
+impl AppState {
+    /// State over an already migrated pool.
+    pub fn new(db: PgPool, config: Config) -> Self {
+        AppState {
+            db,
+            config: Arc::new(config),
+            jobs_changed: Arc::new(Notify::new()),
+        }
+    }
+}
