@@ -187,7 +187,7 @@ impl<R: Role> FromRequestParts<AppState> for Authorized<R> {
         let caller = Caller::from_request_parts(parts, state).await?;
         if caller.kind != R::KIND && caller.kind != TokenKind::Admin {
             return Err(Error::Forbidden(format!(
-                "{} requires a {} token; token `{}` is a {} token",
+                "{} requires a `{}` token; token `{}` is a `{}` token",
                 R::PURPOSE,
                 R::KIND,
                 caller.name,

@@ -1,0 +1,13 @@
+//! The server's API, tested over HTTP against a real Postgres: each test
+//! gets a fresh database from `#[sqlx::test]` (DATABASE_URL must point at a
+//! server where it may create databases; `./patchperf test` provides one).
+
+mod bad_input;
+mod comparisons;
+mod helpers;
+mod leases;
+mod openapi;
+mod private_postgres;
+mod protocol;
+mod tokens;
+mod uploads;
