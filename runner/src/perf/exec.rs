@@ -4,6 +4,11 @@
 //! limit. Each perf runs in its own process group, killed if we give up on it
 //! or drop it, and its stderr goes to a file whose last lines end up in error
 //! messages.
+//!
+//! `crate::proc` runs programs to completion and interleaves stdout with
+//! stderr in its tail; perf needs two things it does not do: a background
+//! process stopped with SIGINT at a moment we choose, and stdout (perf
+//! script's samples, tens of megabytes) kept apart from stderr in a file.
 
 use std::fs::File;
 use std::os::unix::process::{CommandExt, ExitStatusExt};

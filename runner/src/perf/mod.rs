@@ -77,7 +77,8 @@ pub struct PerfOptions {
     /// Where the collectors keep perf's output while they work (removed
     /// afterwards); must be writable, e.g. a tmpfs inside a guest.
     pub work_dir: PathBuf,
-    /// Events for perf stat.
+    /// Events for perf stat, as perf names them (no commas: perf's CSV
+    /// output does not quote fields).
     pub stat_events: Vec<String>,
     /// perf stat's interval (`-I`), in milliseconds.
     pub interval_ms: u32,

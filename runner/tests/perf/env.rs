@@ -57,3 +57,16 @@ fn perf_tools_are_named_stat_and_profile() {
             .contains("stat, profile")
     );
 }
+
+#[test]
+fn a_perf_stat_event_with_a_comma_is_refused() {
+    let perf = patchperf_runner::perf::Perf {
+        program: "/usr/bin/perf".into(),
+    };
+    let options = PerfOptions {
+        stat_events: vec!["cpu/event=0x3c,umask=0x0/".into()],
+        ..PerfOptions::default()
+    };
+    let err = patchperf_runner::perf::PerfStat::new(perf, &options).unwrap_err();
+    assert!(err.contains("contains a comma"), "{err}");
+}

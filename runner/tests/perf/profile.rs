@@ -3,7 +3,7 @@
 
 use patchperf_common::run::MetricValue;
 use patchperf_runner::perf::profile::metrics::{Profile, clean_symbol};
-use patchperf_runner::perf::profile::parse::{Frame, Sample, parse_script};
+use patchperf_runner::perf::profile::parse::{Frame, Sample, lost_samples_warning, parse_script};
 use proptest::prelude::*;
 
 use crate::{assert_close, fixture, value};
@@ -293,6 +293,30 @@ fn malformed_script_output_is_an_error_naming_the_line() {
             other => panic!("{text:?} gave {other:?}"),
         }
     }
+}
+
+#[test]
+fn lost_samples_reported_by_perf_script_become_a_warning() {
+    // The two forms perf 6.1 prints (tools/perf/util/session.c).
+    let chunks = "Warning:\nProcessed 48211 events and lost 3 chunks!\n\nCheck IO/CPU overload!\n";
+    let warning = lost_samples_warning(chunks).unwrap();
+    assert!(
+        warning.contains("Processed 48211 events and lost 3 chunks!"),
+        "{warning}"
+    );
+    let samples = "Warning:\nProcessed 20000 samples and lost 7.50%!\n";
+    assert!(
+        lost_samples_warning(samples)
+            .unwrap()
+            .contains("lost 7.50%")
+    );
+    assert_eq!(lost_samples_warning(""), None);
+    assert_eq!(
+        lost_samples_warning(
+            "Warning:\nKernel address maps (/proc/{kallsyms,modules}) are restricted\n"
+        ),
+        None
+    );
 }
 
 fn stacks() -> impl Strategy<Value = Vec<(u64, Vec<&'static str>)>> {

@@ -147,3 +147,22 @@ fn parse_frame(line: &str) -> Result<Frame, String> {
         dso: dso.to_string(),
     })
 }
+
+/// A warning when perf script's stderr says samples were lost while
+/// recording (perf prints `Processed N events and lost M chunks!` or
+/// `Processed N samples and lost P%!`); the profile then describes the
+/// samples that were kept. `None` when nothing was lost.
+pub fn lost_samples_warning(script_stderr: &str) -> Option<String> {
+    let lost: Vec<&str> = script_stderr
+        .lines()
+        .map(str::trim)
+        .filter(|line| line.starts_with("Processed ") && line.contains(" lost "))
+        .collect();
+    (!lost.is_empty()).then(|| {
+        format!(
+            "perf record could not keep up and dropped data ({}): perf-profile shares are of \
+             the samples that were kept",
+            lost.join("; ")
+        )
+    })
+}

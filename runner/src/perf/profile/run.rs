@@ -11,7 +11,7 @@ use patchperf_common::run::RunResult;
 use tempfile::TempDir;
 
 use super::metrics::Profile;
-use super::parse::ScriptParser;
+use super::parse::{ScriptParser, lost_samples_warning};
 use crate::bench::Collector;
 use crate::perf::PerfOptions;
 use crate::perf::env::{Perf, kernel_symbols_warning};
@@ -91,8 +91,9 @@ impl PerfProfile {
         self.dir.path().join("perf.data")
     }
 
-    /// Runs perf script over the recording and folds its samples into a profile.
-    fn read_profile(&self) -> Result<Profile, String> {
+    /// Runs perf script over the recording and folds its samples into a
+    /// profile; also says whether perf reported lost samples.
+    fn read_profile(&self) -> Result<(Profile, Option<String>), String> {
         let script = self.dir.path().join("script.txt");
         let stderr = self.dir.path().join("script.stderr");
         let mut command = self.perf.command();
@@ -115,7 +116,8 @@ impl PerfProfile {
         if let Some(sample) = parser.finish() {
             profile.add(&sample);
         }
-        Ok(profile)
+        let stderr = std::fs::read_to_string(&stderr).unwrap_or_default();
+        Ok((profile, lost_samples_warning(&stderr)))
     }
 }
 
@@ -141,8 +143,9 @@ impl Collector for PerfProfile {
     fn finish(&mut self, result: &mut RunResult) -> Result<(), String> {
         let running = self.running.take().ok_or("perf record was not started")?;
         running.interrupt(STOP_LIMIT)?;
-        let profile = self.read_profile()?;
+        let (profile, lost) = self.read_profile()?;
         result.warnings.append(&mut self.warnings);
+        result.warnings.extend(lost);
         if profile.samples() == 0 {
             result
                 .warnings

@@ -26,6 +26,11 @@
 //! stays right when perf, slow to start on a loaded machine, counted a little
 //! less than the measured window.
 //!
+//! On hybrid CPUs perf prints each event once per core type
+//! (`cpu_core/cycles/`, `cpu_atom/cycles/`); those are kept as separate
+//! events, and the derived metrics, which need the plain names, are not
+//! computed for them.
+//!
 //! An event perf could not count in any interval (`<not supported>` or
 //! `<not counted>`) produces no number at all: the metrics it would have
 //! given, and the derived metrics that need it, are listed as unsupported. An

@@ -34,6 +34,13 @@ impl PerfStat {
         if options.stat_events.is_empty() {
             return Err("perf stat needs at least one event".into());
         }
+        if let Some(event) = options.stat_events.iter().find(|e| e.contains(',')) {
+            // perf's `-x,` output separates fields with commas and does not
+            // quote them: such an event name could not be read back.
+            return Err(format!(
+                "perf stat event `{event}` contains a comma; name it without one"
+            ));
+        }
         if options.interval_ms < 10 {
             // perf refuses intervals under 10 ms.
             return Err(format!(
