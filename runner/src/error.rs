@@ -64,6 +64,18 @@ pub enum Error {
         /// The end of the failing step's output.
         log_tail: String,
     },
+    /// The patchperf server refused a request (4xx) or failed (5xx).
+    #[error("server answered {status}: {message}")]
+    Server {
+        /// HTTP status.
+        status: u16,
+        /// The server's `error` message.
+        message: String,
+    },
+    /// The patchperf server could not be reached (connection refused,
+    /// timeout, broken answer).
+    #[error("cannot reach the server: {0}")]
+    Unreachable(String),
     /// Ctrl-C: running programs were killed and the command stopped.
     #[error("interrupted")]
     Interrupted,
@@ -95,6 +107,16 @@ impl Error {
             Error::Usage(_) => 2,
             Error::Interrupted => 130,
             _ => 1,
+        }
+    }
+
+    /// Whether trying the same server request again later may succeed: the
+    /// server was unreachable or failed (5xx), rather than refusing (4xx).
+    pub fn is_transient(&self) -> bool {
+        match self {
+            Error::Unreachable(_) => true,
+            Error::Server { status, .. } => *status >= 500,
+            _ => false,
         }
     }
 

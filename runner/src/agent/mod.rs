@@ -5,5 +5,20 @@
 //! What a job actually does (fetch, build, boot, run) is behind
 //! [`executor::JobExecutor`], so the protocol and the kernel pipeline can be
 //! built and tested apart.
+//!
+//! - [`client`]: one blocking HTTP call per protocol endpoint.
+//! - [`worker`]: the loop ([`worker::Agent`]).
+//! - [`heartbeat`]: keeps the lease alive beside the executor.
+//! - [`reporter`]: the [`executor::JobReporter`] the executor talks to.
+//! - [`spool`]: results waiting on disk for an unreachable server.
+//! - [`backoff`]: retrying calls that may succeed later.
+//! - [`inventory`]: what this machine is.
 
+pub mod backoff;
+pub mod client;
 pub mod executor;
+pub mod heartbeat;
+pub mod inventory;
+pub mod reporter;
+pub mod spool;
+pub mod worker;

@@ -1,5 +1,26 @@
 //! Arguments of `patchperf-runner agent`.
 
+use std::path::PathBuf;
+
 /// Arguments of `patchperf-runner agent`.
 #[derive(Debug, clap::Args)]
-pub struct AgentArgs {}
+pub struct AgentArgs {
+    /// The patchperf server, e.g. http://perf.example.org:8080.
+    #[arg(long, env = "PATCHPERF_SERVER")]
+    pub server: String,
+    /// A runner token (`patchperf-server token create --kind runner`).
+    #[arg(long, env = "PATCHPERF_TOKEN", hide_env_values = true)]
+    pub token: String,
+    /// Machine name to register as (default: the host name).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Where results wait while the server is unreachable.
+    #[arg(long, env = "PATCHPERF_SPOOL", default_value = "/var/spool/patchperf")]
+    pub spool: PathBuf,
+    /// Claim at most one job, execute it, deliver what is spooled, exit.
+    #[arg(long)]
+    pub once: bool,
+    /// Seconds each claim waits for work (the server caps it at about 30).
+    #[arg(long, default_value_t = 30)]
+    pub wait: u32,
+}

@@ -1,0 +1,167 @@
+//! The HTTP client of the runner protocol: one blocking call per endpoint,
+//! each answering the protocol's own types. Refusals (4xx) come back as
+//! [`Error::Server`] with the server's message; anything that may pass on a
+//! later try (no connection, timeout, 5xx) is [`Error::is_transient`].
+//!
+//! Blocking on purpose (ureq, no async runtime): the runner forks workload
+//! processes, and a process with runtime threads must not fork.
+
+use std::time::Duration;
+
+use patchperf_common::protocol::{
+    ATTEMPT_HEADER, ClaimRequest, ErrorBody, FinishRequest, HeartbeatResponse, JobSpec,
+    MACHINE_HEADER, RegisterRequest, RegisterResponse, RunUpload, RunUploadResponse, StateUpdate,
+};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::Error;
+
+/// Time allowed for an ordinary call.
+const CALL_TIMEOUT: Duration = Duration::from_secs(60);
+/// Extra time a claim gets beyond the long-poll it asks for.
+const CLAIM_SLACK: Duration = Duration::from_secs(30);
+
+/// Which job lease a job-scoped call acts under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Lease {
+    /// The job.
+    pub job_id: i64,
+    /// The machine holding it.
+    pub machine_id: i64,
+    /// The attempt holding it.
+    pub attempt: u32,
+}
+
+/// A client of one patchperf server with one runner token. Cheap to clone;
+/// clones share connections.
+#[derive(Clone)]
+pub struct Client {
+    base: String,
+    token: String,
+    http: ureq::Agent,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never print the token.
+        f.debug_struct("Client")
+            .field("base", &self.base)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// A client of the server at `base` (`http://host:port`).
+    pub fn new(base: &str, token: &str) -> Client {
+        let http = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(CALL_TIMEOUT))
+            .build()
+            .into();
+        Client {
+            base: base.trim_end_matches('/').to_string(),
+            token: token.to_string(),
+            http,
+        }
+    }
+
+    /// The server's base URL.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// `POST /api/v1/runner/register`.
+    pub fn register(&self, req: &RegisterRequest) -> Result<RegisterResponse, Error> {
+        self.post("/api/v1/runner/register", None, req, CALL_TIMEOUT)?
+            .ok_or_else(|| unexpected_empty("register"))
+    }
+
+    /// `POST /api/v1/jobs/claim`: a job, or `None` when the server had none
+    /// within the wait.
+    pub fn claim(&self, req: &ClaimRequest) -> Result<Option<JobSpec>, Error> {
+        let timeout = Duration::from_secs(req.wait_seconds.into()) + CLAIM_SLACK;
+        self.post("/api/v1/jobs/claim", None, req, timeout)
+    }
+
+    /// `POST /api/v1/jobs/{id}/heartbeat`.
+    pub fn heartbeat(&self, lease: Lease) -> Result<HeartbeatResponse, Error> {
+        let path = format!("/api/v1/jobs/{}/heartbeat", lease.job_id);
+        self.post(&path, Some(lease), &serde_json::json!({}), CALL_TIMEOUT)?
+            .ok_or_else(|| unexpected_empty("heartbeat"))
+    }
+
+    /// `POST /api/v1/jobs/{id}/state`.
+    pub fn state(&self, lease: Lease, update: &StateUpdate) -> Result<(), Error> {
+        let path = format!("/api/v1/jobs/{}/state", lease.job_id);
+        self.post::<_, serde_json::Value>(&path, Some(lease), update, CALL_TIMEOUT)
+            .map(|_| ())
+    }
+
+    /// `POST /api/v1/jobs/{id}/runs`.
+    pub fn upload(&self, lease: Lease, upload: &RunUpload) -> Result<RunUploadResponse, Error> {
+        let path = format!("/api/v1/jobs/{}/runs", lease.job_id);
+        self.post(&path, Some(lease), upload, CALL_TIMEOUT)?
+            .ok_or_else(|| unexpected_empty("run upload"))
+    }
+
+    /// `POST /api/v1/jobs/{id}/finish`.
+    pub fn finish(&self, lease: Lease, req: &FinishRequest) -> Result<(), Error> {
+        let path = format!("/api/v1/jobs/{}/finish", lease.job_id);
+        self.post::<_, serde_json::Value>(&path, Some(lease), req, CALL_TIMEOUT)
+            .map(|_| ())
+    }
+
+    /// POSTs `body` as JSON; `Ok(None)` for `204 No Content`.
+    fn post<B: Serialize, T: DeserializeOwned>(
+        &self,
+        path: &str,
+        lease: Option<Lease>,
+        body: &B,
+        timeout: Duration,
+    ) -> Result<Option<T>, Error> {
+        let url = format!("{}{path}", self.base);
+        let mut req = self
+            .http
+            .post(&url)
+            .header("authorization", &format!("Bearer {}", self.token));
+        if let Some(lease) = lease {
+            req = req
+                .header(MACHINE_HEADER, &lease.machine_id.to_string())
+                .header(ATTEMPT_HEADER, &lease.attempt.to_string());
+        }
+        let mut resp = req
+            .config()
+            .timeout_global(Some(timeout))
+            .build()
+            .send_json(body)
+            .map_err(|e| Error::Unreachable(format!("POST {url}: {e}")))?;
+        let status = resp.status().as_u16();
+        if status == 204 {
+            return Ok(None);
+        }
+        let text = resp
+            .body_mut()
+            .read_to_string()
+            .map_err(|e| Error::Unreachable(format!("POST {url}: reading the answer: {e}")))?;
+        if !(200..300).contains(&status) {
+            let message = serde_json::from_str::<ErrorBody>(&text)
+                .map(|b| b.error)
+                .unwrap_or(text);
+            return Err(Error::Server { status, message });
+        }
+        serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| Error::Server {
+                status,
+                message: format!("POST {url}: unreadable answer ({e}): {text}"),
+            })
+    }
+}
+
+fn unexpected_empty(what: &str) -> Error {
+    Error::Server {
+        status: 204,
+        message: format!("{what}: the server answered without a body"),
+    }
+}

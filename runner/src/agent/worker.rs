@@ -1,0 +1,300 @@
+//! The agent loop: deliver what the spool holds, (re)register, claim a job
+//! (long-poll), execute it with heartbeats beside it, finish it; again until
+//! interrupted. Server outages never end the loop: calls are retried with
+//! backoff and results wait in the spool. Only a refusal that will not pass
+//! by itself (a bad or revoked token) stops the agent.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use patchperf_common::protocol::{
+    ClaimRequest, FailureReason, FinishRequest, JobSpec, MachineInventory, RegisterRequest,
+};
+
+use crate::Error;
+use crate::agent::backoff::Backoff;
+use crate::agent::client::{Client, Lease};
+use crate::agent::executor::JobExecutor;
+use crate::agent::heartbeat::{self, Heartbeat, JobFlags};
+use crate::agent::reporter::AgentReporter;
+use crate::agent::spool::{Entry, Item, Spool};
+
+/// How the agent behaves.
+#[derive(Debug, Clone)]
+pub struct AgentOptions {
+    /// Machine name to register as.
+    pub name: String,
+    /// Spool directory.
+    pub spool_dir: PathBuf,
+    /// Long-poll of each claim, in seconds.
+    pub wait_seconds: u32,
+    /// Retry policy of uploads and finishes.
+    pub backoff: Backoff,
+    /// Pause after a failed claim or registration before the next try.
+    pub idle_retry: Duration,
+}
+
+/// What one [`Agent::step`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// No job within the wait.
+    Idle,
+    /// The server could not be reached; nothing was claimed.
+    ServerDown(String),
+    /// A job was executed and finished (or its finish spooled).
+    Ran {
+        /// The job.
+        job_id: i64,
+        /// How it was finished.
+        finish: FinishRequest,
+    },
+}
+
+/// A runner agent talking to one server.
+#[derive(Debug)]
+pub struct Agent {
+    client: Client,
+    options: AgentOptions,
+    spool: Spool,
+    inventory: MachineInventory,
+    machine_id: Option<i64>,
+}
+
+impl Agent {
+    /// An agent for `client` describing this machine with `inventory`.
+    pub fn new(
+        client: Client,
+        options: AgentOptions,
+        inventory: MachineInventory,
+    ) -> Result<Agent, Error> {
+        let spool = Spool::open(&options.spool_dir)?;
+        Ok(Agent {
+            client,
+            options,
+            spool,
+            inventory,
+            machine_id: None,
+        })
+    }
+
+    /// The spool.
+    pub fn spool(&self) -> &Spool {
+        &self.spool
+    }
+
+    /// The machine id once registered.
+    pub fn machine_id(&self) -> Option<i64> {
+        self.machine_id
+    }
+
+    /// Registers (or updates) this machine; returns its id.
+    pub fn register(&mut self) -> Result<i64, Error> {
+        let req = RegisterRequest {
+            name: self.options.name.clone(),
+            inventory: self.inventory.clone(),
+        };
+        let id = self.client.register(&req)?.machine_id;
+        self.machine_id = Some(id);
+        Ok(id)
+    }
+
+    /// Delivers what the spool holds, logging what happened.
+    pub fn deliver_spool(&self) {
+        if self.spool.is_empty() {
+            return;
+        }
+        match self.spool.deliver(&self.client) {
+            Ok(d) => eprintln!(
+                "patchperf-runner agent: spool: {} delivered, {} refused, {} still waiting",
+                d.delivered, d.rejected, d.remaining
+            ),
+            Err(e) => eprintln!("patchperf-runner agent: spool: {e}"),
+        }
+    }
+
+    /// One turn of the loop: deliver the spool, claim, execute, finish.
+    /// Errors are only those that will not pass by waiting (401, 403, a
+    /// spool that cannot be written).
+    pub fn step(&mut self, executor: &mut dyn JobExecutor) -> Result<Step, Error> {
+        self.deliver_spool();
+        let machine_id = match self.machine_id {
+            Some(id) => id,
+            None => match self.register() {
+                Ok(id) => id,
+                Err(e) if e.is_transient() => return Ok(Step::ServerDown(e.to_string())),
+                Err(e) => return Err(e),
+            },
+        };
+        let claim = ClaimRequest {
+            machine_id,
+            wait_seconds: self.options.wait_seconds,
+        };
+        let job = match self.client.claim(&claim) {
+            Ok(Some(job)) => job,
+            Ok(None) => return Ok(Step::Idle),
+            Err(e) if e.is_transient() => return Ok(Step::ServerDown(e.to_string())),
+            // The server forgot the machine (a new database): register again.
+            Err(Error::Server { status: 404, .. }) => {
+                self.machine_id = None;
+                return Ok(Step::Idle);
+            }
+            Err(e) => return Err(e),
+        };
+        let finish = self.execute(&job, machine_id, executor)?;
+        Ok(Step::Ran {
+            job_id: job.job_id,
+            finish,
+        })
+    }
+
+    /// Executes a claimed job with heartbeats beside it and finishes it.
+    fn execute(
+        &self,
+        job: &JobSpec,
+        machine_id: i64,
+        executor: &mut dyn JobExecutor,
+    ) -> Result<FinishRequest, Error> {
+        let lease = Lease {
+            job_id: job.job_id,
+            machine_id,
+            attempt: job.attempt,
+        };
+        eprintln!(
+            "patchperf-runner agent: job {} (comparison {}, attempt {}): {} boots",
+            job.job_id,
+            job.comparison_id,
+            job.attempt,
+            job.boots.len()
+        );
+        let flags = Arc::new(JobFlags::default());
+        let beat = Heartbeat::start(
+            self.client.clone(),
+            lease,
+            heartbeat::interval(job.lease_seconds),
+            flags.clone(),
+        );
+        let mut reporter = AgentReporter {
+            client: &self.client,
+            spool: &self.spool,
+            lease,
+            flags: flags.clone(),
+            backoff: self.options.backoff,
+        };
+        let outcome = executor.execute(job, &mut reporter);
+        beat.stop();
+
+        let finish = match outcome {
+            Ok(()) => FinishRequest::Done {
+                log_tail: String::new(),
+            },
+            Err(f) if flags.cancelled.load(std::sync::atomic::Ordering::SeqCst) => {
+                FinishRequest::Failed {
+                    reason: FailureReason::Cancelled,
+                    detail: format!("comparison cancelled; stopped at: {}", f.detail),
+                    log_tail: f.log_tail,
+                }
+            }
+            Err(f) => FinishRequest::Failed {
+                reason: f.reason,
+                detail: f.detail,
+                log_tail: f.log_tail,
+            },
+        };
+        if flags.lease_lost.load(std::sync::atomic::Ordering::SeqCst) {
+            eprintln!(
+                "patchperf-runner agent: job {}: lease lost; the server runs it again",
+                job.job_id
+            );
+            return Ok(finish);
+        }
+        self.finish(lease, finish)
+    }
+
+    /// Sends the finish after every result spooled before it; a `done` the
+    /// server refuses because runs are missing becomes `failed (no
+    /// results)`, so the job never stays claimed.
+    fn finish(&self, lease: Lease, finish: FinishRequest) -> Result<FinishRequest, Error> {
+        self.deliver_spool();
+        if !self.spool.is_empty() {
+            self.spool_finish(lease, &finish)?;
+            return Ok(finish);
+        }
+        match self
+            .options
+            .backoff
+            .retry(|| self.client.finish(lease, &finish))
+        {
+            Ok(()) => Ok(finish),
+            Err(e) if e.is_transient() => {
+                eprintln!(
+                    "patchperf-runner agent: job {}: finish not delivered ({e}); spooled",
+                    lease.job_id
+                );
+                self.spool_finish(lease, &finish)?;
+                Ok(finish)
+            }
+            Err(Error::Server {
+                status: 422,
+                message,
+            }) if matches!(finish, FinishRequest::Done { .. }) => {
+                let failed = FinishRequest::Failed {
+                    reason: FailureReason::NoResults,
+                    detail: message,
+                    log_tail: String::new(),
+                };
+                self.finish(lease, failed)
+            }
+            Err(e) => {
+                eprintln!(
+                    "patchperf-runner agent: job {}: server refused the finish: {e}",
+                    lease.job_id
+                );
+                Ok(finish)
+            }
+        }
+    }
+
+    fn spool_finish(&self, lease: Lease, finish: &FinishRequest) -> Result<(), Error> {
+        self.spool
+            .push(&Entry {
+                lease,
+                item: Item::Finish(finish.clone()),
+            })
+            .map(|_| ())
+    }
+
+    /// Runs the loop until interrupted (or after one claim with `once`).
+    pub fn run(&mut self, executor: &mut dyn JobExecutor, once: bool) -> Result<(), Error> {
+        loop {
+            if crate::proc::interrupted() {
+                return Err(Error::Interrupted);
+            }
+            match self.step(executor)? {
+                Step::Ran { job_id, finish } => {
+                    let outcome = match &finish {
+                        FinishRequest::Done { .. } => "done".to_string(),
+                        FinishRequest::Failed { reason, detail, .. } => {
+                            format!("failed ({}): {detail}", reason.as_str())
+                        }
+                    };
+                    eprintln!("patchperf-runner agent: job {job_id} {outcome}");
+                }
+                Step::Idle => {}
+                Step::ServerDown(why) => {
+                    eprintln!(
+                        "patchperf-runner agent: {why}; retrying in {} s",
+                        self.options.idle_retry.as_secs()
+                    );
+                    if !once {
+                        std::thread::sleep(self.options.idle_retry);
+                    }
+                }
+            }
+            if once {
+                self.deliver_spool();
+                return Ok(());
+            }
+        }
+    }
+}

@@ -1,0 +1,291 @@
+//! The agent loop against a real patchperf server (spawned in-process on a
+//! loopback port, over a fresh Postgres database from `#[sqlx::test]`):
+//! register, claim, fail honestly without a pipeline; and results written
+//! while the server is down reach it once it is back.
+
+use std::net::SocketAddr;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use patchperf_common::protocol::{FailureReason, FinishRequest, JobSpec, JobState, RunUpload};
+use patchperf_common::run::{MeasurementMode, MetricValue, RunResult, TaskMode};
+use patchperf_runner::agent::backoff::Backoff;
+use patchperf_runner::agent::client::Client;
+use patchperf_runner::agent::executor::{
+    JobExecutor, JobFailure, JobReporter, PIPELINE_UNAVAILABLE, UnsupportedExecutor,
+};
+use patchperf_runner::agent::inventory;
+use patchperf_runner::agent::worker::{Agent, AgentOptions, Step};
+use patchperf_server::auth::TokenKind;
+use patchperf_server::routes::tokens::create_token;
+use patchperf_server::{AppState, Config};
+use serde_json::json;
+use sqlx::PgPool;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+
+/// A two-line patch as `git format-patch` writes it.
+const MBOX: &str = "From 1111111111111111111111111111111111111111 Mon Sep 17 00:00:00 2001
+From: A Hacker <a@example.org>
+Subject: [PATCH] fs: tweak open
+
+diff --git a/fs/open.c b/fs/open.c
+--- a/fs/open.c
++++ b/fs/open.c
+@@ -1 +1 @@
+-a
++b
+";
+
+/// The server, served on a loopback port until stopped.
+struct TestServer {
+    addr: SocketAddr,
+    stop: oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl TestServer {
+    async fn start(pool: PgPool, addr: SocketAddr) -> TestServer {
+        let listener = TcpListener::bind(addr).await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let app = patchperf_server::app(AppState::new(pool, Config::default()));
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async {
+                    let _ = stopped.await;
+                })
+                .await
+                .unwrap();
+        });
+        TestServer { addr, stop, task }
+    }
+
+    async fn stop(self) {
+        let _ = self.stop.send(());
+        self.task.await.unwrap();
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+}
+
+async fn token(pool: &PgPool, kind: TokenKind) -> String {
+    let mut conn = pool.acquire().await.unwrap();
+    create_token(&mut conn, kind, &format!("test-{kind}"))
+        .await
+        .unwrap()
+        .token
+}
+
+/// Submits a comparison of 3 boots a side of open1 with one task.
+fn submit(server: &str, ci: &str) -> i64 {
+    let body = json!({
+        "base": { "kind": "tarball", "name": "linux-source-6.1" },
+        "mbox": MBOX,
+        "workloads": ["open1"],
+        "params": { "nr_task": [1], "seconds": 2, "warmup_seconds": 1 },
+        "runs": 3,
+    });
+    let mut resp = ureq::post(&format!("{server}/api/v1/comparisons"))
+        .header("authorization", &format!("Bearer {ci}"))
+        .send_json(&body)
+        .unwrap();
+    let created: serde_json::Value = resp.body_mut().read_json().unwrap();
+    created["id"].as_i64().unwrap()
+}
+
+fn agent(server: &str, token: &str, spool: &std::path::Path) -> Agent {
+    let options = AgentOptions {
+        name: "lab-1".into(),
+        spool_dir: spool.to_path_buf(),
+        wait_seconds: 1,
+        backoff: Backoff {
+            tries: 2,
+            first: Duration::from_millis(10),
+            max: Duration::from_millis(10),
+        },
+        idle_retry: Duration::from_millis(10),
+    };
+    Agent::new(Client::new(server, token), options, inventory::collect()).unwrap()
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn without_a_pipeline_the_agent_fails_the_job_as_unsupported(pool: PgPool) {
+    let server = TestServer::start(pool.clone(), "127.0.0.1:0".parse().unwrap()).await;
+    let (runner, ci) = (
+        token(&pool, TokenKind::Runner).await,
+        token(&pool, TokenKind::Ci).await,
+    );
+    let url = server.url();
+    let spool = tempfile::tempdir().unwrap();
+    let spool_dir = spool.path().to_path_buf();
+
+    let (comparison, step) = tokio::task::spawn_blocking(move || {
+        let comparison = submit(&url, &ci);
+        let mut agent = agent(&url, &runner, &spool_dir);
+        let step = agent.step(&mut UnsupportedExecutor).unwrap();
+        (comparison, step)
+    })
+    .await
+    .unwrap();
+
+    let Step::Ran { job_id, finish } = step else {
+        panic!("no job ran: {step:?}");
+    };
+    assert_eq!(
+        finish,
+        FinishRequest::Failed {
+            reason: FailureReason::Unsupported,
+            detail: PIPELINE_UNAVAILABLE.into(),
+            log_tail: String::new()
+        }
+    );
+    let (state, reason, detail): (String, Option<String>, Option<String>) =
+        sqlx::query_as("SELECT state, failure_reason, failure_detail FROM jobs WHERE id = $1")
+            .bind(job_id)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(state, "failed");
+    assert_eq!(reason.as_deref(), Some("unsupported"));
+    assert_eq!(detail.as_deref(), Some(PIPELINE_UNAVAILABLE));
+    // An unsupported job would fail every time: the comparison is failed.
+    let status: String = sqlx::query_scalar("SELECT status FROM comparisons WHERE id = $1")
+        .bind(comparison)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(status, "failed");
+    let (name, nr_cpu): (String, i32) = sqlx::query_as("SELECT name, nr_cpu FROM machines")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(name, "lab-1");
+    assert!(nr_cpu >= 1);
+    assert!(
+        spool
+            .path()
+            .read_dir()
+            .unwrap()
+            .all(|e| e.unwrap().path().is_dir())
+    );
+    server.stop().await;
+}
+
+/// An executor that takes the server down before uploading, as if the
+/// network went away in the middle of a job.
+struct OutageExecutor {
+    stop_server: tokio::sync::mpsc::UnboundedSender<()>,
+    stopped: mpsc::Receiver<()>,
+}
+
+fn run(workload: &str) -> RunResult {
+    RunResult {
+        workload: workload.into(),
+        mode: TaskMode::Process,
+        nr_task: 1,
+        warmup_seconds: 1,
+        seconds: 2,
+        measurement: MeasurementMode::TcgIcount,
+        kernel: None,
+        samples: vec![],
+        metrics: vec![MetricValue {
+            name: "will-it-scale.per_process_ops".into(),
+            value: 1234.0,
+        }],
+        series: vec![],
+        unsupported: vec![],
+        profile_event: None,
+        warnings: vec![],
+    }
+}
+
+impl JobExecutor for OutageExecutor {
+    fn execute(&mut self, job: &JobSpec, reporter: &mut dyn JobReporter) -> Result<(), JobFailure> {
+        reporter.state(JobState::Running, "running open1", "");
+        self.stop_server.send(()).unwrap();
+        self.stopped.recv().unwrap();
+        for boot in &job.boots {
+            reporter
+                .upload(RunUpload {
+                    boot: *boot,
+                    result: run("open1"),
+                })
+                .expect("an unreachable server spools, it does not fail");
+        }
+        Ok(())
+    }
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn results_spooled_while_the_server_is_down_are_delivered_when_it_is_back(pool: PgPool) {
+    let server = TestServer::start(pool.clone(), "127.0.0.1:0".parse().unwrap()).await;
+    let addr = server.addr;
+    let (runner, ci) = (
+        token(&pool, TokenKind::Runner).await,
+        token(&pool, TokenKind::Ci).await,
+    );
+    let url = server.url();
+    let spool = tempfile::tempdir().unwrap();
+    let spool_dir = spool.path().to_path_buf();
+
+    let (stop_tx, mut stop_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (stopped_tx, stopped_rx) = mpsc::channel();
+    let worker = tokio::task::spawn_blocking(move || {
+        submit(&url, &ci);
+        let mut agent = agent(&url, &runner, &spool_dir);
+        let mut executor = OutageExecutor {
+            stop_server: stop_tx,
+            stopped: stopped_rx,
+        };
+        let step = agent.step(&mut executor).unwrap();
+        (agent, step)
+    });
+    // The executor asks for the outage mid-job.
+    stop_rx.recv().await.unwrap();
+    server.stop().await;
+    stopped_tx.send(()).unwrap();
+    let (agent, step) = worker.await.unwrap();
+
+    let Step::Ran { job_id, finish } = step else {
+        panic!("no job ran: {step:?}");
+    };
+    assert_eq!(
+        finish,
+        FinishRequest::Done {
+            log_tail: String::new()
+        }
+    );
+    // Two runs and the finish wait on disk; nothing reached the database.
+    assert_eq!(agent.spool().pending().unwrap().len(), 3);
+    let runs: i64 = sqlx::query_scalar("SELECT count(*) FROM runs")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(runs, 0);
+
+    // The server comes back on the same address; the next turn delivers.
+    let server = TestServer::start(pool.clone(), addr).await;
+    let agent = tokio::task::spawn_blocking(move || {
+        agent.deliver_spool();
+        agent
+    })
+    .await
+    .unwrap();
+    assert!(agent.spool().pending().unwrap().is_empty());
+    let runs: i64 = sqlx::query_scalar("SELECT count(*) FROM runs WHERE job_id = $1")
+        .bind(job_id)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(runs, 2);
+    let state: String = sqlx::query_scalar("SELECT state FROM jobs WHERE id = $1")
+        .bind(job_id)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(state, "done");
+    server.stop().await;
+}
