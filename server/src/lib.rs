@@ -17,6 +17,7 @@ pub mod mbox;
 pub mod notify;
 pub mod postgres;
 pub mod queue;
+pub mod report;
 pub mod routes;
 pub mod state;
 

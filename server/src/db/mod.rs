@@ -11,6 +11,7 @@ pub mod events;
 pub mod jobs;
 pub mod machines;
 pub mod patches;
+pub mod report;
 pub mod runs;
 pub mod tokens;
 

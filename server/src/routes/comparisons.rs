@@ -282,9 +282,9 @@ pub struct ComparisonView {
     pub jobs: Vec<JobView>,
     /// Runs uploaded so far.
     pub runs: RunCounts,
-    /// The statistical verdict. Always `null` for now: the report builder
-    /// (issue 5) fills it in from the stored runs; the API does not guess.
-    pub verdict: Option<serde_json::Value>,
+    /// The statistical verdict, from the runs stored so far (see
+    /// [`crate::report::verdict::VerdictView`]).
+    pub verdict: crate::report::verdict::VerdictView,
 }
 
 /// The patch series of a comparison.
@@ -365,6 +365,13 @@ async fn show(State(state): State<AppState>, Path(id): Path<i64>) -> Result<Json
     let jobs = db::jobs::for_comparison(&state.db, id).await?;
     let boots = db::boots::for_comparison(&state.db, id).await?;
     let counts = db::runs::counts_per_job(&state.db, id).await?;
+    let report = crate::report::load(&state, &c).await?;
+    let verdict = crate::report::verdict::verdict_view(
+        &report,
+        state
+            .config
+            .link(&format!("/api/v1/comparisons/{id}/report.txt")),
+    );
 
     let per_boot = i64::try_from(c.workloads.len() * c.params.0.nr_task.len()).unwrap_or(0);
     let jobs_view: Vec<JobView> = jobs
@@ -407,7 +414,7 @@ async fn show(State(state): State<AppState>, Path(id): Path<i64>) -> Result<Json
         order_seed: c.order_seed as u64,
         jobs: jobs_view,
         runs,
-        verdict: None,
+        verdict,
     }))
 }
 

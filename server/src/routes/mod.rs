@@ -13,6 +13,8 @@ pub mod health;
 pub mod jobs;
 pub mod machines;
 pub mod openapi;
+pub mod pages;
+pub mod reports;
 pub mod runner;
 pub mod tokens;
 
@@ -24,6 +26,8 @@ pub fn app(state: AppState) -> Router {
         .merge(runner::router())
         .merge(jobs::router())
         .merge(comparisons::router())
+        .merge(reports::router())
+        .merge(pages::router())
         .merge(machines::router())
         .merge(tokens::router())
         .merge(openapi::router())

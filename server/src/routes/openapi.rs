@@ -98,13 +98,21 @@ fn id_param() -> Value {
 /// The document.
 pub fn document() -> Value {
     let mut show = op(
-        "Status, per-job progress and run counts of a comparison (verdict: null until reports land)",
+        "Status, per-job progress, run counts and the statistical verdict of a comparison",
         None,
         None,
         &[("200", "The comparison.", Some("ComparisonView"))],
         &["400", "404"],
     );
     show["parameters"] = id_param();
+    let mut report_txt = op(
+        "The 0-day style text report (one table per workload, mode and nr_task)",
+        None,
+        None,
+        &[("200", "text/plain report.", None)],
+        &["400", "404"],
+    );
+    report_txt["parameters"] = id_param();
     let mut cancel = op(
         "Cancel a comparison: queued jobs fail as cancelled, running ones learn it from heartbeats",
         Some("ci"),
@@ -186,6 +194,7 @@ pub fn document() -> Value {
                 "get": list
             },
             "/api/v1/comparisons/{id}": { "get": show },
+            "/api/v1/comparisons/{id}/report.txt": { "get": report_txt },
             "/api/v1/comparisons/{id}/cancel": { "post": cancel },
             "/api/v1/machines": { "get": op("Registered machines and their inventory", None, None,
                 &[("200", "Machines by name.", Some("MachineList"))], &[]) },
@@ -295,7 +304,12 @@ fn schemas() -> Value {
             "description": "Status, the submitted parameters, boot_order in A/B notation, \
                             jobs [{id, seq, state, attempt, max_attempts, message, boots, failure, \
                             log_tail, runs, lease_expires_at, updated_at}], runs {base, patched, \
-                            expected_per_side} and verdict (null until the report builder fills it).",
+                            expected_per_side} and verdict {overall (regression, improvement, \
+                            no change, undecided, no results), headlines, text_url, reports: one \
+                            per (workload, mode, nr_task) with header, base_runs, patched_runs, \
+                            policy and metrics [{name, direction, unit, base and patched {presence, \
+                            values, mean, stddev, stddev_percent}, change, interval, welch {p, df, \
+                            t}, mann_whitney {p, u}, q, zero_day, verdict, reason}]}.",
             "required": ["id", "status", "report_url", "base", "patches", "workloads", "params",
                          "runs_per_side", "boot_order", "jobs", "runs", "verdict"] },
         "ComparisonList": { "type": "object", "required": ["comparisons"],

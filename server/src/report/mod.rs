@@ -1,0 +1,265 @@
+//! The report builder: loads a comparison's stored runs (its metric values
+//! with one indexed query) and builds one 0-day style
+//! [`Comparison`](patchperf_common::report::Comparison) per (workload, mode,
+//! nr_task) with the shared crate's statistics. The JSON API, the text
+//! report and the HTML pages all render what this returns, so they show the
+//! same numbers.
+
+pub mod plots;
+pub mod verdict;
+
+use std::collections::HashMap;
+
+use patchperf_common::protocol::{BaseSource, NrTask};
+use patchperf_common::report::{
+    Comparison, KernelLabel, ReportHeader, build_comparison, header_from_runs,
+};
+use patchperf_common::run::{MeasurementMode, MetricValue, RunResult, Side, TaskMode};
+use patchperf_common::stats::VerdictPolicy;
+use sqlx::PgPool;
+
+use crate::db::comparisons::ComparisonRow;
+use crate::db::report::RunMeta;
+use crate::{AppState, Error, db};
+
+/// A stored run with the values a report uses.
+#[derive(Debug, Clone)]
+pub struct StoredRun {
+    /// Run id.
+    pub id: i64,
+    /// Job that uploaded it (its log is that job's).
+    pub job_id: i64,
+    /// Comparison-wide boot position.
+    pub boot_seq: i32,
+    /// Base or patched.
+    pub side: Side,
+    /// The run as the statistics see it (metrics, unsupported, kernel).
+    pub result: RunResult,
+}
+
+/// The report of one (workload, mode, nr_task) of a comparison.
+#[derive(Debug, Clone)]
+pub struct GroupReport {
+    /// The statistics and verdicts.
+    pub comparison: Comparison,
+    /// The runs, in boot order.
+    pub runs: Vec<StoredRun>,
+}
+
+/// Everything the report of a comparison shows.
+#[derive(Debug, Clone)]
+pub struct ComparisonReport {
+    /// One report per (workload, mode, nr_task) with runs, in the order of
+    /// the requested workloads, then nr_task.
+    pub groups: Vec<GroupReport>,
+}
+
+/// What the report header knows of the comparison besides its runs.
+#[derive(Debug, Clone, Default)]
+pub struct HeaderFacts {
+    /// First patch's subject.
+    pub subject: Option<String>,
+    /// sha256 of the mbox.
+    pub series_sha256: String,
+    /// Where the report page lives.
+    pub report_url: Option<String>,
+}
+
+/// Builds the report of comparison `c`, with the header facts (patch
+/// subject, series hash, report URL) read from the database.
+pub async fn load(state: &AppState, c: &ComparisonRow) -> Result<ComparisonReport, Error> {
+    let messages = db::patches::messages(&state.db, c.series_id).await?;
+    let facts = HeaderFacts {
+        subject: messages
+            .iter()
+            .find(|m| m.has_diff)
+            .map(|m| m.subject.clone()),
+        series_sha256: db::report::series_sha256(&state.db, c.series_id).await?,
+        report_url: Some(state.config.link(&format!("/comparisons/{}", c.id))),
+    };
+    build(&state.db, c, &facts, &VerdictPolicy::default()).await
+}
+
+/// Builds the report of comparison `c` from its stored runs.
+pub async fn build(
+    db: &PgPool,
+    c: &ComparisonRow,
+    facts: &HeaderFacts,
+    policy: &VerdictPolicy,
+) -> Result<ComparisonReport, Error> {
+    let values = db::runs::report_values(db, c.id).await?;
+    let metas = db::report::runs(db, c.id).await?;
+    let unsupported = db::report::unsupported(db, c.id).await?;
+
+    let mut metrics: HashMap<i64, Vec<MetricValue>> = HashMap::new();
+    for v in values {
+        metrics.entry(v.run_id).or_default().push(MetricValue {
+            name: v.name,
+            value: v.value,
+        });
+    }
+    let mut missing: HashMap<i64, Vec<String>> = HashMap::new();
+    for (run_id, name) in unsupported {
+        missing.entry(run_id).or_default().push(name);
+    }
+    let mut runs = Vec::with_capacity(metas.len());
+    for m in metas {
+        let result = run_result(&m, metrics.remove(&m.id), missing.remove(&m.id))?;
+        runs.push(StoredRun {
+            id: m.id,
+            job_id: m.job_id,
+            boot_seq: m.boot_seq,
+            side: crate::queue::parse_side(&m.side)?,
+            result,
+        });
+    }
+    Ok(ComparisonReport {
+        groups: group_reports(c, facts, runs, policy)?,
+    })
+}
+
+/// Splits the runs by (workload, mode, nr_task) and builds each report.
+pub fn group_reports(
+    c: &ComparisonRow,
+    facts: &HeaderFacts,
+    runs: Vec<StoredRun>,
+    policy: &VerdictPolicy,
+) -> Result<Vec<GroupReport>, Error> {
+    let mut groups: Vec<((String, TaskMode, u32), Vec<StoredRun>)> = Vec::new();
+    for run in runs {
+        let key = (
+            run.result.workload.clone(),
+            run.result.mode,
+            run.result.nr_task,
+        );
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, g)) => g.push(run),
+            None => groups.push((key, vec![run])),
+        }
+    }
+    let workload_pos = |w: &str| {
+        c.workloads
+            .iter()
+            .position(|x| x == w)
+            .unwrap_or(usize::MAX)
+    };
+    groups.sort_by(|(a, _), (b, _)| {
+        workload_pos(&a.0)
+            .cmp(&workload_pos(&b.0))
+            .then(a.1.as_str().cmp(b.1.as_str()))
+            .then(a.2.cmp(&b.2))
+    });
+    groups
+        .into_iter()
+        .map(|(_, runs)| {
+            let base: Vec<RunResult> = side_results(&runs, Side::Base);
+            let patched: Vec<RunResult> = side_results(&runs, Side::Patched);
+            let header = header(c, facts, &base, &patched);
+            let comparison = build_comparison(header, &base, &patched, policy)
+                .map_err(|e| Error::Internal(format!("comparison {}: {e}", c.id)))?;
+            Ok(GroupReport { comparison, runs })
+        })
+        .collect()
+}
+
+fn side_results(runs: &[StoredRun], side: Side) -> Vec<RunResult> {
+    runs.iter()
+        .filter(|r| r.side == side)
+        .map(|r| r.result.clone())
+        .collect()
+}
+
+/// The RunResult a stored run stands for, rebuilt from its columns and its
+/// projected metric values (the statistics need nothing else).
+fn run_result(
+    m: &RunMeta,
+    metrics: Option<Vec<MetricValue>>,
+    unsupported: Option<Vec<String>>,
+) -> Result<RunResult, Error> {
+    let parse = |what: &str, s: &str| Error::Internal(format!("stored {what} {s:?}"));
+    let mode: TaskMode = serde_json::from_value(serde_json::Value::String(m.mode.clone()))
+        .map_err(|_| parse("mode", &m.mode))?;
+    let measurement: MeasurementMode =
+        serde_json::from_value(serde_json::Value::String(m.measurement.clone()))
+            .map_err(|_| parse("measurement", &m.measurement))?;
+    Ok(RunResult {
+        workload: m.workload.clone(),
+        mode,
+        nr_task: u32::try_from(m.nr_task).map_err(|_| parse("nr_task", &m.nr_task.to_string()))?,
+        warmup_seconds: m
+            .warmup_seconds
+            .and_then(|s| u32::try_from(s).ok())
+            .unwrap_or(0),
+        seconds: m.seconds.and_then(|s| u32::try_from(s).ok()).unwrap_or(0),
+        measurement,
+        kernel: m.kernel.clone().map(|k| k.0),
+        samples: Vec::new(),
+        metrics: metrics.unwrap_or_default(),
+        series: Vec::new(),
+        unsupported: unsupported.unwrap_or_default(),
+        profile_event: m.profile_event.clone(),
+        warnings: m.warnings.clone().map(|w| w.0).unwrap_or_default(),
+    })
+}
+
+/// The report header: what the runs know, plus the machine, the kernels'
+/// names and the patch subject from the comparison.
+pub fn header(
+    c: &ComparisonRow,
+    facts: &HeaderFacts,
+    base: &[RunResult],
+    patched: &[RunResult],
+) -> ReportHeader {
+    let machine = c
+        .machine_name
+        .clone()
+        .unwrap_or_else(|| "(not claimed yet)".into());
+    let mut h = header_from_runs(&machine, base, patched);
+    let inventory = c.machine_inventory.as_ref();
+    let nr_cpu = inventory
+        .and_then(|i| i.get("nr_cpu"))
+        .and_then(serde_json::Value::as_u64)
+        .and_then(|n| u32::try_from(n).ok());
+    h.machine_description = inventory.map(machine_description);
+    h.nr_task_requested = nr_cpu.and_then(|cpus| {
+        c.params.0.nr_task.iter().find_map(|n| match n {
+            NrTask::Percent(_) if n.resolve(cpus) == h.nr_task => Some(n.to_string()),
+            _ => None,
+        })
+    });
+    let short_sha: String = facts.series_sha256.chars().take(10).collect();
+    let (base_id, base_subject) = match &c.base.0 {
+        BaseSource::Git { commit, .. } => (commit.clone(), None),
+        BaseSource::Tarball { name } => (name.clone(), None),
+    };
+    h.base = KernelLabel {
+        id: base_id.clone(),
+        subject: base_subject,
+    };
+    h.patched = KernelLabel {
+        id: format!("{base_id}+{short_sha}"),
+        subject: facts.subject.clone(),
+    };
+    h.base_source = Some(c.base.0.describe());
+    h.patch_subject = facts.subject.clone();
+    h.report_url = facts.report_url.clone();
+    h
+}
+
+/// `16 CPUs (AMD EPYC 7763), 64G memory, x86_64, host kernel 6.1.0`.
+fn machine_description(inv: &serde_json::Value) -> String {
+    let s = |k: &str| {
+        inv.get(k)
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("?")
+    };
+    let n = |k: &str| inv.get(k).and_then(serde_json::Value::as_u64).unwrap_or(0);
+    format!(
+        "{} CPUs ({}), {}G memory, {}, host kernel {}",
+        n("nr_cpu"),
+        s("cpu_model"),
+        n("memory_bytes") >> 30,
+        s("arch"),
+        s("kernel_release")
+    )
+}

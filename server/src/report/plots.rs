@@ -1,0 +1,355 @@
+//! SVG plots of a report, drawn with plotters' SVG backend into a string
+//! (no files, no system fonts: text is laid out by plotters' estimate and
+//! rendered by the browser). plotters escapes the text it writes, so metric
+//! names from uploads cannot inject markup.
+
+use patchperf_common::report::MetricComparison;
+use patchperf_common::run::Side;
+use patchperf_common::stats::{ChangeUnit, Interval};
+use plotters::prelude::*;
+
+/// Colour of the base kernel's marks.
+const BASE: RGBColor = RGBColor(31, 119, 180);
+/// Colour of the patched kernel's marks.
+const PATCHED: RGBColor = RGBColor(214, 39, 40);
+
+fn side_colour(side: Side) -> RGBColor {
+    match side {
+        Side::Base => BASE,
+        Side::Patched => PATCHED,
+    }
+}
+
+/// Lower and upper bound with a margin, never an empty range.
+fn padded(lo: f64, hi: f64) -> (f64, f64) {
+    let span = hi - lo;
+    let pad = if span > 0.0 {
+        span * 0.15
+    } else {
+        lo.abs().max(1.0) * 0.01
+    };
+    (lo - pad, hi + pad)
+}
+
+/// Per-run dots of one metric: base on the left, patched on the right, each
+/// side's mean as a bar, and the 95% interval of the change drawn on the
+/// patched side as the range where the patched mean plausibly lies relative
+/// to the base mean. `None` when neither side has values.
+pub fn runs_plot(m: &MetricComparison) -> Option<String> {
+    let all: Vec<f64> = m
+        .base
+        .values
+        .iter()
+        .chain(&m.patched.values)
+        .copied()
+        .collect();
+    if all.is_empty() {
+        return None;
+    }
+    let interval = match (m.interval, m.base.mean) {
+        (Some(Interval::Bounded { low, high }), Some(base)) => Some(match m.unit {
+            ChangeUnit::Percent => (base * (1.0 + low / 100.0), base * (1.0 + high / 100.0)),
+            ChangeUnit::Points => (base + low, base + high),
+        }),
+        _ => None,
+    };
+    let mut lo = all.iter().copied().fold(f64::INFINITY, f64::min);
+    let mut hi = all.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if let Some((a, b)) = interval {
+        lo = lo.min(a);
+        hi = hi.max(b);
+    }
+    let (lo, hi) = padded(lo, hi);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (420, 260)).into_drawing_area();
+        root.fill(&WHITE).ok()?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(&m.name, ("sans-serif", 13))
+            .margin(8)
+            .x_label_area_size(24)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0.0f64..2.0f64, lo..hi)
+            .ok()?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .light_line_style(TRANSPARENT)
+            .x_labels(0)
+            .y_labels(6)
+            .y_label_formatter(&|v| short_number(*v))
+            .draw()
+            .ok()?;
+        for (side, centre, values, mean) in [
+            (Side::Base, 0.5, &m.base.values, m.base.mean),
+            (Side::Patched, 1.5, &m.patched.values, m.patched.mean),
+        ] {
+            let colour = side_colour(side);
+            let n = values.len().max(1) as f64;
+            chart
+                .draw_series(values.iter().enumerate().map(|(i, &v)| {
+                    // spread the dots sideways so equal values stay visible
+                    let x = centre - 0.25 + 0.5 * (i as f64 + 0.5) / n;
+                    Circle::new((x, v), 4, colour.filled())
+                }))
+                .ok()?;
+            if let Some(mean) = mean {
+                chart
+                    .draw_series(std::iter::once(PathElement::new(
+                        vec![(centre - 0.3, mean), (centre + 0.3, mean)],
+                        colour.stroke_width(2),
+                    )))
+                    .ok()?;
+            }
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    side.as_str(),
+                    (centre - 0.15, lo),
+                    ("sans-serif", 12).into_font().color(&colour),
+                )))
+                .ok()?;
+        }
+        if let Some((a, b)) = interval {
+            let x = 1.88;
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(x, a), (x, b)],
+                    PATCHED.stroke_width(3),
+                )))
+                .ok()?;
+            for y in [a, b] {
+                chart
+                    .draw_series(std::iter::once(PathElement::new(
+                        vec![(x - 0.05, y), (x + 0.05, y)],
+                        PATCHED.stroke_width(2),
+                    )))
+                    .ok()?;
+            }
+        }
+        root.present().ok()?;
+    }
+    Some(svg)
+}
+
+/// One line per run of a per-second series (will-it-scale ops each second),
+/// coloured by side: drift or a slow boot shows at a glance.
+pub fn series_plot(name: &str, runs: &[(Side, String, Vec<f64>)]) -> Option<String> {
+    let points: Vec<f64> = runs
+        .iter()
+        .flat_map(|(_, _, p)| p.iter().copied())
+        .collect();
+    if points.is_empty() {
+        return None;
+    }
+    let len = runs
+        .iter()
+        .map(|(_, _, p)| p.len())
+        .max()
+        .unwrap_or(1)
+        .max(2);
+    let lo = points.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = points.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let (lo, hi) = padded(lo, hi);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (640, 280)).into_drawing_area();
+        root.fill(&WHITE).ok()?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(format!("{name} per second, each run"), ("sans-serif", 13))
+            .margin(8)
+            .x_label_area_size(30)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0.0f64..(len - 1) as f64, lo..hi)
+            .ok()?;
+        chart
+            .configure_mesh()
+            .x_desc("measured second")
+            .light_line_style(TRANSPARENT)
+            .y_label_formatter(&|v| short_number(*v))
+            .draw()
+            .ok()?;
+        for (side, label, p) in runs {
+            let colour = side_colour(*side);
+            chart
+                .draw_series(LineSeries::new(
+                    p.iter().enumerate().map(|(i, &v)| (i as f64, v)),
+                    colour.stroke_width(1),
+                ))
+                .ok()?
+                .label(label.as_str())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], colour));
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 11))
+            .draw()
+            .ok()?;
+        root.present().ok()?;
+    }
+    Some(svg)
+}
+
+/// Mean ops against nr_task for both kernels, when a comparison measured
+/// several task counts. `points` are (nr_task, base mean, patched mean).
+pub fn scaling_plot(name: &str, points: &[(u32, Option<f64>, Option<f64>)]) -> Option<String> {
+    if points.len() < 2 {
+        return None;
+    }
+    let values: Vec<f64> = points
+        .iter()
+        .flat_map(|&(_, b, p)| [b, p])
+        .flatten()
+        .collect();
+    if values.is_empty() {
+        return None;
+    }
+    let max_task = points.iter().map(|p| p.0).max().unwrap_or(1);
+    let hi = values.iter().copied().fold(0.0, f64::max);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (640, 300)).into_drawing_area();
+        root.fill(&WHITE).ok()?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(format!("{name} by nr_task"), ("sans-serif", 13))
+            .margin(8)
+            .x_label_area_size(30)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0.0f64..f64::from(max_task) * 1.05, 0.0..hi * 1.1)
+            .ok()?;
+        chart
+            .configure_mesh()
+            .x_desc("nr_task")
+            .light_line_style(TRANSPARENT)
+            .y_label_formatter(&|v| short_number(*v))
+            .draw()
+            .ok()?;
+        for (side, pick) in [(Side::Base, 0usize), (Side::Patched, 1usize)] {
+            let colour = side_colour(side);
+            let line: Vec<(f64, f64)> = points
+                .iter()
+                .filter_map(|&(n, b, p)| [b, p][pick].map(|v| (f64::from(n), v)))
+                .collect();
+            chart
+                .draw_series(LineSeries::new(line.clone(), colour.stroke_width(2)))
+                .ok()?
+                .label(side.as_str())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], colour));
+            chart
+                .draw_series(
+                    line.into_iter()
+                        .map(|xy| Circle::new(xy, 4, colour.filled())),
+                )
+                .ok()?;
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 11))
+            .draw()
+            .ok()?;
+        root.present().ok()?;
+    }
+    Some(svg)
+}
+
+/// Axis labels: `3.4M`, `12k`, `0.93`.
+fn short_number(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1e9 {
+        format!("{:.3}G", v / 1e9)
+    } else if a >= 1e6 {
+        format!("{:.3}M", v / 1e6)
+    } else if a >= 1e4 {
+        format!("{:.1}k", v / 1e3)
+    } else if a >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use patchperf_common::report::{Presence, SideStats};
+    use patchperf_common::stats::{Verdict, mean};
+
+    fn metric(name: &str, base: &[f64], patched: &[f64]) -> MetricComparison {
+        let side = |v: &[f64]| SideStats {
+            presence: Presence::Measured,
+            values: v.to_vec(),
+            mean: mean(v),
+            stddev: None,
+            stddev_percent: None,
+        };
+        MetricComparison {
+            name: name.into(),
+            direction: patchperf_common::metric::direction(name),
+            unit: ChangeUnit::for_metric(name),
+            base: side(base),
+            patched: side(patched),
+            change: Some(10.0),
+            interval: Some(Interval::Bounded {
+                low: 9.0,
+                high: 11.0,
+            }),
+            welch: None,
+            mann_whitney: None,
+            q: None,
+            zero_day: None,
+            verdict: Verdict::Improvement,
+            reason: String::new(),
+        }
+    }
+
+    #[test]
+    fn runs_plot_draws_one_dot_per_run_and_escapes_the_name() {
+        let m = metric(
+            "will-it-scale.<script>alert(1)</script>",
+            &[100.0, 101.0, 99.0],
+            &[110.0, 111.0, 109.0],
+        );
+        let svg = runs_plot(&m).unwrap();
+        assert!(svg.starts_with("<svg"), "{svg}");
+        assert_eq!(svg.matches("<circle").count(), 6);
+        assert!(!svg.contains("<script>"));
+        assert!(svg.contains("&lt;script&gt;"));
+    }
+
+    #[test]
+    fn no_values_no_plot() {
+        let m = metric("x", &[], &[]);
+        assert!(runs_plot(&m).is_none());
+        assert!(series_plot("x", &[]).is_none());
+        assert!(scaling_plot("x", &[(1, Some(1.0), Some(2.0))]).is_none());
+    }
+
+    #[test]
+    fn series_and_scaling_plots_are_svg() {
+        let svg = series_plot(
+            "will-it-scale.per_process_ops",
+            &[
+                (Side::Base, "boot 0 base".into(), vec![1.0, 2.0, 3.0]),
+                (Side::Patched, "boot 1 patched".into(), vec![2.0, 3.0, 4.0]),
+            ],
+        )
+        .unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains("boot 1 patched"));
+        let svg = scaling_plot(
+            "will-it-scale.per_process_ops",
+            &[(1, Some(100.0), Some(110.0)), (2, Some(90.0), Some(105.0))],
+        )
+        .unwrap();
+        assert_eq!(svg.matches("<circle").count(), 4);
+    }
+
+    #[test]
+    fn axis_numbers_are_short() {
+        assert_eq!(short_number(3_436_082.0), "3.436M");
+        assert_eq!(short_number(0.93), "0.930");
+        assert_eq!(short_number(24_500.0), "24.5k");
+    }
+}

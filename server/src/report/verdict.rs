@@ -1,0 +1,75 @@
+//! The `verdict` CI reads from `GET /api/v1/comparisons/{id}` and the text
+//! report of `GET /api/v1/comparisons/{id}/report.txt`, both from the same
+//! built report.
+
+use patchperf_common::report::Comparison;
+use patchperf_common::report::text::{TextOptions, render, summary_line};
+use patchperf_common::stats::Verdict;
+use serde::Serialize;
+
+use super::ComparisonReport;
+
+/// The statistical verdict of a comparison.
+#[derive(Debug, Clone, Serialize)]
+pub struct VerdictView {
+    /// `regression` when any report's headline metric regressed,
+    /// `improvement` when one improved and none regressed, `no change` when
+    /// every headline shows no change, `no results` before any run is
+    /// stored, `undecided` otherwise.
+    pub overall: &'static str,
+    /// The headline sentence of each report ("patchperf noticed a 4.1%
+    /// improvement of will-it-scale.per_process_ops on:").
+    pub headlines: Vec<String>,
+    /// The plain-text report.
+    pub text_url: String,
+    /// One report per (workload, mode, nr_task): per metric the means,
+    /// %stddev, %change, interval, Welch and Mann–Whitney tests, q-value,
+    /// 0-day's rule and our verdict with its reason.
+    pub reports: Vec<Comparison>,
+}
+
+/// The verdict of a built report.
+pub fn verdict_view(report: &ComparisonReport, text_url: String) -> VerdictView {
+    let headlines: Vec<Verdict> = report
+        .groups
+        .iter()
+        .filter_map(|g| g.comparison.headline_metric().map(|m| m.verdict))
+        .collect();
+    let overall = if report.groups.is_empty() {
+        "no results"
+    } else if headlines.contains(&Verdict::Regression) {
+        "regression"
+    } else if headlines.contains(&Verdict::Improvement) {
+        "improvement"
+    } else if !headlines.is_empty()
+        && headlines.len() == report.groups.len()
+        && headlines.iter().all(|v| *v == Verdict::NoChange)
+    {
+        "no change"
+    } else {
+        "undecided"
+    };
+    VerdictView {
+        overall,
+        headlines: report
+            .groups
+            .iter()
+            .map(|g| summary_line(&g.comparison))
+            .collect(),
+        text_url,
+        reports: report.groups.iter().map(|g| g.comparison.clone()).collect(),
+    }
+}
+
+/// The text report: one 0-day style report per (workload, mode, nr_task).
+pub fn text_report(report: &ComparisonReport) -> String {
+    if report.groups.is_empty() {
+        return "patchperf has no results for this comparison yet.\n".into();
+    }
+    report
+        .groups
+        .iter()
+        .map(|g| render(&g.comparison, &TextOptions::default()))
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}

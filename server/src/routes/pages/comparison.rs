@@ -1,0 +1,385 @@
+//! `/comparisons/{id}`: the report page of one comparison: its verdicts and
+//! intervals, the 0-day table's numbers, the boot order, the jobs with their
+//! logs, per-run values and plots. While jobs run, a small script follows
+//! the comparison's JSON and reloads the page when something changed.
+
+use askama::Template;
+use askama_web::WebTemplate;
+use axum::extract::State;
+use patchperf_common::metric;
+use patchperf_common::report::text::{TextOptions, selected_rows, summary_line};
+use patchperf_common::report::{Comparison, MetricComparison};
+use patchperf_common::run::Side;
+
+use super::view;
+use crate::db::comparisons::status;
+use crate::error::Result;
+use crate::extract::Path;
+use crate::report::verdict::verdict_view;
+use crate::report::{GroupReport, plots};
+use crate::{AppState, Error, db, report};
+
+/// Most per-metric plots shown per report (headline first, then the
+/// changed metrics in table order).
+const MAX_PLOTS: usize = 9;
+
+/// One boot of the boot order.
+#[derive(Debug)]
+pub struct BootCell {
+    seq: i32,
+    side: String,
+    letter: char,
+    job_id: i64,
+}
+
+/// One job.
+#[derive(Debug)]
+pub struct JobLine {
+    id: i64,
+    seq: i32,
+    boots: String,
+    state: String,
+    attempt: String,
+    message: String,
+    failure: Option<String>,
+}
+
+/// One metric row.
+#[derive(Debug)]
+pub struct RowView {
+    name: String,
+    base: String,
+    change: String,
+    patched: String,
+    interval: String,
+    p: String,
+    q: String,
+    mw: String,
+    zero_day: &'static str,
+    verdict: &'static str,
+    verdict_class: &'static str,
+    reason: String,
+    /// Listed under "Why" (the headline and every real change).
+    listed: bool,
+}
+
+/// One run of a report.
+#[derive(Debug)]
+pub struct RunLine {
+    boot_seq: i32,
+    side: &'static str,
+    job_id: i64,
+    values: Vec<String>,
+}
+
+/// One (workload, mode, nr_task) report.
+#[derive(Debug)]
+pub struct GroupView {
+    title: String,
+    headline: String,
+    measurement: String,
+    rows: Vec<RowView>,
+    all_rows: Vec<RowView>,
+    hidden: usize,
+    run_metrics: Vec<String>,
+    runs: Vec<RunLine>,
+    plots: Vec<String>,
+    series: Option<String>,
+}
+
+/// A scaling curve over nr_task.
+#[derive(Debug)]
+pub struct ScalingView {
+    title: String,
+    svg: String,
+}
+
+#[derive(Debug, Template, WebTemplate)]
+#[template(path = "comparison.html")]
+pub(super) struct ComparisonPage {
+    title: String,
+    live: bool,
+    json_url: String,
+    text_url: String,
+    overall: &'static str,
+    overall_class: String,
+    status: String,
+    base: String,
+    subjects: Vec<String>,
+    series_sha256: String,
+    machine: Option<String>,
+    machine_description: Option<String>,
+    workloads: String,
+    params: String,
+    runs_per_side: i32,
+    stored_base: usize,
+    stored_patched: usize,
+    expected_per_side: usize,
+    submitted_by: String,
+    created: String,
+    order_seed: u64,
+    boots: Vec<BootCell>,
+    jobs: Vec<JobLine>,
+    groups: Vec<GroupView>,
+    scaling: Vec<ScalingView>,
+}
+
+pub(super) async fn page(
+    State(state): State<AppState>,
+    Path(id): Path<i64>,
+) -> Result<ComparisonPage> {
+    let c = db::comparisons::find(&state.db, id)
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("no comparison {id}")))?;
+    let built = report::load(&state, &c).await?;
+    let messages = db::patches::messages(&state.db, c.series_id).await?;
+    let boots = db::boots::for_comparison(&state.db, id).await?;
+    let jobs = db::jobs::for_comparison(&state.db, id).await?;
+    let series_sha256 = db::report::series_sha256(&state.db, c.series_id).await?;
+
+    let mut groups = Vec::with_capacity(built.groups.len());
+    for g in &built.groups {
+        groups.push(group_view(&state, id, g).await?);
+    }
+    let verdict = verdict_view(&built, String::new());
+    let subjects: Vec<String> = messages.iter().map(|m| m.subject.clone()).collect();
+    let first_subject = messages
+        .iter()
+        .find(|m| m.has_diff)
+        .map(|m| m.subject.clone());
+    let stored = |side: Side| {
+        built
+            .groups
+            .iter()
+            .flat_map(|g| &g.runs)
+            .filter(|r| r.side == side)
+            .count()
+    };
+    let per_boot = c.workloads.len() * c.params.0.nr_task.len();
+    let p = &c.params.0;
+    Ok(ComparisonPage {
+        title: first_subject.unwrap_or_else(|| format!("comparison {id}")),
+        live: [status::QUEUED, status::RUNNING].contains(&c.status.as_str()),
+        json_url: format!("/api/v1/comparisons/{id}"),
+        text_url: format!("/api/v1/comparisons/{id}/report.txt"),
+        overall: verdict.overall,
+        overall_class: verdict.overall.replace(' ', "-"),
+        status: c.status.clone(),
+        base: c.base.0.describe(),
+        subjects,
+        series_sha256,
+        machine: c.machine_name.clone(),
+        machine_description: groups_description(&built.groups),
+        workloads: c.workloads.join(", "),
+        params: format!(
+            "mode {}, nr_task {}, {} s measured after {} s warm-up{}{}",
+            p.mode.as_str(),
+            p.nr_task
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+            p.seconds,
+            p.warmup_seconds,
+            if p.perf_stat { ", perf stat" } else { "" },
+            if p.perf_profile { ", perf profile" } else { "" },
+        ),
+        runs_per_side: c.runs_per_side,
+        stored_base: stored(Side::Base),
+        stored_patched: stored(Side::Patched),
+        expected_per_side: usize::try_from(c.runs_per_side).unwrap_or(0) * per_boot,
+        submitted_by: c.submitted_by.clone(),
+        created: view::time(c.created_at),
+        order_seed: c.order_seed as u64,
+        boots: boots
+            .iter()
+            .map(|b| BootCell {
+                seq: b.seq,
+                letter: if b.side == "base" { 'A' } else { 'B' },
+                side: b.side.clone(),
+                job_id: b.job_id,
+            })
+            .collect(),
+        jobs: jobs
+            .iter()
+            .map(|j| JobLine {
+                id: j.id,
+                seq: j.seq,
+                boots: boots
+                    .iter()
+                    .filter(|b| b.job_id == j.id)
+                    .map(|b| format!("{}{}", b.seq, if b.side == "base" { 'A' } else { 'B' }))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                state: j.state.clone(),
+                attempt: format!("{}/{}", j.attempt, j.max_attempts),
+                message: j.message.clone(),
+                failure: j.failure_reason.as_ref().map(|r| {
+                    let words = patchperf_common::protocol::FailureReason::from_code(r)
+                        .map_or(r.clone(), |f| f.as_str().to_string());
+                    match &j.failure_detail {
+                        Some(d) if !d.is_empty() => format!("{words}: {d}"),
+                        _ => words,
+                    }
+                }),
+            })
+            .collect(),
+        scaling: scaling_views(&built.groups),
+        groups,
+    })
+}
+
+fn groups_description(groups: &[GroupReport]) -> Option<String> {
+    groups
+        .first()
+        .and_then(|g| g.comparison.header.machine_description.clone())
+}
+
+fn row_view(m: &MetricComparison, listed: bool) -> RowView {
+    RowView {
+        name: m.name.clone(),
+        base: view::side_text(&m.base),
+        change: view::change_text(m),
+        patched: view::side_text(&m.patched),
+        interval: view::interval_text(m),
+        p: view::p_text(m.welch.map(|w| w.p)),
+        q: view::p_text(m.q),
+        mw: view::p_text(m.mann_whitney.map(|w| w.p)),
+        zero_day: match m.zero_day {
+            Some(z) if z.changed => "changed",
+            Some(_) => "unchanged",
+            None => "",
+        },
+        verdict: m.verdict.as_str(),
+        verdict_class: view::verdict_class(m.verdict),
+        reason: m.reason.clone(),
+        listed,
+    }
+}
+
+async fn group_view(state: &AppState, comparison_id: i64, g: &GroupReport) -> Result<GroupView> {
+    let c: &Comparison = &g.comparison;
+    let h = &c.header;
+    let headline_name = c.headline_metric().map(|m| m.name.clone());
+    let is_listed =
+        |m: &MetricComparison| Some(&m.name) == headline_name.as_ref() || m.verdict.is_change();
+    let shown = selected_rows(c, &TextOptions::default());
+    let rows: Vec<RowView> = shown.iter().map(|m| row_view(m, is_listed(m))).collect();
+    let all_rows: Vec<RowView> = c.metrics.iter().map(|m| row_view(m, false)).collect();
+
+    // Plots: the headline metric, then the changed ones in table order.
+    let mut plotted: Vec<&MetricComparison> = Vec::new();
+    if let Some(m) = c.headline_metric() {
+        plotted.push(m);
+    }
+    for m in &shown {
+        if plotted.len() >= MAX_PLOTS {
+            break;
+        }
+        if m.verdict.is_change() && !plotted.iter().any(|p| p.name == m.name) {
+            plotted.push(m);
+        }
+    }
+    let plots = plotted.iter().filter_map(|m| plots::runs_plot(m)).collect();
+
+    // The per-second series of every run: total ops each second.
+    let series_name = metric::wis_scaling(h.nr_task, h.mode);
+    let series_rows = db::report::series(&state.db, comparison_id, &series_name).await?;
+    let series_runs: Vec<(Side, String, Vec<f64>)> = series_rows
+        .into_iter()
+        .filter_map(|s| {
+            let run = g.runs.iter().find(|r| r.id == s.run_id)?;
+            Some((
+                run.side,
+                format!("boot {} {}", run.boot_seq, run.side.as_str()),
+                s.points,
+            ))
+        })
+        .collect();
+    let series = plots::series_plot(&series_name, &series_runs);
+
+    // Per-run values of the will-it-scale metrics.
+    let run_metrics: Vec<String> = c
+        .metrics
+        .iter()
+        .filter(|m| m.name.starts_with("will-it-scale."))
+        .map(|m| m.name.clone())
+        .collect();
+    let runs = g
+        .runs
+        .iter()
+        .map(|r| RunLine {
+            boot_seq: r.boot_seq,
+            side: r.side.as_str(),
+            job_id: r.job_id,
+            values: run_metrics
+                .iter()
+                .map(|name| {
+                    r.result
+                        .metric(name)
+                        .map(|v| {
+                            patchperf_common::report::format::mean_column(v)
+                                .trim()
+                                .to_string()
+                        })
+                        .unwrap_or_else(|| "-".into())
+                })
+                .collect(),
+        })
+        .collect();
+
+    Ok(GroupView {
+        title: format!(
+            "{} · {} · nr_task {}",
+            h.workload,
+            h.mode.as_str(),
+            h.nr_task
+        ),
+        headline: summary_line(c),
+        measurement: h
+            .measurement
+            .map(|m| format!("measurement {}: {}", m.as_str(), m.explanation()))
+            .unwrap_or_default(),
+        hidden: c.metrics.len() - shown.len(),
+        rows,
+        all_rows,
+        run_metrics,
+        runs,
+        plots,
+        series,
+    })
+}
+
+/// One scaling curve per (workload, mode) measured at several nr_task:
+/// the mean per-task ops of each kernel.
+fn scaling_views(groups: &[GroupReport]) -> Vec<ScalingView> {
+    let mut out = Vec::new();
+    let mut seen: Vec<(String, &'static str)> = Vec::new();
+    for g in groups {
+        let h = &g.comparison.header;
+        let key = (h.workload.clone(), h.mode.as_str());
+        if seen.contains(&key) {
+            continue;
+        }
+        seen.push(key.clone());
+        let name = metric::wis_per_task_ops(h.mode);
+        let mut points: Vec<(u32, Option<f64>, Option<f64>)> = groups
+            .iter()
+            .filter(|o| {
+                o.comparison.header.workload == key.0 && o.comparison.header.mode.as_str() == key.1
+            })
+            .filter_map(|o| {
+                let m = o.comparison.metric(&name)?;
+                Some((o.comparison.header.nr_task, m.base.mean, m.patched.mean))
+            })
+            .collect();
+        points.sort_by_key(|p| p.0);
+        if let Some(svg) = plots::scaling_plot(&name, &points) {
+            out.push(ScalingView {
+                title: format!("{} · {}", key.0, key.1),
+                svg,
+            });
+        }
+    }
+    out
+}

@@ -1,0 +1,65 @@
+//! `/jobs/{id}/log`: what a job went through, step by step, with the log
+//! lines the runner reported at each step.
+
+use askama::Template;
+use askama_web::WebTemplate;
+use axum::extract::State;
+
+use super::view;
+use crate::error::Result;
+use crate::extract::Path;
+use crate::{AppState, Error, db};
+
+/// One event of the job.
+#[derive(Debug)]
+pub struct EventLine {
+    at: String,
+    state: String,
+    attempt: i32,
+    message: String,
+    log_tail: String,
+}
+
+#[derive(Debug, Template, WebTemplate)]
+#[template(path = "job_log.html")]
+pub(super) struct JobLogPage {
+    id: i64,
+    comparison_id: i64,
+    state: String,
+    failure: Option<String>,
+    events: Vec<EventLine>,
+    log_tail: String,
+}
+
+pub(super) async fn page(State(state): State<AppState>, Path(id): Path<i64>) -> Result<JobLogPage> {
+    let job = db::report::job(&state.db, id)
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("no job {id}")))?;
+    let events = db::events::for_job(&state.db, id)
+        .await?
+        .into_iter()
+        .map(|e| EventLine {
+            at: view::time(e.at),
+            state: e.state,
+            attempt: e.attempt,
+            message: e.message,
+            log_tail: e.log_tail,
+        })
+        .collect();
+    let failure = job.failure_reason.map(|r| {
+        let words = patchperf_common::protocol::FailureReason::from_code(&r)
+            .map_or(r.clone(), |f| f.as_str().to_string());
+        match job.failure_detail {
+            Some(d) if !d.is_empty() => format!("{words}: {d}"),
+            _ => words,
+        }
+    });
+    Ok(JobLogPage {
+        id,
+        comparison_id: job.comparison_id,
+        state: job.state,
+        failure,
+        events,
+        log_tail: job.log_tail,
+    })
+}

@@ -1,0 +1,28 @@
+//! The HTML pages people read: the dashboard of recent comparisons, the
+//! report page of one comparison (live while its jobs run), machine pages
+//! and job logs, plus the CSS and JS they load. Templates live in the
+//! workspace's `templates/` (askama, HTML-escaped by default); every number
+//! comes from the report builder, formatted as the text report formats it.
+
+use axum::Router;
+use axum::routing::get;
+
+use crate::AppState;
+
+mod assets;
+mod comparison;
+mod dashboard;
+mod job_log;
+mod machine;
+pub mod view;
+
+/// Routes of this module.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/", get(dashboard::page))
+        .route("/comparisons/{id}", get(comparison::page))
+        .route("/machines", get(machine::list))
+        .route("/machines/{name}", get(machine::page))
+        .route("/jobs/{id}/log", get(job_log::page))
+        .route("/static/{file}", get(assets::file))
+}

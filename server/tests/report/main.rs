@@ -1,0 +1,310 @@
+//! The report through the server: a comparison with runs uploaded over the
+//! runner protocol shows the same numbers as HTML, text and JSON; pages
+//! escape user text; and the pages, loaded in a real headless Chromium, show
+//! what a user should see.
+
+mod browser;
+mod helpers;
+
+use axum::http::StatusCode;
+use helpers::{TestApp, squash};
+use patchperf_common::report::format::{change_column, mean_column};
+use patchperf_common::run::Side;
+
+/// Base runs at 100000 ops per task and second, patched at 110000, with a
+/// little boot-to-boot noise: a clear +10% improvement.
+fn ops(side: Side, seq: u32, nr_task: u32) -> f64 {
+    let noise = f64::from(seq % 3) * 50.0;
+    let per_task = match side {
+        Side::Base => 100_000.0,
+        Side::Patched => 110_000.0,
+    };
+    (per_task + noise) / f64::from(nr_task).sqrt()
+}
+
+/// Submits a comparison and runs all of its jobs.
+async fn completed_comparison(app: &TestApp, subject: &str) -> i64 {
+    let machine = app.register("lab1").await;
+    let id = app.submit(subject, "lab1", &[1, 2], 3).await;
+    while let Some(spec) = app.claim(machine).await {
+        app.run_job(machine, &spec, &[1, 2], ops, true).await;
+    }
+    id
+}
+
+/// The cells of the HTML table row whose metric cell is `name`.
+fn html_row(html: &str, name: &str) -> Vec<String> {
+    let cell = format!("<td class=\"metric\">{name}</td>");
+    let start = html.find(&cell).unwrap_or_else(|| panic!("no row {name}"));
+    let row = &html[start..start + html[start..].find("</tr>").unwrap()];
+    row.split("</td>")
+        .map(|c| {
+            let mut text = String::new();
+            let mut in_tag = false;
+            for ch in c.chars() {
+                match ch {
+                    '<' => in_tag = true,
+                    '>' => in_tag = false,
+                    _ if !in_tag => text.push(ch),
+                    _ => {}
+                }
+            }
+            squash(&text)
+        })
+        .collect()
+}
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn html_text_and_json_show_identical_numbers(pool: sqlx::PgPool) {
+    let app = TestApp::new(pool).await;
+    let id = completed_comparison(&app, "[PATCH] fs: make dup faster").await;
+
+    let json = app.get_json(&format!("/api/v1/comparisons/{id}")).await;
+    let verdict = &json["verdict"];
+    assert_eq!(verdict["overall"], "improvement", "{verdict:#}");
+    let reports = verdict["reports"].as_array().unwrap();
+    assert_eq!(reports.len(), 2, "one report per nr_task");
+    let report = &reports[0];
+    assert_eq!(report["header"]["nr_task"], 1);
+    let metric = report["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "will-it-scale.per_process_ops")
+        .unwrap();
+    assert_eq!(report["base_runs"], 3);
+    let base_mean = metric["base"]["mean"].as_f64().unwrap();
+    let patched_mean = metric["patched"]["mean"].as_f64().unwrap();
+    let change = metric["change"].as_f64().unwrap();
+    // base boots 0..5 hold the seqs of the A boots; the means are 100000 plus
+    // the mean noise of those boots, so just check the change by hand:
+    assert!((change - 100.0 * (patched_mean - base_mean) / base_mean).abs() < 1e-9);
+    assert_eq!(metric["verdict"], "improvement");
+    assert!(metric["q"].as_f64().unwrap() < 0.05);
+    assert_eq!(metric["interval"]["kind"], "bounded");
+
+    let (status, text) = app
+        .get(&format!("/api/v1/comparisons/{id}/report.txt"))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        text.starts_with(
+            "patchperf noticed a 10.0% improvement of will-it-scale.per_process_ops on:"
+        ) || text.contains("improvement of will-it-scale.per_process_ops on:"),
+        "{text}"
+    );
+    let line = text
+        .lines()
+        .find(|l| l.ends_with("  will-it-scale.per_process_ops"))
+        .unwrap();
+    let tokens: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(tokens.len(), 4, "{line}");
+    // the text table prints the JSON's numbers in 0-day's formats
+    assert_eq!(tokens[0], mean_column(base_mean).trim());
+    assert_eq!(tokens[1], change_column(change, false).trim());
+    assert_eq!(tokens[2], mean_column(patched_mean).trim());
+
+    let (status, html) = app.get(&format!("/comparisons/{id}")).await;
+    assert_eq!(status, StatusCode::OK);
+    let cells = html_row(&html, "will-it-scale.per_process_ops");
+    // metric, base, change, patched, interval, p, q, MW p, 0-day, verdict
+    assert_eq!(cells[1], tokens[0]);
+    assert_eq!(cells[2], tokens[1]);
+    assert_eq!(cells[3], tokens[2]);
+    assert_eq!(cells[9], "improvement");
+    let interval = &metric["interval"];
+    assert_eq!(
+        cells[4],
+        format!(
+            "{:+.2}% … {:+.2}%",
+            interval["low"].as_f64().unwrap(),
+            interval["high"].as_f64().unwrap()
+        )
+    );
+    // the text's verdict line carries the same interval
+    assert!(
+        text.contains(&format!(
+            "  improvement  will-it-scale.per_process_ops  {}: 95% CI {}",
+            tokens[1], cells[4]
+        )),
+        "{text}"
+    );
+    // unsupported metrics are shown as such in all three forms
+    assert!(
+        text.contains("       n/s                         n/s        perf-stat.ps.cycles"),
+        "{text}"
+    );
+    assert_eq!(html_row(&html, "perf-stat.ps.cycles")[1], "n/s");
+    assert!(json.to_string().contains("\"presence\":\"unsupported\""));
+}
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn a_patch_subject_with_markup_is_shown_as_text(pool: sqlx::PgPool) {
+    let app = TestApp::new(pool).await;
+    let subject = "[PATCH] fs: <script>alert(\"x\")</script> & <b>bold</b>";
+    let id = completed_comparison(&app, subject).await;
+    for uri in [format!("/comparisons/{id}"), "/".to_string()] {
+        let (status, html) = app.get(&uri).await;
+        assert_eq!(status, StatusCode::OK, "{uri}");
+        assert!(
+            !html.contains("<script>alert"),
+            "{uri} carries the subject as markup"
+        );
+        assert!(!html.contains("<b>bold"), "{uri}");
+        // askama escapes to numeric entities; decoded, the subject reads as typed
+        assert!(
+            html.contains(
+                "&#60;script&#62;alert(&#34;x&#34;)&#60;/script&#62; &#38; &#60;b&#62;bold"
+            ),
+            "{uri}: {html}"
+        );
+        assert!(browser::visible_text(&html).contains(subject), "{uri}");
+    }
+    // the text report is plain text: the subject appears verbatim
+    let (_, text) = app
+        .get(&format!("/api/v1/comparisons/{id}/report.txt"))
+        .await;
+    assert!(text.contains(&format!("patch subject: {subject}")));
+}
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn before_any_run_the_verdict_says_so(pool: sqlx::PgPool) {
+    let app = TestApp::new(pool).await;
+    app.register("lab1").await;
+    let id = app.submit("[PATCH] fs: nothing yet", "lab1", &[1], 3).await;
+    let json = app.get_json(&format!("/api/v1/comparisons/{id}")).await;
+    assert_eq!(json["verdict"]["overall"], "no results");
+    assert_eq!(json["verdict"]["reports"], serde_json::json!([]));
+    let (status, text) = app
+        .get(&format!("/api/v1/comparisons/{id}/report.txt"))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(text, "patchperf has no results for this comparison yet.\n");
+    let (status, html) = app.get(&format!("/comparisons/{id}")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(html.contains("No runs are stored yet."));
+    assert!(
+        html.contains("id=\"live\""),
+        "a queued comparison's page is live"
+    );
+}
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn a_half_done_comparison_is_undecided_and_live(pool: sqlx::PgPool) {
+    let app = TestApp::new(pool).await;
+    let machine = app.register("lab1").await;
+    let id = app.submit("[PATCH] fs: in progress", "lab1", &[1], 3).await;
+    let spec = app.claim(machine).await.unwrap();
+    app.run_job(machine, &spec, &[1], ops, false).await;
+    let json = app.get_json(&format!("/api/v1/comparisons/{id}")).await;
+    assert_eq!(json["status"], "running");
+    assert_eq!(json["verdict"]["overall"], "undecided");
+    let m = &json["verdict"]["reports"][0]["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "will-it-scale.per_process_ops")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        m["reason"],
+        "too few runs (1 base, 1 patched; 3 a side needed)"
+    );
+}
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn unknown_pages_and_reports_are_404(pool: sqlx::PgPool) {
+    let app = TestApp::new(pool).await;
+    for uri in [
+        "/comparisons/99",
+        "/api/v1/comparisons/99/report.txt",
+        "/machines/nope",
+        "/jobs/5/log",
+        "/static/nope.css",
+    ] {
+        let (status, _) = app.get(uri).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{uri}");
+    }
+    let (status, css) = app.get("/static/style.css").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(css.contains("table"));
+    let (status, _) = app.get("/?status=bogus").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+}
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn pages_in_headless_chromium_show_the_report(pool: sqlx::PgPool) {
+    let Some(chromium) = browser::Chromium::find() else {
+        eprintln!("skipping: /usr/bin/chromium is not installed (apt-get install chromium)");
+        return;
+    };
+    let app = TestApp::new(pool).await;
+    let id = completed_comparison(&app, "[PATCH] fs: <i>dup</i> without the sanity check").await;
+    let base = browser::serve(app.state.clone()).await;
+
+    // The report page, as the browser built it.
+    let dom = chromium.dump_dom(&format!("{base}/comparisons/{id}")).await;
+    let text = squash(&browser::visible_text(&dom));
+    assert!(
+        text.contains("[PATCH] fs: <i>dup</i> without the sanity check"),
+        "{text}"
+    );
+    assert!(text.contains("verdict: improvement"), "{text}");
+    assert!(text.contains("patchperf noticed a"), "{text}");
+    assert!(
+        text.contains("improvement of will-it-scale.per_process_ops on:"),
+        "{text}"
+    );
+    assert!(text.contains("dup1 · process · nr_task 1"), "{text}");
+    assert!(text.contains("dup1 · process · nr_task 2"), "{text}");
+    // table rows: the headline metric with its verdict
+    assert!(dom.contains("<td class=\"metric\">will-it-scale.per_process_ops</td>"));
+    assert!(dom.contains("class=\"verdict\" title=\"95% CI"), "{dom}");
+    // plots: per-metric dots, per-second series, the scaling curve
+    assert!(
+        dom.matches("<svg").count() >= 5,
+        "{}",
+        dom.matches("<svg").count()
+    );
+    assert!(text.contains("Scaling: dup1 · process"), "{text}");
+    // the boot order and the jobs with their logs
+    assert!(text.contains("Boot order"));
+    assert!(dom.matches("/jobs/").count() >= 3);
+
+    // The dashboard lists it with its verdict; the machine page its jobs.
+    let dom = chromium.dump_dom(&format!("{base}/")).await;
+    let text = squash(&browser::visible_text(&dom));
+    assert!(text.contains("improvement"), "{text}");
+    assert!(text.contains("dup1/1: +10.0% improvement"), "{text}");
+    let dom = chromium.dump_dom(&format!("{base}/machines/lab1")).await;
+    let text = squash(&browser::visible_text(&dom));
+    assert!(text.contains("Machine lab1"), "{text}");
+    assert!(
+        text.contains("2 × QEMU Virtual CPU version 2.5+ (x86_64)"),
+        "{text}"
+    );
+    assert!(text.contains("done"), "{text}");
+    let dom = chromium.dump_dom(&format!("{base}/jobs/1/log")).await;
+    assert!(squash(&browser::visible_text(&dom)).contains("guest powered off"));
+}
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn a_running_comparison_page_follows_the_json_in_chromium(pool: sqlx::PgPool) {
+    let Some(chromium) = browser::Chromium::find() else {
+        eprintln!("skipping: /usr/bin/chromium is not installed (apt-get install chromium)");
+        return;
+    };
+    let app = TestApp::new(pool).await;
+    let machine = app.register("lab1").await;
+    let id = app.submit("[PATCH] fs: live", "lab1", &[1], 3).await;
+    let spec = app.claim(machine).await.unwrap();
+    app.run_job(machine, &spec, &[1], ops, false).await;
+    let base = browser::serve(app.state.clone()).await;
+    let dom = chromium.dump_dom(&format!("{base}/comparisons/{id}")).await;
+    let text = squash(&browser::visible_text(&dom));
+    // live.js fetched the JSON and rewrote the banner
+    assert!(
+        text.contains("live: running; 1 base and 1 patched runs stored of 3 a side"),
+        "{text}"
+    );
+}
