@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use sqlx::PgPool;
-use tokio::sync::Notify;
+use tokio::sync::{Notify, watch};
 
 use crate::Config;
 
@@ -17,6 +17,9 @@ pub struct AppState {
     pub config: Arc<Config>,
     /// Woken when jobs may have become claimable (see [`crate::notify`]).
     pub jobs_changed: Arc<Notify>,
+    /// Becomes true when the server starts shutting down, so long-polling
+    /// claims answer at once instead of holding the shutdown up.
+    pub shutting_down: Arc<watch::Sender<bool>>,
 }
 
 impl AppState {
@@ -26,6 +29,12 @@ impl AppState {
             db,
             config: Arc::new(config),
             jobs_changed: Arc::new(Notify::new()),
+            shutting_down: Arc::new(watch::Sender::new(false)),
         }
+    }
+
+    /// Tells waiting claims to answer now: the server is stopping.
+    pub fn begin_shutdown(&self) {
+        self.shutting_down.send_replace(true);
     }
 }

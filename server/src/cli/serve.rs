@@ -37,8 +37,12 @@ async fn serve(state: &AppState, args: &ServeArgs) -> Result<(), Error> {
         .local_addr()
         .map_err(|e| Error::Setup(format!("listening socket: {e}")))?;
     tracing::info!("listening on http://{addr}");
+    let stopping = state.clone();
     axum::serve(listener, crate::app(state.clone()))
-        .with_graceful_shutdown(shutdown_signal())
+        .with_graceful_shutdown(async move {
+            shutdown_signal().await;
+            stopping.begin_shutdown();
+        })
         .await
         .map_err(|e| Error::Setup(format!("server failed: {e}")))
 }

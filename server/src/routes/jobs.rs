@@ -49,6 +49,7 @@ async fn claim(
     db::machines::touch(&state.db, machine.id).await?;
     let wait = Duration::from_secs(req.wait_seconds.into()).min(state.config.claim_wait_max);
     let deadline = Instant::now() + wait;
+    let mut shutting_down = state.shutting_down.subscribe();
     loop {
         // Registered before looking, so a job submitted between the look
         // and the wait still wakes us.
@@ -64,13 +65,14 @@ async fn claim(
             return Ok(Json(spec).into_response());
         }
         let now = Instant::now();
-        if now >= deadline {
+        if now >= deadline || *shutting_down.borrow() {
             return Ok(StatusCode::NO_CONTENT.into_response());
         }
         let nap = (deadline - now).min(state.config.claim_poll);
         tokio::select! {
             () = &mut woken => {}
             () = tokio::time::sleep(nap) => {}
+            _ = shutting_down.changed() => {}
         }
     }
 }

@@ -101,7 +101,12 @@ impl TestApp {
     }
 
     pub async fn with_config(pool: PgPool, config: Config) -> Self {
-        let app = patchperf_server::app(AppState::new(pool.clone(), config));
+        Self::with_state(AppState::new(pool, config)).await
+    }
+
+    pub async fn with_state(state: AppState) -> Self {
+        let pool = state.db.clone();
+        let app = patchperf_server::app(state);
         let mut tokens = Vec::new();
         for (kind, name) in [
             (TokenKind::Runner, "lab-runner"),

@@ -185,3 +185,20 @@ async fn two_runners_claiming_at_once_never_get_the_same_job(pool: PgPool) {
     }
     assert!(owner.values().any(|&m| m == m1) && owner.values().any(|&m| m == m2));
 }
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_waiting_claim_answers_204_at_once_when_the_server_shuts_down(pool: PgPool) {
+    let config = patchperf_server::Config {
+        claim_wait_max: std::time::Duration::from_secs(600),
+        ..crate::helpers::test_config()
+    };
+    let state = patchperf_server::AppState::new(pool.clone(), config);
+    let app = TestApp::with_state(state.clone()).await;
+    let machine = app.register("m1").await;
+    let (job, ()) = tokio::join!(app.claim_waiting(machine, 600), async {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        state.begin_shutdown();
+    });
+    // Without the shutdown it would have waited the full 600 s.
+    assert!(job.is_none());
+}
