@@ -77,6 +77,7 @@ pub struct Make {
     ccache_dir: PathBuf,
     version: String,
     limit: Duration,
+    appear_at: Option<PathBuf>,
 }
 
 impl Make {
@@ -96,7 +97,18 @@ impl Make {
             ccache_dir: ccache_dir.to_path_buf(),
             version: version.to_string(),
             limit: CONFIG_LIMIT,
+            appear_at: None,
         }
+    }
+
+    /// Runs make with the tree bind-mounted at `path` (in a private mount
+    /// namespace; needs root). Kbuild's host tools (objtool, fixdep) record
+    /// absolute paths; a patched tree seen at the base tree's path keeps
+    /// every object of the copied base build up to date, so only what the
+    /// series touched is rebuilt instead of everything after objtool.
+    pub fn appearing_at(mut self, path: &Path) -> Make {
+        self.appear_at = Some(path.to_path_buf());
+        self
     }
 
     /// The build tree.
@@ -111,9 +123,16 @@ impl Make {
         } else {
             "gcc"
         };
-        Cmd::new("make")
-            .current_dir(&self.src)
-            .arg(format!("O={}", self.build_dir_name))
+        let cmd = match &self.appear_at {
+            None => Cmd::new("make").current_dir(&self.src),
+            Some(at) => Cmd::new("unshare")
+                .args(["--mount", "--propagation", "private", "sh", "-ec"])
+                .arg(r#"mount --bind "$1" "$2"; cd "$2"; shift 2; exec make "$@""#)
+                .arg("sh")
+                .arg(&self.src)
+                .arg(at),
+        };
+        cmd.arg(format!("O={}", self.build_dir_name))
             .arg(format!("ARCH={ARCH}"))
             .arg(format!("CC={cc}"))
             .arg(format!("HOSTCC={cc}"))

@@ -287,7 +287,7 @@ fn build_patched(
     let applied = patched.applied;
     let dir_name = build::build_dir_name(base_key);
     let base_build = pristine.dir.join(&dir_name);
-    let make = Make::new(
+    let mut make = Make::new(
         &tree.dir,
         &dir_name,
         toolchain,
@@ -295,6 +295,9 @@ fn build_patched(
         &key[..12],
     );
     if base_build.join(".config").is_file() {
+        if nix::unistd::geteuid().is_root() {
+            make = make.appearing_at(&pristine.dir);
+        }
         // Start from the base's objects: only what the series touched
         // (newer mtimes) is rebuilt.
         events.state(JobState::Building, "copying the base build tree");
