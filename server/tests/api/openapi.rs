@@ -20,6 +20,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("post", "/api/v1/comparisons"),
     ("get", "/api/v1/comparisons"),
     ("get", "/api/v1/comparisons/{id}"),
+    ("get", "/api/v1/comparisons/{id}/report.txt"),
     ("post", "/api/v1/comparisons/{id}/cancel"),
     ("get", "/api/v1/machines"),
     ("get", "/api/v1/tokens"),
