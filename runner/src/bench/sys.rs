@@ -1,10 +1,13 @@
 //! The raw system calls the workloads issue, as thin safe wrappers.
 //!
-//! Each wrapper makes exactly one system call through `syscall(2)` with the
-//! number spelled out, so the libc in use cannot swap it for another one
-//! (glibc turns `fstat()` into `newfstatat(fd, "", AT_EMPTY_PATH)`, for
-//! example). They neither allocate nor take locks, so they may run in a
-//! freshly forked child of a multi-threaded parent.
+//! Each wrapper makes exactly one system call with the number spelled out,
+//! so the libc in use cannot swap it for another one (glibc turns `fstat()`
+//! into `newfstatat(fd, "", AT_EMPTY_PATH)`, for example). On x86-64 the
+//! `syscall` instruction is issued inline, as glibc's own wrappers do, so
+//! the loop pays neither a call into libc's generic `syscall()` nor errno's
+//! thread-local store; elsewhere libc's `syscall()` is used. They neither
+//! allocate nor take locks, so they may run in a freshly forked child of a
+//! multi-threaded parent.
 
 use std::ffi::CStr;
 use std::os::fd::RawFd;
@@ -19,12 +22,61 @@ pub struct Failure {
     pub errno: i32,
 }
 
-impl Failure {
-    #[inline(always)]
-    fn last(syscall: i64) -> Self {
-        Failure {
-            syscall,
-            errno: std::io::Error::last_os_error().raw_os_error().unwrap_or(0),
+/// Issues system call `nr` with up to five arguments (unused ones are
+/// ignored by the kernel) and returns the new fd/0 or the failure.
+///
+/// # Safety
+/// The arguments must be valid for `nr`: every pointer among them must
+/// point to memory of the size and mutability the call expects.
+#[inline(always)]
+unsafe fn raw(
+    nr: i64,
+    a1: usize,
+    a2: usize,
+    a3: usize,
+    a4: usize,
+    a5: usize,
+) -> Result<usize, Failure> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let ret: isize;
+        // SAFETY: the x86-64 Linux system call convention: number in rax,
+        // arguments in rdi, rsi, rdx, r10, r8; the kernel clobbers rcx and
+        // r11 and returns in rax. The caller vouches for the arguments.
+        unsafe {
+            std::arch::asm!(
+                "syscall",
+                inlateout("rax") nr as isize => ret,
+                in("rdi") a1,
+                in("rsi") a2,
+                in("rdx") a3,
+                in("r10") a4,
+                in("r8") a5,
+                lateout("rcx") _,
+                lateout("r11") _,
+                options(nostack),
+            );
+        }
+        if (-4095..0).contains(&ret) {
+            Err(Failure {
+                syscall: nr,
+                errno: -ret as i32,
+            })
+        } else {
+            Ok(ret as usize)
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        // SAFETY: the caller vouches for the arguments.
+        let ret = unsafe { libc::syscall(nr as libc::c_long, a1, a2, a3, a4, a5) };
+        if ret < 0 {
+            Err(Failure {
+                syscall: nr,
+                errno: std::io::Error::last_os_error().raw_os_error().unwrap_or(0),
+            })
+        } else {
+            Ok(ret as usize)
         }
     }
 }
@@ -78,13 +130,17 @@ impl Drop for Fd {
 pub fn openat(path: &CStr, flags: i32, mode: u32) -> Result<RawFd, Failure> {
     // SAFETY: `path` is a valid NUL-terminated string for the duration of the
     // call; openat reads nothing else from our memory.
-    let ret =
-        unsafe { libc::syscall(libc::SYS_openat, libc::AT_FDCWD, path.as_ptr(), flags, mode) };
-    if ret < 0 {
-        Err(Failure::last(libc::SYS_openat))
-    } else {
-        Ok(ret as RawFd)
-    }
+    let fd = unsafe {
+        raw(
+            libc::SYS_openat,
+            libc::AT_FDCWD as usize,
+            path.as_ptr() as usize,
+            flags as usize,
+            mode as usize,
+            0,
+        )
+    }?;
+    Ok(fd as RawFd)
 }
 
 /// [`openat`] into an owned [`Fd`].
@@ -97,24 +153,15 @@ pub fn open_owned(path: &CStr, flags: i32) -> Result<Fd, Failure> {
 pub fn close(fd: RawFd) -> Result<(), Failure> {
     // SAFETY: close takes a plain integer; closing a descriptor we do not own
     // would be a logic error but not memory-unsafe.
-    let ret = unsafe { libc::syscall(libc::SYS_close, fd) };
-    if ret < 0 {
-        Err(Failure::last(libc::SYS_close))
-    } else {
-        Ok(())
-    }
+    unsafe { raw(libc::SYS_close, fd as usize, 0, 0, 0, 0) }.map(drop)
 }
 
 /// `dup(fd)`.
 #[inline(always)]
 pub fn dup(fd: RawFd) -> Result<RawFd, Failure> {
     // SAFETY: dup takes a plain integer and touches none of our memory.
-    let ret = unsafe { libc::syscall(libc::SYS_dup, fd) };
-    if ret < 0 {
-        Err(Failure::last(libc::SYS_dup))
-    } else {
-        Ok(ret as RawFd)
-    }
+    let copy = unsafe { raw(libc::SYS_dup, fd as usize, 0, 0, 0, 0) }?;
+    Ok(copy as RawFd)
 }
 
 /// The native `fstat(fd, buf)` system call.
@@ -122,12 +169,17 @@ pub fn dup(fd: RawFd) -> Result<RawFd, Failure> {
 pub fn fstat(fd: RawFd, buf: &mut libc::stat) -> Result<(), Failure> {
     // SAFETY: `buf` is a valid, writable `struct stat` of the kernel's layout
     // for this architecture (libc's `stat` is the one fstat fills).
-    let ret = unsafe { libc::syscall(libc::SYS_fstat, fd, buf as *mut libc::stat) };
-    if ret < 0 {
-        Err(Failure::last(libc::SYS_fstat))
-    } else {
-        Ok(())
+    unsafe {
+        raw(
+            libc::SYS_fstat,
+            fd as usize,
+            buf as *mut libc::stat as usize,
+            0,
+            0,
+            0,
+        )
     }
+    .map(drop)
 }
 
 /// `newfstatat(fd, "", buf, AT_EMPTY_PATH)`: what glibc issues for `fstat()`.
@@ -135,20 +187,17 @@ pub fn fstat(fd: RawFd, buf: &mut libc::stat) -> Result<(), Failure> {
 pub fn newfstatat_empty(fd: RawFd, buf: &mut libc::stat) -> Result<(), Failure> {
     // SAFETY: the path is a static empty C string, `buf` a valid writable
     // `struct stat`.
-    let ret = unsafe {
-        libc::syscall(
+    unsafe {
+        raw(
             libc::SYS_newfstatat,
-            fd,
-            c"".as_ptr(),
-            buf as *mut libc::stat,
-            libc::AT_EMPTY_PATH,
+            fd as usize,
+            c"".as_ptr() as usize,
+            buf as *mut libc::stat as usize,
+            libc::AT_EMPTY_PATH as usize,
+            0,
         )
-    };
-    if ret < 0 {
-        Err(Failure::last(libc::SYS_newfstatat))
-    } else {
-        Ok(())
     }
+    .map(drop)
 }
 
 /// `statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, buf)`.
@@ -156,21 +205,17 @@ pub fn newfstatat_empty(fd: RawFd, buf: &mut libc::stat) -> Result<(), Failure> 
 pub fn statx_empty(fd: RawFd, buf: &mut libc::statx) -> Result<(), Failure> {
     // SAFETY: the path is a static empty C string, `buf` a valid writable
     // `struct statx`.
-    let ret = unsafe {
-        libc::syscall(
+    unsafe {
+        raw(
             libc::SYS_statx,
-            fd,
-            c"".as_ptr(),
-            libc::AT_EMPTY_PATH,
-            libc::STATX_BASIC_STATS,
-            buf as *mut libc::statx,
+            fd as usize,
+            c"".as_ptr() as usize,
+            libc::AT_EMPTY_PATH as usize,
+            libc::STATX_BASIC_STATS as usize,
+            buf as *mut libc::statx as usize,
         )
-    };
-    if ret < 0 {
-        Err(Failure::last(libc::SYS_statx))
-    } else {
-        Ok(())
     }
+    .map(drop)
 }
 
 /// A zeroed `struct stat` to pass to the stat calls.

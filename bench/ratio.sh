@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Harness overhead benchmark: patchperf's `bench` against a plain C loop of
+# exactly the same system calls (bench/wis_loop.c, cc -O2) in the same
+# harness semantics, 1 task, same scratch directory, run in turn (the order
+# rotates every round). Prints ops/s and ratio = ours ÷ C for open1, dup1
+# and fstat; the target is >= 0.99. Two C builds: `raw`, which issues the
+# `syscall` instruction inline as patchperf does on x86-64 (the harness
+# comparison), and `libc`, which calls glibc's wrappers as will-it-scale's
+# tests do (how our numbers relate to will-it-scale's).
+#
+# usage: bench/ratio.sh [ROUNDS]     (default 5)
+# env:   RUN_SECONDS (default 5), RUN_WARMUP (default 2), WORKLOADS ("open1 dup1 fstat"),
+#        RATIO_RT (default 1: run both sides under SCHED_FIFO priority 1 with chrt,
+#        so that other load on the machine does not decide the ratio; 0 to not)
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+ROUNDS="${1:-5}"
+RUN_SECONDS="${RUN_SECONDS:-5}"
+RUN_WARMUP="${RUN_WARMUP:-2}"
+WORKLOADS="${WORKLOADS:-open1 dup1 fstat}"
+RATIO_RT="${RATIO_RT:-1}"
+
+RT=()
+if [[ "$RATIO_RT" == 1 ]] && chrt -f 1 true 2>/dev/null; then
+    RT=(chrt -f 1)
+fi
+
+cargo build --release -q -p patchperf-runner
+OURS="$ROOT/target/release/patchperf-runner"
+C_RAW="$ROOT/target/wis_loop_raw"
+C_LIBC="$ROOT/target/wis_loop_libc"
+cc -O2 -Wall -DRAW_SYSCALLS -o "$C_RAW" bench/wis_loop.c
+cc -O2 -Wall -o "$C_LIBC" bench/wis_loop.c
+
+scratch="$(mktemp -d /dev/shm/patchperf-ratio.XXXXXX 2>/dev/null || mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
+
+ours() {
+    "${RT[@]}" "$OURS" bench "$1" -t 1 --seconds "$RUN_SECONDS" --warmup "$RUN_WARMUP" --scratch "$scratch" |
+        awk '$2 == "will-it-scale.1.processes" { print $1 }'
+}
+
+c_loop() {
+    "${RT[@]}" "$1" "$2" "$scratch" "$RUN_SECONDS" "$RUN_WARMUP" | sed -n 's/^average://p'
+}
+
+echo "# $(date -u +%Y-%m-%d) $(uname -r) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs"
+echo "# $ROUNDS rounds of ${RUN_WARMUP}s warm-up + ${RUN_SECONDS}s measured, 1 task, scratch $scratch, ${RT[*]:-no chrt}"
+printf '%-8s %12s %12s %7s %14s %12s %7s\n' workload ours_ops/s c_raw_ops/s ratio 'pair ratios' c_libc_ops/s ratio
+for w in $WORKLOADS; do
+    a=()
+    b=()
+    c=()
+    for ((r = 0; r < ROUNDS; r++)); do
+        for ((k = 0; k < 3; k++)); do
+            case $(((r + k) % 3)) in
+            0) a+=("$(ours "$w")") ;;
+            1) b+=("$(c_loop "$C_RAW" "$w")") ;;
+            2) c+=("$(c_loop "$C_LIBC" "$w")") ;;
+            esac
+        done
+    done
+    awk -v w="$w" -v a="${a[*]}" -v b="${b[*]}" -v c="${c[*]}" 'BEGIN {
+        n = split(a, x, " "); split(b, y, " "); split(c, z, " ")
+        for (i = 1; i <= n; i++) { sa += x[i]; sb += y[i]; sc += z[i]; r = x[i] / y[i]
+            lo = (i == 1 || r < lo) ? r : lo; hi = (i == 1 || r > hi) ? r : hi }
+        printf "%-8s %12.0f %12.0f %7.3f %6.3f..%.3f %12.0f %7.3f\n", w, sa / n, sb / n, sa / sb, lo, hi, sc / n, sa / sc
+    }'
+done
