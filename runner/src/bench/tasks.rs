@@ -245,6 +245,23 @@ fn child_main<W: Workload>(workload: &W, plan: TaskPlan<'_>, parent: libc::pid_t
     unsafe { libc::_exit(1) }
 }
 
+/// Threads share one file table: thousands of tasks each holding an fd (and
+/// a transient second one) need more than the usual soft limit of 1024.
+fn raise_nofile_limit() {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `limit` is a writable rlimit; setrlimit only reads it.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max
+        {
+            limit.rlim_cur = limit.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+        }
+    }
+}
+
 /// Runs `body` with one scoped thread per plan, then stops and joins them:
 /// the stop flag is set and the gate opened, so threads that never got
 /// past the gate leave too.
@@ -255,6 +272,7 @@ pub fn with_threads<W: Workload, R>(
     gate: &Gate,
     body: impl FnOnce() -> R,
 ) -> io::Result<R> {
+    raise_nofile_limit();
     std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(plans.len());
         let mut spawn_error = None;
