@@ -3,7 +3,9 @@
 # exactly the same system calls (bench/wis_loop.c, cc -O2) in the same
 # harness semantics, 1 task, same scratch directory, run in turn (the order
 # rotates every round). Prints ops/s and ratio = ours ÷ C for open1, dup1
-# and fstat; the target is >= 0.99. Two C builds: `raw`, which issues the
+# and fstat (of the means, and the median of the per-round ratios, which a
+# round disturbed by other load on the machine does not move); the target
+# is >= 0.99. Two C builds: `raw`, which issues the
 # `syscall` instruction inline as patchperf does on x86-64 (the harness
 # comparison), and `libc`, which calls glibc's wrappers as will-it-scale's
 # tests do (how our numbers relate to will-it-scale's).
@@ -48,7 +50,8 @@ c_loop() {
 
 echo "# $(date -u +%Y-%m-%d) $(uname -r) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs"
 echo "# $ROUNDS rounds of ${RUN_WARMUP}s warm-up + ${RUN_SECONDS}s measured, 1 task, scratch $scratch, ${RT[*]:-no chrt}"
-printf '%-8s %12s %12s %7s %14s %12s %7s\n' workload ours_ops/s c_raw_ops/s ratio 'pair ratios' c_libc_ops/s ratio
+# ratio: of the means; median and range: of the per-round ratios ours/c_raw.
+printf '%-8s %12s %12s %7s %7s %14s %12s %7s\n' workload ours_ops/s c_raw_ops/s ratio median range c_libc_ops/s ratio
 for w in $WORKLOADS; do
     a=()
     b=()
@@ -66,6 +69,9 @@ for w in $WORKLOADS; do
         n = split(a, x, " "); split(b, y, " "); split(c, z, " ")
         for (i = 1; i <= n; i++) { sa += x[i]; sb += y[i]; sc += z[i]; r = x[i] / y[i]
             lo = (i == 1 || r < lo) ? r : lo; hi = (i == 1 || r > hi) ? r : hi }
-        printf "%-8s %12.0f %12.0f %7.3f %6.3f..%.3f %12.0f %7.3f\n", w, sa / n, sb / n, sa / sb, lo, hi, sc / n, sa / sc
+        for (i = 1; i <= n; i++) q[i] = x[i] / y[i]
+        for (i = 2; i <= n; i++) for (j = i; j > 1 && q[j - 1] > q[j]; j--) { t = q[j]; q[j] = q[j - 1]; q[j - 1] = t }
+        med = (n % 2) ? q[(n + 1) / 2] : (q[n / 2] + q[n / 2 + 1]) / 2
+        printf "%-8s %12.0f %12.0f %7.3f %7.3f %6.3f..%.3f %12.0f %7.3f\n", w, sa / n, sb / n, sa / sb, med, lo, hi, sc / n, sa / sc
     }'
 done

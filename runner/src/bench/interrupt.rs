@@ -9,7 +9,7 @@
 //! module uses signal-hook rather than a handler thread because the private
 //! tmpfs needs a single-threaded process to `unshare` its mount namespace.
 
-use std::io;
+use std::io::{self, Read};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::sync::OnceLock;
@@ -80,14 +80,27 @@ pub fn sleep_until(deadline: Instant) -> Result<(), i32> {
         };
         // SAFETY: `fds` is a valid array of `fds.len()` pollfds (possibly
         // empty) and `timeout` a valid timespec; a null sigmask keeps ours.
-        unsafe {
+        let ready = unsafe {
             libc::ppoll(
                 fds.as_mut_ptr(),
                 fds.len() as libc::nfds_t,
                 &timeout,
                 std::ptr::null(),
-            );
+            )
+        };
+        if ready > 0 && pending().is_none() {
+            // A wake-up without a signal noted here (a task caught one in the
+            // instant between fork and resetting its handlers): drain it, or
+            // every later poll would return at once.
+            drain();
         }
+    }
+}
+
+fn drain() {
+    if let Some(mut wake) = WAKE.get() {
+        let mut buf = [0u8; 64];
+        while matches!(wake.read(&mut buf), Ok(n) if n > 0) {}
     }
 }
 
