@@ -9,9 +9,9 @@
 //! module uses signal-hook rather than a handler thread because the private
 //! tmpfs needs a single-threaded process to `unshare` its mount namespace.
 
+use std::fs::File;
 use std::io::{self, Read};
 use std::os::fd::AsRawFd;
-use std::os::unix::net::UnixStream;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
@@ -22,7 +22,7 @@ const SIGNALS: [i32; 2] = [libc::SIGINT, libc::SIGTERM];
 /// The last interrupting signal received, 0 for none.
 static RECEIVED: AtomicUsize = AtomicUsize::new(0);
 /// Read end of the self-pipe the handlers write to.
-static WAKE: OnceLock<UnixStream> = OnceLock::new();
+static WAKE: OnceLock<File> = OnceLock::new();
 
 /// Catches SIGINT and SIGTERM for the rest of the process's life. Safe to
 /// call more than once.
@@ -30,8 +30,8 @@ pub fn install() -> io::Result<()> {
     if WAKE.get().is_some() {
         return Ok(());
     }
-    let (read, write) = UnixStream::pair()?;
-    read.set_nonblocking(true)?;
+    let (read, write) = super::tasks::pipe()?;
+    set_nonblocking(&read)?;
     for signal in SIGNALS {
         signal_hook::flag::register_usize(signal, &RECEIVED, signal as usize)?;
         signal_hook::low_level::pipe::register(signal, write.try_clone()?)?;
@@ -94,6 +94,20 @@ pub fn sleep_until(deadline: Instant) -> Result<(), i32> {
             // every later poll would return at once.
             drain();
         }
+    }
+}
+
+fn set_nonblocking(file: &File) -> io::Result<()> {
+    let fd = file.as_raw_fd();
+    // SAFETY: F_GETFL/F_SETFL on a descriptor we own; no memory is passed.
+    let ok = unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) == 0
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
     }
 }
 
