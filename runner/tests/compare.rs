@@ -173,3 +173,43 @@ fn a_missing_directory_is_a_usage_error() {
     assert_eq!(code, 2);
     assert!(err.contains("nope"), "{err}");
 }
+
+#[test]
+fn a_noise_floor_raises_the_threshold_of_a_change() {
+    let a = scratch("a6");
+    let b = scratch("b6");
+    // +2% with spreads of 0.1%: a change under the default 1% threshold…
+    for (i, ops) in [100_000.0, 100_100.0, 99_900.0].iter().enumerate() {
+        write(
+            &a,
+            &format!("{i}.json"),
+            &serde_json::to_string(&result(1, *ops)).unwrap(),
+        );
+        write(
+            &b,
+            &format!("{i}.json"),
+            &serde_json::to_string(&result(1, ops * 1.02)).unwrap(),
+        );
+    }
+    let (code, out, _) = compare(&a, &b);
+    assert_eq!(code, 0);
+    assert!(
+        out.starts_with("patchperf noticed a 2.0% improvement"),
+        "{out}"
+    );
+    // …and no change on a machine whose A/A runs move by 3%
+    let out = Command::new(env!("CARGO_BIN_EXE_patchperf-runner"))
+        .args(["compare", "--noise-floor", "3"])
+        .arg(&a)
+        .arg(&b)
+        .output()
+        .unwrap();
+    let out = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.starts_with(
+            "patchperf noticed no change of will-it-scale.per_process_ops (+2.0%, 95% CI"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("lies within ±3%"), "{out}");
+}

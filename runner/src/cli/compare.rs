@@ -16,4 +16,8 @@ pub struct CompareArgs {
     /// Show every metric, not only will-it-scale and changed ones.
     #[arg(long)]
     pub all: bool,
+    /// The machine's noise floor in percent (from A/A comparisons): smaller
+    /// relative changes do not count as changes (default threshold 1%).
+    #[arg(long, value_name = "PERCENT")]
+    pub noise_floor: Option<f64>,
 }

@@ -21,7 +21,22 @@ type Groups = BTreeMap<(String, &'static str, u32), Vec<RunResult>>;
 
 /// Runs `patchperf-runner compare`.
 pub fn run(args: CompareArgs) -> Result<(), Error> {
-    let text = compare_dirs(&args.base_dir, &args.patched_dir, &args.machine, args.all)?;
+    let mut policy = VerdictPolicy::default();
+    if let Some(floor) = args.noise_floor {
+        if !(floor.is_finite() && floor >= 0.0) {
+            return Err(Error::Usage(format!(
+                "--noise-floor {floor}: must be a percentage of 0 or more"
+            )));
+        }
+        policy.noise_floor_percent = Some(floor);
+    }
+    let text = compare_dirs(
+        &args.base_dir,
+        &args.patched_dir,
+        &args.machine,
+        args.all,
+        &policy,
+    )?;
     print!("{text}");
     Ok(())
 }
@@ -32,6 +47,7 @@ pub fn compare_dirs(
     patched_dir: &Path,
     machine: &str,
     all_rows: bool,
+    policy: &VerdictPolicy,
 ) -> Result<String, Error> {
     let base = group(read_results_dir(base_dir)?);
     let patched = group(read_results_dir(patched_dir)?);
@@ -49,9 +65,8 @@ pub fn compare_dirs(
             continue;
         };
         let header = header_from_runs(machine, base_runs, patched_runs);
-        let comparison =
-            build_comparison(header, base_runs, patched_runs, &VerdictPolicy::default())
-                .map_err(|e| Error::Usage(e.to_string()))?;
+        let comparison = build_comparison(header, base_runs, patched_runs, policy)
+            .map_err(|e| Error::Usage(e.to_string()))?;
         reports.push(render(&comparison, &TextOptions { all_rows }));
     }
     for key in patched.keys().filter(|k| !base.contains_key(*k)) {

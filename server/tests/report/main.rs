@@ -275,7 +275,10 @@ async fn pages_in_headless_chromium_show_the_report(pool: sqlx::PgPool) {
     let dom = chromium.dump_dom(&format!("{base}/")).await;
     let text = squash(&browser::visible_text(&dom));
     assert!(text.contains("improvement"), "{text}");
-    assert!(text.contains("dup1/1: +10.0% improvement"), "{text}");
+    assert!(
+        text.contains("dup1 nr_task 1: +10.0% improvement"),
+        "{text}"
+    );
     let dom = chromium.dump_dom(&format!("{base}/machines/lab1")).await;
     let text = squash(&browser::visible_text(&dom));
     assert!(text.contains("Machine lab1"), "{text}");

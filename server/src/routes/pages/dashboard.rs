@@ -121,7 +121,7 @@ pub(super) async fn page(
             .filter_map(|g| {
                 g.comparison.headline_metric().map(|m| {
                     format!(
-                        "{}/{}: {} {}",
+                        "{} nr_task {}: {} {}",
                         g.comparison.header.workload,
                         g.comparison.header.nr_task,
                         view::change_text(m),
