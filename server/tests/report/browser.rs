@@ -82,7 +82,15 @@ pub fn visible_text(dom: &str) -> String {
             Some(close) => tag.find(&close).map_or(tag.len(), |i| i + close.len()),
             None => tag.find('>').map_or(tag.len(), |i| i + 1),
         };
-        text.push(' ');
+        // Inline elements do not separate words; everything else does.
+        let name = tag[1..]
+            .trim_start_matches('/')
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .next()
+            .unwrap_or("");
+        if !matches!(name, "a" | "b" | "i" | "em" | "strong" | "span" | "code") {
+            text.push(' ');
+        }
         rest = &tag[end..];
     }
     text.push_str(rest);

@@ -311,3 +311,54 @@ async fn a_running_comparison_page_follows_the_json_in_chromium(pool: sqlx::PgPo
         "{text}"
     );
 }
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn a_failed_job_shows_its_reason_and_log(pool: sqlx::PgPool) {
+    let app = TestApp::new(pool).await;
+    let machine = app.register("lab1").await;
+    let id = app
+        .submit("[PATCH] fs: breaks the build", "lab1", &[1], 3)
+        .await;
+    let spec = app.claim(machine).await.unwrap();
+    let (status, body) = app
+        .request(
+            "POST",
+            &format!("/api/v1/jobs/{}/finish", spec.job_id),
+            Some(&app.runner),
+            &[
+                (
+                    patchperf_common::protocol::MACHINE_HEADER,
+                    machine.to_string(),
+                ),
+                (
+                    patchperf_common::protocol::ATTEMPT_HEADER,
+                    spec.attempt.to_string(),
+                ),
+            ],
+            Some(
+                serde_json::json!({
+                    "outcome": "failed",
+                    "reason": "build-failed",
+                    "detail": "fs/file.c:12: error: expected ';' before '<' token",
+                    "log_tail": "make[2]: *** [scripts/Makefile.build:250: fs/file.o] Error 1",
+                })
+                .to_string(),
+            ),
+        )
+        .await;
+    assert!(status.is_success(), "{status} {body}");
+    let (_, html) = app.get(&format!("/comparisons/{id}")).await;
+    let text = squash(&browser::visible_text(&html));
+    assert!(
+        text.contains("build failed: fs/file.c:12: error: expected ';' before '<' token"),
+        "{text}"
+    );
+    let (status, html) = app.get(&format!("/jobs/{}/log", spec.job_id)).await;
+    assert_eq!(status, StatusCode::OK);
+    let text = squash(&browser::visible_text(&html));
+    assert!(text.contains("state: failed: build failed"), "{text}");
+    assert!(
+        text.contains("make[2]: *** [scripts/Makefile.build:250: fs/file.o] Error 1"),
+        "{text}"
+    );
+}
