@@ -79,6 +79,13 @@ pub enum Error {
     /// Ctrl-C: running programs were killed and the command stopped.
     #[error("interrupted")]
     Interrupted,
+    /// A submitted comparison ended without a usable result (failed or
+    /// cancelled); `submit --wait` exits with status 1.
+    #[error("{0}")]
+    ComparisonFailed(String),
+    /// `submit --wait --fail-on-regression` saw a regression verdict.
+    #[error("{0}")]
+    Regression(String),
     /// A tool's output (perf stat, perf script, …) was not in the format we
     /// read; `line` is 1-based.
     #[error("{what}, line {line}: {message}")]
@@ -106,6 +113,7 @@ impl Error {
         match self {
             Error::Usage(_) => 2,
             Error::Interrupted => 130,
+            Error::Regression(_) => 3,
             _ => 1,
         }
     }

@@ -3,7 +3,6 @@
 //! register, claim, fail honestly without a pipeline; and results written
 //! while the server is down reach it once it is back.
 
-use std::net::SocketAddr;
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -17,12 +16,11 @@ use patchperf_runner::agent::executor::{
 use patchperf_runner::agent::inventory;
 use patchperf_runner::agent::worker::{Agent, AgentOptions, Step};
 use patchperf_server::auth::TokenKind;
-use patchperf_server::routes::tokens::create_token;
-use patchperf_server::{AppState, Config};
 use serde_json::json;
+use server_support::{TestServer, token};
 use sqlx::PgPool;
-use tokio::net::TcpListener;
-use tokio::sync::oneshot;
+
+mod server_support;
 
 /// A two-line patch as `git format-patch` writes it.
 const MBOX: &str = "From 1111111111111111111111111111111111111111 Mon Sep 17 00:00:00 2001
@@ -36,48 +34,6 @@ diff --git a/fs/open.c b/fs/open.c
 -a
 +b
 ";
-
-/// The server, served on a loopback port until stopped.
-struct TestServer {
-    addr: SocketAddr,
-    stop: oneshot::Sender<()>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl TestServer {
-    async fn start(pool: PgPool, addr: SocketAddr) -> TestServer {
-        let listener = TcpListener::bind(addr).await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let app = patchperf_server::app(AppState::new(pool, Config::default()));
-        let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(async {
-                    let _ = stopped.await;
-                })
-                .await
-                .unwrap();
-        });
-        TestServer { addr, stop, task }
-    }
-
-    async fn stop(self) {
-        let _ = self.stop.send(());
-        self.task.await.unwrap();
-    }
-
-    fn url(&self) -> String {
-        format!("http://{}", self.addr)
-    }
-}
-
-async fn token(pool: &PgPool, kind: TokenKind) -> String {
-    let mut conn = pool.acquire().await.unwrap();
-    create_token(&mut conn, kind, &format!("test-{kind}"))
-        .await
-        .unwrap()
-        .token
-}
 
 /// Submits a comparison of 3 boots a side of open1 with one task.
 fn submit(server: &str, ci: &str) -> i64 {
@@ -222,7 +178,7 @@ impl JobExecutor for OutageExecutor {
 #[sqlx::test(migrations = "../migrations")]
 async fn results_spooled_while_the_server_is_down_are_delivered_when_it_is_back(pool: PgPool) {
     let server = TestServer::start(pool.clone(), "127.0.0.1:0".parse().unwrap()).await;
-    let addr = server.addr;
+    let addr = server.addr();
     let (runner, ci) = (
         token(&pool, TokenKind::Runner).await,
         token(&pool, TokenKind::Ci).await,

@@ -1,5 +1,6 @@
 //! The HTTP client of the runner protocol: one blocking call per endpoint,
-//! each answering the protocol's own types. Refusals (4xx) come back as
+//! each answering the protocol's own types (plus plain GET/POST for the CI
+//! API that `patchperf-runner submit` uses). Refusals (4xx) come back as
 //! [`Error::Server`] with the server's message; anything that may pass on a
 //! later try (no connection, timeout, 5xx) is [`Error::is_transient`].
 //!
@@ -110,6 +111,48 @@ impl Client {
         let path = format!("/api/v1/jobs/{}/finish", lease.job_id);
         self.post::<_, serde_json::Value>(&path, Some(lease), req, CALL_TIMEOUT)
             .map(|_| ())
+    }
+
+    /// `GET` of a JSON document (the CI API's comparison view, say).
+    pub fn get_json<T: DeserializeOwned>(&self, path: &str) -> Result<T, Error> {
+        let text = self.get_text(path)?;
+        serde_json::from_str(&text).map_err(|e| Error::Server {
+            status: 200,
+            message: format!("GET {path}: unreadable answer ({e})"),
+        })
+    }
+
+    /// `GET` of a text document (the report's `report.txt`).
+    pub fn get_text(&self, path: &str) -> Result<String, Error> {
+        let url = format!("{}{path}", self.base);
+        let mut resp = self
+            .http
+            .get(&url)
+            .header("authorization", &format!("Bearer {}", self.token))
+            .call()
+            .map_err(|e| Error::Unreachable(format!("GET {url}: {e}")))?;
+        let status = resp.status().as_u16();
+        let text = resp
+            .body_mut()
+            .read_to_string()
+            .map_err(|e| Error::Unreachable(format!("GET {url}: reading the answer: {e}")))?;
+        if !(200..300).contains(&status) {
+            let message = serde_json::from_str::<ErrorBody>(&text)
+                .map(|b| b.error)
+                .unwrap_or(text);
+            return Err(Error::Server { status, message });
+        }
+        Ok(text)
+    }
+
+    /// `POST` of any JSON body outside the runner protocol (the CI API's
+    /// submission); `Ok(None)` for `204 No Content`.
+    pub fn post_json<B: Serialize, T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &B,
+    ) -> Result<Option<T>, Error> {
+        self.post(path, None, body, CALL_TIMEOUT)
     }
 
     /// POSTs `body` as JSON; `Ok(None)` for `204 No Content`.

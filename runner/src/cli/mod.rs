@@ -8,6 +8,7 @@ pub mod bench;
 pub mod compare;
 pub mod guest;
 pub mod job;
+pub mod submit;
 
 /// patchperf runner: measure what a kernel patch does to syscall paths.
 #[derive(Debug, Parser)]
@@ -32,4 +33,7 @@ pub enum Command {
     Guest(guest::GuestArgs),
     /// Compare two results directories and print the 0-day style report.
     Compare(compare::CompareArgs),
+    /// Submit a patch series to a patchperf server (CI), optionally wait for
+    /// the verdict.
+    Submit(submit::SubmitArgs),
 }

@@ -8,6 +8,7 @@ pub mod bench;
 pub mod compare;
 pub mod guest;
 pub mod job;
+pub mod submit;
 
 /// Dispatches a parsed command line.
 pub fn run(cli: Cli) -> Result<(), Error> {
@@ -17,5 +18,6 @@ pub fn run(cli: Cli) -> Result<(), Error> {
         Command::Job(args) => job::run(args),
         Command::Guest(args) => guest::run(args),
         Command::Compare(args) => compare::run(args),
+        Command::Submit(args) => submit::run(args),
     }
 }

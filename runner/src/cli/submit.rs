@@ -1,0 +1,80 @@
+//! Arguments of `patchperf-runner submit`: the CI side of the server's API
+//! (submit a patch series for comparison, optionally wait for the verdict).
+
+use std::path::PathBuf;
+
+use super::bench::{ModeArg, PerfArg};
+
+/// Arguments of `patchperf-runner submit`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Prints the comparison id and its report URL. With --wait it follows the jobs \
+(states and messages as the runner reports them), then prints the 0-day style \
+text report and exits 0, or 3 with --fail-on-regression when the verdict is a \
+regression, or 1 when the comparison failed.")]
+pub struct SubmitArgs {
+    /// The patchperf server, e.g. http://perf.example.org:8080.
+    #[arg(long, env = "PATCHPERF_SERVER")]
+    pub server: String,
+    /// A CI token (`patchperf-server token create --kind ci`).
+    #[arg(long, env = "PATCHPERF_CI_TOKEN", hide_env_values = true)]
+    pub token: String,
+    /// The patch series as an mbox file (`git format-patch --stdout`, b4 am,
+    /// a lore mbox); `-` reads standard input.
+    #[arg(long, value_name = "FILE")]
+    pub mbox: PathBuf,
+    /// Base tree as a source tarball the runner knows by name.
+    #[arg(long, default_value = "linux-source-6.1", conflicts_with = "git")]
+    pub base: String,
+    /// Base tree as a git URL (with --commit).
+    #[arg(long, requires = "commit")]
+    pub git: Option<String>,
+    /// Commit id, tag or branch in --git.
+    #[arg(long)]
+    pub commit: Option<String>,
+    /// Workloads to run in every boot (comma list; see `bench --list`).
+    #[arg(short, long = "workload", value_delimiter = ',', required = true)]
+    pub workloads: Vec<String>,
+    /// Task counts (comma list of N or a share of CPUs such as 100%).
+    #[arg(
+        short = 't',
+        long = "tasks",
+        value_delimiter = ',',
+        default_value = "1"
+    )]
+    pub nr_task: Vec<String>,
+    /// Processes or threads.
+    #[arg(long, value_enum, default_value_t = ModeArg::Process)]
+    pub mode: ModeArg,
+    /// Boots per side (at least 3).
+    #[arg(long, default_value_t = 3)]
+    pub runs: u32,
+    /// Measured seconds per run.
+    #[arg(long, default_value_t = 5)]
+    pub seconds: u32,
+    /// Warm-up seconds per run, dropped.
+    #[arg(long, default_value_t = 2)]
+    pub warmup: u32,
+    /// perf collectors inside each booted kernel (comma list).
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "stat,profile")]
+    pub perf: Vec<PerfArg>,
+    /// Measurement mode to insist on (kvm, tcg, tcg-icount, kexec); the
+    /// runner's best when absent.
+    #[arg(long)]
+    pub backend: Option<String>,
+    /// Extra Kconfig lines for both kernels, from a file.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Name of the machine to measure on.
+    #[arg(long)]
+    pub machine: Option<String>,
+    /// Follow the comparison until it ends and print its text report.
+    #[arg(long)]
+    pub wait: bool,
+    /// With --wait: exit with status 3 when the verdict is a regression.
+    #[arg(long, requires = "wait")]
+    pub fail_on_regression: bool,
+    /// With --wait: seconds between polls.
+    #[arg(long, default_value_t = 5)]
+    pub poll: u64,
+}

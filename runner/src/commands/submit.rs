@@ -1,0 +1,250 @@
+//! `patchperf-runner submit`: what a CI job runs. Sends a patch series to the
+//! server's `POST /api/v1/comparisons`, and with `--wait` follows the jobs
+//! until the comparison ends, then prints the text report and the verdict.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::time::Duration;
+
+use patchperf_common::protocol::{BaseSource, NrTask, WorkloadParams};
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::Error;
+use crate::agent::client::Client;
+use crate::cli::bench::{ModeArg, PerfArg};
+use crate::cli::submit::SubmitArgs;
+
+/// Runs `patchperf-runner submit`.
+pub fn run(args: SubmitArgs) -> Result<(), Error> {
+    let body = request_body(&args)?;
+    let client = Client::new(&args.server, &args.token);
+    let created: Created = client
+        .post_json("/api/v1/comparisons", &body)?
+        .ok_or_else(|| Error::Server {
+            status: 204,
+            message: "the server answered the submission without a body".into(),
+        })?;
+    println!("comparison {} submitted", created.id);
+    println!("report: {}", created.report_url);
+    if !args.wait {
+        return Ok(());
+    }
+    let end = follow(&client, created.id, Duration::from_secs(args.poll.max(1)))?;
+    let text = client.get_text(&format!("/api/v1/comparisons/{}/report.txt", created.id))?;
+    println!();
+    print!("{text}");
+    if !text.ends_with('\n') {
+        println!();
+    }
+    println!();
+    for line in &end.verdict.headlines {
+        println!("{line}");
+    }
+    println!("verdict: {}", end.verdict.overall);
+    println!("report: {}", created.report_url);
+    match end.status.as_str() {
+        "done" => {}
+        other => {
+            return Err(Error::ComparisonFailed(format!(
+                "comparison {} ended {other}{}",
+                created.id,
+                failure_summary(&end)
+            )));
+        }
+    }
+    if args.fail_on_regression && end.verdict.overall == "regression" {
+        return Err(Error::Regression(format!(
+            "comparison {}: the patch series causes a regression",
+            created.id
+        )));
+    }
+    Ok(())
+}
+
+/// The JSON body of the submission, built from the command line.
+fn request_body(args: &SubmitArgs) -> Result<serde_json::Value, Error> {
+    let mbox = read_mbox(&args.mbox)?;
+    let base = match (&args.git, &args.commit) {
+        (Some(url), Some(commit)) => BaseSource::Git {
+            url: url.clone(),
+            commit: commit.clone(),
+        },
+        _ => BaseSource::Tarball {
+            name: args.base.clone(),
+        },
+    };
+    let nr_task = args
+        .nr_task
+        .iter()
+        .map(|s| s.parse::<NrTask>().map_err(Error::Usage))
+        .collect::<Result<Vec<_>, _>>()?;
+    let params = WorkloadParams {
+        mode: match args.mode {
+            ModeArg::Process => patchperf_common::run::TaskMode::Process,
+            ModeArg::Thread => patchperf_common::run::TaskMode::Thread,
+        },
+        nr_task,
+        seconds: args.seconds,
+        warmup_seconds: args.warmup,
+        perf_stat: args.perf.contains(&PerfArg::Stat),
+        perf_profile: args.perf.contains(&PerfArg::Profile),
+    };
+    let config_fragment = match &args.config {
+        Some(path) => Some(std::fs::read_to_string(path).map_err(|e| {
+            Error::Usage(format!(
+                "cannot read config fragment {}: {e}",
+                path.display()
+            ))
+        })?),
+        None => None,
+    };
+    let mut body = json!({
+        "base": base,
+        "mbox": mbox,
+        "workloads": args.workloads,
+        "params": params,
+        "runs": args.runs,
+    });
+    if let Some(backend) = &args.backend {
+        body["backend"] = json!(backend);
+    }
+    if let Some(fragment) = config_fragment {
+        body["config_fragment"] = json!(fragment);
+    }
+    if let Some(machine) = &args.machine {
+        body["machine"] = json!(machine);
+    }
+    Ok(body)
+}
+
+fn read_mbox(path: &std::path::Path) -> Result<String, Error> {
+    if path.as_os_str() == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| Error::io("reading the mbox from standard input", e))?;
+        return Ok(text);
+    }
+    std::fs::read_to_string(path)
+        .map_err(|e| Error::Usage(format!("cannot read mbox {}: {e}", path.display())))
+}
+
+/// `201` answer of the submission.
+#[derive(Debug, Deserialize)]
+struct Created {
+    id: i64,
+    report_url: String,
+}
+
+/// The part of `GET /api/v1/comparisons/{id}` that `--wait` follows.
+#[derive(Debug, Deserialize)]
+struct Progress {
+    status: String,
+    jobs: Vec<JobProgress>,
+    verdict: VerdictProgress,
+}
+
+#[derive(Debug, Deserialize)]
+struct JobProgress {
+    id: i64,
+    seq: i32,
+    state: String,
+    attempt: i32,
+    message: String,
+    boots: Vec<BootProgress>,
+    failure: Option<FailureProgress>,
+}
+
+#[derive(Debug, Deserialize)]
+struct BootProgress {
+    seq: i32,
+    side: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct FailureProgress {
+    reason_text: String,
+    detail: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct VerdictProgress {
+    overall: String,
+    headlines: Vec<String>,
+}
+
+/// Polls the comparison, printing each job's state and message when they
+/// change, until the comparison is done, failed or cancelled.
+fn follow(client: &Client, id: i64, every: Duration) -> Result<Progress, Error> {
+    let path = format!("/api/v1/comparisons/{id}");
+    let mut seen: HashMap<i64, (String, String, i32)> = HashMap::new();
+    let mut unreachable_since: Option<std::time::Instant> = None;
+    loop {
+        let progress: Progress = match client.get_json(&path) {
+            Ok(p) => {
+                unreachable_since = None;
+                p
+            }
+            // A server restart should not end a CI job that waits for hours.
+            Err(e) if e.is_transient() => {
+                let since = *unreachable_since.get_or_insert_with(std::time::Instant::now);
+                if since.elapsed() > Duration::from_secs(600) {
+                    return Err(e);
+                }
+                eprintln!("patchperf-runner: {e} (retrying)");
+                std::thread::sleep(every);
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        for job in &progress.jobs {
+            let now = (job.state.clone(), job.message.clone(), job.attempt);
+            if seen.get(&job.id) != Some(&now) {
+                println!(
+                    "job {} [{}] {}{}",
+                    job.seq,
+                    boots(job),
+                    job.state,
+                    message(job)
+                );
+                seen.insert(job.id, now);
+            }
+        }
+        if matches!(progress.status.as_str(), "done" | "failed" | "cancelled") {
+            return Ok(progress);
+        }
+        std::thread::sleep(every);
+    }
+}
+
+/// `boot 0 base, boot 1 patched`.
+fn boots(job: &JobProgress) -> String {
+    job.boots
+        .iter()
+        .map(|b| format!("boot {} {}", b.seq, b.side))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn message(job: &JobProgress) -> String {
+    let mut out = String::new();
+    if job.attempt > 1 {
+        out.push_str(&format!(" (attempt {})", job.attempt));
+    }
+    if let Some(f) = &job.failure {
+        out.push_str(&format!(": {}: {}", f.reason_text, f.detail));
+    } else if !job.message.is_empty() {
+        out.push_str(&format!(": {}", job.message));
+    }
+    out
+}
+
+fn failure_summary(progress: &Progress) -> String {
+    progress
+        .jobs
+        .iter()
+        .filter_map(|j| j.failure.as_ref().map(|f| (j.seq, f)))
+        .map(|(seq, f)| format!("; job {seq}: {}: {}", f.reason_text, f.detail))
+        .collect()
+}

@@ -1,0 +1,209 @@
+//! `patchperf-runner submit`, the CI client, run as the real binary against
+//! a real server (in-process, on its own Postgres database): what it sends
+//! is what the server stores, refusals reach the user with the server's
+//! words, and `--wait` follows a comparison to its end.
+
+use std::process::{Command, Output};
+
+use patchperf_server::auth::TokenKind;
+use server_support::{TestServer, token};
+use sqlx::PgPool;
+
+mod server_support;
+
+const BIN: &str = env!("CARGO_BIN_EXE_patchperf-runner");
+
+/// The seed 002 patch as ported to 6.1 (examples/patches/).
+fn seed_002() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples/patches/002-fs-use-__fput_sync-in-close-2.patch")
+}
+
+/// Runs the binary on a blocking thread (the server shares this runtime).
+async fn runner(args: Vec<String>) -> Output {
+    tokio::task::spawn_blocking(move || Command::new(BIN).args(&args).output().unwrap())
+        .await
+        .unwrap()
+}
+
+fn args(server: &str, token: &str, extra: &[&str]) -> Vec<String> {
+    let mut v: Vec<String> = ["submit", "--server", server, "--token", token]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    v.extend(extra.iter().map(|s| s.to_string()));
+    v
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn submit_sends_the_series_workloads_and_parameters_as_given(pool: PgPool) {
+    let server = TestServer::start(pool.clone(), "127.0.0.1:0".parse().unwrap()).await;
+    let ci = token(&pool, TokenKind::Ci).await;
+    let mbox = seed_002();
+    let out = runner(args(
+        &server.url(),
+        &ci,
+        &[
+            "--mbox",
+            mbox.to_str().unwrap(),
+            "-w",
+            "open1,dup1",
+            "-t",
+            "1,100%",
+            "--runs",
+            "4",
+            "--seconds",
+            "3",
+            "--warmup",
+            "1",
+            "--perf",
+            "stat",
+        ],
+    ))
+    .await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let id: i64 = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("comparison ")?.strip_suffix(" submitted"))
+        .expect("the id is printed")
+        .parse()
+        .unwrap();
+    assert!(stdout.contains(&format!("/comparisons/{id}")), "{stdout}");
+
+    // Blocking HTTP off the runtime thread that serves the app.
+    let (url, auth) = (
+        format!("{}/api/v1/comparisons/{id}", server.url()),
+        format!("Bearer {ci}"),
+    );
+    let view: serde_json::Value = tokio::task::spawn_blocking(move || {
+        ureq::get(&url)
+            .header("authorization", &auth)
+            .call()
+            .unwrap()
+            .body_mut()
+            .read_json()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(view["workloads"], serde_json::json!(["open1", "dup1"]));
+    assert_eq!(view["params"]["nr_task"], serde_json::json!([1, "100%"]));
+    assert_eq!(view["params"]["seconds"], 3);
+    assert_eq!(view["params"]["warmup_seconds"], 1);
+    assert_eq!(view["params"]["perf_stat"], true);
+    assert_eq!(view["params"]["perf_profile"], false);
+    assert_eq!(view["runs_per_side"], 4);
+    assert_eq!(view["base"]["name"], "linux-source-6.1");
+    // 4 boots a side in blocks of two: 4 jobs.
+    assert_eq!(view["jobs"].as_array().unwrap().len(), 4);
+    let subject = view["patches"]["messages"][0]["subject"].as_str().unwrap();
+    assert!(
+        subject.contains("fs: use __fput_sync in close(2)"),
+        "{subject}"
+    );
+    server.stop().await;
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_refused_submission_prints_the_servers_reason(pool: PgPool) {
+    let server = TestServer::start(pool.clone(), "127.0.0.1:0".parse().unwrap()).await;
+    let ci = token(&pool, TokenKind::Ci).await;
+    let mbox = seed_002();
+
+    // An unknown workload: the server names it.
+    let out = runner(args(
+        &server.url(),
+        &ci,
+        &["--mbox", mbox.to_str().unwrap(), "-w", "open9"],
+    ))
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("unknown workload `open9`"), "{stderr}");
+
+    // A runner token cannot submit.
+    let runner_token = token(&pool, TokenKind::Runner).await;
+    let out = runner(args(
+        &server.url(),
+        &runner_token,
+        &["--mbox", mbox.to_str().unwrap(), "-w", "open1"],
+    ))
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("403"), "{stderr}");
+
+    // A bad task count never reaches the server.
+    let out = runner(args(
+        &server.url(),
+        &ci,
+        &["--mbox", mbox.to_str().unwrap(), "-w", "open1", "-t", "0"],
+    ))
+    .await;
+    assert_eq!(out.status.code(), Some(2));
+
+    let stored: i64 = sqlx::query_scalar("SELECT count(*) FROM comparisons")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(stored, 0, "nothing refused was stored");
+    server.stop().await;
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn wait_follows_the_comparison_until_it_ends(pool: PgPool) {
+    let server = TestServer::start(pool.clone(), "127.0.0.1:0".parse().unwrap()).await;
+    let ci = token(&pool, TokenKind::Ci).await;
+    let mbox = seed_002();
+    let waiting = tokio::spawn(runner(args(
+        &server.url(),
+        &ci,
+        &[
+            "--mbox",
+            mbox.to_str().unwrap(),
+            "-w",
+            "open1",
+            "--wait",
+            "--poll",
+            "1",
+        ],
+    )));
+    // Once it is stored, cancel it the way CI or an admin would.
+    let id = loop {
+        let id: Option<i64> = sqlx::query_scalar("SELECT max(id) FROM comparisons")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        if let Some(id) = id {
+            break id;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    let url = format!("{}/api/v1/comparisons/{id}/cancel", server.url());
+    let auth = format!("Bearer {ci}");
+    tokio::task::spawn_blocking(move || {
+        ureq::post(&url)
+            .header("authorization", &auth)
+            .send_empty()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+
+    let out = waiting.await.unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(stdout.contains("job 0 [boot 0 "), "{stdout}");
+    assert!(stdout.contains("verdict: no results"), "{stdout}");
+    assert!(
+        stderr.contains(&format!("comparison {id} ended cancelled")),
+        "{stderr}"
+    );
+    server.stop().await;
+}
