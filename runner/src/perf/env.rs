@@ -133,21 +133,30 @@ fn has_capability(proc_status: &str, bit: u32) -> bool {
 
 /// A warning when kernel symbols are hidden from us (`/proc/kallsyms` shows
 /// zero addresses under kptr_restrict), so a profile cannot name kernel
-/// functions; `None` when they are readable.
+/// functions; `None` when they are readable or kallsyms is not there.
 pub fn kernel_symbols_warning() -> Option<String> {
     use std::io::BufRead;
     let file = std::fs::File::open(KALLSYMS).ok()?;
-    let first = std::io::BufReader::new(file).lines().next()?.ok()?;
-    kallsyms_hidden(&first).then(|| {
+    let lines = std::io::BufReader::new(file).lines().map_while(Result::ok);
+    kallsyms_hidden(lines).then(|| {
         "kernel symbols are hidden (/proc/kallsyms shows zero addresses; see \
          kernel.kptr_restrict): perf-profile cannot name kernel functions"
             .to_string()
     })
 }
 
-/// Whether a `/proc/kallsyms` line has its address zeroed out.
-pub fn kallsyms_hidden(line: &str) -> bool {
-    line.split_whitespace()
-        .next()
-        .is_some_and(|address| !address.is_empty() && address.bytes().all(|b| b == b'0'))
+/// Whether `/proc/kallsyms` lines have their addresses zeroed out. Per-CPU
+/// symbols legitimately sit at address 0 (Linux 6.1 lists them first), so
+/// the answer comes from the first function (`T`/`t`) symbol.
+pub fn kallsyms_hidden(lines: impl IntoIterator<Item = impl AsRef<str>>) -> bool {
+    for line in lines {
+        let mut fields = line.as_ref().split_whitespace();
+        let (Some(address), Some(kind)) = (fields.next(), fields.next()) else {
+            continue;
+        };
+        if kind.eq_ignore_ascii_case("t") {
+            return address.bytes().all(|b| b == b'0');
+        }
+    }
+    false
 }

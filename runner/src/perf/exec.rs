@@ -1,23 +1,27 @@
 //! The one place the perf collectors start processes: perf in the background
-//! for the measured window (stopped with SIGINT, which is how perf expects to
-//! be told to write out what it has), or perf run to completion with a time
-//! limit. Each perf runs in its own process group, killed if we give up on it
+//! for the measured window (started and waited for until it counts, stopped
+//! with SIGINT, which is how perf expects to be told to write out what it
+//! has), or perf run to completion with a time limit. Each perf runs in its own process group, killed if we give up on it
 //! or drop it, and its stderr goes to a file whose last lines end up in error
 //! messages.
 //!
 //! `crate::proc` runs programs to completion and interleaves stdout with
-//! stderr in its tail; perf needs two things it does not do: a background
-//! process stopped with SIGINT at a moment we choose, and stdout (perf
-//! script's samples, tens of megabytes) kept apart from stderr in a file.
+//! stderr in its tail; perf needs what it does not do: a background process
+//! we wait for until it is ready and stop with SIGINT at a moment we choose,
+//! and stdout (perf script's samples, tens of megabytes) kept apart from
+//! stderr in a file.
 
-use std::fs::File;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill, killpg};
-use nix::unistd::Pid;
+use nix::sys::stat::Mode;
+use nix::unistd::{Pid, mkfifo};
 
 /// How many stderr lines an error message carries.
 const TAIL_LINES: usize = 12;
@@ -31,15 +35,92 @@ pub struct Background {
 }
 
 impl Background {
-    /// Starts `command` with stdin closed, stdout discarded and stderr in
-    /// `stderr`.
-    pub fn spawn(mut command: Command, what: &str, stderr: &Path) -> Result<Self, String> {
-        let child = spawn(&mut command, what, Stdio::null(), stderr)?;
-        Ok(Self {
+    /// Starts `command` (a `perf stat` or `perf record`) with stdin closed,
+    /// stdout discarded and stderr in `<dir>/<name>.stderr`, and returns
+    /// once perf is counting, so that perf's own start-up (opening counters
+    /// on every CPU, mapping buffers, listing the running tasks) happens
+    /// before the measured seconds and not in them.
+    ///
+    /// Readiness comes from perf's control channel (`--control
+    /// fifo:ctl,ack`, perf 5.9+): perf reads commands only once its event
+    /// loop runs, with the counters enabled, and answers each with `ack`; we
+    /// send `ping` and wait for the answer, for at most `limit`.
+    pub fn start(
+        mut command: Command,
+        what: &str,
+        dir: &Path,
+        name: &str,
+        limit: Duration,
+    ) -> Result<Self, String> {
+        let ctl = dir.join(format!("{name}.ctl"));
+        let ack = dir.join(format!("{name}.ack"));
+        for fifo in [&ctl, &ack] {
+            mkfifo(fifo, Mode::S_IRUSR | Mode::S_IWUSR)
+                .map_err(|err| format!("cannot make fifo {}: {err}", fifo.display()))?;
+        }
+        command.arg(format!(
+            "--control=fifo:{},{}",
+            ctl.display(),
+            ack.display()
+        ));
+        let stderr = dir.join(format!("{name}.stderr"));
+        let child = spawn(&mut command, what, Stdio::null(), &stderr)?;
+        let mut background = Self {
             child,
             what: what.to_string(),
-            stderr: stderr.to_path_buf(),
-        })
+            stderr,
+        };
+        background.wait_ready(&ctl, &ack, limit)?;
+        Ok(background)
+    }
+
+    fn wait_ready(&mut self, ctl: &Path, ack: &Path, limit: Duration) -> Result<(), String> {
+        let fifo_error = |path: &Path, err: std::io::Error| {
+            format!("{}: control fifo {}: {err}", self.what, path.display())
+        };
+        // Read-write opens of a fifo never block, whether or not perf has
+        // opened its end yet.
+        let mut ctl_file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(ctl)
+            .map_err(|err| fifo_error(ctl, err))?;
+        let mut ack_file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(ack)
+            .map_err(|err| fifo_error(ack, err))?;
+        ctl_file
+            .write_all(b"ping\n")
+            .map_err(|err| fifo_error(ctl, err))?;
+        let deadline = Instant::now() + limit;
+        let mut answer = [0u8; 16];
+        loop {
+            match ack_file.read(&mut answer) {
+                Ok(n) if n > 0 => return Ok(()),
+                Ok(_) => {}
+                Err(err) if err.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(err) => return Err(fifo_error(ack, err)),
+            }
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Err(format!(
+                    "{} failed to start ({}){}",
+                    self.what,
+                    describe(status),
+                    tail(&self.stderr)
+                ));
+            }
+            if Instant::now() > deadline {
+                return Err(format!(
+                    "{} was not counting after {} s{}",
+                    self.what,
+                    limit.as_secs(),
+                    tail(&self.stderr)
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
     }
 
     /// Sends SIGINT and waits up to `limit` for the process to write its

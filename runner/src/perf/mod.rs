@@ -5,9 +5,10 @@
 //! Each collector keeps its running and its parsing side by side, as
 //! lkp-tests does (`programs/<name>/run`, `…/parse`): `stat/{run,parse,
 //! metrics}.rs` and `profile/{run,parse,metrics}.rs`; the parsers and the
-//! arithmetic are pure functions fed by fixtures in the tests. `env` decides
-//! whether perf can be used here at all, `exec` is the one place processes
-//! are started.
+//! arithmetic are pure functions fed by fixtures in the tests. `session`
+//! drives both around a run in the order that keeps each perf's own cost
+//! out of the other's numbers, `env` decides whether perf can be used here
+//! at all, `exec` is the one place processes are started.
 //!
 //! Nothing here depends on the host: the collectors read the running
 //! kernel's `/proc` and run whatever `perf` is on `PATH`, so they work the
@@ -25,10 +26,12 @@ use crate::bench::Collector;
 pub mod env;
 pub mod exec;
 pub mod profile;
+pub mod session;
 pub mod stat;
 
 pub use env::Perf;
 pub use profile::PerfProfile;
+pub use session::PerfSession;
 pub use stat::PerfStat;
 
 /// The events perf stat counts by default: the hardware events 0-day's
@@ -115,10 +118,10 @@ impl PerfOptions {
     }
 }
 
-/// The collectors asked for, and the warnings for the ones that cannot run.
+/// The collector asked for, and the warnings for what cannot run.
 #[derive(Default)]
 pub struct PerfSetup {
-    /// Ready to start; empty when perf cannot be used.
+    /// Ready to start: one [`PerfSession`], or none when perf cannot be used.
     pub collectors: Vec<Box<dyn Collector>>,
     /// What to tell the user and store in `RunResult::warnings`.
     pub warnings: Vec<String>,
@@ -134,9 +137,10 @@ impl std::fmt::Debug for PerfSetup {
     }
 }
 
-/// Builds the collectors for `tools`. When perf is missing or not allowed to
-/// count system-wide, the result has no collectors and one warning: the run
-/// goes on without perf metrics.
+/// Builds the collector for `tools`: one [`PerfSession`] driving perf stat
+/// and/or perf profile. When perf is missing or not allowed to count
+/// system-wide, the result has no collector and one warning: the run goes on
+/// without perf metrics.
 pub fn setup(tools: &[PerfTool], options: &PerfOptions) -> PerfSetup {
     let mut setup = PerfSetup::default();
     if tools.is_empty() {
@@ -149,20 +153,23 @@ pub fn setup(tools: &[PerfTool], options: &PerfOptions) -> PerfSetup {
             return setup;
         }
     };
-    let mut seen = Vec::new();
-    for &tool in tools {
-        if seen.contains(&tool) {
-            continue;
+    let mut stat = None;
+    let mut profile = None;
+    if tools.contains(&PerfTool::Stat) {
+        match PerfStat::new(perf.clone(), options) {
+            Ok(collector) => stat = Some(collector),
+            Err(err) => setup.warnings.push(format!("perf-stat: {err}")),
         }
-        seen.push(tool);
-        let collector: Result<Box<dyn Collector>, String> = match tool {
-            PerfTool::Stat => PerfStat::new(perf.clone(), options).map(|c| Box::new(c) as _),
-            PerfTool::Profile => PerfProfile::new(perf.clone(), options).map(|c| Box::new(c) as _),
-        };
-        match collector {
-            Ok(collector) => setup.collectors.push(collector),
-            Err(err) => setup.warnings.push(err),
+    }
+    if tools.contains(&PerfTool::Profile) {
+        match PerfProfile::new(perf, options) {
+            Ok(collector) => profile = Some(collector),
+            Err(err) => setup.warnings.push(format!("perf-profile: {err}")),
         }
+    }
+    let session = PerfSession::new(stat, profile);
+    if !session.is_empty() {
+        setup.collectors.push(Box::new(session));
     }
     setup
 }

@@ -17,6 +17,9 @@ use crate::perf::PerfOptions;
 use crate::perf::env::{Perf, kernel_symbols_warning};
 use crate::perf::exec::{self, Background};
 
+/// How long perf may take to start counting (it opens counters on every
+/// CPU and lists the running tasks first).
+const START_LIMIT: Duration = Duration::from_secs(60);
 /// How long perf record may take to write its data after SIGINT.
 const STOP_LIMIT: Duration = Duration::from_secs(60);
 /// How long perf script may take to resolve and print the samples.
@@ -49,6 +52,7 @@ pub struct PerfProfile {
     frequency: u32,
     dir: TempDir,
     running: Option<Background>,
+    stopped: bool,
     warnings: Vec<String>,
 }
 
@@ -78,6 +82,7 @@ impl PerfProfile {
             frequency: options.profile_frequency,
             dir,
             running: None,
+            stopped: false,
             warnings: kernel_symbols_warning().into_iter().collect(),
         }
     }
@@ -135,14 +140,38 @@ impl Collector for PerfProfile {
             // on the same files, and a guest's root may be read-only.
             .args(["--no-buildid", "--no-buildid-cache", "-o"])
             .arg(self.data_path());
-        let stderr = self.dir.path().join("record.stderr");
-        self.running = Some(Background::spawn(command, "perf record", &stderr)?);
+        self.running = Some(Background::start(
+            command,
+            "perf record",
+            self.dir.path(),
+            "record",
+            START_LIMIT,
+        )?);
         Ok(())
     }
 
     fn finish(&mut self, result: &mut RunResult) -> Result<(), String> {
+        self.stop()?;
+        self.collect(result)
+    }
+}
+
+impl PerfProfile {
+    /// Stops perf record with SIGINT (it writes out its buffers);
+    /// [`PerfProfile::collect`] then reads the samples.
+    pub fn stop(&mut self) -> Result<(), String> {
         let running = self.running.take().ok_or("perf record was not started")?;
         running.interrupt(STOP_LIMIT)?;
+        self.stopped = true;
+        Ok(())
+    }
+
+    /// Runs perf script over the stopped recording and adds the
+    /// `perf-profile.*` metrics, the sampled event and warnings to `result`.
+    pub fn collect(&mut self, result: &mut RunResult) -> Result<(), String> {
+        if !std::mem::take(&mut self.stopped) {
+            return Err("perf record was not stopped".into());
+        }
         let (profile, lost) = self.read_profile()?;
         result.warnings.append(&mut self.warnings);
         result.warnings.extend(lost);

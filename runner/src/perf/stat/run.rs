@@ -14,6 +14,9 @@ use crate::perf::PerfOptions;
 use crate::perf::env::Perf;
 use crate::perf::exec::{self, Background};
 
+/// How long perf may take to start counting (it opens counters on every
+/// CPU and lists the running tasks first).
+const START_LIMIT: Duration = Duration::from_secs(60);
 /// How long perf stat may take to print its last interval after SIGINT.
 const STOP_LIMIT: Duration = Duration::from_secs(30);
 
@@ -25,6 +28,7 @@ pub struct PerfStat {
     interval_ms: u32,
     dir: TempDir,
     running: Option<Background>,
+    stopped: bool,
 }
 
 impl PerfStat {
@@ -54,6 +58,7 @@ impl PerfStat {
             interval_ms: options.interval_ms,
             dir: options.scratch_dir("stat")?,
             running: None,
+            stopped: false,
         })
     }
 
@@ -76,14 +81,38 @@ impl Collector for PerfStat {
             .arg(self.events.join(","))
             .arg("-o")
             .arg(self.csv_path());
-        let stderr = self.dir.path().join("stat.stderr");
-        self.running = Some(Background::spawn(command, "perf stat", &stderr)?);
+        self.running = Some(Background::start(
+            command,
+            "perf stat",
+            self.dir.path(),
+            "stat",
+            START_LIMIT,
+        )?);
         Ok(())
     }
 
     fn finish(&mut self, result: &mut RunResult) -> Result<(), String> {
+        self.stop()?;
+        self.collect(result)
+    }
+}
+
+impl PerfStat {
+    /// Stops perf stat with SIGINT (it prints its last, short interval);
+    /// [`PerfStat::collect`] then reads what it wrote.
+    pub fn stop(&mut self) -> Result<(), String> {
         let running = self.running.take().ok_or("perf stat was not started")?;
         running.interrupt(STOP_LIMIT)?;
+        self.stopped = true;
+        Ok(())
+    }
+
+    /// Reads the stopped perf stat's output and adds the `perf-stat.*`
+    /// metrics, series, unsupported names and warnings to `result`.
+    pub fn collect(&mut self, result: &mut RunResult) -> Result<(), String> {
+        if !std::mem::take(&mut self.stopped) {
+            return Err("perf stat was not stopped".into());
+        }
         let text = std::fs::read_to_string(self.csv_path())
             .map_err(|err| format!("cannot read perf stat's output: {err}"))?;
         let intervals = parse_intervals(&text)
