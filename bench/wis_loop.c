@@ -8,8 +8,9 @@
  *
  * Built two ways: plain, the loops call glibc's open()/close()/dup() as
  * will-it-scale's tests do (and syscall(SYS_fstat), since glibc's fstat()
- * issues newfstatat); with -DRAW_SYSCALLS they issue the `syscall`
- * instruction inline, as patchperf does on x86-64.
+ * issues newfstatat): the reference patchperf is compared with; with
+ * -DRAW_SYSCALLS they issue the `syscall` instruction inline, which shows
+ * what entering and leaving the kernel from libc costs on the machine.
  *
  * usage: wis_loop open1|dup1|fstat SCRATCH_DIR SECONDS WARMUP
  * prints will-it-scale's "min: max: total:" lines, then "average:<ops/s>".
