@@ -505,15 +505,18 @@ fn strace_available() -> bool {
     ok
 }
 
-/// `strace -f -c` of a one-second, one-task run: calls per system call.
+/// `strace -f -c` of a two-second, one-task run: calls per system call.
 fn syscall_counts(workload: &str) -> std::collections::HashMap<String, u64> {
     let dir = tempfile::tempdir().unwrap();
     let summary = dir.path().join("strace.txt");
+    // Without cargo's LD_LIBRARY_PATH, whose directories the dynamic loader
+    // would search with dozens of openat/newfstatat calls of its own.
     let out = Command::new("strace")
+        .env_remove("LD_LIBRARY_PATH")
         .args(["-f", "-c", "-o"])
         .arg(&summary)
         .arg(BIN)
-        .args(["bench", workload, "--seconds", "1", "--warmup", "0"])
+        .args(["bench", workload, "--seconds", "2", "--warmup", "0"])
         .output()
         .unwrap();
     assert!(
@@ -545,17 +548,20 @@ fn fstat_fstatat_empty_and_statx_empty_issue_different_system_calls() {
         ("fstatat-empty", "newfstatat"),
         ("statx-empty", "statx"),
     ] {
+        // Traced, the loop manages a few hundred calls a second on a loaded
+        // machine; the runner itself makes a handful of stat calls while
+        // starting and cleaning up (the dynamic loader, remove_dir_all).
         let counts = syscall_counts(workload);
         let hot = counts.get(syscall).copied().unwrap_or(0);
         assert!(
-            hot >= 1000,
+            hot >= 100,
             "{workload}: only {hot} {syscall} calls: {counts:?}"
         );
         for other in stats.iter().filter(|s| **s != syscall) {
             let n = counts.get(*other).copied().unwrap_or(0);
             assert!(
-                n * 100 < hot,
-                "{workload}: {n} {other} calls beside {hot} {syscall}"
+                n <= 20,
+                "{workload}: {n} {other} calls beside {hot} {syscall}: {counts:?}"
             );
         }
     }
@@ -569,7 +575,7 @@ fn dup1_issues_dup_and_close() {
     let counts = syscall_counts("dup1");
     let dup = counts.get("dup").copied().unwrap_or(0);
     let close = counts.get("close").copied().unwrap_or(0);
-    assert!(dup >= 1000, "{counts:?}");
+    assert!(dup >= 100, "{counts:?}");
     assert!(close >= dup && close <= dup + 100, "{counts:?}");
 }
 
@@ -600,12 +606,13 @@ fn open_enoent_fails_with_enoent_every_time() {
     // strace slows every call a hundredfold and CI machines are loaded: a
     // few dozen traced calls are plenty to show what each one returned.
     assert!(calls.len() >= 20, "only {} opens", calls.len());
-    // The call under way when the task is killed at the end of the run
-    // shows as `<unfinished ...>` or `= ?`; every other one returned.
-    let not_enoent: Vec<&&str> = calls
+    // The call under way when the task is SIGKILLed at the end of the run
+    // shows as `<unfinished ...>`, `= ?` or even a garbled errno: only the
+    // last call may be one of those; every other one returned ENOENT.
+    let not_enoent: Vec<&&str> = calls[..calls.len() - 1]
         .iter()
         .filter(|l| !l.ends_with("= -1 ENOENT (No such file or directory)"))
-        .filter(|l| !l.ends_with("<unfinished ...>") && !l.ends_with("= ?"))
+        .filter(|l| !l.ends_with("<unfinished ...>"))
         .collect();
     assert!(
         not_enoent.is_empty(),
