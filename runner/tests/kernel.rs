@@ -1,0 +1,320 @@
+//! The kernel pipeline for real: Debian's linux-source-6.1 built with the
+//! benchmark config, a real seed patch applied (002, `fs: use __fput_sync
+//! in close(2)`), both kernels booted under QEMU TCG with icount, a
+//! workload run inside each; and every failure class (a series that does
+//! not apply, a patch that breaks the build, a kernel that panics, a guest
+//! that hangs) ending the job with its reason and nothing left behind.
+//!
+//! All tests share one cache (`$PATCHPERF_TEST_CACHE`, else
+//! `target/patchperf-test-cache`), so the suite pays for one cold kernel
+//! build; the failure tests are cheap on top of it (the broken patch
+//! recompiles one file, the panic and the hang reuse the built kernels).
+//! They run one at a time. Where QEMU or the source package is missing
+//! they say so and skip (`./patchperf test` installs both).
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use patchperf_common::protocol::{
+    BaseSource, BootSlot, FailureReason, JobSpec, JobState, NrTask, WorkloadParams,
+};
+use patchperf_common::run::{MeasurementMode, RunResult, Side, TaskMode};
+use patchperf_runner::Error;
+use patchperf_runner::agent::executor::JobFailure;
+use patchperf_runner::kernel::cache::Cache;
+use patchperf_runner::kernel::pipeline::{self, Events, Pipeline};
+use patchperf_runner::kernel::source::sha256_hex;
+
+/// One test at a time: they share the cache and the machine's two cores.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+const SEED_002: &str =
+    include_str!("../../examples/patches/002-fs-use-__fput_sync-in-close-2.patch");
+
+fn cache_dir() -> PathBuf {
+    match std::env::var_os("PATCHPERF_TEST_CACHE") {
+        Some(d) if !d.is_empty() => PathBuf::from(d),
+        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/patchperf-test-cache"),
+    }
+}
+
+fn tools_missing() -> Option<String> {
+    if !Path::new("/usr/src/linux-source-6.1.tar.xz").is_file() {
+        return Some(
+            "/usr/src/linux-source-6.1.tar.xz missing (apt-get install linux-source-6.1)".into(),
+        );
+    }
+    for tool in ["qemu-system-x86_64", "make", "gcc", "patch", "git"] {
+        let found = std::env::var_os("PATH")
+            .map(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
+            .unwrap_or(false);
+        if !found {
+            return Some(format!("{tool} not installed"));
+        }
+    }
+    None
+}
+
+macro_rules! skip_without_tools {
+    () => {
+        if let Some(why) = tools_missing() {
+            eprintln!("SKIPPED: {why}");
+            return;
+        }
+    };
+}
+
+fn pipeline() -> Pipeline {
+    Pipeline {
+        cache: Cache::at(cache_dir()),
+        runner: PathBuf::from(env!("CARGO_BIN_EXE_patchperf-runner")),
+        boot_limit: None,
+        run_limit: None,
+        extra_cmdline: Vec::new(),
+    }
+}
+
+fn job(mbox: &str, workload: &str, seconds: u32, boots: &[Side]) -> JobSpec {
+    JobSpec {
+        job_id: 1,
+        comparison_id: 1,
+        attempt: 1,
+        lease_seconds: 600,
+        base: BaseSource::Tarball {
+            name: "linux-source-6.1".into(),
+        },
+        mbox: mbox.to_string(),
+        patches_sha256: sha256_hex(mbox.as_bytes()),
+        config_fragment: None,
+        workloads: vec![workload.to_string()],
+        params: WorkloadParams {
+            mode: TaskMode::Process,
+            nr_task: vec![NrTask::Count(1)],
+            seconds,
+            warmup_seconds: 1,
+            perf_stat: false,
+            perf_profile: false,
+        },
+        backend: Some(MeasurementMode::TcgIcount),
+        boots: boots
+            .iter()
+            .enumerate()
+            .map(|(i, side)| BootSlot {
+                seq: i as u32,
+                side: *side,
+            })
+            .collect(),
+    }
+}
+
+/// Records what the pipeline reports.
+#[derive(Default)]
+struct Recorder {
+    states: Vec<(JobState, String)>,
+    results: Vec<(BootSlot, RunResult)>,
+}
+
+impl Events for Recorder {
+    fn state(&mut self, state: JobState, message: &str) {
+        eprintln!("{}: {message}", state.as_str());
+        self.states.push((state, message.to_string()));
+    }
+    fn line(&mut self, line: &str) {
+        if line.contains("patchperf-guest") || line.contains("error") || line.contains("panic") {
+            eprintln!("    {line}");
+        }
+    }
+    fn result(&mut self, boot: BootSlot, result: RunResult) -> Result<(), Error> {
+        self.results.push((boot, result));
+        Ok(())
+    }
+    fn cancelled(&self) -> bool {
+        false
+    }
+}
+
+/// No scratch tree and no process of ours (QEMU's command line names its
+/// out share under the cache's `work/`) is left.
+fn assert_no_leftovers() {
+    let work = cache_dir().join("work");
+    let left: Vec<_> = std::fs::read_dir(&work)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "scratch trees left behind: {left:?}");
+    let cache = work.to_string_lossy().into_owned();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        assert!(
+            !(cmdline.contains("qemu-system") && cmdline.contains(&cache)),
+            "QEMU left running: {cmdline}"
+        );
+    }
+}
+
+fn run(pipeline: &Pipeline, job: &JobSpec) -> (Recorder, Result<(), JobFailure>) {
+    let mut rec = Recorder::default();
+    let outcome = pipeline::execute(pipeline, job, &mut rec);
+    (rec, outcome)
+}
+
+#[test]
+fn base_and_patched_kernels_boot_and_report_their_identities() {
+    skip_without_tools!();
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let job = job(SEED_002, "open1", 3, &[Side::Patched, Side::Base]);
+    let (rec, outcome) = run(&pipeline(), &job);
+    outcome.unwrap();
+    assert_eq!(rec.results.len(), 2);
+    let (patched_slot, patched) = &rec.results[0];
+    let (base_slot, base) = &rec.results[1];
+    assert_eq!((patched_slot.seq, patched_slot.side), (0, Side::Patched));
+    assert_eq!((base_slot.seq, base_slot.side), (1, Side::Base));
+    let (bk, pk) = (
+        base.kernel.as_ref().unwrap(),
+        patched.kernel.as_ref().unwrap(),
+    );
+    assert_eq!(bk.patches_sha256, None);
+    assert_eq!(
+        pk.patches_sha256.as_deref(),
+        Some(job.patches_sha256.as_str())
+    );
+    assert!(
+        bk.source.starts_with("linux-source-6.1 sha256:"),
+        "{}",
+        bk.source
+    );
+    assert_eq!(bk.source, pk.source);
+    assert_eq!(bk.compiler, pk.compiler);
+    // `uname -r` of Debian's 6.1 source; `uname -v` carries each kernel's
+    // own build version, proving which image each side really booted.
+    assert!(bk.release.starts_with("6.1."), "{}", bk.release);
+    assert_eq!(bk.release, pk.release);
+    assert_ne!(bk.version, pk.version);
+    for r in [base, patched] {
+        assert_eq!(r.workload, "open1");
+        assert_eq!(r.measurement, MeasurementMode::TcgIcount);
+        assert_eq!(r.seconds, 3);
+        assert!(r.metric("will-it-scale.per_process_ops").unwrap() > 0.0);
+        assert!(r.metric("kernel.build_seconds").unwrap() > 0.0);
+        assert!(r.metric("kernel.boot_seconds").unwrap() > 0.0);
+        assert!(r.metric("kernel.image_bytes").unwrap() > 500_000.0);
+    }
+    let states: Vec<JobState> = rec.states.iter().map(|(s, _)| *s).collect();
+    for s in [
+        JobState::Fetching,
+        JobState::Building,
+        JobState::Booting,
+        JobState::Running,
+        JobState::Uploading,
+    ] {
+        assert!(states.contains(&s), "no {s:?} in {states:?}");
+    }
+    assert_no_leftovers();
+}
+
+#[test]
+fn a_series_that_does_not_apply_fails_with_the_rejected_hunk() {
+    skip_without_tools!();
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // Seed 002 with a context line that 6.1's fs/open.c does not have.
+    let broken = SEED_002.replacen(
+        " SYSCALL_DEFINE1(close, unsigned int, fd)",
+        " SYSCALL_DEFINE1(close, unsigned long, fd)",
+        1,
+    );
+    assert_ne!(broken, SEED_002, "the seed patch changed; adjust this test");
+    let (rec, outcome) = run(&pipeline(), &job(&broken, "open1", 1, &[Side::Base]));
+    let failure = outcome.unwrap_err();
+    assert_eq!(
+        failure.reason,
+        FailureReason::PatchDoesNotApply,
+        "{failure:?}"
+    );
+    assert!(
+        failure.detail.contains("fs: use __fput_sync in close(2)"),
+        "{}",
+        failure.detail
+    );
+    assert!(
+        failure.detail.contains("unsigned long, fd"),
+        "no hunk in {}",
+        failure.detail
+    );
+    // It failed before any build.
+    assert!(
+        !rec.states.iter().any(|(s, _)| *s == JobState::Building),
+        "{:?}",
+        rec.states
+    );
+    assert_no_leftovers();
+}
+
+#[test]
+fn a_patch_that_breaks_the_build_fails_with_the_compiler_error() {
+    skip_without_tools!();
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // Seed 002 plus a line no compiler accepts, in the same file: only
+    // fs/open.c and fs/file_table.c are recompiled on top of the base.
+    let broken = SEED_002.replacen(
+        "+\tfile = close_fd_get_file(fd);",
+        "+\tfile = close_fd_get_file(fd) patchperf_breaks_this;",
+        1,
+    );
+    assert_ne!(broken, SEED_002, "the seed patch changed; adjust this test");
+    let (_, outcome) = run(&pipeline(), &job(&broken, "open1", 1, &[Side::Base]));
+    let failure = outcome.unwrap_err();
+    assert_eq!(failure.reason, FailureReason::BuildFailed, "{failure:?}");
+    assert!(failure.detail.contains("fs/open.c"), "{}", failure.detail);
+    assert!(failure.detail.contains("error"), "{}", failure.detail);
+    assert!(
+        failure.log_tail.contains("patchperf_breaks_this"),
+        "{}",
+        failure.log_tail
+    );
+    assert_no_leftovers();
+}
+
+#[test]
+fn a_kernel_that_panics_at_boot_fails_with_the_panic_text() {
+    skip_without_tools!();
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut p = pipeline();
+    p.extra_cmdline = vec!["init=/nonexistent".into()];
+    let (_, outcome) = run(&p, &job(SEED_002, "open1", 1, &[Side::Base]));
+    let failure = outcome.unwrap_err();
+    assert_eq!(failure.reason, FailureReason::KernelPanic, "{failure:?}");
+    assert!(
+        failure.detail.contains("Kernel panic - not syncing"),
+        "{}",
+        failure.detail
+    );
+    assert!(
+        failure.detail.contains("/nonexistent"),
+        "{}",
+        failure.detail
+    );
+    assert_no_leftovers();
+}
+
+#[test]
+fn a_guest_that_runs_past_the_run_limit_is_killed_as_a_timeout() {
+    skip_without_tools!();
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut p = pipeline();
+    p.run_limit = Some(Duration::from_secs(5));
+    // A 120 s workload in a guest allowed 5 s: from the host it looks hung.
+    let (_, outcome) = run(&p, &job(SEED_002, "open1", 120, &[Side::Base]));
+    let failure = outcome.unwrap_err();
+    assert_eq!(failure.reason, FailureReason::Timeout, "{failure:?}");
+    assert!(failure.detail.contains("within 5 s"), "{}", failure.detail);
+    assert!(
+        failure.log_tail.contains("patchperf-guest: run 1/1 open1"),
+        "{}",
+        failure.log_tail
+    );
+    assert_no_leftovers();
+}
