@@ -181,7 +181,6 @@ mod tests {
             "CONFIG_KALLSYMS_ALL=y",
             "CONFIG_FUTEX=y",
             "CONFIG_EPOLL=y",
-            "CONFIG_UNIX=y",
         ] {
             assert!(f.lines().any(|l| l == opt), "{opt} missing");
         }
