@@ -5,10 +5,11 @@
 //! built base kernel, and a rerun of the same comparison reuses both.
 //!
 //! Build trees are `<source>/.build-<key>`: a direct subdirectory of the
-//! source, which makes Kbuild use relative paths (`srctree := ..`). That
-//! lets ccache hit across copies of a tree and lets a patched tree start
-//! from a copy of the base build tree, so only what a patch touches is
-//! recompiled. Build stamps (`KBUILD_BUILD_TIMESTAMP`, user, host) are
+//! source, which makes Kbuild use relative paths (`srctree := ..`), so
+//! ccache hits across copies of a tree. The patched kernel builds on top of
+//! the base build tree, seen at the base tree's path (an overlay, or a
+//! bind-mounted copy: [`crate::kernel::view`]), so only what the series
+//! touches is recompiled. Build stamps (`KBUILD_BUILD_TIMESTAMP`, user, host) are
 //! fixed for reproducible objects; `KBUILD_BUILD_VERSION` carries the
 //! kernel's key, so `uname -v` in a booted guest proves which kernel runs.
 
@@ -22,6 +23,7 @@ use crate::Error;
 use crate::kernel::cache::CacheLock;
 use crate::kernel::config::ConfigRecipe;
 use crate::kernel::source::{BUILD_DIR_PREFIX, sha256_hex};
+use crate::kernel::view::View;
 use crate::proc::{Cmd, Event, Flow};
 
 /// Kernel architecture built (the host's; QEMU emulates the same).
@@ -68,52 +70,64 @@ impl Toolchain {
     }
 }
 
-/// How to run Kbuild on one tree: `make -C <src> O=.build-<key> ARCH=… CC=…`.
+/// How to run Kbuild on one tree: `make O=.build-<key> ARCH=… CC=…` in the
+/// tree's top directory, as its [`View`] shows it.
 #[derive(Debug, Clone)]
 pub struct Make {
-    src: PathBuf,
+    view: View,
     build_dir_name: String,
     toolchain: Toolchain,
     ccache_dir: PathBuf,
     version: String,
     limit: Duration,
-    appear_at: Option<PathBuf>,
 }
 
 impl Make {
-    /// Make for the tree `src`, building into `src/<build_dir_name>`, with
-    /// `version` as `KBUILD_BUILD_VERSION` (shows in `uname -v`).
+    /// Make for the tree `view` shows, building into `<tree>/<build_dir_name>`,
+    /// with `version` as `KBUILD_BUILD_VERSION` (shows in `uname -v`).
     pub fn new(
-        src: &Path,
+        view: &View,
         build_dir_name: &str,
         toolchain: &Toolchain,
         ccache_dir: &Path,
         version: &str,
     ) -> Make {
         Make {
-            src: src.to_path_buf(),
+            view: view.clone(),
             build_dir_name: build_dir_name.to_string(),
             toolchain: toolchain.clone(),
             ccache_dir: ccache_dir.to_path_buf(),
             version: version.to_string(),
             limit: CONFIG_LIMIT,
-            appear_at: None,
         }
     }
 
-    /// Runs make with the tree bind-mounted at `path` (in a private mount
-    /// namespace; needs root). Kbuild's host tools (objtool, fixdep) record
-    /// absolute paths; a patched tree seen at the base tree's path keeps
-    /// every object of the copied base build up to date, so only what the
-    /// series touched is rebuilt instead of everything after objtool.
-    pub fn appearing_at(mut self, path: &Path) -> Make {
-        self.appear_at = Some(path.to_path_buf());
-        self
+    /// The build tree as make sees it (a mounted view's is not readable
+    /// there from the host: use [`Make::read`] and [`Make::copy_out`]).
+    pub fn build_dir(&self) -> PathBuf {
+        self.view.dir().join(&self.build_dir_name)
     }
 
-    /// The build tree.
-    pub fn build_dir(&self) -> PathBuf {
-        self.src.join(&self.build_dir_name)
+    /// The build tree's file `rel`.
+    pub fn read(&self, rel: &str) -> Result<Vec<u8>, Error> {
+        self.view.read(&format!("{}/{rel}", self.build_dir_name))
+    }
+
+    /// Writes the build tree's file `rel`.
+    pub fn write(&self, rel: &str, contents: &[u8]) -> Result<(), Error> {
+        self.view
+            .write(&format!("{}/{rel}", self.build_dir_name), contents)
+    }
+
+    /// Whether the build tree has `rel`.
+    pub fn has(&self, rel: &str) -> bool {
+        self.view.exists(&format!("{}/{rel}", self.build_dir_name))
+    }
+
+    /// Copies the build tree's file `rel` to `dest` on the host.
+    pub fn copy_out(&self, rel: &str, dest: &Path) -> Result<(), Error> {
+        self.view
+            .copy_out(&format!("{}/{rel}", self.build_dir_name), dest)
     }
 
     /// A `make` command line for `targets`.
@@ -123,16 +137,9 @@ impl Make {
         } else {
             "gcc"
         };
-        let cmd = match &self.appear_at {
-            None => Cmd::new("make").current_dir(&self.src),
-            Some(at) => Cmd::new("unshare")
-                .args(["--mount", "--propagation", "private", "sh", "-ec"])
-                .arg(r#"mount --bind "$1" "$2"; cd "$2"; shift 2; exec make "$@""#)
-                .arg("sh")
-                .arg(&self.src)
-                .arg(at),
-        };
-        cmd.arg(format!("O={}", self.build_dir_name))
+        self.view
+            .cmd("make")
+            .arg(format!("O={}", self.build_dir_name))
             .arg(format!("ARCH={ARCH}"))
             .arg(format!("CC={cc}"))
             .arg(format!("HOSTCC={cc}"))
@@ -246,12 +253,8 @@ impl BuiltKernel {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir)
             .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
-        let image = make.build_dir().join(IMAGE_PATH);
-        std::fs::copy(&image, dir.join("bzImage"))
-            .map_err(|e| Error::io(format!("copying {}", image.display()), e))?;
-        let config = make.build_dir().join(".config");
-        std::fs::copy(&config, dir.join("config"))
-            .map_err(|e| Error::io(format!("copying {}", config.display()), e))?;
+        make.copy_out(IMAGE_PATH, &dir.join("bzImage"))?;
+        make.copy_out(".config", &dir.join("config"))?;
         self.image_bytes = std::fs::metadata(dir.join("bzImage"))
             .map_err(|e| Error::io("reading the stored bzImage", e))?
             .len();
@@ -332,7 +335,7 @@ mod tests {
     #[test]
     fn make_command_lines_build_out_of_tree_with_ccache_and_fixed_stamps() {
         let make = Make::new(
-            Path::new("/c/sources/linux"),
+            &View::plain(Path::new("/c/sources/linux")),
             ".build-0123456789ab",
             &toolchain("gcc"),
             Path::new("/c/ccache"),

@@ -45,9 +45,12 @@ impl Cache {
         }
     }
 
-    /// The cache rooted at `root`.
+    /// The cache rooted at `root` (made absolute: tools run in other
+    /// directories and mount namespaces are handed paths inside it).
     pub fn at(root: impl Into<PathBuf>) -> Cache {
-        Cache { root: root.into() }
+        let root = root.into();
+        let root = std::path::absolute(&root).unwrap_or(root);
+        Cache { root }
     }
 
     /// The cache directory.

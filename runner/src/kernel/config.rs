@@ -8,7 +8,7 @@
 
 use crate::Error;
 use crate::kernel::build::Make;
-use crate::kernel::source::sha256_file;
+use crate::kernel::source::sha256_hex;
 
 /// patchperf's benchmark fragment, merged on top of `tinyconfig`.
 pub const BENCHMARK_FRAGMENT: &str = include_str!("../../kernel/patchperf.config");
@@ -54,22 +54,26 @@ impl ConfigRecipe {
 /// sha256 of the final `.config`.
 pub fn configure(make: &Make, recipe: &ConfigRecipe) -> Result<String, Error> {
     make.cmd(&["tinyconfig"]).run()?;
-    let config = make.build_dir().join(".config");
-    let mut text = std::fs::read_to_string(&config)
-        .map_err(|e| Error::io(format!("reading {}", config.display()), e))?;
+    let mut text = config_text(make)?;
     text.push_str("\n# patchperf\n");
     text.push_str(&recipe.fragment());
-    std::fs::write(&config, text)
-        .map_err(|e| Error::io(format!("writing {}", config.display()), e))?;
+    make.write(".config", text.as_bytes())?;
     make.cmd(&["olddefconfig"]).run()?;
     verify(make, recipe)
 }
 
+fn config_text(make: &Make) -> Result<String, Error> {
+    String::from_utf8(make.read(".config")?).map_err(|_| {
+        Error::Config(format!(
+            "{}/.config is not text",
+            make.build_dir().display()
+        ))
+    })
+}
+
 /// Checks the final `.config` against the recipe and hashes it.
 pub fn verify(make: &Make, recipe: &ConfigRecipe) -> Result<String, Error> {
-    let config = make.build_dir().join(".config");
-    let text = std::fs::read_to_string(&config)
-        .map_err(|e| Error::io(format!("reading {}", config.display()), e))?;
+    let text = config_text(make)?;
     let missing = unmet(&recipe.fragment(), &text);
     if !missing.is_empty() {
         return Err(Error::Config(format!(
@@ -77,7 +81,7 @@ pub fn verify(make: &Make, recipe: &ConfigRecipe) -> Result<String, Error> {
             missing.join(", ")
         )));
     }
-    sha256_file(&config)
+    Ok(sha256_hex(text.as_bytes()))
 }
 
 /// An option line of a fragment: `CONFIG_X=value` → ("CONFIG_X", Some(value)),

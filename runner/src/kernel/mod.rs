@@ -17,3 +17,4 @@ pub mod patch;
 pub mod pipeline;
 pub mod qemu;
 pub mod source;
+pub mod view;

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use crate::Error;
 use crate::kernel::source::{SourceKind, Tree};
+use crate::kernel::view::View;
 use crate::proc::Cmd;
 
 const APPLY_LIMIT: Duration = Duration::from_secs(10 * 60);
@@ -124,8 +125,8 @@ pub fn apply(tree: &Tree, mbox: &Path, scratch: &Path) -> Result<usize, ApplyErr
         return Err(ApplyError::NoPatches);
     }
     match &tree.kind {
-        SourceKind::Tarball => apply_with_patch(&tree.dir, &patches, scratch)?,
-        SourceKind::Git { .. } => apply_with_git_am(&tree.dir, &patches)?,
+        SourceKind::Tarball => apply_with_patch(&tree.view, &patches, scratch)?,
+        SourceKind::Git { .. } => apply_with_git_am(&tree.view, &patches)?,
     }
     Ok(patches.len())
 }
@@ -134,11 +135,12 @@ fn which(patches: &[PatchFile], i: usize) -> String {
     format!("{}/{} {:?}", i + 1, patches.len(), patches[i].subject)
 }
 
-fn apply_with_patch(dir: &Path, patches: &[PatchFile], scratch: &Path) -> Result<(), ApplyError> {
+fn apply_with_patch(tree: &View, patches: &[PatchFile], scratch: &Path) -> Result<(), ApplyError> {
     for (i, p) in patches.iter().enumerate() {
         let rej = scratch.join(format!("{:04}.rej", i + 1));
         // Strict like `git am`: no fuzz, no reversed patches, no questions.
-        let out = Cmd::new("patch")
+        let out = tree
+            .cmd("patch")
             .args([
                 "-p1",
                 "--batch",
@@ -148,8 +150,6 @@ fn apply_with_patch(dir: &Path, patches: &[PatchFile], scratch: &Path) -> Result
             ])
             .arg("--reject-file")
             .arg(&rej)
-            .arg("-d")
-            .arg(dir)
             .arg("-i")
             .arg(&p.path)
             .timeout(APPLY_LIMIT)
@@ -170,10 +170,9 @@ fn apply_with_patch(dir: &Path, patches: &[PatchFile], scratch: &Path) -> Result
     Ok(())
 }
 
-fn apply_with_git_am(dir: &Path, patches: &[PatchFile]) -> Result<(), ApplyError> {
-    let out = Cmd::new("git")
-        .arg("-C")
-        .arg(dir)
+fn apply_with_git_am(tree: &View, patches: &[PatchFile]) -> Result<(), ApplyError> {
+    let out = tree
+        .cmd("git")
         .args([
             "-c",
             "user.name=patchperf",
@@ -213,11 +212,7 @@ fn apply_with_git_am(dir: &Path, patches: &[PatchFile]) -> Result<(), ApplyError
             }
         }
     }
-    let _ = Cmd::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["am", "--abort"])
-        .run();
+    let _ = tree.cmd("git").args(["am", "--abort"]).run();
     Err(ApplyError::DoesNotApply { patch, detail })
 }
 
@@ -293,6 +288,7 @@ mod tests {
     use super::*;
     use crate::kernel::cache::Cache;
     use crate::kernel::source::{Pristine, fetch};
+    use crate::kernel::view::overlay_works;
     use patchperf_common::protocol::BaseSource;
 
     const SERIES: &str = "\
@@ -442,7 +438,7 @@ diff --git a/fs/close.c b/fs/close.c
         let tree = Tree::copy_of(&pristine, &scratch.path().join("linux")).unwrap();
         assert_eq!(apply(&tree, &mbox, scratch.path()), Ok(2));
         assert_eq!(
-            std::fs::read_to_string(tree.dir.join("fs/open.c")).unwrap(),
+            tree.view.read_to_string("fs/open.c").unwrap(),
             "int a;\nint open_fast;\nint z;\n"
         );
         assert_eq!(
@@ -455,6 +451,39 @@ diff --git a/fs/close.c b/fs/close.c
     #[test]
     fn a_series_applies_to_a_tarball_tree_with_patch() {
         check_series(tarball_pristine);
+    }
+
+    #[test]
+    fn a_series_applies_in_an_overlay_and_leaves_the_pristine_tree_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let mbox = dir.path().join("series.mbox");
+        std::fs::write(&mbox, SERIES).unwrap();
+        let cache = Cache::at(dir.path().join("cache"));
+        let lock = cache.lock().unwrap();
+        let pristine = tarball_pristine(dir.path(), &lock, "int a;\nint open;\nint z;\n");
+        let scratch = lock.scratch("t").unwrap();
+        if let Err(why) = overlay_works(&pristine.dir, scratch.path()) {
+            eprintln!("SKIPPED: overlayfs not usable here: {why}");
+            return;
+        }
+        let layers = scratch.path().join("linux");
+        let tree = Tree::overlay_on(&pristine, &layers).unwrap();
+        assert_eq!(tree.view.dir(), pristine.dir);
+        assert_eq!(apply(&tree, &mbox, scratch.path()), Ok(2));
+        assert_eq!(
+            tree.view.read_to_string("fs/close.c").unwrap(),
+            "int b;\nint close_fast;\n"
+        );
+        // Only what the series touched is in the upper layer.
+        assert!(layers.join("upper/fs/open.c").is_file());
+        assert!(!layers.join("upper/Makefile").exists());
+        assert_eq!(
+            std::fs::read_to_string(pristine.dir.join("fs/open.c")).unwrap(),
+            "int a;\nint open;\nint z;\n"
+        );
+        drop(tree);
+        assert!(!layers.exists());
+        assert!(pristine.dir.join("fs/open.c").is_file());
     }
 
     #[test]

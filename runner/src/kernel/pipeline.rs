@@ -18,7 +18,8 @@ use crate::kernel::config::{self, ConfigRecipe};
 use crate::kernel::guest::{GuestRequest, GuestRun, REQUEST_FILE};
 use crate::kernel::patch::{self, ApplyError};
 use crate::kernel::qemu::{self, BootError, BootSpec};
-use crate::kernel::source::{self, Pristine, Tree};
+use crate::kernel::source::{self, Pristine, SourceKind, Tree};
+use crate::kernel::view::{self, View};
 use crate::proc::{Event, Flow};
 
 /// What the pipeline tells its caller while a job runs: the agent turns
@@ -200,12 +201,7 @@ fn apply_series(
     let scratch = lock
         .scratch("patched")
         .map_err(|e| failure(FailureReason::Other, "apply", e))?;
-    events.state(
-        JobState::Applying,
-        "copying the source tree for the patched kernel",
-    );
-    let tree = Tree::copy_of(pristine, &scratch.path().join("linux"))
-        .map_err(|e| failure(FailureReason::Other, "copying the source tree", e))?;
+    let tree = patched_tree(pristine, scratch.path(), events)?;
     let mbox = scratch.path().join("series.mbox");
     std::fs::write(&mbox, &job.mbox).map_err(|e| {
         failure(
@@ -237,6 +233,33 @@ fn apply_series(
     }
 }
 
+/// The patched side's tree: an overlay on the pristine tree where overlayfs
+/// works (nothing copied), else a full copy.
+fn patched_tree(
+    pristine: &Pristine,
+    scratch: &Path,
+    events: &mut dyn Events,
+) -> Result<Tree, JobFailure> {
+    let dest = scratch.join("linux");
+    if pristine.kind == SourceKind::Tarball {
+        match view::overlay_works(&pristine.dir, scratch) {
+            Ok(()) => {
+                return Tree::overlay_on(pristine, &dest)
+                    .map_err(|e| failure(FailureReason::Other, "apply", e));
+            }
+            Err(why) => events.line(&format!(
+                "patchperf: overlayfs not usable here ({why}); copying the tree instead"
+            )),
+        }
+    }
+    events.state(
+        JobState::Applying,
+        "copying the source tree for the patched kernel",
+    );
+    Tree::copy_of(pristine, &dest)
+        .map_err(|e| failure(FailureReason::Other, "copying the source tree", e))
+}
+
 fn build_base(
     lock: &CacheLock,
     pristine: &Pristine,
@@ -246,7 +269,7 @@ fn build_base(
     events: &mut dyn Events,
 ) -> Result<BuiltKernel, JobFailure> {
     let make = Make::new(
-        &pristine.dir,
+        &View::plain(&pristine.dir),
         &build::build_dir_name(key),
         toolchain,
         &lock.cache().ccache_dir(),
@@ -287,22 +310,22 @@ fn build_patched(
     let applied = patched.applied;
     let dir_name = build::build_dir_name(base_key);
     let base_build = pristine.dir.join(&dir_name);
-    let mut make = Make::new(
-        &tree.dir,
+    let make = Make::new(
+        &tree.view,
         &dir_name,
         toolchain,
         &lock.cache().ccache_dir(),
         &key[..12],
     );
     if base_build.join(".config").is_file() {
-        if nix::unistd::geteuid().is_root() {
-            make = make.appearing_at(&pristine.dir);
-        }
         // Start from the base's objects: only what the series touched
-        // (newer mtimes) is rebuilt.
-        events.state(JobState::Building, "copying the base build tree");
-        source::copy_dir(&base_build, &make.build_dir())
-            .map_err(|e| failure(FailureReason::Other, "copying the base build tree", e))?;
+        // (newer mtimes) is rebuilt. An overlay has them in its lower
+        // layer already; a copy gets a copy.
+        if let Some(copy) = tree.copy_dir() {
+            events.state(JobState::Building, "copying the base build tree");
+            source::copy_dir(&base_build, &copy.join(&dir_name))
+                .map_err(|e| failure(FailureReason::Other, "copying the base build tree", e))?;
+        }
     } else {
         events.state(JobState::Building, "configuring the patched kernel");
         configure(&make, recipe)?;
@@ -331,7 +354,7 @@ fn build_patched(
 }
 
 fn configure(make: &Make, recipe: &ConfigRecipe) -> Result<String, JobFailure> {
-    if make.build_dir().join(".config").is_file() {
+    if make.has(".config") {
         if let Ok(sha) = config::verify(make, recipe) {
             return Ok(sha);
         }
@@ -569,6 +592,9 @@ fn annotate(
     }
 }
 
+/// The directory of the cache that carries a kexec job across reboots.
+pub const KEXEC_DIR: &str = "kexec";
+
 /// Where a kexec job stands after [`kexec_step`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KexecProgress {
@@ -596,7 +622,7 @@ pub fn kexec_step(
         .cache
         .lock()
         .map_err(|e| failure(FailureReason::Other, "taking the cache", e))?;
-    let dir = lock.cache().root().join("kexec");
+    let dir = lock.cache().root().join(KEXEC_DIR);
     let io = |e: Error| failure(FailureReason::Other, "kexec state", e);
     let mut state = match KexecState::load(&dir).map_err(io)? {
         Some(s) if s.job.job_id == job.job_id && s.job.comparison_id == job.comparison_id => s,

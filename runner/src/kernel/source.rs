@@ -20,6 +20,7 @@ use sha2::{Digest, Sha256};
 
 use crate::Error;
 use crate::kernel::cache::{Cache, CacheLock};
+use crate::kernel::view::View;
 use crate::proc::Cmd;
 
 /// Where named tarballs live (`<name>.tar.xz` and friends).
@@ -273,19 +274,51 @@ fn add_worktree(mirror: &Path, dir: &Path, commit: &str, commit_time: i64) -> Re
     set_tree_mtime(dir, commit_time)
 }
 
-/// A fresh copy of a pristine tree for one side of a job, in a scratch
-/// directory; a git worktree unregisters itself when dropped.
+/// The patched side's source tree: an overlay on the pristine tree, or a
+/// fresh copy of it, in the job's scratch directory. Dropping it removes
+/// what it put there (and unregisters a git worktree); the pristine tree
+/// is never touched.
 #[derive(Debug)]
 pub struct Tree {
-    /// The copy's top directory.
-    pub dir: PathBuf,
+    /// How the tools working on the tree see it.
+    pub view: View,
     /// How it is to be patched.
     pub kind: SourceKind,
+    /// What the tree holds on disk: the copy, or the overlay's layers.
+    stored: PathBuf,
+    /// A full copy (not an overlay).
+    is_copy: bool,
 }
 
 impl Tree {
+    /// An overlay on `pristine` whose layers live in `dest` (which must not
+    /// exist yet), seen at the pristine tree's path: nothing is copied.
+    /// Fails where overlayfs cannot be mounted ([`overlay_works`](crate::kernel::view::overlay_works)).
+    pub fn overlay_on(pristine: &Pristine, dest: &Path) -> Result<Tree, Error> {
+        if pristine.kind != SourceKind::Tarball {
+            // `git am` would move the pristine worktree's HEAD and index,
+            // which live outside the overlay.
+            return Err(Error::Usage(
+                "only tarball trees are patched in an overlay".to_string(),
+            ));
+        }
+        let (upper, work) = (dest.join("upper"), dest.join("work"));
+        for d in [&upper, &work] {
+            std::fs::create_dir_all(d)
+                .map_err(|e| Error::io(format!("creating {}", d.display()), e))?;
+        }
+        Ok(Tree {
+            view: View::overlay(&pristine.dir, &upper, &work)?,
+            kind: pristine.kind.clone(),
+            stored: dest.to_path_buf(),
+            is_copy: false,
+        })
+    }
+
     /// Copies `pristine` (without its build trees) to `dest`, which must not
-    /// exist yet.
+    /// exist yet: `cp -a` of a tarball's tree, a new worktree of a git
+    /// commit. As root the copy is seen at the pristine tree's path
+    /// ([`View::bind`]).
     pub fn copy_of(pristine: &Pristine, dest: &Path) -> Result<Tree, Error> {
         match &pristine.kind {
             SourceKind::Tarball => {
@@ -314,21 +347,33 @@ impl Tree {
                 commit_time,
             } => add_worktree(mirror, dest, commit, *commit_time)?,
         }
+        let view = if nix::unistd::geteuid().is_root() {
+            View::bind(dest, &pristine.dir)
+        } else {
+            View::plain(dest)
+        };
         Ok(Tree {
-            dir: dest.to_path_buf(),
+            view,
             kind: pristine.kind.clone(),
+            stored: dest.to_path_buf(),
+            is_copy: true,
         })
+    }
+
+    /// Where a full copy is stored (`None` for an overlay).
+    pub fn copy_dir(&self) -> Option<&Path> {
+        self.is_copy.then_some(self.stored.as_path())
     }
 }
 
 impl Drop for Tree {
     fn drop(&mut self) {
-        if let SourceKind::Git { mirror, .. } = &self.kind {
+        if let (SourceKind::Git { mirror, .. }, true) = (&self.kind, self.is_copy) {
             let _ = Cmd::new("git")
                 .arg("-C")
                 .arg(mirror)
                 .args(["worktree", "remove", "--force"])
-                .arg(&self.dir)
+                .arg(&self.stored)
                 .run();
             let _ = Cmd::new("git")
                 .arg("-C")
@@ -336,7 +381,7 @@ impl Drop for Tree {
                 .args(["worktree", "prune"])
                 .run();
         }
-        let _ = std::fs::remove_dir_all(&self.dir);
+        let _ = std::fs::remove_dir_all(&self.stored);
     }
 }
 
@@ -496,12 +541,13 @@ mod tests {
 
         let scratch = lock.scratch("job").unwrap();
         let copy = Tree::copy_of(&again, &scratch.path().join("linux")).unwrap();
+        let copy_dir = copy.copy_dir().unwrap().to_path_buf();
+        assert_eq!(copy_dir, scratch.path().join("linux"));
         assert_eq!(
-            std::fs::read_to_string(copy.dir.join("fs/open.c")).unwrap(),
+            std::fs::read_to_string(copy_dir.join("fs/open.c")).unwrap(),
             "int open;\n"
         );
-        assert!(!copy.dir.join(".build-0123").exists());
-        let copy_dir = copy.dir.clone();
+        assert!(!copy_dir.join(".build-0123").exists());
         drop(copy);
         assert!(!copy_dir.exists());
     }
@@ -529,12 +575,12 @@ mod tests {
 
         let scratch = lock.scratch("job").unwrap();
         let copy = Tree::copy_of(&pristine, &scratch.path().join("linux")).unwrap();
-        assert!(copy.dir.join("fs/open.c").is_file());
+        let copy_dir = copy.copy_dir().unwrap().to_path_buf();
+        assert!(copy_dir.join("fs/open.c").is_file());
         let SourceKind::Git { mirror, .. } = &pristine.kind else {
             panic!("not a git source");
         };
         let mirror = mirror.clone();
-        let copy_dir = copy.dir.clone();
         drop(copy);
         assert!(!copy_dir.exists());
         let worktrees = git(&mirror, &["worktree", "list", "--porcelain"]);
