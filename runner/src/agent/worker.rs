@@ -148,6 +148,36 @@ impl Agent {
         })
     }
 
+    /// Goes on with `job`, claimed by an earlier start of this agent (a
+    /// kexec job whose machine rebooted): registers (waiting for the server
+    /// while it is unreachable), executes with heartbeats on the same lease
+    /// and finishes it. A lease that ran out while the machine rebooted
+    /// shows as lost; the server then runs the job again.
+    pub fn resume(&mut self, job: &JobSpec, executor: &mut dyn JobExecutor) -> Result<Step, Error> {
+        let machine_id = loop {
+            match self.machine_id {
+                Some(id) => break id,
+                None => match self.register() {
+                    Ok(id) => break id,
+                    Err(e) if e.is_transient() => {
+                        eprintln!("patchperf-runner agent: {e}; retrying");
+                        std::thread::sleep(self.options.idle_retry);
+                        if crate::proc::interrupted() {
+                            return Err(Error::Interrupted);
+                        }
+                    }
+                    Err(e) => return Err(e),
+                },
+            }
+        };
+        self.deliver_spool();
+        let finish = self.execute(job, machine_id, executor)?;
+        Ok(Step::Ran {
+            job_id: job.job_id,
+            finish,
+        })
+    }
+
     /// Executes a claimed job with heartbeats beside it and finishes it.
     fn execute(
         &self,

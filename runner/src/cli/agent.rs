@@ -23,4 +23,10 @@ pub struct AgentArgs {
     /// Seconds each claim waits for work (the server caps it at about 30).
     #[arg(long, default_value_t = 30)]
     pub wait: u32,
+    /// Bare metal: boot this machine itself into each kernel with kexec
+    /// (one reboot per boot slot) instead of QEMU. Start the agent again at
+    /// every boot (e.g. a systemd unit): it resumes the job from the state
+    /// in the cache directory.
+    #[arg(long)]
+    pub kexec: bool,
 }

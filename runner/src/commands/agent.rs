@@ -3,19 +3,29 @@
 
 use std::time::Duration;
 
+use patchperf_common::run::MeasurementMode;
+
 use crate::Error;
 use crate::agent::backoff::Backoff;
 use crate::agent::client::Client;
 use crate::agent::inventory;
 use crate::agent::worker::{Agent, AgentOptions};
 use crate::cli::agent::AgentArgs;
-use crate::kernel::executor::KernelExecutor;
+use crate::kernel::executor::{KernelExecutor, KexecExecutor};
+use crate::kernel::kexec::Kexec;
 use crate::kernel::pipeline::Pipeline;
 
 /// Runs `patchperf-runner agent`.
 pub fn run(args: AgentArgs) -> Result<(), Error> {
     crate::proc::install_interrupt_handler()?;
-    let inventory = inventory::collect();
+    let mut inventory = inventory::collect();
+    if args.kexec {
+        // Every job runs on this machine's own hardware.
+        inventory.backends = vec![MeasurementMode::Kexec];
+        inventory
+            .notes
+            .push("kexec: each kernel boots on this machine itself".to_string());
+    }
     let name = args.name.unwrap_or_else(|| inventory.hostname.clone());
     eprintln!(
         "patchperf-runner agent: {name} ({}, {} CPUs) serving {}",
@@ -32,8 +42,26 @@ pub fn run(args: AgentArgs) -> Result<(), Error> {
         idle_retry: Duration::from_secs(10),
     };
     let mut agent = Agent::new(Client::new(&args.server, &args.token), options, inventory)?;
-    let mut executor = KernelExecutor {
+    if !args.kexec {
+        let mut executor = KernelExecutor {
+            pipeline: Pipeline::from_env()?,
+        };
+        return agent.run(&mut executor, args.once);
+    }
+    let mut executor = KexecExecutor {
         pipeline: Pipeline::from_env()?,
+        kexec: Kexec::default(),
     };
+    if let Some(job) = executor.in_progress()? {
+        eprintln!(
+            "patchperf-runner agent: resuming job {} after a kexec boot",
+            job.job_id
+        );
+        // Either finishes the job or kexecs into its next kernel.
+        agent.resume(&job, &mut executor)?;
+        if args.once {
+            return Ok(());
+        }
+    }
     agent.run(&mut executor, args.once)
 }

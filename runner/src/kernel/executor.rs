@@ -1,6 +1,8 @@
 //! The kernel pipeline as the agent's [`JobExecutor`]: pipeline events
 //! become state updates (with the step's last output lines, refreshed while
-//! a long step runs) and uploads.
+//! a long step runs) and uploads. [`KernelExecutor`] boots under QEMU;
+//! [`KexecExecutor`] boots the machine itself into each kernel (bare metal),
+//! one reboot per boot slot, resumed by the agent after each reboot.
 
 use std::time::{Duration, Instant};
 
@@ -9,7 +11,8 @@ use patchperf_common::run::RunResult;
 
 use crate::Error;
 use crate::agent::executor::{JobExecutor, JobFailure, JobReporter};
-use crate::kernel::pipeline::{self, Events, Pipeline};
+use crate::kernel::kexec::{Kexec, KexecState};
+use crate::kernel::pipeline::{self, Events, KexecProgress, Pipeline};
 use crate::proc::Tail;
 
 /// How often a long step re-sends its state with fresh log lines.
@@ -32,6 +35,60 @@ impl JobExecutor for KernelExecutor {
             sent: Instant::now(),
         };
         pipeline::execute(&self.pipeline, job, &mut events)
+    }
+}
+
+/// Executes claimed jobs by kexec'ing this machine into each kernel. A call
+/// either finishes the job (the boots' results are all collected), fails
+/// it, or does not return: the machine reboots into the next kernel, and
+/// the agent, started again in the machine's own kernel, resumes the job
+/// from the state on disk ([`KexecExecutor::in_progress`]).
+#[derive(Debug)]
+pub struct KexecExecutor {
+    /// The pipeline's settings (the cache holds the state).
+    pub pipeline: Pipeline,
+    /// Runs kexec (or records it, in a dry run).
+    pub kexec: Kexec,
+}
+
+impl KexecExecutor {
+    /// The job a previous start of the agent kexec'd away from, if any.
+    pub fn in_progress(&self) -> Result<Option<JobSpec>, Error> {
+        let dir = self.pipeline.cache.root().join(pipeline::KEXEC_DIR);
+        Ok(KexecState::load(&dir)?.map(|s| s.job))
+    }
+}
+
+impl JobExecutor for KexecExecutor {
+    fn execute(&mut self, job: &JobSpec, reporter: &mut dyn JobReporter) -> Result<(), JobFailure> {
+        let cmdline = std::fs::read_to_string("/proc/cmdline").map_err(|e| {
+            pipeline::failure(
+                patchperf_common::protocol::FailureReason::Other,
+                "reading /proc/cmdline",
+                Error::io("reading /proc/cmdline", e),
+            )
+        })?;
+        let mut events = ReporterEvents {
+            reporter,
+            state: JobState::Claimed,
+            message: String::new(),
+            tail: Tail::new(30),
+            sent: Instant::now(),
+        };
+        match pipeline::kexec_step(
+            &self.pipeline,
+            job,
+            cmdline.trim(),
+            &mut self.kexec,
+            &mut events,
+        )? {
+            KexecProgress::Finished => Ok(()),
+            // Only a dry run comes back from a kexec.
+            KexecProgress::Rebooting => Err(JobFailure::new(
+                patchperf_common::protocol::FailureReason::BootFailed,
+                "kexec did not reboot the machine (dry run)",
+            )),
+        }
     }
 }
 
