@@ -1,30 +1,41 @@
 //! The kernel pipeline for real: Debian's linux-source-6.1 built with the
 //! benchmark config, a real seed patch applied (002, `fs: use __fput_sync
 //! in close(2)`), both kernels booted under QEMU TCG with icount, a
-//! workload run inside each; and every failure class (a series that does
-//! not apply, a patch that breaks the build, a kernel that panics, a guest
-//! that hangs) ending the job with its reason and nothing left behind.
+//! workload run inside each; every failure class (a series that does not
+//! apply, a patch that breaks the build, a kernel that panics, a guest that
+//! hangs, a guest that writes no results) ending the job with its reason
+//! and nothing left behind; and `runner agent`'s executor running a
+//! comparison claimed from a real server to its verdict.
 //!
 //! All tests share one cache (`$PATCHPERF_TEST_CACHE`, else
-//! `target/patchperf-test-cache`), so the suite pays for one cold kernel
-//! build; the failure tests are cheap on top of it (the broken patch
-//! recompiles one file, the panic and the hang reuse the built kernels).
-//! They run one at a time. Where QEMU or the source package is missing
-//! they say so and skip (`./patchperf test` installs both).
+//! `/var/cache/patchperf-test`, shared by every checkout on the machine,
+//! else `target/patchperf-test-cache`), so the suite pays for at most one
+//! cold kernel build; everything else is incremental on top of it (the patched kernels
+//! recompile the files their patch touches, the panic, hang and agent tests
+//! reuse the built kernels). They run one at a time (a mutex here, an
+//! flock across processes). Where QEMU or the source package is
+//! missing they say so and skip (`./patchperf test` installs both).
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use patchperf_common::protocol::{
-    BaseSource, BootSlot, FailureReason, JobSpec, JobState, NrTask, WorkloadParams,
+    BaseSource, BootSlot, FailureReason, FinishRequest, JobSpec, JobState, NrTask, WorkloadParams,
 };
 use patchperf_common::run::{MeasurementMode, RunResult, Side, TaskMode};
 use patchperf_runner::Error;
+use patchperf_runner::agent::backoff::Backoff;
+use patchperf_runner::agent::client::Client;
 use patchperf_runner::agent::executor::JobFailure;
+use patchperf_runner::agent::inventory;
+use patchperf_runner::agent::worker::{Agent, AgentOptions, Step};
 use patchperf_runner::kernel::cache::Cache;
+use patchperf_runner::kernel::executor::KernelExecutor;
 use patchperf_runner::kernel::pipeline::{self, Events, Pipeline};
 use patchperf_runner::kernel::source::sha256_hex;
+use patchperf_server::auth::TokenKind;
+use patchperf_server::routes::tokens::create_token;
 
 /// One test at a time: they share the cache and the machine's two cores.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -32,10 +43,39 @@ static SERIAL: Mutex<()> = Mutex::new(());
 const SEED_002: &str =
     include_str!("../../examples/patches/002-fs-use-__fput_sync-in-close-2.patch");
 
+/// Shared by every checkout on the machine: the team's test runs build the
+/// test kernels once and take turns on them.
+const SHARED_CACHE: &str = "/var/cache/patchperf-test";
+
+/// `$PATCHPERF_TEST_CACHE`, else [`SHARED_CACHE`], else (where that cannot
+/// be created) `target/patchperf-test-cache`.
 fn cache_dir() -> PathBuf {
     match std::env::var_os("PATCHPERF_TEST_CACHE") {
         Some(d) if !d.is_empty() => PathBuf::from(d),
+        _ if std::fs::create_dir_all(SHARED_CACHE).is_ok() => PathBuf::from(SHARED_CACHE),
         _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/patchperf-test-cache"),
+    }
+}
+
+/// The test cache to one test at a time, in this process (the mutex) and
+/// across processes sharing the cache (an flock held for the whole test,
+/// so no other test's scratch trees or QEMU show up as our leftovers).
+struct Exclusive {
+    _lock: nix::fcntl::Flock<std::fs::File>,
+    _serial: MutexGuard<'static, ()>,
+}
+
+fn exclusive() -> Exclusive {
+    let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = cache_dir();
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = std::fs::File::create(dir.join("test.lock")).unwrap();
+    let lock = nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
+        .map_err(|(_, e)| e)
+        .unwrap();
+    Exclusive {
+        _lock: lock,
+        _serial: serial,
     }
 }
 
@@ -134,14 +174,20 @@ impl Events for Recorder {
     }
 }
 
-/// No scratch tree and no process of ours (QEMU's command line names its
-/// out share under the cache's `work/`) is left.
+/// No scratch tree, no mount and no process of ours (QEMU's command line
+/// names its out share under the cache's `work/`) is left.
 fn assert_no_leftovers() {
     let work = cache_dir().join("work");
     let left: Vec<_> = std::fs::read_dir(&work)
         .map(|d| d.flatten().map(|e| e.path()).collect())
         .unwrap_or_default();
     assert!(left.is_empty(), "scratch trees left behind: {left:?}");
+    let cache = cache_dir().to_string_lossy().into_owned();
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(
+        !mounts.contains(&cache),
+        "a mount under the cache is left:\n{mounts}"
+    );
     let cache = work.to_string_lossy().into_owned();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
@@ -164,7 +210,7 @@ fn run(pipeline: &Pipeline, job: &JobSpec) -> (Recorder, Result<(), JobFailure>)
 #[test]
 fn base_and_patched_kernels_boot_and_report_their_identities() {
     skip_without_tools!();
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _exclusive = exclusive();
     let job = job(SEED_002, "open1", 3, &[Side::Patched, Side::Base]);
     let (rec, outcome) = run(&pipeline(), &job);
     outcome.unwrap();
@@ -213,13 +259,21 @@ fn base_and_patched_kernels_boot_and_report_their_identities() {
     ] {
         assert!(states.contains(&s), "no {s:?} in {states:?}");
     }
+    // A second job with the same base and series builds nothing.
+    let p = pipeline();
+    let lock = p.cache.lock().unwrap();
+    let mut again = Recorder::default();
+    let kernels = pipeline::prepare(&lock, &job, &mut again).unwrap();
+    assert!(!built_anything(&again), "{:?}", again.states);
+    assert_eq!(kernels.patched.patches_sha256, pk.patches_sha256);
+    drop(lock);
     assert_no_leftovers();
 }
 
 #[test]
 fn a_series_that_does_not_apply_fails_with_the_rejected_hunk() {
     skip_without_tools!();
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _exclusive = exclusive();
     // Seed 002 with a context line that 6.1's fs/open.c does not have.
     let broken = SEED_002.replacen(
         " SYSCALL_DEFINE1(close, unsigned int, fd)",
@@ -256,7 +310,7 @@ fn a_series_that_does_not_apply_fails_with_the_rejected_hunk() {
 #[test]
 fn a_patch_that_breaks_the_build_fails_with_the_compiler_error() {
     skip_without_tools!();
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _exclusive = exclusive();
     // Seed 002 plus a line no compiler accepts, in the same file: only
     // fs/open.c and fs/file_table.c are recompiled on top of the base.
     let broken = SEED_002.replacen(
@@ -278,10 +332,17 @@ fn a_patch_that_breaks_the_build_fails_with_the_compiler_error() {
     assert_no_leftovers();
 }
 
+/// Whether the job built a kernel rather than finding both in the cache.
+fn built_anything(rec: &Recorder) -> bool {
+    rec.states
+        .iter()
+        .any(|(s, m)| *s == JobState::Building && m.starts_with("building the"))
+}
+
 #[test]
 fn a_kernel_that_panics_at_boot_fails_with_the_panic_text() {
     skip_without_tools!();
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _exclusive = exclusive();
     let mut p = pipeline();
     p.extra_cmdline = vec!["init=/nonexistent".into()];
     let (_, outcome) = run(&p, &job(SEED_002, "open1", 1, &[Side::Base]));
@@ -303,7 +364,7 @@ fn a_kernel_that_panics_at_boot_fails_with_the_panic_text() {
 #[test]
 fn a_guest_that_runs_past_the_run_limit_is_killed_as_a_timeout() {
     skip_without_tools!();
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _exclusive = exclusive();
     let mut p = pipeline();
     p.run_limit = Some(Duration::from_secs(5));
     // A 120 s workload in a guest allowed 5 s: from the host it looks hung.
@@ -317,4 +378,194 @@ fn a_guest_that_runs_past_the_run_limit_is_killed_as_a_timeout() {
         failure.log_tail
     );
     assert_no_leftovers();
+}
+
+#[test]
+fn a_guest_whose_runs_all_fail_ends_the_job_as_no_results() {
+    skip_without_tools!();
+    let _exclusive = exclusive();
+    // The guest boots, cannot run a workload it does not know, says so in
+    // its report and powers off without a result.
+    let (_, outcome) = run(
+        &pipeline(),
+        &job(SEED_002, "no-such-workload", 1, &[Side::Patched]),
+    );
+    let failure = outcome.unwrap_err();
+    assert_eq!(failure.reason, FailureReason::NoResults, "{failure:?}");
+    assert!(
+        failure.detail.contains("the patched kernel (boot 1)"),
+        "{}",
+        failure.detail
+    );
+    assert!(
+        failure.detail.contains("run 1 (no-such-workload)"),
+        "{}",
+        failure.detail
+    );
+    assert!(
+        failure.log_tail.contains("patchperf-guest: done"),
+        "{}",
+        failure.log_tail
+    );
+    assert_no_leftovers();
+}
+
+/// The patchperf server on a loopback port, over the test's database.
+struct TestServer {
+    url: String,
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl TestServer {
+    async fn start(pool: sqlx::PgPool) -> TestServer {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let app = patchperf_server::app(patchperf_server::AppState::new(
+            pool,
+            patchperf_server::Config::default(),
+        ));
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async {
+                    let _ = stopped.await;
+                })
+                .await
+                .unwrap();
+        });
+        TestServer { url, stop, task }
+    }
+
+    async fn stop(self) {
+        let _ = self.stop.send(());
+        self.task.await.unwrap();
+    }
+}
+
+async fn token(pool: &sqlx::PgPool, kind: TokenKind) -> String {
+    let mut conn = pool.acquire().await.unwrap();
+    create_token(&mut conn, kind, &format!("kernel-test-{kind}"))
+        .await
+        .unwrap()
+        .token
+}
+
+/// What CI does: submit seed 002 on open1, 3 boots a side, and read the
+/// comparison back.
+fn submit(server: &str, ci: &str) -> i64 {
+    let body = serde_json::json!({
+        "base": { "kind": "tarball", "name": "linux-source-6.1" },
+        "mbox": SEED_002,
+        "workloads": ["open1"],
+        "params": { "nr_task": [1], "seconds": 2, "warmup_seconds": 1 },
+        "runs": 3,
+        "backend": "tcg-icount",
+    });
+    let mut resp = ureq::post(&format!("{server}/api/v1/comparisons"))
+        .header("authorization", &format!("Bearer {ci}"))
+        .send_json(&body)
+        .unwrap();
+    let created: serde_json::Value = resp.body_mut().read_json().unwrap();
+    created["id"].as_i64().unwrap()
+}
+
+fn comparison(server: &str, ci: &str, id: i64) -> serde_json::Value {
+    ureq::get(&format!("{server}/api/v1/comparisons/{id}"))
+        .header("authorization", &format!("Bearer {ci}"))
+        .call()
+        .unwrap()
+        .body_mut()
+        .read_json()
+        .unwrap()
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn the_agent_runs_a_claimed_comparison_to_its_verdict(pool: sqlx::PgPool) {
+    skip_without_tools!();
+    let server = TestServer::start(pool.clone()).await;
+    let (runner, ci) = (
+        token(&pool, TokenKind::Runner).await,
+        token(&pool, TokenKind::Ci).await,
+    );
+    let url = server.url.clone();
+    let spool = tempfile::tempdir().unwrap();
+    let spool_dir = spool.path().to_path_buf();
+
+    // `runner agent` as its command runs it, one claimed job after another
+    // until the queue is empty, on the blocking pool: the server keeps
+    // answering on this runtime meanwhile.
+    let (id, finishes, view) = tokio::task::spawn_blocking(move || {
+        let _exclusive = exclusive();
+        let id = submit(&url, &ci);
+        let options = AgentOptions {
+            name: "kernel-test".into(),
+            spool_dir,
+            wait_seconds: 1,
+            backoff: Backoff::default(),
+            idle_retry: Duration::from_millis(100),
+        };
+        let mut agent =
+            Agent::new(Client::new(&url, &runner), options, inventory::collect()).unwrap();
+        let mut executor = KernelExecutor {
+            pipeline: pipeline(),
+        };
+        let mut finishes = Vec::new();
+        loop {
+            match agent.step(&mut executor).unwrap() {
+                Step::Ran { finish, .. } => finishes.push(finish),
+                Step::Idle => break,
+                Step::ServerDown(why) => panic!("server down: {why}"),
+            }
+        }
+        assert_no_leftovers();
+        (id, finishes, comparison(&url, &ci, id))
+    })
+    .await
+    .unwrap();
+
+    // Three jobs (one per ABBA block), all done.
+    assert_eq!(finishes.len(), 3, "{finishes:?}");
+    for f in &finishes {
+        assert!(matches!(f, FinishRequest::Done { .. }), "{f:?}");
+    }
+    assert_eq!(view["id"], id);
+    assert_eq!(view["status"], "done", "{view:#}");
+    assert_eq!(view["runs"]["base"], 3);
+    assert_eq!(view["runs"]["patched"], 3);
+    // Each stored run names the kernel it ran on: the patched ones carry
+    // the series' sha256, the base ones none.
+    let rows: Vec<(String, Option<String>)> = sqlx::query_as(
+        "SELECT side, result->'kernel'->>'patches_sha256' FROM runs ORDER BY boot_seq",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert_eq!(rows.len(), 6);
+    let series = sha256_hex(SEED_002.as_bytes());
+    for (side, patches) in &rows {
+        match side.as_str() {
+            "base" => assert_eq!(patches, &None),
+            _ => assert_eq!(patches.as_deref(), Some(series.as_str())),
+        }
+    }
+    // The verdict is there, and open1's headline moved the way seed 002
+    // moves it: closing a file without task_work is fewer instructions, so
+    // under icount more open/close pairs fit in a second.
+    let verdict = &view["verdict"];
+    assert_ne!(verdict["overall"], "no results", "{verdict:#}");
+    let report = &verdict["reports"][0];
+    let ops = report["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "will-it-scale.per_process_ops")
+        .unwrap_or_else(|| panic!("no per_process_ops in {report:#}"));
+    let change = ops["change"].as_f64().unwrap();
+    eprintln!(
+        "seed 002 on open1: {change:+.2}% ({}, {})",
+        verdict["overall"], ops["reason"]
+    );
+    assert!(change > 0.0, "{ops:#}");
+    server.stop().await;
 }
