@@ -117,9 +117,19 @@ pub fn subject(message: &str) -> String {
     String::new()
 }
 
+/// A series that went on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Applied {
+    /// Patches applied.
+    pub patches: usize,
+    /// Files the series wrote (relative to the tree's top), in order of
+    /// first appearance.
+    pub files: Vec<String>,
+}
+
 /// Applies the series in `mbox` to `tree`, using `scratch` for the split
-/// messages and reject files. Returns the number of patches applied.
-pub fn apply(tree: &Tree, mbox: &Path, scratch: &Path) -> Result<usize, ApplyError> {
+/// messages and reject files.
+pub fn apply(tree: &Tree, mbox: &Path, scratch: &Path) -> Result<Applied, ApplyError> {
     let patches = split_mbox(mbox, &scratch.join("series"))?;
     if patches.is_empty() {
         return Err(ApplyError::NoPatches);
@@ -128,7 +138,44 @@ pub fn apply(tree: &Tree, mbox: &Path, scratch: &Path) -> Result<usize, ApplyErr
         SourceKind::Tarball => apply_with_patch(&tree.view, &patches, scratch)?,
         SourceKind::Git { .. } => apply_with_git_am(&tree.view, &patches)?,
     }
-    Ok(patches.len())
+    let mut files = Vec::new();
+    for p in &patches {
+        let text = std::fs::read(&p.path)
+            .map_err(|e| Error::io(format!("reading {}", p.path.display()), e))?;
+        for f in written_files(&String::from_utf8_lossy(&text)) {
+            if !files.contains(&f) {
+                files.push(f);
+            }
+        }
+    }
+    Ok(Applied {
+        patches: patches.len(),
+        files,
+    })
+}
+
+/// The files a patch writes (`-p1` paths): the new side of each diff, and
+/// the target of each rename.
+pub fn written_files(patch: &str) -> Vec<String> {
+    let mut files = Vec::new();
+    for line in patch.lines() {
+        let path = if let Some(rest) = line.strip_prefix("+++ ") {
+            // `+++ b/fs/open.c` or `+++ b/fs/open.c\t2024-01-01 …`
+            let path = rest.split('\t').next().unwrap_or(rest).trim_end();
+            match path.split_once('/') {
+                Some((_, p)) if path != "/dev/null" => p,
+                _ => continue,
+            }
+        } else if let Some(to) = line.strip_prefix("rename to ") {
+            to.trim_end()
+        } else {
+            continue;
+        };
+        if !path.is_empty() && !files.iter().any(|f| f == path) {
+            files.push(path.to_string());
+        }
+    }
+    files
 }
 
 fn which(patches: &[PatchFile], i: usize) -> String {
@@ -409,6 +456,21 @@ diff --git a/fs/close.c b/fs/close.c
     }
 
     #[test]
+    fn the_files_a_patch_writes_are_its_new_sides_and_rename_targets() {
+        let patch = "--- a/fs/open.c\n+++ b/fs/open.c\n@@ -1 +1 @@\n-a\n+b\n\
+                     diff --git a/include/linux/fs.h b/include/linux/fs_old.h\n\
+                     rename from include/linux/fs.h\nrename to include/linux/fs_old.h\n\
+                     --- a/fs/gone.c\n+++ /dev/null\n\
+                     --- linux-6.1.orig/fs/new.c\t2024-01-01 00:00:00\n\
+                     +++ linux-6.1/fs/new.c\t2024-01-01 00:00:00\n\
+                     --- a/fs/open.c\n+++ b/fs/open.c\n";
+        assert_eq!(
+            written_files(patch),
+            ["fs/open.c", "include/linux/fs_old.h", "fs/new.c"]
+        );
+    }
+
+    #[test]
     fn git_failure_locations_and_hunks_are_found() {
         let out = "Applying: fs: open faster\nerror: patch failed: fs/open.c:1\n\
                    error: fs/open.c: patch does not apply\nPatch failed at 0001 fs: open faster\n";
@@ -436,7 +498,9 @@ diff --git a/fs/close.c b/fs/close.c
         let pristine = make(dir.path(), &lock, "int a;\nint open;\nint z;\n");
         let scratch = lock.scratch("t").unwrap();
         let tree = Tree::copy_of(&pristine, &scratch.path().join("linux")).unwrap();
-        assert_eq!(apply(&tree, &mbox, scratch.path()), Ok(2));
+        let applied = apply(&tree, &mbox, scratch.path()).unwrap();
+        assert_eq!(applied.patches, 2);
+        assert_eq!(applied.files, ["fs/open.c", "fs/close.c"]);
         assert_eq!(
             tree.view.read_to_string("fs/open.c").unwrap(),
             "int a;\nint open_fast;\nint z;\n"
@@ -469,7 +533,7 @@ diff --git a/fs/close.c b/fs/close.c
         let layers = scratch.path().join("linux");
         let tree = Tree::overlay_on(&pristine, &layers).unwrap();
         assert_eq!(tree.view.dir(), pristine.dir);
-        assert_eq!(apply(&tree, &mbox, scratch.path()), Ok(2));
+        assert_eq!(apply(&tree, &mbox, scratch.path()).unwrap().patches, 2);
         assert_eq!(
             tree.view.read_to_string("fs/close.c").unwrap(),
             "int b;\nint close_fast;\n"

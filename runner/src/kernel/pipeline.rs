@@ -16,7 +16,7 @@ use crate::kernel::build::{self, BuiltKernel, Make, Toolchain};
 use crate::kernel::cache::{Cache, CacheLock};
 use crate::kernel::config::{self, ConfigRecipe};
 use crate::kernel::guest::{GuestRequest, GuestRun, REQUEST_FILE};
-use crate::kernel::patch::{self, ApplyError};
+use crate::kernel::patch::{self, Applied, ApplyError};
 use crate::kernel::qemu::{self, BootError, BootSpec};
 use crate::kernel::source::{self, Pristine, SourceKind, Tree};
 use crate::kernel::view::{self, View};
@@ -187,7 +187,7 @@ pub fn prepare(
 #[derive(Debug)]
 pub struct PatchedTree {
     tree: Tree,
-    applied: usize,
+    applied: Applied,
     _scratch: tempfile::TempDir,
 }
 
@@ -307,7 +307,7 @@ fn build_patched(
 ) -> Result<BuiltKernel, JobFailure> {
     let key = build::patched_key(base_key, patches_sha256);
     let tree = &patched.tree;
-    let applied = patched.applied;
+    let applied = &patched.applied;
     let dir_name = build::build_dir_name(base_key);
     let base_build = pristine.dir.join(&dir_name);
     let make = Make::new(
@@ -318,13 +318,26 @@ fn build_patched(
         &key[..12],
     );
     if base_build.join(".config").is_file() {
-        // Start from the base's objects: only what the series touched
-        // (newer mtimes) is rebuilt. An overlay has them in its lower
-        // layer already; a copy gets a copy.
+        // Start from the base's objects: only what the series touched is
+        // rebuilt. An overlay has them in its lower layer already; a copy
+        // gets a copy.
         if let Some(copy) = tree.copy_dir() {
             events.state(JobState::Building, "copying the base build tree");
             source::copy_dir(&base_build, &copy.join(&dir_name))
                 .map_err(|e| failure(FailureReason::Other, "copying the base build tree", e))?;
+        }
+        // The series went on before the base was built (to fail fast), so
+        // the base's objects can be newer than the patched sources: make
+        // would keep them and build the base kernel again under the
+        // patched kernel's name. Touched now, the patched files are newer
+        // than anything built.
+        if !applied.files.is_empty() {
+            tree.view
+                .cmd("touch")
+                .args(["--no-create", "--"])
+                .args(&applied.files)
+                .run()
+                .map_err(|e| failure(FailureReason::Other, "touching the patched files", e))?;
         }
     } else {
         events.state(JobState::Building, "configuring the patched kernel");
@@ -332,7 +345,11 @@ fn build_patched(
     }
     events.state(
         JobState::Building,
-        &format!("building the patched kernel ({applied} patches)"),
+        &format!(
+            "building the patched kernel ({} patches, {} files)",
+            applied.patches,
+            applied.files.len()
+        ),
     );
     let seconds = make_bzimage(&make, events)?;
     // The series may change Kconfig; what counts is the .config it built.
