@@ -35,7 +35,9 @@ use patchperf_runner::kernel::executor::KernelExecutor;
 use patchperf_runner::kernel::pipeline::{self, Events, Pipeline};
 use patchperf_runner::kernel::source::sha256_hex;
 use patchperf_server::auth::TokenKind;
-use patchperf_server::routes::tokens::create_token;
+use server_support::{TestServer, token};
+
+mod server_support;
 
 /// One test at a time: they share the cache and the machine's two cores.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -410,47 +412,6 @@ fn a_guest_whose_runs_all_fail_ends_the_job_as_no_results() {
     assert_no_leftovers();
 }
 
-/// The patchperf server on a loopback port, over the test's database.
-struct TestServer {
-    url: String,
-    stop: tokio::sync::oneshot::Sender<()>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl TestServer {
-    async fn start(pool: sqlx::PgPool) -> TestServer {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        let app = patchperf_server::app(patchperf_server::AppState::new(
-            pool,
-            patchperf_server::Config::default(),
-        ));
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(async {
-                    let _ = stopped.await;
-                })
-                .await
-                .unwrap();
-        });
-        TestServer { url, stop, task }
-    }
-
-    async fn stop(self) {
-        let _ = self.stop.send(());
-        self.task.await.unwrap();
-    }
-}
-
-async fn token(pool: &sqlx::PgPool, kind: TokenKind) -> String {
-    let mut conn = pool.acquire().await.unwrap();
-    create_token(&mut conn, kind, &format!("kernel-test-{kind}"))
-        .await
-        .unwrap()
-        .token
-}
-
 /// What CI does: submit seed 002 on open1, 3 boots a side, and read the
 /// comparison back.
 fn submit(server: &str, ci: &str) -> i64 {
@@ -483,12 +444,12 @@ fn comparison(server: &str, ci: &str, id: i64) -> serde_json::Value {
 #[sqlx::test(migrations = "../migrations")]
 async fn the_agent_runs_a_claimed_comparison_to_its_verdict(pool: sqlx::PgPool) {
     skip_without_tools!();
-    let server = TestServer::start(pool.clone()).await;
+    let server = TestServer::start(pool.clone(), "127.0.0.1:0".parse().unwrap()).await;
     let (runner, ci) = (
         token(&pool, TokenKind::Runner).await,
         token(&pool, TokenKind::Ci).await,
     );
-    let url = server.url.clone();
+    let url = server.url();
     let spool = tempfile::tempdir().unwrap();
     let spool_dir = spool.path().to_path_buf();
 
