@@ -154,6 +154,8 @@ struct JobProgress {
     message: String,
     boots: Vec<BootProgress>,
     failure: Option<FailureProgress>,
+    #[serde(default)]
+    log_tail: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -179,6 +181,7 @@ struct VerdictProgress {
 fn follow(client: &Client, id: i64, every: Duration) -> Result<Progress, Error> {
     let path = format!("/api/v1/comparisons/{id}");
     let mut seen: HashMap<i64, (String, String, i32)> = HashMap::new();
+    let mut last_lines: HashMap<i64, String> = HashMap::new();
     let mut unreachable_since: Option<std::time::Instant> = None;
     loop {
         let progress: Progress = match client.get_json(&path) {
@@ -209,6 +212,14 @@ fn follow(client: &Client, id: i64, every: Duration) -> Result<Progress, Error> 
                     message(job)
                 );
                 seen.insert(job.id, now);
+            }
+            // The newest line of a long step (a compile, a boot) shows it is
+            // moving; at most one line a poll keeps the output readable.
+            if let Some(line) = job.log_tail.lines().rev().find(|l| !l.trim().is_empty()) {
+                if last_lines.get(&job.id).map(String::as_str) != Some(line) {
+                    println!("    {}", line.trim_end());
+                    last_lines.insert(job.id, line.to_string());
+                }
             }
         }
         if matches!(progress.status.as_str(), "done" | "failed" | "cancelled") {
