@@ -25,8 +25,14 @@ pub fn run(args: SubmitArgs) -> Result<(), Error> {
             status: 204,
             message: "the server answered the submission without a body".into(),
         })?;
+    // A server without --public-url answers relative links.
+    let report_url = if created.report_url.starts_with('/') {
+        format!("{}{}", client.base(), created.report_url)
+    } else {
+        created.report_url.clone()
+    };
     println!("comparison {} submitted", created.id);
-    println!("report: {}", created.report_url);
+    println!("report: {report_url}");
     if !args.wait {
         return Ok(());
     }
@@ -42,7 +48,7 @@ pub fn run(args: SubmitArgs) -> Result<(), Error> {
         println!("{line}");
     }
     println!("verdict: {}", end.verdict.overall);
-    println!("report: {}", created.report_url);
+    println!("report: {report_url}");
     match end.status.as_str() {
         "done" => {}
         other => {

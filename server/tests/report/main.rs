@@ -217,6 +217,7 @@ async fn unknown_pages_and_reports_are_404(pool: sqlx::PgPool) {
     let app = TestApp::new(pool).await;
     for uri in [
         "/comparisons/99",
+        "/comparisons/99/plots/series.svg?workload=dup1&mode=process&nr_task=1",
         "/api/v1/comparisons/99/report.txt",
         "/machines/nope",
         "/jobs/5/log",
@@ -267,6 +268,28 @@ async fn pages_in_headless_chromium_show_the_report(pool: sqlx::PgPool) {
         dom.matches("<svg").count()
     );
     assert!(text.contains("Scaling: dup1 · process"), "{text}");
+    // Each plot links to itself as a standalone SVG: follow the headline's.
+    let href = dom
+        .split("href=\"")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next())
+        .find(|h| h.contains("/plots/runs.svg") && h.contains("per_process_ops"))
+        .expect("the headline plot links to its SVG")
+        .replace("&amp;", "&");
+    let (status, svg) = app.get(&href).await;
+    assert_eq!(status, StatusCode::OK, "{href}");
+    assert!(svg.contains("<svg"), "{svg}");
+    assert!(svg.contains("will-it-scale.per_process_ops"), "{svg}");
+    let series_href = dom
+        .split("href=\"")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next())
+        .find(|h| h.contains("/plots/series.svg"))
+        .expect("the per-second series links to its SVG")
+        .replace("&amp;", "&");
+    let (status, svg) = app.get(&series_href).await;
+    assert_eq!(status, StatusCode::OK, "{series_href}");
+    assert!(svg.contains("<svg"), "{svg}");
     // the boot order and the jobs with their logs
     assert!(text.contains("Boot order"));
     assert!(dom.matches("/jobs/").count() >= 3);

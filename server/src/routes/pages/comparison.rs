@@ -11,6 +11,7 @@ use patchperf_common::report::text::{TextOptions, selected_rows, summary_line};
 use patchperf_common::report::{Comparison, MetricComparison};
 use patchperf_common::run::Side;
 
+use super::plot::{self, PlotQuery};
 use super::view;
 use crate::db::comparisons::status;
 use crate::error::Result;
@@ -83,8 +84,16 @@ pub struct GroupView {
     hidden: usize,
     run_metrics: Vec<String>,
     runs: Vec<RunLine>,
-    plots: Vec<String>,
-    series: Option<String>,
+    /// Each plot with the URL of its standalone SVG.
+    plots: Vec<PlotView>,
+    series: Option<PlotView>,
+}
+
+/// An inline plot and the address of the same plot on its own.
+#[derive(Debug)]
+pub struct PlotView {
+    svg: String,
+    href: String,
 }
 
 /// A scaling curve over nr_task.
@@ -280,23 +289,23 @@ async fn group_view(state: &AppState, comparison_id: i64, g: &GroupReport) -> Re
             plotted.push(m);
         }
     }
-    let plots = plotted.iter().filter_map(|m| plots::runs_plot(m)).collect();
-
-    // The per-second series of every run: total ops each second.
-    let series_name = metric::wis_scaling(h.nr_task, h.mode);
-    let series_rows = db::report::series(&state.db, comparison_id, &series_name).await?;
-    let series_runs: Vec<(Side, String, Vec<f64>)> = series_rows
-        .into_iter()
-        .filter_map(|s| {
-            let run = g.runs.iter().find(|r| r.id == s.run_id)?;
-            Some((
-                run.side,
-                format!("boot {} {}", run.boot_seq, run.side.as_str()),
-                s.points,
-            ))
+    let plots = plotted
+        .iter()
+        .filter_map(|m| {
+            Some(PlotView {
+                svg: plots::runs_plot(m)?,
+                href: PlotQuery::link(comparison_id, "runs", g, Some(&m.name)),
+            })
         })
         .collect();
-    let series = plots::series_plot(&series_name, &series_runs);
+
+    // The per-second series of every run: total ops each second.
+    let series = plot::series_svg(state, comparison_id, g)
+        .await?
+        .map(|svg| PlotView {
+            svg,
+            href: PlotQuery::link(comparison_id, "series", g, None),
+        });
 
     // Per-run values of the will-it-scale metrics.
     let run_metrics: Vec<String> = c

@@ -14,6 +14,7 @@ mod comparison;
 mod dashboard;
 mod job_log;
 mod machine;
+mod plot;
 pub mod view;
 
 /// Routes of this module.
@@ -21,6 +22,8 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .route("/", get(dashboard::page))
         .route("/comparisons/{id}", get(comparison::page))
+        .route("/comparisons/{id}/plots/runs.svg", get(plot::runs))
+        .route("/comparisons/{id}/plots/series.svg", get(plot::series))
         .route("/machines", get(machine::list))
         .route("/machines/{name}", get(machine::page))
         .route("/jobs/{id}/log", get(job_log::page))
