@@ -70,6 +70,15 @@ pub const KERNEL_BOOT_SECONDS: &str = "kernel.boot_seconds";
 /// Size of the built kernel image.
 pub const KERNEL_IMAGE_BYTES: &str = "kernel.image_bytes";
 
+/// Whether a metric is a fact about the pipeline (`kernel.build_seconds`,
+/// `kernel.boot_seconds`, `kernel.image_bytes`) rather than a measurement of
+/// the kernel's syscall paths. Reports show these beside the header, not as
+/// table rows with verdicts: a cached base build against an incremental
+/// patched build says nothing about the patch.
+pub fn is_pipeline_fact(name: &str) -> bool {
+    name.starts_with("kernel.")
+}
+
 /// Which way a change of this metric is good news.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

@@ -5,10 +5,10 @@
 
 use std::collections::BTreeSet;
 
-use super::model::{Comparison, MetricComparison, Presence, ReportHeader, SideStats};
+use super::model::{Comparison, MetricComparison, PipelineFact, Presence, ReportHeader, SideStats};
 use super::order::sort_rows;
 use crate::Error;
-use crate::metric::direction;
+use crate::metric::{direction, is_pipeline_fact};
 use crate::run::RunResult;
 use crate::stats::{
     ChangeUnit, Evidence, Verdict, VerdictPolicy, benjamini_hochberg, change, change_interval,
@@ -30,6 +30,23 @@ pub fn build_comparison(
         names.extend(run.metrics.iter().map(|m| m.name.as_str()));
         names.extend(run.unsupported.iter().map(String::as_str));
     }
+
+    let (facts, names): (Vec<&str>, Vec<&str>) =
+        names.into_iter().partition(|name| is_pipeline_fact(name));
+    let pipeline = facts
+        .into_iter()
+        .map(|name| {
+            let side_mean = |runs: &[RunResult]| {
+                let v: Vec<f64> = runs.iter().filter_map(|r| r.metric(name)).collect();
+                mean(&v)
+            };
+            PipelineFact {
+                name: name.to_string(),
+                base: side_mean(base),
+                patched: side_mean(patched),
+            }
+        })
+        .collect();
 
     let mut metrics: Vec<MetricComparison> = names
         .into_iter()
@@ -97,6 +114,7 @@ pub fn build_comparison(
         policy: *policy,
         metrics,
         warnings,
+        pipeline,
     })
 }
 
@@ -313,13 +331,37 @@ mod tests {
     }
 
     #[test]
+    fn pipeline_facts_are_reported_beside_the_table_not_judged() {
+        let b: Vec<_> = [440.0, 440.0, 440.0]
+            .iter()
+            .map(|&s| run(&[(OPS, 1000.0), ("kernel.build_seconds", s)]))
+            .collect();
+        let p: Vec<_> = [19.0, 20.0, 21.0]
+            .iter()
+            .map(|&s| run(&[(OPS, 1000.0), ("kernel.build_seconds", s)]))
+            .collect();
+        let c = build(&b, &p);
+        assert!(c.metric("kernel.build_seconds").is_none());
+        assert_eq!(
+            c.pipeline,
+            [PipelineFact {
+                name: "kernel.build_seconds".into(),
+                base: Some(440.0),
+                patched: Some(20.0),
+            }]
+        );
+        // Only the ops metric was tested, so BH saw one p-value.
+        assert_eq!(c.tested_metrics(), 1);
+    }
+
+    #[test]
     fn metrics_on_one_side_only_and_unsupported_ones_are_never_zero() {
-        let mut b = run(&[(OPS, 1000.0), ("kernel.boot_seconds", 3.0)]);
+        let mut b = run(&[(OPS, 1000.0), ("perf-stat.ps.page-faults", 3.0)]);
         b.unsupported.push("perf-stat.ps.cycles".into());
         let mut p = run(&[(OPS, 1000.0), ("perf-stat.ps.cycles", 5e9)]);
         p.unsupported.push("perf-stat.ps.cycles".into());
         let c = build(&[b], &[p]);
-        let boot = c.metric("kernel.boot_seconds").unwrap();
+        let boot = c.metric("perf-stat.ps.page-faults").unwrap();
         assert_eq!(boot.patched.presence, Presence::Absent);
         assert_eq!((boot.patched.mean, boot.change), (None, None));
         assert_eq!(boot.reason, "measured on the base side only");

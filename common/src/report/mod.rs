@@ -9,4 +9,6 @@ pub mod order;
 pub mod text;
 
 pub use build::{build_comparison, header_from_runs};
-pub use model::{Comparison, KernelLabel, MetricComparison, Presence, ReportHeader, SideStats};
+pub use model::{
+    Comparison, KernelLabel, MetricComparison, PipelineFact, Presence, ReportHeader, SideStats,
+};

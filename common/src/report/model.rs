@@ -140,6 +140,21 @@ pub struct Comparison {
     pub metrics: Vec<MetricComparison>,
     /// Things a reader should know (collected from the runs).
     pub warnings: Vec<String>,
+    /// Pipeline facts (`kernel.*`: build and boot seconds, image size) with
+    /// each side's mean; not judged.
+    #[serde(default)]
+    pub pipeline: Vec<PipelineFact>,
+}
+
+/// A `kernel.*` pipeline fact of both sides.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PipelineFact {
+    /// `kernel.build_seconds`, `kernel.boot_seconds`, `kernel.image_bytes`.
+    pub name: String,
+    /// Mean over the base runs that have it.
+    pub base: Option<f64>,
+    /// Mean over the patched runs that have it.
+    pub patched: Option<f64>,
 }
 
 impl Comparison {

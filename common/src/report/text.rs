@@ -63,6 +63,9 @@ pub fn render(c: &Comparison, opts: &TextOptions) -> String {
     if let Some(e) = &h.profile_event {
         let _ = writeln!(w, "perf-profile sampled on: {e}");
     }
+    if let Some(line) = pipeline_line(c) {
+        let _ = writeln!(w, "{line}");
+    }
     let _ = writeln!(
         w,
         "runs: {} base, {} patched (boots interleaved)\n",
@@ -73,12 +76,17 @@ pub fn render(c: &Comparison, opts: &TextOptions) -> String {
     let _ = writeln!(w, "{}:\n  {}\n", keys.join("/"), values.join("/"));
     out.push_str(&table(c, opts));
     let rows = selected_rows(c, opts);
-    let legend = legend(&rows);
+    let legend = legend(&rows) + &unsupported_line(c, &rows);
     if !legend.is_empty() {
         out.push('\n');
         out.push_str(&legend);
     }
-    let hidden = c.metrics.len() - rows.len();
+    let unsupported = c
+        .metrics
+        .iter()
+        .filter(|m| unsupported_on_both_sides(m) && !rows.iter().any(|r| r.name == m.name))
+        .count();
+    let hidden = c.metrics.len() - rows.len() - unsupported;
     if hidden > 0 {
         let _ = writeln!(
             out,
@@ -164,16 +172,87 @@ pub fn selected_rows<'a>(c: &'a Comparison, opts: &TextOptions) -> Vec<&'a Metri
         .iter()
         .filter(|m| {
             opts.all_rows
-                || m.name.starts_with("will-it-scale.")
-                || m.verdict.is_change()
-                || m.zero_day.is_some_and(|z| z.changed)
-                || m.base.presence != Presence::Measured
-                || m.patched.presence != Presence::Measured
+                || (!unsupported_on_both_sides(m)
+                    && (m.name.starts_with("will-it-scale.")
+                        || m.verdict.is_change()
+                        || m.zero_day.is_some_and(|z| z.changed)
+                        || m.base.presence != Presence::Measured
+                        || m.patched.presence != Presence::Measured))
         })
         .collect();
     // The order depends on which rows are shown (family sizes), so sort again.
     sort_rows(&mut rows);
     rows
+}
+
+/// `kernels: build 440.8 s base, 19.5 s patched; boot 5.06 s base, 4.64 s
+/// patched; bzImage 4.1 MB base, 4.1 MB patched`: what the pipeline did,
+/// for the reader's information (cached and incremental builds make these
+/// no measure of the patch).
+pub fn pipeline_line(c: &Comparison) -> Option<String> {
+    let fact = |name: &str, fmt: &dyn Fn(f64) -> String| {
+        let f = c.pipeline.iter().find(|f| f.name == name)?;
+        let side = |v: Option<f64>, label: &str| v.map(|v| format!("{} {label}", fmt(v)));
+        let parts: Vec<String> = [side(f.base, "base"), side(f.patched, "patched")]
+            .into_iter()
+            .flatten()
+            .collect();
+        (!parts.is_empty()).then(|| parts.join(", "))
+    };
+    let parts: Vec<String> = [
+        fact(crate::metric::KERNEL_BUILD_SECONDS, &|v| {
+            format!("{v:.1} s")
+        })
+        .map(|s| format!("build {s}")),
+        fact(crate::metric::KERNEL_BOOT_SECONDS, &|v| format!("{v:.2} s"))
+            .map(|s| format!("boot {s}")),
+        fact(crate::metric::KERNEL_IMAGE_BYTES, &|v| {
+            format!("{:.2} MB", v / 1e6)
+        })
+        .map(|s| format!("bzImage {s}")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    (!parts.is_empty()).then(|| format!("kernels: {}", parts.join("; ")))
+}
+
+/// A metric this machine cannot count at all (a hardware event on a VM
+/// without a PMU): one line under the table says so instead of a row of
+/// `n/s` on both sides for each such metric.
+fn unsupported_on_both_sides(m: &MetricComparison) -> bool {
+    m.base.presence == Presence::Unsupported && m.patched.presence == Presence::Unsupported
+}
+
+/// `not counted on this machine (…): cycles, instructions (12 metrics)`, or
+/// nothing when every metric could be counted.
+pub fn unsupported_line(c: &Comparison, shown: &[&MetricComparison]) -> String {
+    let names: Vec<&str> = c
+        .metrics
+        .iter()
+        .filter(|m| unsupported_on_both_sides(m) && !shown.iter().any(|s| s.name == m.name))
+        .map(|m| m.name.as_str())
+        .collect();
+    if names.is_empty() {
+        return String::new();
+    }
+    // Name the perf events when the metrics come from perf stat: every
+    // perf-stat.* metric of an event that cannot be counted is missing.
+    let mut events: Vec<&str> = names
+        .iter()
+        .filter_map(|n| n.strip_prefix("perf-stat.total."))
+        .collect();
+    events.sort_unstable();
+    let what = if events.is_empty() {
+        names.join(", ")
+    } else {
+        format!("perf events {}", events.join(", "))
+    };
+    format!(
+        "  not countable on this machine (perf's <not supported>; never shown as 0): {what} \
+         ({} metrics)\n",
+        names.len()
+    )
 }
 
 /// One table row: `   3436082            +1.2%    3477810        will-it-scale.per_process_ops`.
@@ -446,7 +525,7 @@ mod tests {
 
     #[test]
     fn missing_and_unsupported_sides_are_marked_not_zero() {
-        let mut b = run(&[(OPS, 1000.0), ("kernel.boot_seconds", 3.5)]);
+        let mut b = run(&[(OPS, 1000.0), ("perf-stat.ps.page-faults", 3.5)]);
         b.unsupported.push("perf-stat.ps.cycles".into());
         let p = run(&[(OPS, 1000.0)]);
         let (b, p) = (vec![b], vec![p]);
@@ -459,10 +538,10 @@ mod tests {
         .unwrap();
         // mean (10) + blank spread (6) + blank change (12) + `-` right-aligned
         // in 10 + blank spread (6) + 2 before the name
-        let boot = row(c.metric("kernel.boot_seconds").unwrap());
+        let faults = row(c.metric("perf-stat.ps.page-faults").unwrap());
         assert_eq!(
-            boot,
-            "      3.50                           -        kernel.boot_seconds"
+            faults,
+            "      3.50                           -        perf-stat.ps.page-faults"
         );
         let cycles = row(c.metric("perf-stat.ps.cycles").unwrap());
         assert_eq!(
@@ -472,6 +551,74 @@ mod tests {
         let text = render(&c, &TextOptions::default());
         assert!(text.contains("  -: no value on this side\n"));
         assert!(text.contains("  n/s: not supported on this machine"));
+    }
+
+    #[test]
+    fn the_header_says_how_long_the_kernels_took_to_build_and_boot() {
+        let b = run(&[
+            (OPS, 1000.0),
+            ("kernel.build_seconds", 440.82),
+            ("kernel.boot_seconds", 5.06),
+            ("kernel.image_bytes", 4_088_832.0),
+        ]);
+        let p = run(&[
+            (OPS, 1000.0),
+            ("kernel.build_seconds", 19.46),
+            ("kernel.boot_seconds", 4.64),
+        ]);
+        let (b, p) = (vec![b], vec![p]);
+        let c = build_comparison(
+            header_from_runs("m", &b, &p),
+            &b,
+            &p,
+            &VerdictPolicy::default(),
+        )
+        .unwrap();
+        let text = render(&c, &TextOptions::default());
+        assert!(
+            text.contains(
+                "kernels: build 440.8 s base, 19.5 s patched; boot 5.06 s base, 4.64 s patched; \
+                 bzImage 4.09 MB base\n"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("  kernel.build_seconds"), "{text}");
+    }
+
+    #[test]
+    fn metrics_no_side_could_count_are_named_under_the_table_not_as_rows() {
+        let mk = |ops: f64| {
+            let mut r = run(&[(OPS, ops)]);
+            r.unsupported = vec![
+                "perf-stat.total.cycles".into(),
+                "perf-stat.ps.cycles".into(),
+                "perf-stat.total.instructions".into(),
+                "perf-stat.overall.ipc".into(),
+            ];
+            r
+        };
+        let (b, p) = (vec![mk(1000.0)], vec![mk(1100.0)]);
+        let c = build_comparison(
+            header_from_runs("m", &b, &p),
+            &b,
+            &p,
+            &VerdictPolicy::default(),
+        )
+        .unwrap();
+        let text = render(&c, &TextOptions::default());
+        assert!(!text.contains("perf-stat.ps.cycles\n"), "{text}");
+        assert!(!text.contains("n/s"), "{text}");
+        assert!(
+            text.contains(
+                "  not countable on this machine (perf's <not supported>; never shown as 0): \
+                 perf events cycles, instructions (4 metrics)\n"
+            ),
+            "{text}"
+        );
+        // Every row asked for still shows them, marked.
+        let all = render(&c, &TextOptions { all_rows: true });
+        assert!(all.contains("n/s"), "{all}");
+        assert!(!all.contains("not countable on this machine"), "{all}");
     }
 
     #[test]

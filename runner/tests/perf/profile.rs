@@ -173,6 +173,30 @@ fn gcc_clone_suffixes_are_stripped_as_0day_strips_them() {
 }
 
 #[test]
+fn the_harness_loop_is_named_testcase_as_in_will_it_scale() {
+    // Shaped as perf script printed an open1 guest sample (demangled Rust
+    // symbol of the harness loop under the kernel's entry path).
+    let text = "\
+patchperf-runne 212 1000
+\tffffffff81234567 task_work_run ([kernel.kallsyms])
+\tffffffff81234568 exit_to_user_mode_prepare ([kernel.kallsyms])
+\tffffffff81234569 syscall_exit_to_user_mode ([kernel.kallsyms])
+\tffffffff8123456a entry_SYSCALL_64_after_hwframe ([kernel.kallsyms])
+\t55d0c0de1234 patchperf_runner::bench::tasks::task_loop (/usr/bin/patchperf-runner)
+";
+    let m = profile_of(text);
+    assert_close(value(&m, "perf-profile.children.cycles-pp.testcase"), 100.0);
+    assert_close(
+        value(
+            &m,
+            "perf-profile.calltrace.cycles-pp.exit_to_user_mode_prepare.syscall_exit_to_user_mode.entry_SYSCALL_64_after_hwframe.testcase",
+        ),
+        100.0,
+    );
+    assert!(names(&m).iter().all(|n| !n.contains("patchperf_runner")));
+}
+
+#[test]
 fn real_dup1_profile_names_the_kernel_paths_of_dup_and_close() {
     // Counted independently from the fixture: 295 samples of equal period;
     // alloc_fd is on 27 stacks and the sampled function of 23; all 27 reach

@@ -83,23 +83,17 @@ impl Profile {
         if frames.iter().any(|f| f.dso == "[kernel.kallsyms]") {
             self.kernel_samples += 1;
         }
-        *self
-            .self_weight
-            .entry(clean_symbol(symbol(&frames[0])))
-            .or_default() += weight;
+        *self.self_weight.entry(frame_name(&frames[0])).or_default() += weight;
         for (depth, frame) in frames.iter().enumerate() {
             // perf report files a sample once per distinct (symbol, DSO).
             if frames[..depth].contains(frame) {
                 continue;
             }
-            *self
-                .children_weight
-                .entry(clean_symbol(symbol(frame)))
-                .or_default() += weight;
+            *self.children_weight.entry(frame_name(frame)).or_default() += weight;
             let trace: Vec<String> = frames[depth..]
                 .iter()
                 .take(CALLTRACE_FRAMES)
-                .map(|f| clean_symbol(symbol(f)))
+                .map(frame_name)
                 .collect();
             *self.calltrace_weight.entry(trace).or_default() += weight;
         }
@@ -171,6 +165,22 @@ impl Profile {
 
 fn symbol(frame: &Frame) -> &str {
     frame.symbol.as_deref().unwrap_or("[unknown]")
+}
+
+/// The harness's loop function, as perf script names it (demangled; its
+/// generic arguments may follow).
+const HARNESS_LOOP: &str = "patchperf_runner::bench::tasks::task_loop";
+
+/// A frame's name in metric names: the symbol without gcc's clone
+/// suffixes, and the harness loop called `testcase` as will-it-scale's
+/// loop function is, so calltraces read as in 0-day's reports
+/// (`…entry_SYSCALL_64_after_hwframe.testcase`).
+fn frame_name(frame: &Frame) -> String {
+    let name = symbol(frame);
+    if name.starts_with(HARNESS_LOOP) {
+        return "testcase".to_string();
+    }
+    clean_symbol(name)
 }
 
 /// Drops gcc's clone suffixes `.isra.N`, `.constprop.N` and `.part.N`

@@ -7,7 +7,9 @@ use askama::Template;
 use askama_web::WebTemplate;
 use axum::extract::State;
 use patchperf_common::metric;
-use patchperf_common::report::text::{TextOptions, selected_rows, summary_line};
+use patchperf_common::report::text::{
+    TextOptions, pipeline_line, selected_rows, summary_line, unsupported_line,
+};
 use patchperf_common::report::{Comparison, MetricComparison};
 use patchperf_common::run::Side;
 
@@ -79,6 +81,10 @@ pub struct GroupView {
     title: String,
     headline: String,
     measurement: String,
+    /// Build and boot times of the kernels (not judged).
+    pipeline: Option<String>,
+    /// The metrics this machine could not count, in one sentence.
+    unsupported: Option<String>,
     rows: Vec<RowView>,
     all_rows: Vec<RowView>,
     hidden: usize,
@@ -349,6 +355,10 @@ async fn group_view(state: &AppState, comparison_id: i64, g: &GroupReport) -> Re
             .measurement
             .map(|m| format!("measurement {}: {}", m.as_str(), m.explanation()))
             .unwrap_or_default(),
+        pipeline: pipeline_line(c),
+        unsupported: Some(unsupported_line(c, &shown))
+            .map(|l| l.trim().to_string())
+            .filter(|l| !l.is_empty()),
         hidden: c.metrics.len() - shown.len(),
         rows,
         all_rows,
