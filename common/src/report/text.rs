@@ -240,18 +240,27 @@ pub fn unsupported_line(c: &Comparison, shown: &[&MetricComparison]) -> String {
     // perf-stat.* metric of an event that cannot be counted is missing.
     let mut events: Vec<&str> = names
         .iter()
-        .filter_map(|n| n.strip_prefix("perf-stat.total."))
+        .filter_map(|n| {
+            ["perf-stat.total.", "perf-stat.ps.", "perf-stat.i."]
+                .iter()
+                .find_map(|prefix| n.strip_prefix(prefix))
+        })
+        .filter(|e| !matches!(*e, "ipc" | "cpi" | "path-length") && !e.ends_with('%'))
         .collect();
     events.sort_unstable();
+    events.dedup();
     let what = if events.is_empty() {
         names.join(", ")
     } else {
         format!("perf events {}", events.join(", "))
     };
+    let count = match names.len() {
+        1 => "1 metric".to_string(),
+        n => format!("{n} metrics"),
+    };
     format!(
         "  not countable on this machine (perf's <not supported>; never shown as 0): {what} \
-         ({} metrics)\n",
-        names.len()
+         ({count})\n"
     )
 }
 
