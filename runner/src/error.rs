@@ -8,9 +8,6 @@ pub enum Error {
     /// The user asked for something that cannot be done; exit status 2.
     #[error("{0}")]
     Usage(String),
-    /// A subcommand that this build does not provide yet.
-    #[error("`{0}` is not available in this build yet")]
-    NotAvailable(&'static str),
     /// An external program could not be started.
     #[error("cannot run {program}: {source}")]
     Spawn {

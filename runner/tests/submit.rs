@@ -199,7 +199,7 @@ async fn wait_follows_the_comparison_until_it_ends(pool: PgPool) {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
-    assert!(stdout.contains("job 0 [boot 0 "), "{stdout}");
+    assert!(stdout.contains("job 1 of 3 [boot 1 "), "{stdout}");
     assert!(stdout.contains("verdict: no results"), "{stdout}");
     assert!(
         stderr.contains(&format!("comparison {id} ended cancelled")),

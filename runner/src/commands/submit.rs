@@ -211,8 +211,9 @@ fn follow(client: &Client, id: i64, every: Duration) -> Result<Progress, Error> 
             let now = (job.state.clone(), job.message.clone(), job.attempt);
             if seen.get(&job.id) != Some(&now) {
                 println!(
-                    "job {} [{}] {}{}",
-                    job.seq,
+                    "job {} of {} [{}] {}{}",
+                    job.seq + 1,
+                    progress.jobs.len(),
                     boots(job),
                     job.state,
                     message(job)
@@ -235,11 +236,12 @@ fn follow(client: &Client, id: i64, every: Duration) -> Result<Progress, Error> 
     }
 }
 
-/// `boot 0 base, boot 1 patched`.
+/// `boot 1 base, boot 2 patched`: counted from 1 as the runner's messages
+/// count them (the API's `seq` counts from 0).
 fn boots(job: &JobProgress) -> String {
     job.boots
         .iter()
-        .map(|b| format!("boot {} {}", b.seq, b.side))
+        .map(|b| format!("boot {} {}", b.seq + 1, b.side))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -262,6 +264,6 @@ fn failure_summary(progress: &Progress) -> String {
         .jobs
         .iter()
         .filter_map(|j| j.failure.as_ref().map(|f| (j.seq, f)))
-        .map(|(seq, f)| format!("; job {seq}: {}: {}", f.reason_text, f.detail))
+        .map(|(seq, f)| format!("; job {}: {}: {}", seq + 1, f.reason_text, f.detail))
         .collect()
 }

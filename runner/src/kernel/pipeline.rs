@@ -108,9 +108,8 @@ pub fn execute(
         events.state(
             JobState::Booting,
             &format!(
-                "boot {} of {}: {} kernel ({})",
+                "boot {}: {} kernel ({})",
                 slot.seq + 1,
-                job.boots.len(),
                 slot.side.as_str(),
                 mode.as_str()
             ),
