@@ -278,7 +278,19 @@ async fn group_view(state: &AppState, comparison_id: i64, g: &GroupReport) -> Re
     let headline_name = c.headline_metric().map(|m| m.name.clone());
     let is_listed =
         |m: &MetricComparison| Some(&m.name) == headline_name.as_ref() || m.verdict.is_change();
-    let shown = selected_rows(c, &TextOptions::default());
+    // The page's main table: what a reader acts on. The text report keeps
+    // 0-day's selection (every row either rule calls changed); here rows
+    // only 0-day's range rule flags (mostly small perf-profile entries) sit
+    // with the rest under "all metrics".
+    let shown: Vec<&MetricComparison> = selected_rows(c, &TextOptions::default())
+        .into_iter()
+        .filter(|m| {
+            m.name.starts_with("will-it-scale.")
+                || m.verdict.is_change()
+                || m.name.starts_with("perf-stat.")
+                || m.base.presence != m.patched.presence
+        })
+        .collect();
     let rows: Vec<RowView> = shown.iter().map(|m| row_view(m, is_listed(m))).collect();
     let all_rows: Vec<RowView> = c.metrics.iter().map(|m| row_view(m, false)).collect();
 
