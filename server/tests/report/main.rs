@@ -229,6 +229,12 @@ async fn unknown_pages_and_reports_are_404(pool: sqlx::PgPool) {
         let (status, _) = app.get(uri).await;
         assert_eq!(status, StatusCode::NOT_FOUND, "{uri}");
     }
+    // A person following a stale link gets a page, the API a JSON error.
+    let (_, page) = app.get("/comparisons/99").await;
+    assert!(page.contains("<h1>404 Not Found</h1>"), "{page}");
+    assert!(page.contains("no comparison 99"), "{page}");
+    let (_, json) = app.get("/api/v1/comparisons/99").await;
+    assert!(json.starts_with("{\"error\":"), "{json}");
     let (status, css) = app.get("/static/style.css").await;
     assert_eq!(status, StatusCode::OK);
     assert!(css.contains("table"));

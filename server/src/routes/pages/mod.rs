@@ -12,6 +12,7 @@ use crate::AppState;
 mod assets;
 mod comparison;
 mod dashboard;
+mod error_page;
 mod job_log;
 mod machine;
 mod plot;
@@ -28,4 +29,5 @@ pub fn router() -> Router<AppState> {
         .route("/machines/{name}", get(machine::page))
         .route("/jobs/{id}/log", get(job_log::page))
         .route("/static/{file}", get(assets::file))
+        .layer(axum::middleware::from_fn(error_page::html_errors))
 }
