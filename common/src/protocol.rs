@@ -213,8 +213,12 @@ pub struct JobSpec {
     pub lease_seconds: u32,
     /// Base tree.
     pub base: BaseSource,
-    /// The patch series as mbox text.
+    /// The patch series as mbox text (empty for an A/A job).
     pub mbox: String,
+    /// An A/A job: the "patched" boots boot the base kernel too, so the two
+    /// sides differ only by chance (the machine's noise floor).
+    #[serde(default)]
+    pub aa: bool,
     /// sha256 of `mbox`, part of the patched kernel's identity.
     pub patches_sha256: String,
     /// Extra Kconfig lines applied on top of the benchmark config (both sides).

@@ -77,6 +77,7 @@ fn header() -> ReportHeader {
         config: None,
         profile_event: Some("cycles".into()),
         report_url: None,
+        noise_floor_source: None,
     }
 }
 

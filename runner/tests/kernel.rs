@@ -127,6 +127,7 @@ fn job(mbox: &str, workload: &str, seconds: u32, boots: &[Side]) -> JobSpec {
             name: "linux-source-6.1".into(),
         },
         mbox: mbox.to_string(),
+        aa: false,
         patches_sha256: sha256_hex(mbox.as_bytes()),
         config_fragment: None,
         workloads: vec![workload.to_string()],

@@ -207,3 +207,27 @@ async fn wait_follows_the_comparison_until_it_ends(pool: PgPool) {
     );
     server.stop().await;
 }
+
+#[sqlx::test(migrations = "../migrations")]
+async fn aa_submits_a_noise_floor_comparison_without_a_patch(pool: PgPool) {
+    let server = TestServer::start(pool.clone(), "127.0.0.1:0".parse().unwrap()).await;
+    let ci = token(&pool, TokenKind::Ci).await;
+    let out = runner(args(&server.url(), &ci, &["--aa", "-w", "open1"])).await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (kind, mbox): (String, String) = sqlx::query_as(
+        "SELECT c.kind, s.mbox FROM comparisons c JOIN patch_series s ON s.id = c.series_id",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!((kind.as_str(), mbox.as_str()), ("aa", ""));
+
+    // Without --aa an mbox is required.
+    let out = runner(args(&server.url(), &ci, &["-w", "open1"])).await;
+    assert_eq!(out.status.code(), Some(2));
+    server.stop().await;
+}

@@ -27,6 +27,15 @@ pub struct Series {
 }
 
 impl Series {
+    /// The empty series of an A/A comparison: no message, the sha256 of no
+    /// text.
+    pub fn empty() -> Series {
+        Series {
+            sha256: sha256_hex(b""),
+            messages: Vec::new(),
+        }
+    }
+
     /// Subjects of the messages that carry a patch, in order.
     pub fn patch_subjects(&self) -> impl Iterator<Item = &str> {
         self.messages

@@ -140,6 +140,7 @@ async fn spec(conn: &mut PgConnection, job: &JobRow, config: &Config) -> Result<
         lease_seconds: lease_seconds(config),
         base: comparison.base.0,
         mbox,
+        aa: comparison.kind == db::comparisons::kind::AA,
         patches_sha256,
         config_fragment: comparison.config_fragment,
         workloads: comparison.workloads,

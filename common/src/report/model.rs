@@ -64,6 +64,10 @@ pub struct ReportHeader {
     /// Where the full report lives.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub report_url: Option<String>,
+    /// Where the noise floor in the verdict policy came from ("noise floor
+    /// 0.21% from A/A comparison 5 on this machine"), when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_floor_source: Option<String>,
 }
 
 /// Whether a side has values for a metric.

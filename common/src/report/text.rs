@@ -399,6 +399,9 @@ fn verdicts(c: &Comparison, rows: &[&MetricComparison]) -> String {
         p.threshold(ChangeUnit::Percent),
         p.threshold(ChangeUnit::Points),
     );
+    if let Some(source) = &c.header.noise_floor_source {
+        out.push_str(&format!("  ({source})\n"));
+    }
     let headline = c.headline_metric();
     let mut listed = Vec::new();
     if let Some(h) = headline {

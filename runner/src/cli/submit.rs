@@ -21,8 +21,13 @@ pub struct SubmitArgs {
     pub token: String,
     /// The patch series as an mbox file (`git format-patch --stdout`, b4 am,
     /// a lore mbox); `-` reads standard input.
-    #[arg(long, value_name = "FILE")]
-    pub mbox: PathBuf,
+    #[arg(long, value_name = "FILE", required_unless_present = "aa")]
+    pub mbox: Option<PathBuf>,
+    /// An A/A comparison instead: no patch, both sides boot the base
+    /// kernel. Its spread becomes the machine's noise floor, the smallest
+    /// change later reports on that machine call real.
+    #[arg(long, conflicts_with = "mbox")]
+    pub aa: bool,
     /// Base tree as a source tarball the runner knows by name.
     #[arg(long, default_value = "linux-source-6.1", conflicts_with = "git")]
     pub base: String,

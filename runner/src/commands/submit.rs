@@ -70,7 +70,10 @@ pub fn run(args: SubmitArgs) -> Result<(), Error> {
 
 /// The JSON body of the submission, built from the command line.
 fn request_body(args: &SubmitArgs) -> Result<serde_json::Value, Error> {
-    let mbox = read_mbox(&args.mbox)?;
+    let mbox = match &args.mbox {
+        Some(path) => read_mbox(path)?,
+        None => String::new(),
+    };
     let base = match (&args.git, &args.commit) {
         (Some(url), Some(commit)) => BaseSource::Git {
             url: url.clone(),
@@ -107,11 +110,15 @@ fn request_body(args: &SubmitArgs) -> Result<serde_json::Value, Error> {
     };
     let mut body = json!({
         "base": base,
-        "mbox": mbox,
         "workloads": args.workloads,
         "params": params,
         "runs": args.runs,
     });
+    if args.aa {
+        body["aa"] = json!(true);
+    } else {
+        body["mbox"] = json!(mbox);
+    }
     if let Some(backend) = &args.backend {
         body["backend"] = json!(backend);
     }

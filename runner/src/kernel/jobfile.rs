@@ -210,6 +210,7 @@ impl JobFile {
             base,
             patches_sha256: sha256_hex(mbox.as_bytes()),
             mbox,
+            aa: false,
             config_fragment,
             workloads: self.workloads.clone(),
             params: WorkloadParams {

@@ -304,6 +304,7 @@ mod tests {
                 name: "linux-source-6.1".into(),
             },
             mbox: String::new(),
+            aa: false,
             patches_sha256: String::new(),
             config_fragment: None,
             workloads: vec!["open1".into()],

@@ -146,6 +146,21 @@ pub fn prepare(
     let recipe = ConfigRecipe::new(job.config_fragment.clone())
         .map_err(|e| failure(FailureReason::BuildFailed, "config fragment", e))?;
     let base_key = build::base_key(&pristine.source_id, &recipe, &toolchain);
+    if job.aa {
+        // A/A: the "patched" boots boot the base kernel too.
+        let base = match BuiltKernel::find(lock, &base_key) {
+            Some(k) => k,
+            None => build_base(lock, &pristine, &recipe, &toolchain, &base_key, events)?,
+        };
+        events.state(
+            JobState::Building,
+            "A/A comparison: both sides boot the base kernel",
+        );
+        return Ok(Kernels {
+            patched: base.clone(),
+            base,
+        });
+    }
     let patches_sha256 = source::sha256_hex(job.mbox.as_bytes());
     let patched_key = build::patched_key(&base_key, &patches_sha256);
     let cached_patched = BuiltKernel::find(lock, &patched_key);
@@ -846,6 +861,7 @@ mod tests {
                 name: "linux-source-6.1".into(),
             },
             mbox: String::new(),
+            aa: false,
             patches_sha256: String::new(),
             config_fragment: None,
             workloads: vec!["dup1".into()],

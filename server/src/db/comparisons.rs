@@ -5,6 +5,14 @@ use patchperf_common::protocol::{BaseSource, WorkloadParams};
 use sqlx::types::Json;
 use sqlx::{PgConnection, PgExecutor};
 
+/// What a comparison compares.
+pub mod kind {
+    /// Base against patched.
+    pub const AB: &str = "ab";
+    /// Base against itself: measures the machine's noise floor.
+    pub const AA: &str = "aa";
+}
+
 /// Overall status of a comparison.
 pub mod status {
     /// No job claimed yet.
@@ -26,8 +34,10 @@ pub mod status {
 pub struct NewComparison<'a> {
     /// Base tree.
     pub base: &'a BaseSource,
-    /// Stored patch series.
+    /// Stored patch series (the empty one for an A/A comparison).
     pub series_id: i64,
+    /// `ab` (base against patched) or `aa` (base against itself).
+    pub kind: &'a str,
     /// Workload names, each known.
     pub workloads: &'a [String],
     /// Parameters.
@@ -57,6 +67,8 @@ pub struct ComparisonRow {
     pub base: Json<BaseSource>,
     /// Patch series id.
     pub series_id: i64,
+    /// `ab` or `aa` (see [`kind`]).
+    pub kind: String,
     /// Workload names.
     pub workloads: Vec<String>,
     /// Parameters.
@@ -94,8 +106,8 @@ pub async fn insert(conn: &mut PgConnection, new: &NewComparison<'_>) -> Result<
     sqlx::query_scalar!(
         r#"INSERT INTO comparisons (base, series_id, workloads, params, runs_per_side, backend,
                                     config_fragment, machine_id, machine_inventory, order_seed,
-                                    submitted_by)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id"#,
+                                    submitted_by, kind)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id"#,
         Json(new.base) as _,
         new.series_id,
         new.workloads,
@@ -106,7 +118,8 @@ pub async fn insert(conn: &mut PgConnection, new: &NewComparison<'_>) -> Result<
         machine_id,
         inventory,
         new.order_seed,
-        new.submitted_by
+        new.submitted_by,
+        new.kind
     )
     .fetch_one(conn)
     .await
@@ -116,7 +129,8 @@ pub async fn insert(conn: &mut PgConnection, new: &NewComparison<'_>) -> Result<
 pub async fn find(db: impl PgExecutor<'_>, id: i64) -> Result<Option<ComparisonRow>, sqlx::Error> {
     sqlx::query_as!(
         ComparisonRow,
-        r#"SELECT c.id, c.status, c.base AS "base: Json<BaseSource>", c.series_id, c.workloads,
+        r#"SELECT c.id, c.status, c.base AS "base: Json<BaseSource>", c.series_id, c.kind,
+                  c.workloads,
                   c.params AS "params: Json<WorkloadParams>", c.runs_per_side, c.backend,
                   c.config_fragment, c.machine_id, m.name AS "machine_name?",
                   c.machine_inventory, c.order_seed, t.name AS submitted_by,
@@ -126,6 +140,21 @@ pub async fn find(db: impl PgExecutor<'_>, id: i64) -> Result<Option<ComparisonR
            LEFT JOIN machines m ON m.id = c.machine_id
            WHERE c.id = $1"#,
         id
+    )
+    .fetch_optional(db)
+    .await
+}
+
+/// The latest finished A/A comparison of a machine, if any.
+pub async fn latest_aa(
+    db: impl PgExecutor<'_>,
+    machine_id: i64,
+) -> Result<Option<i64>, sqlx::Error> {
+    sqlx::query_scalar!(
+        "SELECT id FROM comparisons
+         WHERE machine_id = $1 AND kind = 'aa' AND status = 'done'
+         ORDER BY id DESC LIMIT 1",
+        machine_id
     )
     .fetch_optional(db)
     .await

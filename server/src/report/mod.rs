@@ -15,7 +15,7 @@ use patchperf_common::report::{
     Comparison, KernelLabel, ReportHeader, build_comparison, header_from_runs,
 };
 use patchperf_common::run::{MeasurementMode, MetricValue, RunResult, Side, TaskMode};
-use patchperf_common::stats::VerdictPolicy;
+use patchperf_common::stats::{Interval, VerdictPolicy};
 use sqlx::PgPool;
 
 use crate::db::comparisons::ComparisonRow;
@@ -66,7 +66,8 @@ pub struct HeaderFacts {
 }
 
 /// Builds the report of comparison `c`, with the header facts (patch
-/// subject, series hash, report URL) read from the database.
+/// subject, series hash, report URL) read from the database, judged against
+/// its machine's noise floor when an A/A comparison has measured one.
 pub async fn load(state: &AppState, c: &ComparisonRow) -> Result<ComparisonReport, Error> {
     let messages = db::patches::messages(&state.db, c.series_id).await?;
     let facts = HeaderFacts {
@@ -77,7 +78,80 @@ pub async fn load(state: &AppState, c: &ComparisonRow) -> Result<ComparisonRepor
         series_sha256: db::report::series_sha256(&state.db, c.series_id).await?,
         report_url: Some(state.config.link(&format!("/comparisons/{}", c.id))),
     };
-    build(&state.db, c, &facts, &VerdictPolicy::default()).await
+    let floors = noise_floors(&state.db, c).await?;
+    build(&state.db, c, &facts, &VerdictPolicy::default(), &floors).await
+}
+
+/// The noise floor of each (workload, mode, nr_task, measurement) as the
+/// machine's latest finished A/A comparison measured it: the largest change
+/// its 95% interval of the headline metric allows between two sets of boots
+/// of the same kernel. A/A comparisons themselves are judged without one.
+async fn noise_floors(db: &PgPool, c: &ComparisonRow) -> Result<NoiseFloors, Error> {
+    let mut floors = NoiseFloors::default();
+    let Some(machine_id) = c.machine_id else {
+        return Ok(floors);
+    };
+    if c.kind == db::comparisons::kind::AA {
+        return Ok(floors);
+    }
+    let Some(aa_id) = db::comparisons::latest_aa(db, machine_id).await? else {
+        return Ok(floors);
+    };
+    let Some(aa) = db::comparisons::find(db, aa_id).await? else {
+        return Ok(floors);
+    };
+    let report = Box::pin(build(
+        db,
+        &aa,
+        &HeaderFacts::default(),
+        &VerdictPolicy::default(),
+        &NoiseFloors::default(),
+    ))
+    .await?;
+    for g in &report.groups {
+        let h = &g.comparison.header;
+        let (Some(measurement), Some(m)) = (h.measurement, g.comparison.headline_metric()) else {
+            continue;
+        };
+        if let Some(Interval::Bounded { low, high }) = m.interval {
+            floors.0.insert(
+                (h.workload.clone(), h.mode, h.nr_task, measurement),
+                NoiseFloor {
+                    percent: low.abs().max(high.abs()),
+                    aa_comparison: aa_id,
+                },
+            );
+        }
+    }
+    Ok(floors)
+}
+
+/// A machine's noise floor for one kind of run, and where it came from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NoiseFloor {
+    /// Largest A/A change the interval allows, in percent.
+    pub percent: f64,
+    /// The A/A comparison that measured it.
+    pub aa_comparison: i64,
+}
+
+/// Noise floors by (workload, mode, nr_task, measurement).
+#[derive(Debug, Clone, Default)]
+pub struct NoiseFloors(HashMap<(String, TaskMode, u32, MeasurementMode), NoiseFloor>);
+
+impl NoiseFloors {
+    /// The floor for runs of this kind, if an A/A comparison measured one.
+    pub fn get(
+        &self,
+        workload: &str,
+        mode: TaskMode,
+        nr_task: u32,
+        measurement: Option<MeasurementMode>,
+    ) -> Option<NoiseFloor> {
+        self.0
+            .get(&(workload.to_string(), mode, nr_task, measurement?))
+            .copied()
+    }
 }
 
 /// Builds the report of comparison `c` from its stored runs.
@@ -86,6 +160,7 @@ pub async fn build(
     c: &ComparisonRow,
     facts: &HeaderFacts,
     policy: &VerdictPolicy,
+    floors: &NoiseFloors,
 ) -> Result<ComparisonReport, Error> {
     let values = db::runs::report_values(db, c.id).await?;
     let metas = db::report::runs(db, c.id).await?;
@@ -114,7 +189,7 @@ pub async fn build(
         });
     }
     Ok(ComparisonReport {
-        groups: group_reports(c, facts, runs, policy)?,
+        groups: group_reports(c, facts, runs, policy, floors)?,
     })
 }
 
@@ -124,6 +199,7 @@ pub fn group_reports(
     facts: &HeaderFacts,
     runs: Vec<StoredRun>,
     policy: &VerdictPolicy,
+    floors: &NoiseFloors,
 ) -> Result<Vec<GroupReport>, Error> {
     let mut groups: Vec<((String, TaskMode, u32), Vec<StoredRun>)> = Vec::new();
     for run in runs {
@@ -154,8 +230,24 @@ pub fn group_reports(
         .map(|(_, runs)| {
             let base: Vec<RunResult> = side_results(&runs, Side::Base);
             let patched: Vec<RunResult> = side_results(&runs, Side::Patched);
-            let header = header(c, facts, &base, &patched);
-            let comparison = build_comparison(header, &base, &patched, policy)
+            let mut header = header(c, facts, &base, &patched);
+            let floor = floors.get(
+                &header.workload,
+                header.mode,
+                header.nr_task,
+                header.measurement,
+            );
+            let policy = VerdictPolicy {
+                noise_floor_percent: floor.map(|f| f.percent),
+                ..*policy
+            };
+            header.noise_floor_source = floor.map(|f| {
+                format!(
+                    "noise floor {:.2}% from A/A comparison {} on this machine",
+                    f.percent, f.aa_comparison
+                )
+            });
+            let comparison = build_comparison(header, &base, &patched, &policy)
                 .map_err(|e| Error::Internal(format!("comparison {}: {e}", c.id)))?;
             Ok(GroupReport { comparison, runs })
         })

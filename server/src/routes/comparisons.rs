@@ -12,7 +12,7 @@ use patchperf_common::workload;
 use serde::{Deserialize, Serialize};
 
 use crate::auth::CiAuth;
-use crate::db::comparisons::{ComparisonSummary, ListFilter, NewComparison, status};
+use crate::db::comparisons::{ComparisonSummary, ListFilter, NewComparison, kind, status};
 use crate::db::{self, boots::BootRow, jobs::JobRow, patches::PatchRow};
 use crate::error::Result;
 use crate::extract::{Json, Path, Query};
@@ -39,8 +39,14 @@ pub struct ComparisonCreateRequest {
     /// Base tree: `{"kind":"git","url":…,"commit":…}` or
     /// `{"kind":"tarball","name":"linux-source-6.1"}`.
     pub base: BaseSource,
-    /// The patch series as mbox text.
+    /// The patch series as mbox text (absent for an A/A comparison).
+    #[serde(default)]
     pub mbox: String,
+    /// An A/A comparison: both sides boot the base kernel, no patch. Its
+    /// spread becomes the machine's noise floor, the smallest change later
+    /// reports on that machine call real.
+    #[serde(default)]
+    pub aa: bool,
     /// Workload names from the catalogue.
     pub workloads: Vec<String>,
     /// Workload parameters.
@@ -79,7 +85,18 @@ async fn create(
     Json(req): Json<ComparisonCreateRequest>,
 ) -> Result<impl IntoResponse> {
     validate_request(&req)?;
-    let series = mbox::parse(&req.mbox).map_err(Error::Unprocessable)?;
+    let series = if req.aa {
+        if !req.mbox.trim().is_empty() {
+            return Err(Error::Unprocessable(
+                "an A/A comparison (aa: true) boots the base kernel on both sides; \
+                 leave out mbox"
+                    .into(),
+            ));
+        }
+        mbox::Series::empty()
+    } else {
+        mbox::parse(&req.mbox).map_err(Error::Unprocessable)?
+    };
     let machine =
         match &req.machine {
             None => None,
@@ -109,6 +126,7 @@ async fn create(
     let new = NewComparison {
         base: &req.base,
         series_id,
+        kind: if req.aa { kind::AA } else { kind::AB },
         workloads: &req.workloads,
         params: &req.params,
         runs_per_side: i32::try_from(req.runs).unwrap_or(i32::MAX),
@@ -246,6 +264,9 @@ fn known_workloads() -> String {
 pub struct ComparisonView {
     /// Comparison id.
     pub id: i64,
+    /// `ab` (base against patched) or `aa` (base against itself, for the
+    /// machine's noise floor).
+    pub kind: String,
     /// queued, running, done, failed or cancelled.
     pub status: String,
     /// Where people read the report.
@@ -396,6 +417,7 @@ async fn show(State(state): State<AppState>, Path(id): Path<i64>) -> Result<Json
     };
     Ok(Json(ComparisonView {
         id: c.id,
+        kind: c.kind,
         status: c.status,
         report_url: state.config.link(&format!("/comparisons/{id}")),
         submitted_by: c.submitted_by,

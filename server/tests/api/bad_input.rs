@@ -98,6 +98,10 @@ async fn invalid_submissions_are_422_naming_the_field(pool: PgPool) {
         ),
         (json!({"mbox": ""}), "mbox is empty"),
         (
+            json!({"aa": true}),
+            "an A/A comparison (aa: true) boots the base kernel on both sides; leave out mbox",
+        ),
+        (
             json!({"workloads": ["open1", "open4"]}),
             "unknown workload `open4`; known workloads: open1, open2, open3, open-enoent, open-creat, dup1, fstat, fstatat-empty, statx-empty",
         ),

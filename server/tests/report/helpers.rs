@@ -149,6 +149,34 @@ impl TestApp {
             .unwrap()
     }
 
+    /// Submits an A/A comparison (both sides the base kernel) of dup1 on
+    /// `machine`; returns its id.
+    pub async fn submit_aa(&self, machine: &str, runs: u32) -> i64 {
+        let body = serde_json::json!({
+            "base": { "kind": "tarball", "name": "linux-source-6.1" },
+            "aa": true,
+            "workloads": ["dup1"],
+            "params": { "nr_task": [1], "seconds": 5, "warmup_seconds": 1 },
+            "runs": runs,
+            "backend": "tcg-icount",
+            "machine": machine,
+            "order_seed": 11,
+        });
+        let (status, body) = self
+            .request(
+                "POST",
+                "/api/v1/comparisons",
+                Some(&self.ci),
+                &[],
+                Some(body.to_string()),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        serde_json::from_str::<serde_json::Value>(&body).unwrap()["id"]
+            .as_i64()
+            .unwrap()
+    }
+
     /// Claims the next job for `machine_id`.
     pub async fn claim(&self, machine_id: i64) -> Option<JobSpec> {
         let req = ClaimRequest {

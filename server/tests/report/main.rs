@@ -394,3 +394,74 @@ async fn a_failed_job_shows_its_reason_and_log(pool: sqlx::PgPool) {
         "{text}"
     );
 }
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn an_aa_comparison_sets_the_noise_floor_of_later_reports_on_its_machine(pool: sqlx::PgPool) {
+    let app = TestApp::new(pool).await;
+    let noisy = app.register("noisy").await;
+    let quiet = app.register("quiet").await;
+
+    // A/A on `noisy`: both sides boot the base kernel; boots differ by up
+    // to 6% (a boot's value depends only on its position, not its side).
+    let aa = app.submit_aa("noisy", 6).await;
+    while let Some(spec) = app.claim(noisy).await {
+        assert!(spec.aa, "A/A jobs say so to the runner");
+        assert!(spec.mbox.is_empty());
+        app.run_job(
+            noisy,
+            &spec,
+            &[1],
+            |_, seq, _| 100_000.0 * (1.0 + 0.02 * f64::from(seq % 4)),
+            true,
+        )
+        .await;
+    }
+    let aa_view = app.get_json(&format!("/api/v1/comparisons/{aa}")).await;
+    assert_eq!(aa_view["kind"], "aa");
+    assert_eq!(aa_view["status"], "done");
+
+    // The same +1.5% patch on both machines, measured with 0.1% noise.
+    let ops = |side: Side, seq: u32, _: u32| {
+        let base = 100_000.0 * (1.0 + 0.001 * f64::from(seq % 2));
+        match side {
+            Side::Base => base,
+            Side::Patched => base * 1.015,
+        }
+    };
+    let mut verdicts = Vec::new();
+    for (name, machine) in [("quiet", quiet), ("noisy", noisy)] {
+        let id = app
+            .submit("[PATCH] fs: a small dup win", name, &[1], 3)
+            .await;
+        while let Some(spec) = app.claim(machine).await {
+            assert!(!spec.aa);
+            app.run_job(machine, &spec, &[1], ops, true).await;
+        }
+        let view = app.get_json(&format!("/api/v1/comparisons/{id}")).await;
+        let (_, text) = app
+            .get(&format!("/api/v1/comparisons/{id}/report.txt"))
+            .await;
+        verdicts.push((view, text));
+    }
+    let (quiet_view, quiet_text) = &verdicts[0];
+    let (noisy_view, noisy_text) = &verdicts[1];
+    // Without an A/A on its machine the default 1% threshold applies.
+    assert_eq!(
+        quiet_view["verdict"]["overall"], "improvement",
+        "{quiet_text}"
+    );
+    assert!(quiet_view["verdict"]["reports"][0]["policy"]["noise_floor_percent"].is_null());
+    // On the noisy machine the A/A spread is the floor: +1.5% is within it.
+    let floor = noisy_view["verdict"]["reports"][0]["policy"]["noise_floor_percent"]
+        .as_f64()
+        .expect("the noisy machine has a noise floor");
+    assert!(floor > 1.6, "floor {floor}");
+    assert_ne!(
+        noisy_view["verdict"]["overall"], "improvement",
+        "{noisy_text}"
+    );
+    assert!(
+        noisy_text.contains(&format!("% from A/A comparison {aa} on this machine")),
+        "{noisy_text}"
+    );
+}

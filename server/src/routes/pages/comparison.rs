@@ -83,6 +83,8 @@ pub struct GroupView {
     measurement: String,
     /// Build and boot times of the kernels (not judged).
     pipeline: Option<String>,
+    /// Where the noise floor the verdicts used came from.
+    noise_floor: Option<String>,
     /// The metrics this machine could not count, in one sentence.
     unsupported: Option<String>,
     rows: Vec<RowView>,
@@ -173,7 +175,14 @@ pub(super) async fn page(
     let per_boot = c.workloads.len() * c.params.0.nr_task.len();
     let p = &c.params.0;
     Ok(ComparisonPage {
-        title: first_subject.unwrap_or_else(|| format!("comparison {id}")),
+        title: if c.kind == crate::db::comparisons::kind::AA {
+            format!(
+                "A/A: {} against itself (the machine's noise floor)",
+                c.base.0.describe()
+            )
+        } else {
+            first_subject.unwrap_or_else(|| format!("comparison {id}"))
+        },
         live: [status::QUEUED, status::RUNNING].contains(&c.status.as_str()),
         json_url: format!("/api/v1/comparisons/{id}"),
         text_url: format!("/api/v1/comparisons/{id}/report.txt"),
@@ -368,6 +377,7 @@ async fn group_view(state: &AppState, comparison_id: i64, g: &GroupReport) -> Re
             .map(|m| format!("measurement {}: {}", m.as_str(), m.explanation()))
             .unwrap_or_default(),
         pipeline: pipeline_line(c),
+        noise_floor: h.noise_floor_source.clone(),
         unsupported: Some(unsupported_line(c, &shown))
             .map(|l| l.trim().to_string())
             .filter(|l| !l.is_empty()),
