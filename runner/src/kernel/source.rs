@@ -317,8 +317,8 @@ impl Tree {
 
     /// Copies `pristine` (without its build trees) to `dest`, which must not
     /// exist yet: `cp -a` of a tarball's tree, a new worktree of a git
-    /// commit. As root the copy is seen at the pristine tree's path
-    /// ([`View::bind`]).
+    /// commit. Where bind mounts work the copy is seen at the pristine
+    /// tree's path ([`View::bind`]).
     pub fn copy_of(pristine: &Pristine, dest: &Path) -> Result<Tree, Error> {
         match &pristine.kind {
             SourceKind::Tarball => {
@@ -347,10 +347,12 @@ impl Tree {
                 commit_time,
             } => add_worktree(mirror, dest, commit, *commit_time)?,
         }
-        let view = if nix::unistd::geteuid().is_root() {
-            View::bind(dest, &pristine.dir)
-        } else {
-            View::plain(dest)
+        // Seen at the pristine tree's path where a bind mount works (root,
+        // mount namespaces allowed); where it is otherwise.
+        let bound = View::bind(dest, &pristine.dir);
+        let view = match crate::kernel::view::mount_works(&bound) {
+            Ok(()) => bound,
+            Err(_) => View::plain(dest),
         };
         Ok(Tree {
             view,

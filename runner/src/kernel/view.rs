@@ -209,6 +209,25 @@ impl View {
     }
 }
 
+/// Whether the tools can see the tree through `view` here (its mounts
+/// need root and a mount namespace of their own); `Err` says why not.
+pub fn mount_works(view: &View) -> Result<(), String> {
+    if !view.is_mounted() {
+        return Ok(());
+    }
+    if !nix::unistd::geteuid().is_root() {
+        return Err("mounting needs root".to_string());
+    }
+    view.cmd("true")
+        .timeout(PROBE_LIMIT)
+        .run()
+        .map(|_| ())
+        .map_err(|e| match e {
+            Error::ProcessFailed { tail, .. } => tail.trim().to_string(),
+            other => other.to_string(),
+        })
+}
+
 /// Whether an overlay with `lower` as its lower layer can be mounted here
 /// with its upper layer under `scratch` (root, overlayfs in the kernel, an
 /// upper file system that supports it): tried with a real mount. `Err`
