@@ -1,7 +1,8 @@
 //! The agent loop against a real patchperf server (spawned in-process on a
 //! loopback port, over a fresh Postgres database from `#[sqlx::test]`):
-//! register, claim, fail honestly without a pipeline; and results written
-//! while the server is down reach it once it is back.
+//! register, claim, fail honestly without a pipeline; results written
+//! while the server is down reach it once it is back; and a job claimed
+//! before a reboot (kexec) is finished by the agent started after it.
 
 use std::sync::mpsc;
 use std::time::Duration;
@@ -243,5 +244,82 @@ async fn results_spooled_while_the_server_is_down_are_delivered_when_it_is_back(
         .await
         .unwrap();
     assert_eq!(state, "done");
+    server.stop().await;
+}
+
+/// Uploads one open1 run per boot: a job that went well.
+struct UploadingExecutor;
+
+impl JobExecutor for UploadingExecutor {
+    fn execute(&mut self, job: &JobSpec, reporter: &mut dyn JobReporter) -> Result<(), JobFailure> {
+        for boot in &job.boots {
+            reporter
+                .upload(RunUpload {
+                    boot: *boot,
+                    result: run("open1"),
+                })
+                .unwrap();
+        }
+        Ok(())
+    }
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn an_agent_started_after_a_reboot_resumes_the_job_claimed_before_it(pool: PgPool) {
+    let server = TestServer::start(pool.clone(), "127.0.0.1:0".parse().unwrap()).await;
+    let (runner, ci) = (
+        token(&pool, TokenKind::Runner).await,
+        token(&pool, TokenKind::Ci).await,
+    );
+    let url = server.url();
+    let spool = tempfile::tempdir().unwrap();
+    let spool_dir = spool.path().to_path_buf();
+
+    let (claimed, step) = tokio::task::spawn_blocking(move || {
+        submit(&url, &ci);
+        // Before the reboot: the agent registers and claims; then the
+        // machine kexecs away (the job state stays on disk).
+        let mut before = agent(&url, &runner, &spool_dir);
+        let machine_id = before.register().unwrap();
+        let client = Client::new(&url, &runner);
+        let job = client
+            .claim(&patchperf_common::protocol::ClaimRequest {
+                machine_id,
+                wait_seconds: 1,
+            })
+            .unwrap()
+            .expect("a job to claim");
+        drop(before);
+        // After the reboot: a new agent process goes on with that job.
+        let mut after = agent(&url, &runner, &spool_dir);
+        let step = after.resume(&job, &mut UploadingExecutor).unwrap();
+        (job, step)
+    })
+    .await
+    .unwrap();
+
+    assert_eq!(
+        step,
+        Step::Ran {
+            job_id: claimed.job_id,
+            finish: FinishRequest::Done {
+                log_tail: String::new()
+            }
+        }
+    );
+    let (state, attempt): (String, i32) =
+        sqlx::query_as("SELECT state, attempt FROM jobs WHERE id = $1")
+            .bind(claimed.job_id)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    // Finished on the lease it was claimed with, not claimed again.
+    assert_eq!((state.as_str(), attempt), ("done", 1));
+    let runs: i64 = sqlx::query_scalar("SELECT count(*) FROM runs WHERE job_id = $1")
+        .bind(claimed.job_id)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(runs, 2);
     server.stop().await;
 }
