@@ -529,5 +529,90 @@ async fn the_agent_runs_a_claimed_comparison_to_its_verdict(pool: sqlx::PgPool) 
         verdict["overall"], ops["reason"]
     );
     assert!(change > 0.0, "{ops:#}");
+
+    // What a person sees of it in a browser: Debian's headless Chromium on
+    // the running server's pages, from the dashboard to a plot.
+    let url = server.url();
+    let overall = verdict["overall"].as_str().unwrap().to_string();
+    tokio::task::spawn_blocking(move || browse(&url, id, &overall))
+        .await
+        .unwrap();
     server.stop().await;
+}
+
+/// The document headless Chromium builds for `url` (after its scripts ran),
+/// or `None` when Chromium is not installed.
+fn chromium_dom(url: &str) -> Option<String> {
+    let chromium = Path::new("/usr/bin/chromium");
+    if !chromium.exists() {
+        return None;
+    }
+    let profile = tempfile::tempdir().unwrap();
+    let out = patchperf_runner::proc::Cmd::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--virtual-time-budget=3000",
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(url)
+        .capture_stdout()
+        .timeout(Duration::from_secs(120))
+        .run()
+        .unwrap();
+    Some(out.stdout)
+}
+
+/// The `href`s of a document's links.
+fn links(dom: &str) -> Vec<String> {
+    dom.split("href=\"")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next())
+        .map(|h| h.replace("&amp;", "&"))
+        .collect()
+}
+
+fn browse(server: &str, id: i64, overall: &str) {
+    let Some(dashboard) = chromium_dom(&format!("{server}/")) else {
+        eprintln!("skipping the browser walk: /usr/bin/chromium is not installed");
+        return;
+    };
+    // The dashboard lists the comparison with its verdict and patch.
+    assert!(
+        dashboard.contains("fs: use __fput_sync in close(2)"),
+        "{dashboard}"
+    );
+    assert!(dashboard.contains(overall), "{dashboard}");
+    let page = links(&dashboard)
+        .into_iter()
+        .find(|h| h == &format!("/comparisons/{id}"))
+        .expect("the dashboard links to the comparison");
+
+    // Its report page: the headline sentence, the open1 table row with its
+    // verdict, the boot order and inline plots.
+    let report = chromium_dom(&format!("{server}{page}")).unwrap();
+    assert!(report.contains("patchperf noticed a"), "{report}");
+    let row_start = report
+        .find("<td class=\"metric\">will-it-scale.per_process_ops</td>")
+        .expect("a table row for will-it-scale.per_process_ops");
+    let row = &report[row_start..row_start + report[row_start..].find("</tr>").unwrap()];
+    assert!(row.contains(&format!(">{overall}</td>")), "{row}");
+    assert!(report.contains("Boot order"), "{report}");
+    assert!(report.contains("<svg"), "{report}");
+
+    // A plot followed from the page is an SVG of that metric's runs.
+    let plot = links(&report)
+        .into_iter()
+        .find(|h| h.contains("/plots/runs.svg") && h.contains("per_process_ops"))
+        .expect("the headline plot links to itself");
+    let svg = chromium_dom(&format!("{server}{plot}")).unwrap();
+    assert!(svg.contains("<svg"), "{svg}");
+    assert!(svg.contains("will-it-scale.per_process_ops"), "{svg}");
 }
