@@ -134,6 +134,11 @@ impl TestApp {
             "machine": machine,
             "order_seed": 7,
         });
+        self.post_comparison(body).await
+    }
+
+    /// POSTs a comparison submission; returns the new comparison's id.
+    async fn post_comparison(&self, body: serde_json::Value) -> i64 {
         let (status, body) = self
             .request(
                 "POST",
@@ -162,19 +167,7 @@ impl TestApp {
             "machine": machine,
             "order_seed": 11,
         });
-        let (status, body) = self
-            .request(
-                "POST",
-                "/api/v1/comparisons",
-                Some(&self.ci),
-                &[],
-                Some(body.to_string()),
-            )
-            .await;
-        assert_eq!(status, StatusCode::CREATED, "{body}");
-        serde_json::from_str::<serde_json::Value>(&body).unwrap()["id"]
-            .as_i64()
-            .unwrap()
+        self.post_comparison(body).await
     }
 
     /// Claims the next job for `machine_id`.
