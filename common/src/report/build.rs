@@ -248,32 +248,8 @@ fn side(name: &str, runs: &[RunResult]) -> SideStats {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::{MeasurementMode, MetricValue, TaskMode};
+    use crate::report::test_runs::run;
     use crate::stats::Interval;
-
-    fn run(metrics: &[(&str, f64)]) -> RunResult {
-        RunResult {
-            workload: "dup1".into(),
-            mode: TaskMode::Process,
-            nr_task: 2,
-            warmup_seconds: 2,
-            seconds: 10,
-            measurement: MeasurementMode::TcgIcount,
-            kernel: None,
-            samples: Vec::new(),
-            metrics: metrics
-                .iter()
-                .map(|&(name, value)| MetricValue {
-                    name: name.into(),
-                    value,
-                })
-                .collect(),
-            series: Vec::new(),
-            unsupported: Vec::new(),
-            profile_event: None,
-            warnings: Vec::new(),
-        }
-    }
 
     fn build(base: &[RunResult], patched: &[RunResult]) -> Comparison {
         let header = header_from_runs("qemu-tcg", base, patched);

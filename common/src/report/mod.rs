@@ -6,6 +6,8 @@ pub mod build;
 pub mod format;
 pub mod model;
 pub mod order;
+#[cfg(test)]
+mod test_runs;
 pub mod text;
 
 pub use build::{build_comparison, header_from_runs};

@@ -456,35 +456,11 @@ pub fn verdict_line(m: &MetricComparison) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::test_runs::run;
     use crate::report::{build_comparison, header_from_runs};
-    use crate::run::{MeasurementMode, MetricValue, RunResult, TaskMode};
     use crate::stats::VerdictPolicy;
 
     const OPS: &str = "will-it-scale.per_process_ops";
-
-    fn run(metrics: &[(&str, f64)]) -> RunResult {
-        RunResult {
-            workload: "dup1".into(),
-            mode: TaskMode::Process,
-            nr_task: 2,
-            warmup_seconds: 2,
-            seconds: 10,
-            measurement: MeasurementMode::TcgIcount,
-            kernel: None,
-            samples: Vec::new(),
-            metrics: metrics
-                .iter()
-                .map(|&(name, value)| MetricValue {
-                    name: name.into(),
-                    value,
-                })
-                .collect(),
-            series: Vec::new(),
-            unsupported: Vec::new(),
-            profile_event: None,
-            warnings: Vec::new(),
-        }
-    }
 
     fn comparison(base: &[f64], patched: &[f64]) -> Comparison {
         let b: Vec<_> = base.iter().map(|&v| run(&[(OPS, v)])).collect();

@@ -27,13 +27,7 @@ pub struct KernelExecutor {
 
 impl JobExecutor for KernelExecutor {
     fn execute(&mut self, job: &JobSpec, reporter: &mut dyn JobReporter) -> Result<(), JobFailure> {
-        let mut events = ReporterEvents {
-            reporter,
-            state: JobState::Claimed,
-            message: String::new(),
-            tail: Tail::new(30),
-            sent: Instant::now(),
-        };
+        let mut events = ReporterEvents::new(reporter);
         pipeline::execute(&self.pipeline, job, &mut events)
     }
 }
@@ -68,13 +62,7 @@ impl JobExecutor for KexecExecutor {
                 Error::io("reading /proc/cmdline", e),
             )
         })?;
-        let mut events = ReporterEvents {
-            reporter,
-            state: JobState::Claimed,
-            message: String::new(),
-            tail: Tail::new(30),
-            sent: Instant::now(),
-        };
+        let mut events = ReporterEvents::new(reporter);
         match pipeline::kexec_step(
             &self.pipeline,
             job,
@@ -98,6 +86,18 @@ struct ReporterEvents<'a> {
     message: String,
     tail: Tail,
     sent: Instant,
+}
+
+impl<'a> ReporterEvents<'a> {
+    fn new(reporter: &'a mut dyn JobReporter) -> Self {
+        ReporterEvents {
+            reporter,
+            state: JobState::Claimed,
+            message: String::new(),
+            tail: Tail::new(30),
+            sent: Instant::now(),
+        }
+    }
 }
 
 impl Events for ReporterEvents<'_> {

@@ -887,6 +887,23 @@ mod tests {
         }
     }
 
+    /// A pipeline caching under `dir` whose kexec state holds [`job`] with
+    /// both kernels built, as a start before the first kexec finds it.
+    fn kexec_job_saved(dir: &Path) -> (Pipeline, PathBuf) {
+        let pipeline = Pipeline {
+            cache: Cache::at(dir.join("cache")),
+            runner: PathBuf::from("/usr/bin/patchperf-runner"),
+            boot_limit: None,
+            run_limit: None,
+            extra_cmdline: vec![],
+        };
+        let kexec_dir = dir.join("cache/kexec");
+        KexecState::new(job(), &kernel(dir, "b"), &kernel(dir, "p"))
+            .save(&kexec_dir)
+            .unwrap();
+        (pipeline, kexec_dir)
+    }
+
     /// What the kexec'd kernel's init leaves in its directory.
     fn guest_writes(dir: &Path, version: &str) {
         let result = RunResult {
@@ -930,18 +947,8 @@ mod tests {
     #[test]
     fn a_kexec_job_boots_collects_and_resumes_across_simulated_reboots() {
         let tmp = tempfile::tempdir().unwrap();
-        let pipeline = Pipeline {
-            cache: Cache::at(tmp.path().join("cache")),
-            runner: PathBuf::from("/usr/bin/patchperf-runner"),
-            boot_limit: None,
-            run_limit: None,
-            extra_cmdline: vec![],
-        };
-        let kexec_dir = tmp.path().join("cache/kexec");
+        let (pipeline, kexec_dir) = kexec_job_saved(tmp.path());
         let (base, patched) = (kernel(tmp.path(), "b"), kernel(tmp.path(), "p"));
-        KexecState::new(job(), &base, &patched)
-            .save(&kexec_dir)
-            .unwrap();
         let cmdline = "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro";
         let mut rec = Rec::default();
 
@@ -995,18 +1002,7 @@ mod tests {
     #[test]
     fn a_kexec_boot_that_left_nothing_fails_the_job_as_no_results() {
         let tmp = tempfile::tempdir().unwrap();
-        let pipeline = Pipeline {
-            cache: Cache::at(tmp.path().join("cache")),
-            runner: PathBuf::from("/usr/bin/patchperf-runner"),
-            boot_limit: None,
-            run_limit: None,
-            extra_cmdline: vec![],
-        };
-        let kexec_dir = tmp.path().join("cache/kexec");
-        let (base, patched) = (kernel(tmp.path(), "b"), kernel(tmp.path(), "p"));
-        KexecState::new(job(), &base, &patched)
-            .save(&kexec_dir)
-            .unwrap();
+        let (pipeline, kexec_dir) = kexec_job_saved(tmp.path());
         let mut rec = Rec::default();
         let mut k = Kexec::dry_run();
         kexec_step(&pipeline, &job(), "root=/dev/sda1", &mut k, &mut rec).unwrap();

@@ -6,6 +6,7 @@
 use patchperf_common::report::MetricComparison;
 use patchperf_common::run::Side;
 use patchperf_common::stats::{ChangeUnit, Interval};
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 /// Colour of the base kernel's marks.
@@ -179,13 +180,7 @@ pub fn series_plot(name: &str, runs: &[(Side, String, Vec<f64>)]) -> Option<Stri
                 .label(label.as_str())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], colour));
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 11))
-            .draw()
-            .ok()?;
+        draw_legend(&mut chart)?;
         root.present().ok()?;
     }
     Some(svg)
@@ -243,16 +238,23 @@ pub fn scaling_plot(name: &str, points: &[(u32, Option<f64>, Option<f64>)]) -> O
                 )
                 .ok()?;
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 11))
-            .draw()
-            .ok()?;
+        draw_legend(&mut chart)?;
         root.present().ok()?;
     }
     Some(svg)
+}
+
+type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// The base/patched legend, boxed in the upper right.
+fn draw_legend<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>) -> Option<()> {
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 11))
+        .draw()
+        .ok()
 }
 
 /// Axis labels: `3.4M`, `12k`, `0.93`.

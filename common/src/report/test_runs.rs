@@ -1,0 +1,28 @@
+//! Run results for the report's unit tests: one dup1 run in the
+//! deterministic mode, carrying just the metrics a test names.
+
+use crate::run::{MeasurementMode, MetricValue, RunResult, TaskMode};
+
+pub(crate) fn run(metrics: &[(&str, f64)]) -> RunResult {
+    RunResult {
+        workload: "dup1".into(),
+        mode: TaskMode::Process,
+        nr_task: 2,
+        warmup_seconds: 2,
+        seconds: 10,
+        measurement: MeasurementMode::TcgIcount,
+        kernel: None,
+        samples: Vec::new(),
+        metrics: metrics
+            .iter()
+            .map(|&(name, value)| MetricValue {
+                name: name.into(),
+                value,
+            })
+            .collect(),
+        series: Vec::new(),
+        unsupported: Vec::new(),
+        profile_event: None,
+        warnings: Vec::new(),
+    }
+}
