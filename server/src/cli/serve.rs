@@ -8,7 +8,7 @@ use tokio::net::TcpListener;
 
 use crate::cli::ServeArgs;
 use crate::cli::database::Database;
-use crate::{AppState, Config, Error, notify, queue};
+use crate::{AppState, Config, Error, notify, queue, report};
 
 /// Runs `serve`.
 pub async fn run(args: ServeArgs) -> Result<(), Error> {
@@ -23,6 +23,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
     let state = AppState::new(database.pool.clone(), config);
     notify::spawn_listener(&state);
     spawn_lease_sweeper(&state);
+    report::stored::spawn_keeper(&state);
 
     let result = serve(&state, &args).await;
     database.close().await;

@@ -180,6 +180,9 @@ pub struct ListFilter<'a> {
     pub machine: Option<&'a str>,
     /// Runs this workload.
     pub workload: Option<&'a str>,
+    /// Stored overall verdict equals (finished comparisons only; see
+    /// [`super::verdicts`]).
+    pub verdict: Option<&'a str>,
     /// Only ids below this (the cursor of the previous page).
     pub before: Option<i64>,
     /// Page size.
@@ -205,6 +208,12 @@ pub struct ComparisonSummary {
     pub machine: Option<String>,
     /// Submission time.
     pub created_at: DateTime<Utc>,
+    /// Overall verdict (regression, improvement, no change, undecided, no
+    /// results) once the comparison is final; `null` while it runs (its own
+    /// `GET` has the live verdict) and for a moment after it ends.
+    pub verdict: Option<String>,
+    /// Each report's headline metric, change and verdict, with the verdict.
+    pub headline: Option<String>,
 }
 
 /// Comparisons matching `filter`, newest first.
@@ -218,19 +227,23 @@ pub async fn list(
                   (SELECT p.subject FROM patches p
                    WHERE p.series_id = c.series_id AND p.has_diff
                    ORDER BY p.position LIMIT 1) AS subject,
-                  c.workloads, c.runs_per_side, m.name AS "machine?", c.created_at
+                  c.workloads, c.runs_per_side, m.name AS "machine?", c.created_at,
+                  v.verdict AS "verdict?", v.headline AS "headline?"
            FROM comparisons c
            LEFT JOIN machines m ON m.id = c.machine_id
+           LEFT JOIN current_verdicts v ON v.id = c.id
            WHERE ($1::text IS NULL OR c.status = $1)
              AND ($2::text IS NULL OR m.name = $2)
              AND ($3::text IS NULL OR $3 = ANY (c.workloads))
              AND ($4::bigint IS NULL OR c.id < $4)
+             AND ($5::text IS NULL OR v.verdict = $5)
            ORDER BY c.id DESC
-           LIMIT $5"#,
+           LIMIT $6"#,
         filter.status,
         filter.machine,
         filter.workload,
         filter.before,
+        filter.verdict,
         filter.limit
     )
     .fetch_all(db)

@@ -14,6 +14,7 @@ pub mod patches;
 pub mod report;
 pub mod runs;
 pub mod tokens;
+pub mod verdicts;
 
 /// Notifies every server's claim waiters (see [`crate::notify`]) when the
 /// surrounding transaction commits.

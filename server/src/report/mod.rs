@@ -6,6 +6,7 @@
 //! same numbers.
 
 pub mod plots;
+pub mod stored;
 pub mod verdict;
 
 use std::collections::HashMap;

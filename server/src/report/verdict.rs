@@ -9,6 +9,15 @@ use serde::Serialize;
 
 use super::ComparisonReport;
 
+/// Every overall verdict, worst first (the dashboard's order).
+pub const OVERALL_VERDICTS: &[&str] = &[
+    "regression",
+    "undecided",
+    "improvement",
+    "no change",
+    "no results",
+];
+
 /// The statistical verdict of a comparison.
 #[derive(Debug, Clone, Serialize)]
 pub struct VerdictView {

@@ -16,6 +16,7 @@ use crate::db::comparisons::{ComparisonSummary, ListFilter, NewComparison, kind,
 use crate::db::{self, boots::BootRow, jobs::JobRow, patches::PatchRow};
 use crate::error::Result;
 use crate::extract::{Json, Path, Query};
+use crate::report::verdict::OVERALL_VERDICTS;
 use crate::{AppState, Error, interleave, mbox, queue};
 
 /// Fewest runs a side: fewer cannot give a confidence interval worth
@@ -490,6 +491,9 @@ pub struct ListQuery {
     pub machine: Option<String>,
     /// Workload name.
     pub workload: Option<String>,
+    /// Overall verdict of finished comparisons: regression, improvement,
+    /// no change, undecided or no results.
+    pub verdict: Option<String>,
     /// Page size, 1–500 (50 by default).
     pub limit: Option<i64>,
     /// Only comparisons with a smaller id (the `next_before` of the
@@ -518,6 +522,15 @@ async fn list(
             )));
         }
     }
+    if let Some(v) = &q.verdict {
+        if !OVERALL_VERDICTS.contains(&v.as_str()) {
+            return Err(Error::BadRequest(format!(
+                "verdict `{v}` is not one of {}",
+                OVERALL_VERDICTS.join(", ")
+            )));
+        }
+        crate::report::stored::catch_up(&state).await?;
+    }
     let limit = q.limit.unwrap_or(50);
     if !(1..=500).contains(&limit) {
         return Err(Error::BadRequest(format!("limit {limit} must be 1 to 500")));
@@ -526,10 +539,12 @@ async fn list(
         status: q.status.as_deref(),
         machine: q.machine.as_deref(),
         workload: q.workload.as_deref(),
+        verdict: q.verdict.as_deref(),
         before: q.before,
         limit,
     };
-    let comparisons = db::comparisons::list(&state.db, &filter).await?;
+    let mut comparisons = db::comparisons::list(&state.db, &filter).await?;
+    crate::report::stored::fill(&state, &mut comparisons).await?;
     let next_before = if comparisons.len() == usize::try_from(limit).unwrap_or(usize::MAX) {
         comparisons.last().map(|c| c.id)
     } else {

@@ -133,6 +133,9 @@ pub fn document() -> Value {
           "enum": ["queued", "running", "done", "failed", "cancelled"] } },
         { "name": "machine", "in": "query", "schema": { "type": "string" } },
         { "name": "workload", "in": "query", "schema": { "type": "string" } },
+        { "name": "verdict", "in": "query",
+          "description": "overall verdict of finished comparisons",
+          "schema": { "type": "string", "enum": crate::report::verdict::OVERALL_VERDICTS } },
         { "name": "limit", "in": "query", "schema": { "type": "integer", "minimum": 1, "maximum": 500, "default": 50 } },
         { "name": "before", "in": "query", "description": "next_before of the previous page",
           "schema": { "type": "integer" } }
@@ -320,6 +323,9 @@ fn schemas() -> Value {
             "required": ["id", "status", "report_url", "base", "patches", "workloads", "params",
                          "runs_per_side", "boot_order", "jobs", "runs", "verdict"] },
         "ComparisonList": { "type": "object", "required": ["comparisons"],
+            "description": "Each comparison: id, status, base, subject, workloads, runs_per_side, \
+                            machine, created_at, and once it is final its overall verdict and \
+                            headline (null while it runs: its own GET has the live verdict).",
             "properties": { "comparisons": { "type": "array", "items": { "type": "object" } },
                 "next_before": int } },
         "CancelResponse": { "type": "object", "required": ["id", "status"],

@@ -5,6 +5,7 @@
 
 mod browser;
 mod helpers;
+mod verdicts;
 
 use axum::http::StatusCode;
 use helpers::{TestApp, squash};

@@ -1,5 +1,6 @@
 //! `/`: recent comparisons with their verdicts, regressions first, filtered
-//! by machine, workload and status.
+//! by machine, workload, status and verdict. Finished comparisons show
+//! their stored verdict (`report::stored`); running ones are judged live.
 
 use askama::Template;
 use askama_web::WebTemplate;
@@ -7,10 +8,11 @@ use axum::extract::State;
 use serde::Deserialize;
 
 use super::view;
-use crate::db::comparisons::{ListFilter, status};
+use crate::db::comparisons::{ComparisonSummary, ListFilter, status};
 use crate::error::Result;
 use crate::extract::Query;
-use crate::report::verdict::verdict_view;
+use crate::report::stored;
+use crate::report::verdict::{OVERALL_VERDICTS, verdict_view};
 use crate::{AppState, Error, db, report};
 
 /// How many comparisons the dashboard shows.
@@ -29,6 +31,9 @@ pub struct DashboardQuery {
     /// Comparison status.
     #[serde(default)]
     pub status: String,
+    /// Overall verdict.
+    #[serde(default)]
+    pub verdict: String,
 }
 
 /// One `<option>` of a filter.
@@ -42,7 +47,7 @@ pub struct Choice {
 #[derive(Debug)]
 pub struct Row {
     id: i64,
-    overall: &'static str,
+    overall: String,
     overall_class: String,
     headline: String,
     subject: String,
@@ -60,6 +65,7 @@ pub(super) struct DashboardPage {
     machines: Vec<Choice>,
     workloads: Vec<Choice>,
     statuses: Vec<Choice>,
+    verdicts: Vec<Choice>,
 }
 
 fn choices<'a>(values: impl IntoIterator<Item = &'a str>, chosen: &str) -> Vec<Choice> {
@@ -73,14 +79,39 @@ fn choices<'a>(values: impl IntoIterator<Item = &'a str>, chosen: &str) -> Vec<C
 }
 
 /// Regressions first: they are what a maintainer must look at.
-fn rank(overall: &str) -> u8 {
-    match overall {
-        "regression" => 0,
-        "undecided" => 1,
-        "improvement" => 2,
-        "no change" => 3,
-        _ => 4,
+fn rank(overall: &str) -> usize {
+    OVERALL_VERDICTS
+        .iter()
+        .position(|v| *v == overall)
+        .unwrap_or(OVERALL_VERDICTS.len())
+}
+
+/// Rejects a filter value that is not one of `allowed`.
+fn check(what: &str, value: Option<&str>, allowed: &[&str]) -> Result<()> {
+    match value {
+        Some(v) if !allowed.contains(&v) => Err(Error::BadRequest(format!(
+            "{what} `{v}` is not one of {}",
+            allowed.join(", ")
+        ))),
+        _ => Ok(()),
     }
+}
+
+/// The verdict and headline of a listed comparison: stored once it is
+/// final, judged from the runs so far while it runs.
+async fn judged(state: &AppState, s: &ComparisonSummary) -> Result<Option<(String, String)>> {
+    if let (Some(v), Some(h)) = (&s.verdict, &s.headline) {
+        return Ok(Some((v.clone(), h.clone())));
+    }
+    if stored::is_final(&s.status) {
+        return stored::refresh(state, s.id).await;
+    }
+    let Some(c) = db::comparisons::find(&state.db, s.id).await? else {
+        return Ok(None);
+    };
+    let built = report::load(state, &c).await?;
+    let overall = verdict_view(&built, String::new()).overall.to_string();
+    Ok(Some((overall, stored::headline(&built))))
 }
 
 pub(super) async fn page(
@@ -88,14 +119,12 @@ pub(super) async fn page(
     Query(q): Query<DashboardQuery>,
 ) -> Result<DashboardPage> {
     let some = |s: &str| (!s.is_empty()).then(|| s.to_string());
-    let (machine, workload, wanted_status) = (some(&q.machine), some(&q.workload), some(&q.status));
-    if let Some(s) = &wanted_status {
-        if !status::ALL.contains(&s.as_str()) {
-            return Err(Error::BadRequest(format!(
-                "status `{s}` is not one of {}",
-                status::ALL.join(", ")
-            )));
-        }
+    let (machine, workload) = (some(&q.machine), some(&q.workload));
+    let (wanted_status, wanted_verdict) = (some(&q.status), some(&q.verdict));
+    check("status", wanted_status.as_deref(), status::ALL)?;
+    check("verdict", wanted_verdict.as_deref(), OVERALL_VERDICTS)?;
+    if wanted_verdict.is_some() {
+        stored::catch_up(&state).await?;
     }
     let listed = db::comparisons::list(
         &state.db,
@@ -103,6 +132,7 @@ pub(super) async fn page(
             status: wanted_status.as_deref(),
             machine: machine.as_deref(),
             workload: workload.as_deref(),
+            verdict: wanted_verdict.as_deref(),
             before: None,
             limit: SHOWN,
         },
@@ -110,31 +140,13 @@ pub(super) async fn page(
     .await?;
     let mut rows = Vec::with_capacity(listed.len());
     for s in listed {
-        let Some(c) = db::comparisons::find(&state.db, s.id).await? else {
+        let Some((overall, headline)) = judged(&state, &s).await? else {
             continue;
         };
-        let built = report::load(&state, &c).await?;
-        let verdict = verdict_view(&built, String::new());
-        let headline = built
-            .groups
-            .iter()
-            .filter_map(|g| {
-                g.comparison.headline_metric().map(|m| {
-                    format!(
-                        "{} nr_task {}: {} {}",
-                        g.comparison.header.workload,
-                        g.comparison.header.nr_task,
-                        view::change_text(m),
-                        m.verdict.as_str()
-                    )
-                })
-            })
-            .collect::<Vec<_>>()
-            .join("; ");
         rows.push(Row {
             id: s.id,
-            overall: verdict.overall,
-            overall_class: verdict.overall.replace(' ', "-"),
+            overall_class: overall.replace(' ', "-"),
+            overall,
             headline,
             subject: s.subject.unwrap_or_else(|| "(no subject)".into()),
             workloads: s.workloads.join(", "),
@@ -144,7 +156,7 @@ pub(super) async fn page(
             created: view::time(s.created_at),
         });
     }
-    rows.sort_by_key(|r| (rank(r.overall), std::cmp::Reverse(r.id)));
+    rows.sort_by_key(|r| (rank(&r.overall), std::cmp::Reverse(r.id)));
     let machine_names: Vec<String> = db::machines::list(&state.db)
         .await?
         .into_iter()
@@ -158,5 +170,6 @@ pub(super) async fn page(
             &q.workload,
         ),
         statuses: choices(status::ALL.iter().copied(), &q.status),
+        verdicts: choices(OVERALL_VERDICTS.iter().copied(), &q.verdict),
     })
 }

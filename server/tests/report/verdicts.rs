@@ -1,0 +1,162 @@
+//! Stored verdicts: listings filter by a finished comparison's overall
+//! verdict, and follow its machine's noise floor when an A/A comparison
+//! finishes after it.
+
+use axum::http::StatusCode;
+use patchperf_common::run::Side;
+
+use crate::helpers::TestApp;
+
+/// Ops of a patch changing dup1 by `change` (0.015 = +1.5%), with 0.1%
+/// boot-to-boot noise.
+fn changed_by(change: f64) -> impl Fn(Side, u32, u32) -> f64 + Copy {
+    move |side, seq, _| {
+        let base = 100_000.0 * (1.0 + 0.001 * f64::from(seq % 2));
+        match side {
+            Side::Base => base,
+            Side::Patched => base * (1.0 + change),
+        }
+    }
+}
+
+/// Runs every queued job of `machine` with `ops`.
+async fn run_all(app: &TestApp, machine: i64, ops: impl Fn(Side, u32, u32) -> f64 + Copy) {
+    while let Some(spec) = app.claim(machine).await {
+        app.run_job(machine, &spec, &[1], ops, true).await;
+    }
+}
+
+/// (id, verdict, headline) of each listed comparison.
+async fn listed(app: &TestApp, query: &str) -> Vec<(i64, serde_json::Value, String)> {
+    let list = app.get_json(&format!("/api/v1/comparisons{query}")).await;
+    list["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let headline = c["headline"].as_str().unwrap_or_default().to_string();
+            (c["id"].as_i64().unwrap(), c["verdict"].clone(), headline)
+        })
+        .collect()
+}
+
+/// The ids among `rows`.
+fn ids(rows: &[(i64, serde_json::Value, String)]) -> Vec<i64> {
+    rows.iter().map(|r| r.0).collect()
+}
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn listings_filter_by_stored_verdicts_that_follow_the_noise_floor(pool: sqlx::PgPool) {
+    let app = TestApp::new(pool.clone()).await;
+    let lab = app.register("lab").await;
+    let small_win = app
+        .submit("[PATCH] fs: a small dup win", "lab", &[1], 3)
+        .await;
+    run_all(&app, lab, changed_by(0.015)).await;
+    let loss = app.submit("[PATCH] fs: a dup loss", "lab", &[1], 3).await;
+    run_all(&app, lab, changed_by(-0.10)).await;
+    let waiting = app.submit("[PATCH] fs: not run yet", "lab", &[1], 3).await;
+
+    let all = listed(&app, "").await;
+    assert_eq!(ids(&all), [waiting, loss, small_win]);
+    assert!(all[0].1.is_null(), "a queued comparison has no verdict yet");
+    assert_eq!(all[1].1, "regression");
+    assert_eq!(all[2].1, "improvement");
+    assert!(
+        all[2].2.starts_with("dup1 nr_task 1: +1.") && all[2].2.ends_with("% improvement"),
+        "{}",
+        all[2].2
+    );
+    assert_eq!(
+        ids(&listed(&app, "?verdict=improvement").await),
+        [small_win]
+    );
+    assert_eq!(ids(&listed(&app, "?verdict=regression").await), [loss]);
+    assert!(listed(&app, "?verdict=no%20change").await.is_empty());
+
+    // What is stored is what the comparison's own JSON says.
+    let (verdict,): (Option<String>,) =
+        sqlx::query_as("SELECT verdict FROM comparisons WHERE id = $1")
+            .bind(small_win)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(verdict.as_deref(), Some("improvement"));
+
+    // An A/A comparison on the machine finds 6% of boot-to-boot noise:
+    // the +1.5% is no longer a verdict anybody should act on.
+    let aa = app.submit_aa("lab", 6).await;
+    // The queued comparison goes first; run it as a no-change patch.
+    run_all(&app, lab, |_, seq, _| {
+        100_000.0 * (1.0 + 0.02 * f64::from(seq % 4))
+    })
+    .await;
+    let aa_view = app.get_json(&format!("/api/v1/comparisons/{aa}")).await;
+    assert_eq!(aa_view["status"], "done");
+    let own = app
+        .get_json(&format!("/api/v1/comparisons/{small_win}"))
+        .await;
+    assert_ne!(own["verdict"]["overall"], "improvement");
+    assert!(listed(&app, "?verdict=improvement").await.is_empty());
+    let now = listed(&app, "").await;
+    let row = now.iter().find(|r| r.0 == small_win).unwrap();
+    assert_eq!(row.1, own["verdict"]["overall"]);
+    assert_eq!(ids(&listed(&app, "?verdict=regression").await), [loss]);
+
+    let (status, body) = app.get("/api/v1/comparisons?verdict=worse").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(body.contains("verdict `worse` is not one of"), "{body}");
+}
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn the_dashboard_filters_by_verdict(pool: sqlx::PgPool) {
+    let app = TestApp::new(pool).await;
+    let lab = app.register("lab").await;
+    let win = app.submit("[PATCH] fs: a dup win", "lab", &[1], 3).await;
+    run_all(&app, lab, changed_by(0.05)).await;
+    let loss = app.submit("[PATCH] fs: a dup loss", "lab", &[1], 3).await;
+    run_all(&app, lab, changed_by(-0.05)).await;
+    let link = |id: i64| format!("href=\"/comparisons/{id}\"");
+
+    let (status, page) = app.get("/").await;
+    assert_eq!(status, StatusCode::OK);
+    let (at_loss, at_win) = (page.find(&link(loss)), page.find(&link(win)));
+    assert!(at_loss.unwrap() < at_win.unwrap(), "regressions first");
+
+    let (_, page) = app.get("/?verdict=regression").await;
+    assert!(page.contains(&link(loss)) && !page.contains(&link(win)));
+    assert!(page.contains("<option value=\"regression\" selected>"));
+    let (_, page) = app.get("/?verdict=improvement").await;
+    assert!(page.contains(&link(win)) && !page.contains(&link(loss)));
+
+    let (status, page) = app.get("/?verdict=worse").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(page.contains("verdict `worse` is not one of"), "{page}");
+}
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn the_keeper_stores_the_verdict_of_a_comparison_as_it_finishes(pool: sqlx::PgPool) {
+    let app = TestApp::new(pool.clone()).await;
+    patchperf_server::report::stored::spawn_keeper(&app.state);
+    let lab = app.register("lab").await;
+    let loss = app.submit("[PATCH] fs: a dup loss", "lab", &[1], 3).await;
+    run_all(&app, lab, changed_by(-0.05)).await;
+    // Nobody lists anything: the keeper alone stores it.
+    let stored = || async {
+        sqlx::query_as::<_, (Option<String>, Option<String>)>(
+            "SELECT verdict, headline FROM comparisons WHERE id = $1",
+        )
+        .bind(loss)
+        .fetch_one(&pool)
+        .await
+        .unwrap()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while stored().await.0.is_none() {
+        assert!(std::time::Instant::now() < deadline, "no verdict stored");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let (verdict, headline) = stored().await;
+    assert_eq!(verdict.as_deref(), Some("regression"));
+    assert!(headline.unwrap().ends_with("% regression"));
+}
