@@ -78,6 +78,7 @@ fn header() -> ReportHeader {
         profile_event: Some("cycles".into()),
         report_url: None,
         noise_floor_source: None,
+        runs_steps: Vec::new(),
     }
 }
 

@@ -14,6 +14,7 @@ pub mod error;
 pub mod extract;
 pub mod interleave;
 pub mod mbox;
+pub mod more_runs;
 pub mod notify;
 pub mod postgres;
 pub mod queue;

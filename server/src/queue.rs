@@ -11,25 +11,28 @@ use crate::db::{self, jobs::JobRow, machines::MachineRow};
 use crate::interleave::BootPlan;
 use crate::{Config, Error};
 
-/// Creates the jobs and boots of a new comparison from its plan.
+/// Creates the jobs and boots of a comparison's plan from block `first`
+/// on (0 for a new comparison; the runs a side so far when more are added);
+/// returns the new jobs' ids.
 pub async fn create_jobs(
     conn: &mut PgConnection,
     comparison_id: i64,
     plan: &BootPlan,
+    first: usize,
     max_attempts: u32,
-) -> Result<(), Error> {
+) -> Result<Vec<i64>, Error> {
     let max_attempts = i32::try_from(max_attempts).unwrap_or(i32::MAX);
-    let mut job_ids = Vec::with_capacity(plan.blocks.len());
-    for block in 0..plan.blocks.len() {
+    let mut job_ids = Vec::with_capacity(plan.blocks.len().saturating_sub(first));
+    for block in first..plan.blocks.len() {
         let seq = i32::try_from(block).unwrap_or(i32::MAX);
         job_ids.push(db::jobs::insert(conn, comparison_id, seq, max_attempts).await?);
     }
-    for (seq, block, side) in plan.boots() {
+    for (seq, block, side) in plan.boots().filter(|b| b.1 >= first) {
         let seq = i32::try_from(seq).unwrap_or(i32::MAX);
-        db::boots::insert(conn, comparison_id, seq, job_ids[block], side).await?;
+        db::boots::insert(conn, comparison_id, seq, job_ids[block - first], side).await?;
     }
     db::notify_jobs_changed(conn).await?;
-    Ok(())
+    Ok(job_ids)
 }
 
 /// Takes back every job whose lease ran out (see

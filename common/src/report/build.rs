@@ -159,6 +159,7 @@ pub fn header_from_runs(machine: &str, base: &[RunResult], patched: &[RunResult]
             .find_map(|r| r.profile_event.clone()),
         report_url: None,
         noise_floor_source: None,
+        runs_steps: Vec::new(),
     }
 }
 

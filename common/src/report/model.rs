@@ -68,6 +68,11 @@ pub struct ReportHeader {
     /// 0.21% from A/A comparison 5 on this machine"), when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise_floor_source: Option<String>,
+    /// When boots were added while the verdict was undecided: the runs a
+    /// side at each look, then the final count (`[3, 6, 12]`). Repeated
+    /// looks make p-values slightly optimistic, so reports say so.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runs_steps: Vec<u32>,
 }
 
 /// Whether a side has values for a metric.

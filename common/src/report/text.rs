@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use super::format::{ABS_WIDTH, ERR_WIDTH, REL_WIDTH, change_column, mean_column, stddev_column};
-use super::model::{Comparison, KernelLabel, MetricComparison, Presence, SideStats};
+use super::model::{Comparison, KernelLabel, MetricComparison, Presence, ReportHeader, SideStats};
 use super::order::sort_rows;
 use crate::stats::verdict::fmt_p;
 use crate::stats::{ChangeUnit, Interval, Verdict, shown_stddev_percent};
@@ -68,8 +68,10 @@ pub fn render(c: &Comparison, opts: &TextOptions) -> String {
     }
     let _ = writeln!(
         w,
-        "runs: {} base, {} patched (boots interleaved)\n",
-        c.base_runs, c.patched_runs
+        "runs: {} base, {} patched (boots interleaved{})\n",
+        c.base_runs,
+        c.patched_runs,
+        runs_added(h)
     );
     let _ = writeln!(w, "{}", "=".repeat(89));
     let (keys, values) = axes(c);
@@ -183,6 +185,15 @@ pub fn selected_rows<'a>(c: &'a Comparison, opts: &TextOptions) -> Vec<&'a Metri
     // The order depends on which rows are shown (family sizes), so sort again.
     sort_rows(&mut rows);
     rows
+}
+
+/// `; more added while undecided: 3 → 6 → 12 a side`, or nothing.
+pub fn runs_added(h: &ReportHeader) -> String {
+    if h.runs_steps.len() < 2 {
+        return String::new();
+    }
+    let steps: Vec<String> = h.runs_steps.iter().map(u32::to_string).collect();
+    format!("; more added while undecided: {} a side", steps.join(" → "))
 }
 
 /// `kernels: build 440.8 s base, 19.5 s patched; boot 5.06 s base, 4.64 s

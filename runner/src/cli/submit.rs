@@ -54,6 +54,10 @@ pub struct SubmitArgs {
     /// Boots per side (at least 3).
     #[arg(long, default_value_t = 3)]
     pub runs: u32,
+    /// While a headline verdict is undecided once every job is done, the
+    /// server doubles the boots per side up to this many.
+    #[arg(long, value_name = "N")]
+    pub max_runs: Option<u32>,
     /// Measured seconds per run.
     #[arg(long, default_value_t = 5)]
     pub seconds: u32,

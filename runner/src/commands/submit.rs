@@ -119,6 +119,9 @@ fn request_body(args: &SubmitArgs) -> Result<serde_json::Value, Error> {
     } else {
         body["mbox"] = json!(mbox);
     }
+    if let Some(max) = args.max_runs {
+        body["max_runs"] = json!(max);
+    }
     if let Some(backend) = &args.backend {
         body["backend"] = json!(backend);
     }

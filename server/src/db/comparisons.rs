@@ -44,6 +44,8 @@ pub struct NewComparison<'a> {
     pub params: &'a WorkloadParams,
     /// Boots per side.
     pub runs_per_side: i32,
+    /// Most boots a side when more are added while undecided.
+    pub max_runs_per_side: Option<i32>,
     /// Requested measurement mode spelling.
     pub backend: Option<&'a str>,
     /// Extra Kconfig lines.
@@ -73,8 +75,12 @@ pub struct ComparisonRow {
     pub workloads: Vec<String>,
     /// Parameters.
     pub params: Json<WorkloadParams>,
-    /// Boots per side.
+    /// Boots per side (more once boots were added while undecided).
     pub runs_per_side: i32,
+    /// Most boots a side when more are added while undecided.
+    pub max_runs_per_side: Option<i32>,
+    /// The boots a side at which more were added, in order.
+    pub runs_added_at: Vec<i32>,
     /// Requested measurement mode.
     pub backend: Option<String>,
     /// Extra Kconfig lines.
@@ -106,8 +112,8 @@ pub async fn insert(conn: &mut PgConnection, new: &NewComparison<'_>) -> Result<
     sqlx::query_scalar!(
         r#"INSERT INTO comparisons (base, series_id, workloads, params, runs_per_side, backend,
                                     config_fragment, machine_id, machine_inventory, order_seed,
-                                    submitted_by, kind)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id"#,
+                                    submitted_by, kind, max_runs_per_side)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id"#,
         Json(new.base) as _,
         new.series_id,
         new.workloads,
@@ -119,7 +125,8 @@ pub async fn insert(conn: &mut PgConnection, new: &NewComparison<'_>) -> Result<
         inventory,
         new.order_seed,
         new.submitted_by,
-        new.kind
+        new.kind,
+        new.max_runs_per_side
     )
     .fetch_one(conn)
     .await
@@ -131,7 +138,8 @@ pub async fn find(db: impl PgExecutor<'_>, id: i64) -> Result<Option<ComparisonR
         ComparisonRow,
         r#"SELECT c.id, c.status, c.base AS "base: Json<BaseSource>", c.series_id, c.kind,
                   c.workloads,
-                  c.params AS "params: Json<WorkloadParams>", c.runs_per_side, c.backend,
+                  c.params AS "params: Json<WorkloadParams>", c.runs_per_side,
+                  c.max_runs_per_side, c.runs_added_at, c.backend,
                   c.config_fragment, c.machine_id, m.name AS "machine_name?",
                   c.machine_inventory, c.order_seed, t.name AS submitted_by,
                   c.created_at, c.updated_at, c.finished_at
@@ -292,6 +300,22 @@ pub async fn refresh_status(conn: &mut PgConnection, id: i64) -> Result<(), sqlx
                  FROM jobs WHERE comparison_id = $1) s
            WHERE c.id = $1 AND c.status <> 'cancelled'"#,
         id
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Raises the boots a side to `runs` (more were added while undecided),
+/// recording the number they were added at.
+pub async fn add_runs(conn: &mut PgConnection, id: i64, runs: i32) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "UPDATE comparisons
+         SET runs_added_at = runs_added_at || runs_per_side, runs_per_side = $2,
+             updated_at = now()
+         WHERE id = $1",
+        id,
+        runs
     )
     .execute(conn)
     .await?;

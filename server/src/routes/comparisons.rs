@@ -54,6 +54,11 @@ pub struct ComparisonCreateRequest {
     pub params: WorkloadParams,
     /// Boots per side (each boot runs every workload once per nr_task).
     pub runs: u32,
+    /// When every job is done and a headline verdict is still undecided,
+    /// add boots (doubling the runs a side) up to this many a side. Absent:
+    /// `runs` is final.
+    #[serde(default)]
+    pub max_runs: Option<u32>,
     /// Measurement mode to insist on; the runner's best when absent.
     #[serde(default)]
     pub backend: Option<MeasurementMode>,
@@ -131,6 +136,7 @@ async fn create(
         workloads: &req.workloads,
         params: &req.params,
         runs_per_side: i32::try_from(req.runs).unwrap_or(i32::MAX),
+        max_runs_per_side: req.max_runs.map(|m| i32::try_from(m).unwrap_or(i32::MAX)),
         backend: req.backend.map(MeasurementMode::as_str),
         config_fragment: req.config_fragment.as_deref(),
         machine: machine.map(|m| (m.id, m.inventory_json())),
@@ -139,7 +145,7 @@ async fn create(
         submitted_by: auth.caller.token_id,
     };
     let id = db::comparisons::insert(&mut tx, &new).await?;
-    queue::create_jobs(&mut tx, id, &plan, state.config.max_attempts).await?;
+    queue::create_jobs(&mut tx, id, &plan, 0, state.config.max_attempts).await?;
     tx.commit().await?;
     state.jobs_changed.notify_waiters();
 
@@ -235,6 +241,14 @@ fn validate_request(req: &ComparisonCreateRequest) -> Result<()> {
             req.runs
         ));
     }
+    if let Some(max) = req.max_runs {
+        if max < req.runs || max > MAX_RUNS {
+            return bad(format!(
+                "max_runs is {max}; it must be from runs ({}) to {MAX_RUNS}",
+                req.runs
+            ));
+        }
+    }
     if let Some(fragment) = &req.config_fragment {
         for line in fragment.lines().map(str::trim) {
             let ok = line.is_empty()
@@ -288,8 +302,12 @@ pub struct ComparisonView {
     pub workloads: Vec<String>,
     /// Parameters.
     pub params: WorkloadParams,
-    /// Boots per side.
+    /// Boots per side (more once boots were added while undecided).
     pub runs_per_side: i32,
+    /// Most boots a side when more are added while undecided.
+    pub max_runs_per_side: Option<i32>,
+    /// The boots a side at which more were added, in order.
+    pub runs_added_at: Vec<i32>,
     /// Requested measurement mode.
     pub backend: Option<String>,
     /// Extra Kconfig lines.
@@ -430,6 +448,8 @@ async fn show(State(state): State<AppState>, Path(id): Path<i64>) -> Result<Json
         workloads: c.workloads,
         params: c.params.0,
         runs_per_side: c.runs_per_side,
+        max_runs_per_side: c.max_runs_per_side,
+        runs_added_at: c.runs_added_at,
         backend: c.backend,
         config_fragment: c.config_fragment,
         machine,

@@ -395,6 +395,7 @@ async fn finish(
             FinishRequest::Done { log_tail } => {
                 check_complete(&mut tx, &job).await?;
                 queue::finish_done(&mut tx, &job, log_tail).await?;
+                crate::more_runs::add_if_undecided(&state, &mut tx, job.comparison_id).await?;
             }
             FinishRequest::Failed {
                 reason,

@@ -305,6 +305,10 @@ fn schemas() -> Value {
                 "params": r("WorkloadParams"),
                 "runs": { "type": "integer", "minimum": 3, "maximum": 100,
                           "description": "boots per side" },
+                "max_runs": { "type": "integer", "minimum": 3, "maximum": 100,
+                              "description": "while a headline verdict is undecided when \
+                                              every job is done, double the boots per side \
+                                              up to this many" },
                 "backend": mode, "config_fragment": string,
                 "machine": { "type": "string", "description": "pin to this machine" },
                 "order_seed": { "type": "integer", "description": "seed of the boot order" } } },

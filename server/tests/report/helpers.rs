@@ -137,6 +137,29 @@ impl TestApp {
         self.post_comparison(body).await
     }
 
+    /// Like [`TestApp::submit`] with 1 task, and more boots allowed while
+    /// undecided, up to `max_runs` a side.
+    pub async fn submit_growing(
+        &self,
+        subject: &str,
+        machine: &str,
+        runs: u32,
+        max_runs: u32,
+    ) -> i64 {
+        let body = serde_json::json!({
+            "base": { "kind": "tarball", "name": "linux-source-6.1" },
+            "mbox": mbox(subject),
+            "workloads": ["dup1"],
+            "params": { "nr_task": [1], "seconds": 5, "warmup_seconds": 1 },
+            "runs": runs,
+            "max_runs": max_runs,
+            "backend": "tcg-icount",
+            "machine": machine,
+            "order_seed": 7,
+        });
+        self.post_comparison(body).await
+    }
+
     /// POSTs a comparison submission; returns the new comparison's id.
     async fn post_comparison(&self, body: serde_json::Value) -> i64 {
         let (status, body) = self

@@ -5,6 +5,7 @@
 
 mod browser;
 mod helpers;
+mod more_runs;
 mod verdicts;
 
 use axum::http::StatusCode;

@@ -15,7 +15,7 @@ use patchperf_common::run::Side;
 
 use super::plot::{self, PlotQuery};
 use super::view;
-use crate::db::comparisons::status;
+use crate::db::comparisons::{ComparisonRow, status};
 use crate::error::Result;
 use crate::extract::Path;
 use crate::report::verdict::verdict_view;
@@ -129,6 +129,7 @@ pub(super) struct ComparisonPage {
     workloads: String,
     params: String,
     runs_per_side: i32,
+    more_runs: String,
     stored_base: usize,
     stored_patched: usize,
     expected_per_side: usize,
@@ -209,6 +210,7 @@ pub(super) async fn page(
             if p.perf_profile { ", perf profile" } else { "" },
         ),
         runs_per_side: c.runs_per_side,
+        more_runs: more_runs_text(&c),
         stored_base: stored(Side::Base),
         stored_patched: stored(Side::Patched),
         expected_per_side: usize::try_from(c.runs_per_side).unwrap_or(0) * per_boot,
@@ -423,4 +425,24 @@ fn scaling_views(groups: &[GroupReport]) -> Vec<ScalingView> {
         }
     }
     out
+}
+
+/// What the runs line says about boots added while undecided.
+fn more_runs_text(c: &ComparisonRow) -> String {
+    let Some(max) = c.max_runs_per_side else {
+        return String::new();
+    };
+    if c.runs_added_at.is_empty() {
+        return format!(" (up to {max} while the verdict is undecided)");
+    }
+    let steps: Vec<String> = c
+        .runs_added_at
+        .iter()
+        .chain([&c.runs_per_side])
+        .map(i32::to_string)
+        .collect();
+    format!(
+        " (more added while undecided: {}, at most {max})",
+        steps.join(" → ")
+    )
 }

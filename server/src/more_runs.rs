@@ -1,0 +1,81 @@
+//! More runs while undecided. When the last job of a comparison is done
+//! and a report's headline verdict is still undecided (the interval is too
+//! wide to call the change real or absent), the comparison gets more boots:
+//! the runs a side double, up to the `max_runs` it was submitted with. The
+//! new boots continue the comparison's seeded block order, so the whole
+//! order is still the one its seed draws, and they run on the same machine.
+//!
+//! Looking again after an undecided look makes the final p-values slightly
+//! optimistic (each look is another chance); reports say when boots were
+//! added, and doubling keeps the looks few (3 → 6 → 12 → 24 …).
+
+use patchperf_common::stats::Verdict;
+use sqlx::PgConnection;
+
+use crate::db::comparisons::status;
+use crate::routes::pages::view;
+use crate::{AppState, Error, db, interleave, queue, report};
+
+/// Adds boots to comparison `id` if it is done, may grow and a headline
+/// verdict is undecided; returns the new runs a side when it did. Runs in
+/// the transaction that finished its last job (the comparison row locked),
+/// so nobody sees it done in between; the report is read from the stored,
+/// committed runs.
+pub async fn add_if_undecided(
+    state: &AppState,
+    conn: &mut PgConnection,
+    id: i64,
+) -> Result<Option<i32>, Error> {
+    let Some(c) = db::comparisons::find(&mut *conn, id).await? else {
+        return Ok(None);
+    };
+    let Some(max) = c.max_runs_per_side else {
+        return Ok(None);
+    };
+    if c.status != status::DONE || c.runs_per_side >= max {
+        return Ok(None);
+    }
+    let built = report::load(state, &c).await?;
+    let undecided: Vec<String> = built
+        .groups
+        .iter()
+        .filter_map(|g| {
+            let m = g.comparison.headline_metric()?;
+            (m.verdict == Verdict::Undecided).then(|| {
+                let h = &g.comparison.header;
+                format!(
+                    "{} nr_task {} {} (95% CI {})",
+                    h.workload,
+                    h.nr_task,
+                    view::change_text(m),
+                    view::interval_text(m)
+                )
+            })
+        })
+        .collect();
+    if undecided.is_empty() {
+        return Ok(None);
+    }
+    let now = c.runs_per_side;
+    let runs = now.saturating_mul(2).min(max);
+    let plan = interleave::plan(u32::try_from(runs).unwrap_or(0), c.order_seed as u64);
+    let first = usize::try_from(now).unwrap_or(usize::MAX);
+    let jobs = queue::create_jobs(conn, id, &plan, first, state.config.max_attempts).await?;
+    let why = format!(
+        "added: {now} runs a side left {} undecided; measuring {runs} a side (at most {max})",
+        undecided.join(", ")
+    );
+    for job in jobs {
+        db::jobs::set_state(conn, job, "queued", &why, "").await?;
+        db::events::insert(conn, job, "queued", 0, None, &why, "").await?;
+    }
+    db::comparisons::add_runs(conn, id, runs).await?;
+    db::comparisons::refresh_status(conn, id).await?;
+    tracing::info!(
+        comparison = id,
+        from = now,
+        to = runs,
+        "undecided: more runs added"
+    );
+    Ok(Some(runs))
+}

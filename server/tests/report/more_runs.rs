@@ -1,0 +1,164 @@
+//! More runs while undecided: a comparison submitted with `max_runs` whose
+//! headline verdict is undecided when its jobs are done gets more boots,
+//! doubling the runs a side, until it decides or reaches `max_runs`.
+
+use axum::http::StatusCode;
+use patchperf_common::run::Side;
+
+use crate::helpers::TestApp;
+
+/// Runs every job `machine` can claim, including jobs added while it runs.
+async fn run_all(app: &TestApp, machine: i64, ops: impl Fn(Side, u32, u32) -> f64 + Copy) {
+    while let Some(spec) = app.claim(machine).await {
+        app.run_job(machine, &spec, &[1], ops, true).await;
+    }
+}
+
+/// ±3% of boot-to-boot noise that depends only on the boot's position.
+fn noise(seq: u32) -> f64 {
+    [0.0, 0.03, -0.03, 0.015, -0.015][(seq % 5) as usize]
+}
+
+/// The patched kernel `change` faster, under the noise above.
+fn noisy(change: f64) -> impl Fn(Side, u32, u32) -> f64 + Copy {
+    move |side, seq, _| {
+        let base = 100_000.0 * (1.0 + noise(seq * 7 + 3));
+        match side {
+            Side::Base => base,
+            Side::Patched => base * (1.0 + change),
+        }
+    }
+}
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn an_undecided_comparison_gets_more_boots_until_it_decides(pool: sqlx::PgPool) {
+    let app = TestApp::new(pool).await;
+    let lab = app.register("lab").await;
+    let id = app
+        .submit_growing("[PATCH] fs: a dup win in the noise", "lab", 3, 24)
+        .await;
+    let first_order = app.get_json(&format!("/api/v1/comparisons/{id}")).await["boot_order"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    run_all(&app, lab, noisy(0.04)).await;
+
+    let view = app.get_json(&format!("/api/v1/comparisons/{id}")).await;
+    assert_eq!(view["status"], "done");
+    assert_eq!(view["verdict"]["overall"], "improvement", "{view:#}");
+    let runs = view["runs_per_side"].as_i64().unwrap();
+    let added: Vec<i64> = view["runs_added_at"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_i64().unwrap())
+        .collect();
+    assert!(!added.is_empty() && added[0] == 3, "{added:?}");
+    assert!(runs > 3 && runs <= 24, "{runs}");
+    assert_eq!(view["jobs"].as_array().unwrap().len() as i64, runs);
+    assert_eq!(view["runs"]["base"].as_i64(), Some(runs));
+    // The added boots continue the order the seed drew.
+    let order = view["boot_order"].as_str().unwrap();
+    assert_eq!(order.len() as i64, 2 * runs);
+    assert!(
+        order.starts_with(&first_order),
+        "{first_order} then {order}"
+    );
+
+    let (_, text) = app
+        .get(&format!("/api/v1/comparisons/{id}/report.txt"))
+        .await;
+    let steps: Vec<String> = added.iter().chain([&runs]).map(i64::to_string).collect();
+    let line = format!(
+        "runs: {runs} base, {runs} patched (boots interleaved; more added while undecided: {} a side)",
+        steps.join(" → ")
+    );
+    assert!(text.contains(&line), "{line}\n{text}");
+
+    // The first added job says why, in its log.
+    let added_job = view["jobs"][3]["id"].as_i64().unwrap();
+    let (status, log) = app.get(&format!("/jobs/{added_job}/log")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        log.contains("added: 3 runs a side left dup1 nr_task 1 +"),
+        "{log}"
+    );
+    let (_, page) = app.get(&format!("/comparisons/{id}")).await;
+    assert!(page.contains("more added while undecided: 3 → 6"), "{page}");
+}
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn boots_stop_at_max_runs_when_nothing_decides(pool: sqlx::PgPool) {
+    let app = TestApp::new(pool).await;
+    let lab = app.register("lab").await;
+    let id = app
+        .submit_growing("[PATCH] fs: nothing to see", "lab", 3, 8)
+        .await;
+    run_all(&app, lab, noisy(0.0)).await;
+    let view = app.get_json(&format!("/api/v1/comparisons/{id}")).await;
+    assert_eq!(view["status"], "done");
+    assert_eq!(view["runs_per_side"], 8);
+    assert_eq!(view["runs_added_at"], serde_json::json!([3, 6]));
+    assert_eq!(view["jobs"].as_array().unwrap().len(), 8);
+    assert_eq!(view["verdict"]["overall"], "undecided", "{view:#}");
+}
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn a_decided_comparison_gets_no_more_boots(pool: sqlx::PgPool) {
+    let app = TestApp::new(pool).await;
+    let lab = app.register("lab").await;
+    let id = app
+        .submit_growing("[PATCH] fs: a clear dup win", "lab", 3, 24)
+        .await;
+    run_all(&app, lab, |side, seq, _| {
+        let base = 100_000.0 * (1.0 + 0.001 * f64::from(seq % 2));
+        if side == Side::Patched {
+            base * 1.1
+        } else {
+            base
+        }
+    })
+    .await;
+    let view = app.get_json(&format!("/api/v1/comparisons/{id}")).await;
+    assert_eq!(view["status"], "done");
+    assert_eq!(view["verdict"]["overall"], "improvement");
+    assert_eq!(view["runs_per_side"], 3);
+    assert_eq!(view["runs_added_at"], serde_json::json!([]));
+    let (_, text) = app
+        .get(&format!("/api/v1/comparisons/{id}/report.txt"))
+        .await;
+    assert!(
+        text.contains("runs: 3 base, 3 patched (boots interleaved)\n"),
+        "{text}"
+    );
+}
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn max_runs_below_runs_is_refused(pool: sqlx::PgPool) {
+    let app = TestApp::new(pool).await;
+    app.register("lab").await;
+    let body = serde_json::json!({
+        "base": { "kind": "tarball", "name": "linux-source-6.1" },
+        "mbox": crate::helpers::mbox("[PATCH] fs: x"),
+        "workloads": ["dup1"],
+        "params": { "nr_task": [1], "seconds": 5, "warmup_seconds": 1 },
+        "runs": 5,
+        "max_runs": 4,
+    });
+    let (status, body) = app
+        .request(
+            "POST",
+            "/api/v1/comparisons",
+            Some(&app.ci),
+            &[],
+            Some(body.to_string()),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert!(
+        body.contains("max_runs is 4; it must be from runs (5) to 100"),
+        "{body}"
+    );
+    let list = app.get_json("/api/v1/comparisons").await;
+    assert!(list["comparisons"].as_array().unwrap().is_empty());
+}
