@@ -1,6 +1,6 @@
 // Keeps a running comparison's page current: polls the comparison's JSON
-// every 5 seconds and reloads the page when its status, its stored runs or
-// any job changed.
+// every 5 seconds and reloads the page when its status, its stored runs,
+// what it waits for or any job changed.
 (function () {
   "use strict";
   var el = document.getElementById("live");
@@ -10,7 +10,7 @@
   var url = el.getAttribute("data-url");
   var last = null;
   function key(c) {
-    return [c.status, c.updated_at, c.runs.base, c.runs.patched]
+    return [c.status, c.updated_at, c.runs.base, c.runs.patched, c.waiting || ""]
       .concat(c.jobs.map(function (j) { return j.state + j.updated_at; }))
       .join("|");
   }

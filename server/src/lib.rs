@@ -21,6 +21,7 @@ pub mod queue;
 pub mod report;
 pub mod routes;
 pub mod state;
+pub mod waiting;
 
 pub use config::Config;
 pub use error::Error;

@@ -157,6 +157,8 @@ struct Created {
 #[derive(Debug, Deserialize)]
 struct Progress {
     status: String,
+    #[serde(default)]
+    waiting: Option<String>,
     jobs: Vec<JobProgress>,
     verdict: VerdictProgress,
 }
@@ -199,6 +201,7 @@ fn follow(client: &Client, id: i64, every: Duration) -> Result<Progress, Error> 
     let mut seen: HashMap<i64, (String, String, i32)> = HashMap::new();
     let mut last_lines: HashMap<i64, String> = HashMap::new();
     let mut unreachable_since: Option<std::time::Instant> = None;
+    let mut waiting: Option<String> = None;
     loop {
         let progress: Progress = match client.get_json(&path) {
             Ok(p) => {
@@ -239,6 +242,11 @@ fn follow(client: &Client, id: i64, every: Duration) -> Result<Progress, Error> 
                 }
             }
         }
+        // Said when it starts, not every poll: CI logs would fill with it.
+        if let (Some(w), None) = (&progress.waiting, &waiting) {
+            println!("waiting: {w}");
+        }
+        waiting = progress.waiting.clone();
         if matches!(progress.status.as_str(), "done" | "failed" | "cancelled") {
             return Ok(progress);
         }

@@ -109,6 +109,29 @@ pub async fn list(db: impl PgExecutor<'_>) -> Result<Vec<MachineRow>, sqlx::Erro
         .await
 }
 
+/// Seconds since the machine last called the server (the database's
+/// clock, so servers with skewed clocks agree).
+pub async fn silent_seconds(db: impl PgExecutor<'_>, id: i64) -> Result<Option<f64>, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"SELECT extract(epoch FROM now() - last_seen)::float8 AS "seconds!"
+           FROM machines WHERE id = $1"#,
+        id
+    )
+    .fetch_optional(db)
+    .await
+}
+
+/// How many machines called the server in the last `seconds`.
+pub async fn heard_within(db: impl PgExecutor<'_>, seconds: f64) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"SELECT count(*) AS "n!" FROM machines
+           WHERE last_seen > now() - make_interval(secs => $1)"#,
+        seconds
+    )
+    .fetch_one(db)
+    .await
+}
+
 /// Records that the machine just called.
 pub async fn touch(db: impl PgExecutor<'_>, id: i64) -> Result<(), sqlx::Error> {
     sqlx::query!("UPDATE machines SET last_seen = now() WHERE id = $1", id)

@@ -314,6 +314,9 @@ pub struct ComparisonView {
     pub config_fragment: Option<String>,
     /// The machine, once pinned: its name and inventory when pinned.
     pub machine: Option<serde_json::Value>,
+    /// What the comparison waits for when it is not moving (its machine
+    /// stopped calling the server, or no runner is calling at all).
+    pub waiting: Option<String>,
     /// Boot order in A (base) / B (patched) notation, e.g. `ABBABA`.
     pub boot_order: String,
     /// Seed the order was drawn from.
@@ -406,6 +409,7 @@ async fn show(State(state): State<AppState>, Path(id): Path<i64>) -> Result<Json
     let boots = db::boots::for_comparison(&state.db, id).await?;
     let counts = db::runs::counts_per_job(&state.db, id).await?;
     let report = crate::report::load(&state, &c).await?;
+    let waiting = crate::waiting::note(&state.db, &c).await?;
     let verdict = crate::report::verdict::verdict_view(
         &report,
         state
@@ -453,6 +457,7 @@ async fn show(State(state): State<AppState>, Path(id): Path<i64>) -> Result<Json
         backend: c.backend,
         config_fragment: c.config_fragment,
         machine,
+        waiting,
         boot_order,
         order_seed: c.order_seed as u64,
         jobs: jobs_view,

@@ -7,6 +7,7 @@ mod browser;
 mod helpers;
 mod more_runs;
 mod verdicts;
+mod waiting;
 
 use axum::http::StatusCode;
 use helpers::{TestApp, squash};

@@ -130,6 +130,7 @@ pub(super) struct ComparisonPage {
     params: String,
     runs_per_side: i32,
     more_runs: String,
+    waiting: Option<String>,
     stored_base: usize,
     stored_patched: usize,
     expected_per_side: usize,
@@ -150,6 +151,7 @@ pub(super) async fn page(
         .await?
         .ok_or_else(|| Error::NotFound(format!("no comparison {id}")))?;
     let built = report::load(&state, &c).await?;
+    let waiting = crate::waiting::note(&state.db, &c).await?;
     let messages = db::patches::messages(&state.db, c.series_id).await?;
     let boots = db::boots::for_comparison(&state.db, id).await?;
     let jobs = db::jobs::for_comparison(&state.db, id).await?;
@@ -211,6 +213,7 @@ pub(super) async fn page(
         ),
         runs_per_side: c.runs_per_side,
         more_runs: more_runs_text(&c),
+        waiting,
         stored_base: stored(Side::Base),
         stored_patched: stored(Side::Patched),
         expected_per_side: usize::try_from(c.runs_per_side).unwrap_or(0) * per_boot,
