@@ -75,6 +75,34 @@ impl TestApp {
         (status, String::from_utf8(bytes.to_vec()).unwrap())
     }
 
+    /// A dup1 submission of `subject` with 1 task, 3 runs, no machine named;
+    /// returns the answer as it comes, for tests of what the server refuses
+    /// or reports about it. `extra` fields are added to the body.
+    pub async fn submit_raw(
+        &self,
+        subject: &str,
+        extra: serde_json::Value,
+    ) -> (StatusCode, String) {
+        let mut body = serde_json::json!({
+            "base": { "kind": "tarball", "name": "linux-source-6.1" },
+            "mbox": mbox(subject),
+            "workloads": ["dup1"],
+            "params": { "nr_task": [1], "seconds": 5, "warmup_seconds": 1 },
+            "runs": 3,
+        });
+        for (k, v) in extra.as_object().into_iter().flatten() {
+            body[k] = v.clone();
+        }
+        self.request(
+            "POST",
+            "/api/v1/comparisons",
+            Some(&self.ci),
+            &[],
+            Some(body.to_string()),
+        )
+        .await
+    }
+
     pub async fn get(&self, uri: &str) -> (StatusCode, String) {
         self.request("GET", uri, None, &[], None).await
     }

@@ -137,21 +137,10 @@ async fn a_decided_comparison_gets_no_more_boots(pool: sqlx::PgPool) {
 async fn max_runs_below_runs_is_refused(pool: sqlx::PgPool) {
     let app = TestApp::new(pool).await;
     app.register("lab").await;
-    let body = serde_json::json!({
-        "base": { "kind": "tarball", "name": "linux-source-6.1" },
-        "mbox": crate::helpers::mbox("[PATCH] fs: x"),
-        "workloads": ["dup1"],
-        "params": { "nr_task": [1], "seconds": 5, "warmup_seconds": 1 },
-        "runs": 5,
-        "max_runs": 4,
-    });
     let (status, body) = app
-        .request(
-            "POST",
-            "/api/v1/comparisons",
-            Some(&app.ci),
-            &[],
-            Some(body.to_string()),
+        .submit_raw(
+            "[PATCH] fs: x",
+            serde_json::json!({ "runs": 5, "max_runs": 4 }),
         )
         .await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");

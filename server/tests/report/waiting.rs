@@ -1,7 +1,7 @@
 //! A comparison that is not moving says what it waits for: its pinned
 //! machine that stopped calling, or any runner at all.
 
-use crate::helpers::{TestApp, mbox};
+use crate::helpers::TestApp;
 
 #[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
 async fn a_comparison_pinned_to_a_silent_machine_says_it_waits_for_it(pool: sqlx::PgPool) {
@@ -40,21 +40,8 @@ async fn a_comparison_pinned_to_a_silent_machine_says_it_waits_for_it(pool: sqlx
 #[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
 async fn an_unclaimed_comparison_says_when_no_runner_is_calling(pool: sqlx::PgPool) {
     let app = TestApp::new(pool.clone()).await;
-    let body = serde_json::json!({
-        "base": { "kind": "tarball", "name": "linux-source-6.1" },
-        "mbox": mbox("[PATCH] fs: nobody runs me"),
-        "workloads": ["dup1"],
-        "params": { "nr_task": [1], "seconds": 5, "warmup_seconds": 1 },
-        "runs": 3,
-    });
     let (status, body) = app
-        .request(
-            "POST",
-            "/api/v1/comparisons",
-            Some(&app.ci),
-            &[],
-            Some(body.to_string()),
-        )
+        .submit_raw("[PATCH] fs: nobody runs me", serde_json::json!({}))
         .await;
     assert!(status.is_success(), "{body}");
     let id = serde_json::from_str::<serde_json::Value>(&body).unwrap()["id"]
