@@ -110,14 +110,14 @@ async fn html_text_and_json_show_identical_numbers(pool: sqlx::PgPool) {
     let (status, html) = app.get(&format!("/comparisons/{id}")).await;
     assert_eq!(status, StatusCode::OK);
     let cells = html_row(&html, "will-it-scale.per_process_ops");
-    // metric, base, change, patched, interval, p, q, MW p, 0-day, verdict
+    // metric, base, change, patched, verdict, interval, q, p, MW p, 0-day
     assert_eq!(cells[1], tokens[0]);
     assert_eq!(cells[2], tokens[1]);
     assert_eq!(cells[3], tokens[2]);
-    assert_eq!(cells[9], "improvement");
+    assert_eq!(cells[4], "improvement");
     let interval = &metric["interval"];
     assert_eq!(
-        cells[4],
+        cells[5],
         format!(
             "{:+.2}% … {:+.2}%",
             interval["low"].as_f64().unwrap(),
@@ -128,7 +128,7 @@ async fn html_text_and_json_show_identical_numbers(pool: sqlx::PgPool) {
     assert!(
         text.contains(&format!(
             "  improvement  will-it-scale.per_process_ops  {}: 95% CI {}",
-            tokens[1], cells[4]
+            tokens[1], cells[5]
         )),
         "{text}"
     );
