@@ -115,10 +115,7 @@ pub fn execute(
             ),
         );
         let results = boot_and_run(pipeline, &lock, kernel, *slot, mode, &request, events)?;
-        events.state(
-            JobState::Uploading,
-            &format!("uploading {} runs of boot {}", results.len(), slot.seq + 1),
-        );
+        events.state(JobState::Uploading, &uploading(results.len(), slot.seq));
         for r in results {
             events
                 .result(*slot, r)
@@ -700,10 +697,7 @@ pub fn kexec_step(
                 let kernel = state.kernel(slot.side);
                 match qemu::collect(&out) {
                     Ok((report, mut results)) if !results.is_empty() => {
-                        events.state(
-                            JobState::Uploading,
-                            &format!("uploading {} runs of boot {}", results.len(), slot.seq + 1),
-                        );
+                        events.state(JobState::Uploading, &uploading(results.len(), slot.seq));
                         annotate(&mut results, &kernel, &report, 0.0, MeasurementMode::Kexec);
                         for r in results {
                             events.result(slot, r).map_err(|e| {
@@ -809,6 +803,12 @@ pub fn failure(reason: FailureReason, step: &str, e: Error) -> JobFailure {
         detail,
         log_tail,
     }
+}
+
+/// `uploading 1 run of boot 2`: the progress line of a boot's results.
+fn uploading(runs: usize, seq: u32) -> String {
+    let noun = if runs == 1 { "run" } else { "runs" };
+    format!("uploading {runs} {noun} of boot {}", seq + 1)
 }
 
 #[cfg(test)]

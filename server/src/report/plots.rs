@@ -165,6 +165,15 @@ pub fn series_plot(name: &str, runs: &[(Side, String, Vec<f64>)]) -> Option<Stri
         chart
             .configure_mesh()
             .x_desc("measured second")
+            // Point i is second i + 1: label whole seconds, never 2.5.
+            .x_labels(len.min(12))
+            .x_label_formatter(&|v| {
+                if (v.fract()).abs() < 1e-9 {
+                    format!("{}", *v as i64 + 1)
+                } else {
+                    String::new()
+                }
+            })
             .light_line_style(TRANSPARENT)
             .y_label_formatter(&|v| short_number(*v))
             .draw()

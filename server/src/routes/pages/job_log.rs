@@ -27,6 +27,8 @@ pub(super) struct JobLogPage {
     comparison_id: i64,
     state: String,
     failure: Option<String>,
+    /// Day and time of the first event; lines show the time of day.
+    since: Option<String>,
     events: Vec<EventLine>,
     log_tail: String,
 }
@@ -35,11 +37,12 @@ pub(super) async fn page(State(state): State<AppState>, Path(id): Path<i64>) -> 
     let job = db::report::job(&state.db, id)
         .await?
         .ok_or_else(|| Error::NotFound(format!("no job {id}")))?;
-    let events = db::events::for_job(&state.db, id)
-        .await?
+    let stored = db::events::for_job(&state.db, id).await?;
+    let since = stored.first().map(|e| view::time(e.at));
+    let events = stored
         .into_iter()
         .map(|e| EventLine {
-            at: view::time(e.at),
+            at: view::clock(e.at),
             state: e.state,
             attempt: e.attempt,
             message: e.message,
@@ -59,6 +62,7 @@ pub(super) async fn page(State(state): State<AppState>, Path(id): Path<i64>) -> 
         comparison_id: job.comparison_id,
         state: job.state,
         failure,
+        since,
         events,
         log_tail: job.log_tail,
     })

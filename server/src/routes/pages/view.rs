@@ -62,6 +62,11 @@ pub fn time(t: DateTime<Utc>) -> String {
     t.format("%Y-%m-%d %H:%M UTC").to_string()
 }
 
+/// `09:41:07`: a log line's time; the day is in the page's first line.
+pub fn clock(t: DateTime<Utc>) -> String {
+    t.format("%H:%M:%S").to_string()
+}
+
 /// `64G` (0-day's way of writing memory).
 pub fn memory(bytes: i64) -> String {
     let gib = bytes as f64 / f64::from(1u32 << 30);
