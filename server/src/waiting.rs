@@ -15,7 +15,7 @@ const SILENT_SECONDS: f64 = 600.0;
 
 /// What the comparison waits for, when that is worth telling.
 pub async fn note(db: &PgPool, c: &ComparisonRow) -> Result<Option<String>, Error> {
-    if ![status::QUEUED, status::RUNNING].contains(&c.status.as_str()) {
+    if status::is_final(&c.status) {
         return Ok(None);
     }
     if let (Some(id), Some(name)) = (c.machine_id, &c.machine_name) {

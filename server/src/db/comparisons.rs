@@ -27,6 +27,12 @@ pub mod status {
     pub const CANCELLED: &str = "cancelled";
     /// All of them, for validating filters.
     pub const ALL: &[&str] = &[QUEUED, RUNNING, DONE, FAILED, CANCELLED];
+
+    /// Whether a comparison in this status is over: its runs can no longer
+    /// change (done, failed, cancelled).
+    pub fn is_final(status: &str) -> bool {
+        ![QUEUED, RUNNING].contains(&status)
+    }
 }
 
 /// A new comparison, validated.
@@ -101,6 +107,21 @@ pub struct ComparisonRow {
     pub updated_at: DateTime<Utc>,
     /// When it became done, failed or cancelled.
     pub finished_at: Option<DateTime<Utc>>,
+}
+
+impl ComparisonRow {
+    /// The runs a side at each look when boots were added while undecided,
+    /// then the current count (`[3, 6, 12]`); empty when none were added.
+    pub fn runs_steps(&self) -> Vec<u32> {
+        if self.runs_added_at.is_empty() {
+            return Vec::new();
+        }
+        self.runs_added_at
+            .iter()
+            .chain([&self.runs_per_side])
+            .map(|&n| u32::try_from(n).unwrap_or(0))
+            .collect()
+    }
 }
 
 /// Stores a comparison; returns its id.

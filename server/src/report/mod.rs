@@ -336,14 +336,7 @@ pub fn header(
     h.base_source = Some(c.base.0.describe());
     h.patch_subject = facts.subject.clone();
     h.report_url = facts.report_url.clone();
-    if !c.runs_added_at.is_empty() {
-        h.runs_steps = c
-            .runs_added_at
-            .iter()
-            .chain([&c.runs_per_side])
-            .map(|&n| u32::try_from(n).unwrap_or(0))
-            .collect();
-    }
+    h.runs_steps = c.runs_steps();
     h
 }
 

@@ -35,11 +35,6 @@ pub fn headline(report: &ComparisonReport) -> String {
         .join("; ")
 }
 
-/// Whether a comparison's runs can no longer change.
-pub fn is_final(status: &str) -> bool {
-    [status::DONE, status::FAILED, status::CANCELLED].contains(&status)
-}
-
 /// Builds the report of a finished comparison and stores its verdict and
 /// headline; returns them, or `None` when the comparison is gone or not
 /// final.
@@ -50,7 +45,7 @@ pub async fn refresh(state: &AppState, id: i64) -> Result<Option<(String, String
     let Some(c) = db::comparisons::find(&state.db, id).await? else {
         return Ok(None);
     };
-    if !is_final(&c.status) {
+    if !status::is_final(&c.status) {
         return Ok(None);
     }
     let report = super::load(state, &c).await?;
@@ -93,7 +88,7 @@ pub async fn fill(
     listed: &mut [db::comparisons::ComparisonSummary],
 ) -> Result<(), Error> {
     for s in listed.iter_mut() {
-        if s.verdict.is_none() && is_final(&s.status) {
+        if s.verdict.is_none() && status::is_final(&s.status) {
             if let Some((verdict, headline)) = refresh(state, s.id).await? {
                 s.verdict = Some(verdict);
                 s.headline = Some(headline);

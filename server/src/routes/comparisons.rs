@@ -539,21 +539,9 @@ async fn list(
     State(state): State<AppState>,
     Query(q): Query<ListQuery>,
 ) -> Result<Json<ComparisonList>> {
-    if let Some(s) = &q.status {
-        if !status::ALL.contains(&s.as_str()) {
-            return Err(Error::BadRequest(format!(
-                "status `{s}` is not one of {}",
-                status::ALL.join(", ")
-            )));
-        }
-    }
-    if let Some(v) = &q.verdict {
-        if !OVERALL_VERDICTS.contains(&v.as_str()) {
-            return Err(Error::BadRequest(format!(
-                "verdict `{v}` is not one of {}",
-                OVERALL_VERDICTS.join(", ")
-            )));
-        }
+    super::check_one_of("status", q.status.as_deref(), status::ALL)?;
+    super::check_one_of("verdict", q.verdict.as_deref(), OVERALL_VERDICTS)?;
+    if q.verdict.is_some() {
         crate::report::stored::catch_up(&state).await?;
     }
     let limit = q.limit.unwrap_or(50);
@@ -599,7 +587,7 @@ async fn cancel(
     let current = db::comparisons::lock(&mut tx, id)
         .await?
         .ok_or_else(|| Error::NotFound(format!("no comparison {id}")))?;
-    if ![status::QUEUED, status::RUNNING].contains(&current.as_str()) {
+    if status::is_final(&current) {
         return Err(Error::Conflict(format!(
             "comparison {id} is already {current}"
         )));

@@ -37,6 +37,18 @@ pub fn app(state: AppState) -> Router {
         .with_state(state)
 }
 
+/// Rejects a query value that is not one of `allowed` (a listing filter by
+/// status or verdict), naming what is allowed.
+pub(crate) fn check_one_of(what: &str, value: Option<&str>, allowed: &[&str]) -> Result<(), Error> {
+    match value {
+        Some(v) if !allowed.contains(&v) => Err(Error::BadRequest(format!(
+            "{what} `{v}` is not one of {}",
+            allowed.join(", ")
+        ))),
+        _ => Ok(()),
+    }
+}
+
 async fn not_found(uri: axum::http::Uri) -> Error {
     Error::NotFound(format!(
         "no such endpoint: {}; see /api/v1/openapi.json",

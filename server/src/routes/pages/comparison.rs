@@ -186,7 +186,7 @@ pub(super) async fn page(
         } else {
             first_subject.unwrap_or_else(|| format!("comparison {id}"))
         },
-        live: [status::QUEUED, status::RUNNING].contains(&c.status.as_str()),
+        live: !status::is_final(&c.status),
         json_url: format!("/api/v1/comparisons/{id}"),
         text_url: format!("/api/v1/comparisons/{id}/report.txt"),
         overall: verdict.overall,
@@ -435,15 +435,11 @@ fn more_runs_text(c: &ComparisonRow) -> String {
     let Some(max) = c.max_runs_per_side else {
         return String::new();
     };
-    if c.runs_added_at.is_empty() {
+    let steps = c.runs_steps();
+    if steps.is_empty() {
         return format!(" (up to {max} while the verdict is undecided)");
     }
-    let steps: Vec<String> = c
-        .runs_added_at
-        .iter()
-        .chain([&c.runs_per_side])
-        .map(i32::to_string)
-        .collect();
+    let steps: Vec<String> = steps.iter().map(u32::to_string).collect();
     format!(
         " (more added while undecided: {}, at most {max})",
         steps.join(" → ")

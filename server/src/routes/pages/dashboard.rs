@@ -13,7 +13,8 @@ use crate::error::Result;
 use crate::extract::Query;
 use crate::report::stored;
 use crate::report::verdict::{OVERALL_VERDICTS, verdict_view};
-use crate::{AppState, Error, db, report};
+use crate::routes::check_one_of;
+use crate::{AppState, db, report};
 
 /// How many comparisons the dashboard shows.
 const SHOWN: i64 = 30;
@@ -86,25 +87,11 @@ fn rank(overall: &str) -> usize {
         .unwrap_or(OVERALL_VERDICTS.len())
 }
 
-/// Rejects a filter value that is not one of `allowed`.
-fn check(what: &str, value: Option<&str>, allowed: &[&str]) -> Result<()> {
-    match value {
-        Some(v) if !allowed.contains(&v) => Err(Error::BadRequest(format!(
-            "{what} `{v}` is not one of {}",
-            allowed.join(", ")
-        ))),
-        _ => Ok(()),
-    }
-}
-
 /// The verdict and headline of a listed comparison: stored once it is
-/// final, judged from the runs so far while it runs.
+/// final (see [`stored::fill`]), judged from the runs so far while it runs.
 async fn judged(state: &AppState, s: &ComparisonSummary) -> Result<Option<(String, String)>> {
     if let (Some(v), Some(h)) = (&s.verdict, &s.headline) {
         return Ok(Some((v.clone(), h.clone())));
-    }
-    if stored::is_final(&s.status) {
-        return stored::refresh(state, s.id).await;
     }
     let Some(c) = db::comparisons::find(&state.db, s.id).await? else {
         return Ok(None);
@@ -121,12 +108,12 @@ pub(super) async fn page(
     let some = |s: &str| (!s.is_empty()).then(|| s.to_string());
     let (machine, workload) = (some(&q.machine), some(&q.workload));
     let (wanted_status, wanted_verdict) = (some(&q.status), some(&q.verdict));
-    check("status", wanted_status.as_deref(), status::ALL)?;
-    check("verdict", wanted_verdict.as_deref(), OVERALL_VERDICTS)?;
+    check_one_of("status", wanted_status.as_deref(), status::ALL)?;
+    check_one_of("verdict", wanted_verdict.as_deref(), OVERALL_VERDICTS)?;
     if wanted_verdict.is_some() {
         stored::catch_up(&state).await?;
     }
-    let listed = db::comparisons::list(
+    let mut listed = db::comparisons::list(
         &state.db,
         &ListFilter {
             status: wanted_status.as_deref(),
@@ -138,6 +125,7 @@ pub(super) async fn page(
         },
     )
     .await?;
+    stored::fill(&state, &mut listed).await?;
     let mut rows = Vec::with_capacity(listed.len());
     for s in listed {
         let Some((overall, headline)) = judged(&state, &s).await? else {
