@@ -218,8 +218,13 @@ pub fn mount_works(view: &View) -> Result<(), String> {
     if !nix::unistd::geteuid().is_root() {
         return Err("mounting needs root".to_string());
     }
-    view.cmd("true")
-        .timeout(PROBE_LIMIT)
+    run_probe(view.cmd("true"))
+}
+
+/// Runs a probe command; `Err` is what it printed when it failed (the
+/// mount's own complaint), else the error.
+fn run_probe(cmd: Cmd) -> Result<(), String> {
+    cmd.timeout(PROBE_LIMIT)
         .run()
         .map(|_| ())
         .map_err(|e| match e {
@@ -247,15 +252,10 @@ pub fn overlay_works(lower: &Path, scratch: &Path) -> Result<(), String> {
     let view = View::overlay(lower, &upper, &work).map_err(|e| e.to_string())?;
     // Write through the overlay, so an upper file system that cannot hold
     // overlayfs's metadata fails here rather than in the middle of a build.
-    view.cmd("sh")
-        .args(["-ec", "touch .patchperf-overlay-probe && test -f Makefile"])
-        .timeout(PROBE_LIMIT)
-        .run()
-        .map(|_| ())
-        .map_err(|e| match e {
-            Error::ProcessFailed { tail, .. } => tail.trim().to_string(),
-            other => other.to_string(),
-        })?;
+    run_probe(
+        view.cmd("sh")
+            .args(["-ec", "touch .patchperf-overlay-probe && test -f Makefile"]),
+    )?;
     if lower.join(".patchperf-overlay-probe").exists() {
         return Err("the probe's write reached the lower layer".to_string());
     }
