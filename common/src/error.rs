@@ -16,4 +16,30 @@ pub enum Error {
         /// The parameters of the first run that differs.
         found: String,
     },
+    /// A submitted mbox holds nothing but whitespace.
+    #[error("mbox is empty")]
+    MboxEmpty,
+    /// No message of a submitted mbox carries a diff.
+    #[error("mbox contains no patch (no message with a diff in it)")]
+    MboxWithoutPatch,
+    /// A message's headers cannot be read as mail headers.
+    #[error(
+        "message {message} of the mbox: bad headers ({detail}); \
+         produce the series with `git format-patch`"
+    )]
+    MboxHeaders {
+        /// Which message, counting from 1.
+        message: usize,
+        /// What the header parser said.
+        detail: String,
+    },
+    /// A message carries a diff but not the headers that name the patch.
+    #[error(
+        "message {message} of the mbox has a diff but no Subject or From header; \
+         produce the series with `git format-patch`"
+    )]
+    MboxDiffWithoutHeaders {
+        /// Which message, counting from 1.
+        message: usize,
+    },
 }

@@ -1,8 +1,9 @@
 //! The vocabulary shared by the patchperf server and runner: what a run
 //! produces (`run`), how runners and the server talk (`protocol`), the names
 //! of metrics as 0-day prints them (`metric`) and the workloads a comparison
-//! may ask for (`workload`); the statistics of a comparison (`stats`) and the
-//! 0-day style report built from them (`report`).
+//! may ask for (`workload`); a submitted patch series (`mbox`) and the
+//! digest things are named by (`digest`); the statistics of a comparison
+//! (`stats`) and the 0-day style report built from them (`report`).
 //!
 //! This crate does no I/O, so both binaries (and their tests) can rely on it
 //! behaving the same everywhere.
@@ -10,7 +11,9 @@
 
 pub use error::Error;
 
+pub mod digest;
 pub mod error;
+pub mod mbox;
 pub mod metric;
 pub mod protocol;
 pub mod report;

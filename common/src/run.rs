@@ -51,6 +51,15 @@ impl Side {
             Side::Patched => "patched",
         }
     }
+
+    /// The letter of boot orders and job lines: `A` for base, `B` for
+    /// patched (`ABBA`).
+    pub fn letter(self) -> char {
+        match self {
+            Side::Base => 'A',
+            Side::Patched => 'B',
+        }
+    }
 }
 
 /// How the numbers were measured; reports must say which, because the modes

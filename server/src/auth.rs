@@ -12,8 +12,8 @@ use std::marker::PhantomData;
 use axum::extract::FromRequestParts;
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
+use patchperf_common::digest::sha256_hex;
 use rand::RngCore;
-use sha2::{Digest, Sha256};
 
 use crate::{AppState, Error, db};
 
@@ -65,11 +65,6 @@ pub fn generate(kind: TokenKind) -> String {
     let mut bytes = [0u8; 32];
     rand::rng().fill_bytes(&mut bytes);
     format!("ppf_{}_{}", kind.as_str(), hex(&bytes))
-}
-
-/// Lower-case hex sha256 of `data`: how tokens, mboxes and the like are kept.
-pub fn sha256_hex(data: &[u8]) -> String {
-    hex(&Sha256::digest(data))
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -52,13 +52,7 @@ impl BootPlan {
 /// The order in the notation reports use: `A` for base, `B` for patched,
 /// e.g. `ABBABA`.
 pub fn notation(sides: impl IntoIterator<Item = Side>) -> String {
-    sides
-        .into_iter()
-        .map(|s| match s {
-            Side::Base => 'A',
-            Side::Patched => 'B',
-        })
-        .collect()
+    sides.into_iter().map(Side::letter).collect()
 }
 
 #[cfg(test)]

@@ -13,7 +13,6 @@ pub mod db;
 pub mod error;
 pub mod extract;
 pub mod interleave;
-pub mod mbox;
 pub mod more_runs;
 pub mod notify;
 pub mod postgres;

@@ -1,9 +1,10 @@
 //! The comparison report: the model (`model`), how it is built from runs
-//! (`build`), 0-day's row order (`order`) and number formatting (`format`),
+//! (`build`), which runs one report compares (`group`), 0-day's row order (`order`) and number formatting (`format`),
 //! and the plain-text form an email to the patch author carries (`text`).
 
 pub mod build;
 pub mod format;
+pub mod group;
 pub mod model;
 pub mod order;
 #[cfg(test)]
@@ -11,6 +12,7 @@ mod test_runs;
 pub mod text;
 
 pub use build::{build_comparison, header_from_runs};
+pub use group::{ReportKey, group_by_report};
 pub use model::{
     Comparison, KernelLabel, MetricComparison, PipelineFact, Presence, ReportHeader, SideStats,
 };

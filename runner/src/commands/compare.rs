@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use patchperf_common::report::text::{TextOptions, render};
-use patchperf_common::report::{build_comparison, header_from_runs};
+use patchperf_common::report::{ReportKey, build_comparison, group_by_report, header_from_runs};
 use patchperf_common::run::RunResult;
 use patchperf_common::stats::VerdictPolicy;
 
@@ -17,7 +17,7 @@ use crate::Error;
 use crate::cli::compare::CompareArgs;
 
 /// Runs grouped by what one report compares: (workload, mode, nr_task).
-type Groups = BTreeMap<(String, &'static str, u32), Vec<RunResult>>;
+type Groups = BTreeMap<ReportKey, Vec<RunResult>>;
 
 /// Runs `patchperf-runner compare`.
 pub fn run(args: CompareArgs) -> Result<(), Error> {
@@ -55,13 +55,7 @@ pub fn compare_dirs(
     let mut only = Vec::new();
     for (key, base_runs) in &base {
         let Some(patched_runs) = patched.get(key) else {
-            only.push(format!(
-                "{}/{}/{} only in {}",
-                key.0,
-                key.1,
-                key.2,
-                base_dir.display()
-            ));
+            only.push(format!("{key} only in {}", base_dir.display()));
             continue;
         };
         let header = header_from_runs(machine, base_runs, patched_runs);
@@ -70,13 +64,7 @@ pub fn compare_dirs(
         reports.push(render(&comparison, &TextOptions { all_rows }));
     }
     for key in patched.keys().filter(|k| !base.contains_key(*k)) {
-        only.push(format!(
-            "{}/{}/{} only in {}",
-            key.0,
-            key.1,
-            key.2,
-            patched_dir.display()
-        ));
+        only.push(format!("{key} only in {}", patched_dir.display()));
     }
     if reports.is_empty() {
         return Err(Error::Usage(format!(
@@ -93,15 +81,9 @@ pub fn compare_dirs(
     Ok(out)
 }
 
+/// In key order, so the reports come out the same for any file order.
 fn group(runs: Vec<RunResult>) -> Groups {
-    let mut groups = Groups::new();
-    for r in runs {
-        groups
-            .entry((r.workload.clone(), r.mode.as_str(), r.nr_task))
-            .or_default()
-            .push(r);
-    }
-    groups
+    group_by_report(runs, |r| r).into_iter().collect()
 }
 
 /// Every RunResult in the directory's `*.json` files, in file name order.

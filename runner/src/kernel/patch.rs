@@ -2,9 +2,13 @@
 //! client writes it) on a fresh tree: `git am` on git worktrees, `patch -p1`
 //! patch by patch on unpacked tarballs. A series that does not apply is
 //! reported with the patch's subject, the tool's words and the failing hunk.
+//! Which messages are patches is the shared crate's rule
+//! ([`patchperf_common::mbox`]), the one the server accepted the series by.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+use patchperf_common::mbox::Message;
 
 use crate::Error;
 use crate::kernel::source::{SourceKind, Tree};
@@ -46,8 +50,10 @@ impl From<Error> for ApplyError {
 }
 
 /// Splits an mbox into its messages (in `dir`) and keeps those that carry a
-/// diff; cover letters and replies are left out.
-pub fn split_mbox(mbox: &Path, dir: &Path) -> Result<Vec<PatchFile>, Error> {
+/// diff; cover letters and replies are left out. A message the server would
+/// refuse (unreadable headers, a diff without Subject or From) stops the
+/// series here too.
+pub fn split_mbox(mbox: &Path, dir: &Path) -> Result<Vec<PatchFile>, ApplyError> {
     std::fs::create_dir_all(dir)
         .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
     let mut out_arg = std::ffi::OsString::from("-o");
@@ -64,57 +70,24 @@ pub fn split_mbox(mbox: &Path, dir: &Path) -> Result<Vec<PatchFile>, Error> {
         .collect();
     names.sort();
     let mut patches = Vec::new();
-    for path in names {
+    let count = names.len();
+    for (index, path) in names.into_iter().enumerate() {
         let text = std::fs::read(&path)
             .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
-        let text = String::from_utf8_lossy(&text);
-        if !has_diff(&text) {
-            continue;
+        let message = Message::read(&String::from_utf8_lossy(&text), index).map_err(|e| {
+            ApplyError::DoesNotApply {
+                patch: format!("message {}/{count}", index + 1),
+                detail: e.to_string(),
+            }
+        })?;
+        if message.has_diff {
+            patches.push(PatchFile {
+                subject: message.subject,
+                path,
+            });
         }
-        patches.push(PatchFile {
-            subject: subject(&text),
-            path,
-        });
     }
     Ok(patches)
-}
-
-/// Whether a message carries a unified diff.
-pub fn has_diff(message: &str) -> bool {
-    let mut minus = false;
-    for line in message.lines() {
-        if line.starts_with("--- ") {
-            minus = true;
-        } else if minus && line.starts_with("+++ ") {
-            return true;
-        } else {
-            minus = false;
-        }
-    }
-    false
-}
-
-/// The `Subject:` of a message, unfolded; empty when there is none.
-pub fn subject(message: &str) -> String {
-    let mut lines = message.lines();
-    while let Some(line) = lines.next() {
-        if line.is_empty() {
-            break;
-        }
-        if let Some(rest) = line.strip_prefix("Subject:") {
-            let mut s = rest.trim().to_string();
-            for cont in lines.by_ref() {
-                if cont.starts_with([' ', '\t']) {
-                    s.push(' ');
-                    s.push_str(cont.trim());
-                } else {
-                    break;
-                }
-            }
-            return s;
-        }
-    }
-    String::new()
 }
 
 /// A series that went on.
@@ -154,8 +127,9 @@ pub fn apply(tree: &Tree, mbox: &Path, scratch: &Path) -> Result<Applied, ApplyE
     })
 }
 
-/// The files a patch writes (`-p1` paths): the new side of each diff, and
-/// the target of each rename.
+/// The files a patch writes (`-p1` paths): the new side of each diff, the
+/// target of each rename, and the file of a git diff without hunks (a mode
+/// change).
 pub fn written_files(patch: &str) -> Vec<String> {
     let mut files = Vec::new();
     for line in patch.lines() {
@@ -168,6 +142,8 @@ pub fn written_files(patch: &str) -> Vec<String> {
             }
         } else if let Some(to) = line.strip_prefix("rename to ") {
             to.trim_end()
+        } else if let Some(path) = line.strip_prefix("diff --git ").and_then(same_path) {
+            path
         } else {
             continue;
         };
@@ -176,6 +152,17 @@ pub fn written_files(patch: &str) -> Vec<String> {
         }
     }
     files
+}
+
+/// `a/P b/P` -> `P`: the path of a git diff header whose two sides agree
+/// (a header of two different paths is a rename, named by `rename to`).
+fn same_path(sides: &str) -> Option<&str> {
+    let len = sides.len().checked_sub(5)?;
+    if len % 2 != 0 {
+        return None;
+    }
+    let path = sides.strip_prefix("a/")?.get(..len / 2)?;
+    (sides.get(2 + len / 2..)? == format!(" b/{path}")).then_some(path)
 }
 
 fn which(patches: &[PatchFile], i: usize) -> String {
@@ -471,6 +458,17 @@ diff --git a/fs/close.c b/fs/close.c
     }
 
     #[test]
+    fn a_mode_change_writes_its_file() {
+        let patch = "diff --git a/scripts/check.sh b/scripts/check.sh\n\
+                     old mode 100644\nnew mode 100755\n\
+                     diff --git a/x y b/x y\n";
+        assert_eq!(written_files(patch), ["scripts/check.sh", "x y"]);
+        assert_eq!(same_path("a/x b/y"), None);
+        assert_eq!(same_path("a/é b/é"), Some("é"));
+        assert_eq!(same_path("ab"), None);
+    }
+
+    #[test]
     fn git_failure_locations_and_hunks_are_found() {
         let out = "Applying: fs: open faster\nerror: patch failed: fs/open.c:1\n\
                    error: fs/open.c: patch does not apply\nPatch failed at 0001 fs: open faster\n";
@@ -572,6 +570,73 @@ diff --git a/fs/close.c b/fs/close.c
             }
             other => panic!("unexpected {other:?}"),
         }
+    }
+
+    /// `chmod +x fs/open.c` as `git format-patch` writes it: a git diff
+    /// with no hunk, which the server accepts as a patch.
+    const MODE_ONLY: &str = "\
+From 3333333333333333333333333333333333333333 Mon Sep 17 00:00:00 2001
+From: A Developer <dev@example.org>
+Subject: [PATCH] fs: make open.c executable
+
+---
+ fs/open.c | 0
+ 1 file changed, 0 insertions(+), 0 deletions(-)
+ mode change 100644 => 100755 fs/open.c
+
+diff --git a/fs/open.c b/fs/open.c
+old mode 100644
+new mode 100755
+-- 
+2.39.5
+";
+
+    fn check_mode_only(make: fn(&Path, &crate::kernel::cache::CacheLock, &str) -> Pristine) {
+        use std::os::unix::fs::PermissionsExt;
+        // The server's rule: this is a series with one patch in it.
+        let series = patchperf_common::mbox::parse(MODE_ONLY).unwrap();
+        assert_eq!(series.patch_subjects().count(), 1);
+
+        let dir = tempfile::tempdir().unwrap();
+        let mbox = dir.path().join("series.mbox");
+        std::fs::write(&mbox, MODE_ONLY).unwrap();
+        let cache = Cache::at(dir.path().join("cache"));
+        let lock = cache.lock().unwrap();
+        let pristine = make(dir.path(), &lock, "int a;\n");
+        let scratch = lock.scratch("t").unwrap();
+        let tree = Tree::copy_of(&pristine, &scratch.path().join("linux")).unwrap();
+        let applied = apply(&tree, &mbox, scratch.path()).unwrap();
+        assert_eq!(applied.patches, 1);
+        assert_eq!(applied.files, ["fs/open.c"]);
+        // As the build sees the tree (the copy may be mounted at the
+        // pristine tree's path in the tools' own namespace).
+        let mode = tree
+            .view
+            .cmd("stat")
+            .args(["-c", "%a", "fs/open.c"])
+            .capture_stdout()
+            .output()
+            .unwrap();
+        assert_eq!(mode.stdout.trim(), "755");
+        assert_eq!(
+            std::fs::metadata(pristine.dir.join("fs/open.c"))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o111,
+            0,
+            "the pristine tree was changed"
+        );
+    }
+
+    #[test]
+    fn a_mode_only_patch_applies_to_a_tarball_tree() {
+        check_mode_only(tarball_pristine);
+    }
+
+    #[test]
+    fn a_mode_only_patch_applies_to_a_git_tree() {
+        check_mode_only(git_pristine);
     }
 
     #[test]

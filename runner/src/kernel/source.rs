@@ -442,10 +442,9 @@ pub fn sha256_file(path: &Path) -> Result<String, Error> {
     Ok(format!("{:x}", hasher.finalize()))
 }
 
-/// sha256 of bytes, lower-case hex.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    format!("{:x}", Sha256::digest(bytes))
-}
+/// sha256 of bytes, lower-case hex: the shared crate's, named here for the
+/// kernel steps that key their caches by it.
+pub use patchperf_common::digest::sha256_hex;
 
 fn remove_dir_if_exists(dir: &Path) -> Result<(), Error> {
     match std::fs::remove_dir_all(dir) {

@@ -2,7 +2,7 @@
 
 use sqlx::{PgConnection, PgExecutor};
 
-use crate::mbox::Series;
+use patchperf_common::mbox::Series;
 
 /// One message of a stored series.
 #[derive(Debug, Clone, serde::Serialize)]

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 use patchperf_common::protocol::{BaseSource, NrTask};
 use patchperf_common::report::{
-    Comparison, KernelLabel, ReportHeader, build_comparison, header_from_runs,
+    Comparison, KernelLabel, ReportHeader, build_comparison, group_by_report, header_from_runs,
 };
 use patchperf_common::run::{MeasurementMode, MetricValue, RunResult, Side, TaskMode};
 use patchperf_common::stats::{Interval, VerdictPolicy};
@@ -202,18 +202,7 @@ pub fn group_reports(
     policy: &VerdictPolicy,
     floors: &NoiseFloors,
 ) -> Result<Vec<GroupReport>, Error> {
-    let mut groups: Vec<((String, TaskMode, u32), Vec<StoredRun>)> = Vec::new();
-    for run in runs {
-        let key = (
-            run.result.workload.clone(),
-            run.result.mode,
-            run.result.nr_task,
-        );
-        match groups.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, g)) => g.push(run),
-            None => groups.push((key, vec![run])),
-        }
-    }
+    let mut groups = group_by_report(runs, |run| &run.result);
     let workload_pos = |w: &str| {
         c.workloads
             .iter()
@@ -221,10 +210,10 @@ pub fn group_reports(
             .unwrap_or(usize::MAX)
     };
     groups.sort_by(|(a, _), (b, _)| {
-        workload_pos(&a.0)
-            .cmp(&workload_pos(&b.0))
-            .then(a.1.as_str().cmp(b.1.as_str()))
-            .then(a.2.cmp(&b.2))
+        workload_pos(&a.workload)
+            .cmp(&workload_pos(&b.workload))
+            .then(a.mode.as_str().cmp(b.mode.as_str()))
+            .then(a.nr_task.cmp(&b.nr_task))
     });
     groups
         .into_iter()

@@ -6,6 +6,7 @@ use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use chrono::{DateTime, Utc};
+use patchperf_common::mbox::{self, Series};
 use patchperf_common::protocol::{BaseSource, NrTask, WorkloadParams};
 use patchperf_common::run::MeasurementMode;
 use patchperf_common::workload;
@@ -17,7 +18,7 @@ use crate::db::{self, boots::BootRow, jobs::JobRow, patches::PatchRow};
 use crate::error::Result;
 use crate::extract::{Json, Path, Query};
 use crate::report::verdict::OVERALL_VERDICTS;
-use crate::{AppState, Error, interleave, mbox, queue};
+use crate::{AppState, Error, interleave, queue};
 
 /// Fewest runs a side: fewer cannot give a confidence interval worth
 /// printing.
@@ -99,9 +100,9 @@ async fn create(
                     .into(),
             ));
         }
-        mbox::Series::empty()
+        Series::empty()
     } else {
-        mbox::parse(&req.mbox).map_err(Error::Unprocessable)?
+        mbox::parse(&req.mbox).map_err(|e| Error::Unprocessable(e.to_string()))?
     };
     let machine =
         match &req.machine {

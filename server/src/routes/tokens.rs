@@ -5,6 +5,7 @@ use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
+use patchperf_common::digest::sha256_hex;
 use serde::{Deserialize, Serialize};
 
 use crate::auth::{self, AdminAuth, TokenKind};
@@ -69,13 +70,7 @@ pub async fn create_token(
         ));
     }
     let token = auth::generate(kind);
-    let id = db::tokens::insert(
-        conn,
-        kind.as_str(),
-        name,
-        &auth::sha256_hex(token.as_bytes()),
-    )
-    .await?;
+    let id = db::tokens::insert(conn, kind.as_str(), name, &sha256_hex(token.as_bytes())).await?;
     Ok(TokenCreated {
         id,
         kind,

@@ -83,7 +83,7 @@ async fn the_series_is_kept_with_each_patch_subject_author_and_message_id(pool: 
     assert_eq!(messages[1]["subject"], "[PATCH 2/2] fs: and another");
     assert_eq!(
         c["patches"]["sha256"],
-        patchperf_server::auth::sha256_hex(crate::helpers::MBOX.as_bytes())
+        patchperf_common::digest::sha256_hex(crate::helpers::MBOX.as_bytes())
     );
     // The same series submitted again is stored once.
     app.submit(3, json!({})).await;

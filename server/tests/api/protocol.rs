@@ -78,7 +78,7 @@ async fn a_claim_hands_out_everything_the_runner_needs(pool: PgPool) {
     assert_eq!(job.mbox, MBOX);
     assert_eq!(
         job.patches_sha256,
-        patchperf_server::auth::sha256_hex(MBOX.as_bytes())
+        patchperf_common::digest::sha256_hex(MBOX.as_bytes())
     );
     assert_eq!(job.workloads, ["open1"]);
     assert_eq!(job.params.seconds, 5);

@@ -2,7 +2,7 @@
 
 use axum::body::Body;
 use axum::http::{Method, StatusCode};
-use patchperf_server::auth::sha256_hex;
+use patchperf_common::digest::sha256_hex;
 use serde_json::json;
 use sqlx::PgPool;
 

@@ -35,7 +35,7 @@ impl TestApp {
                 &mut conn,
                 kind.as_str(),
                 &format!("test {kind}"),
-                &auth::sha256_hex(token.as_bytes()),
+                &patchperf_common::digest::sha256_hex(token.as_bytes()),
             )
             .await
             .unwrap();

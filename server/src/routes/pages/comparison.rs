@@ -175,6 +175,10 @@ pub(super) async fn page(
             .filter(|r| r.side == side)
             .count()
     };
+    let letters = boots
+        .iter()
+        .map(|b| Ok(crate::queue::parse_side(&b.side)?.letter()))
+        .collect::<Result<Vec<char>>>()?;
     let per_boot = c.workloads.len() * c.params.0.nr_task.len();
     let p = &c.params.0;
     Ok(ComparisonPage {
@@ -222,9 +226,10 @@ pub(super) async fn page(
         order_seed: c.order_seed as u64,
         boots: boots
             .iter()
-            .map(|b| BootCell {
+            .zip(&letters)
+            .map(|(b, &letter)| BootCell {
                 seq: b.seq,
-                letter: if b.side == "base" { 'A' } else { 'B' },
+                letter,
                 side: b.side.clone(),
                 job_id: b.job_id,
             })
@@ -236,8 +241,9 @@ pub(super) async fn page(
                 seq: j.seq,
                 boots: boots
                     .iter()
-                    .filter(|b| b.job_id == j.id)
-                    .map(|b| format!("{}{}", b.seq, if b.side == "base" { 'A' } else { 'B' }))
+                    .zip(&letters)
+                    .filter(|(b, _)| b.job_id == j.id)
+                    .map(|(b, letter)| format!("{}{letter}", b.seq))
                     .collect::<Vec<_>>()
                     .join(" "),
                 state: j.state.clone(),

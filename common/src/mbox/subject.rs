@@ -1,0 +1,104 @@
+//! A patch subject as `git format-patch` and mailing lists write it:
+//! `[PATCH v2 3/7] mm: make the thing faster`, with the bracketed prefix
+//! read into version, position and the other tags (`RFC`, `net-next`).
+
+/// A subject split into its `[...]` prefix and its title.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Subject {
+    /// The words of the prefix that are neither a version nor a position:
+    /// `PATCH`, `RFC`, `net-next`, ...
+    pub tags: Vec<String>,
+    /// The series version: 2 for `v2`; `None` for a first posting.
+    pub version: Option<u32>,
+    /// The position in the series: `(3, 7)` for `3/7`; `(0, 7)` for a
+    /// cover letter.
+    pub position: Option<(u32, u32)>,
+    /// The subject without the prefix(es) and a leading `Re:`: the commit
+    /// title.
+    pub title: String,
+}
+
+impl Subject {
+    /// Reads a decoded, unfolded subject. Every prefix in brackets at the
+    /// start counts (`[RFC][PATCH 1/2]`); text that is not in that form is
+    /// all title.
+    pub fn parse(subject: &str) -> Subject {
+        let mut out = Subject::default();
+        let mut rest = subject.trim();
+        if let Some(after) = strip_prefix_ignore_case(rest, "re:") {
+            rest = after.trim_start();
+        }
+        while let Some(inner_and_rest) = rest.strip_prefix('[') {
+            let Some((inner, after)) = inner_and_rest.split_once(']') else {
+                break;
+            };
+            for word in inner.split_whitespace() {
+                out.read_word(word);
+            }
+            rest = after.trim_start();
+        }
+        out.title = rest.to_string();
+        out
+    }
+
+    fn read_word(&mut self, word: &str) {
+        if let Some(v) = word
+            .strip_prefix(['v', 'V'])
+            .and_then(|n| n.parse::<u32>().ok())
+        {
+            self.version = Some(v);
+        } else if let Some(position) = position(word) {
+            self.position = Some(position);
+        } else {
+            self.tags.push(word.to_string());
+        }
+    }
+}
+
+/// `3/7` -> (3, 7).
+fn position(word: &str) -> Option<(u32, u32)> {
+    let (n, of) = word.split_once('/')?;
+    Some((n.parse().ok()?, of.parse().ok()?))
+}
+
+fn strip_prefix_ignore_case<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
+    let head = text.get(..prefix.len())?;
+    head.eq_ignore_ascii_case(prefix)
+        .then(|| &text[prefix.len()..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_position_and_tags_are_read() {
+        let s = Subject::parse("[PATCH v2 3/7] mm: make the thing faster");
+        assert_eq!(s.tags, ["PATCH"]);
+        assert_eq!(s.version, Some(2));
+        assert_eq!(s.position, Some((3, 7)));
+        assert_eq!(s.title, "mm: make the thing faster");
+    }
+
+    #[test]
+    fn several_prefixes_and_replies() {
+        let s = Subject::parse("Re: [RFC][PATCH net-next 0/2] net: two things");
+        assert_eq!(s.tags, ["RFC", "PATCH", "net-next"]);
+        assert_eq!(s.version, None);
+        assert_eq!(s.position, Some((0, 2)));
+        assert_eq!(s.title, "net: two things");
+    }
+
+    #[test]
+    fn a_subject_without_prefix_is_all_title() {
+        let s = Subject::parse("fs: open faster");
+        assert_eq!(
+            s,
+            Subject {
+                title: "fs: open faster".into(),
+                ..Subject::default()
+            }
+        );
+        assert_eq!(Subject::parse("[unclosed x").title, "[unclosed x");
+    }
+}

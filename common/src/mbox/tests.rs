@@ -1,0 +1,198 @@
+use proptest::prelude::*;
+
+use super::*;
+
+const TWO_PATCH_SERIES: &str = "\
+From 1111111111111111111111111111111111111111 Mon Sep 17 00:00:00 2001
+From: =?UTF-8?q?J=C3=B6rg=20Hacker?= <jh@example.org>
+Date: Mon, 1 Jan 2024 00:00:00 +0000
+Subject: [PATCH 1/2] fs: make
+ open faster
+Message-ID: <20240101.1@example.org>
+
+Folded subject, encoded author.
+---
+diff --git a/fs/open.c b/fs/open.c
+--- a/fs/open.c
++++ b/fs/open.c
+@@ -1 +1 @@
+-a
++b
+
+From 2222222222222222222222222222222222222222 Mon Sep 17 00:00:00 2001
+From: A <a@example.org>
+Subject: [PATCH 2/2] fs: plain unified diff
+
+--- a/fs/stat.c
++++ b/fs/stat.c
+@@ -1 +1 @@
+-a
++b
+";
+
+/// What `git format-patch` writes for `chmod +x` and nothing else.
+const MODE_ONLY_PATCH: &str = "\
+From 3333333333333333333333333333333333333333 Mon Sep 17 00:00:00 2001
+From: A Developer <dev@example.org>
+Subject: [PATCH] scripts: make check.sh executable
+
+---
+ scripts/check.sh | 0
+ 1 file changed, 0 insertions(+), 0 deletions(-)
+ mode change 100644 => 100755 scripts/check.sh
+
+diff --git a/scripts/check.sh b/scripts/check.sh
+old mode 100644
+new mode 100755
+-- 
+2.39.5
+";
+
+#[test]
+fn reads_subject_author_and_message_id_of_each_patch() {
+    let series = parse(TWO_PATCH_SERIES).unwrap();
+    assert_eq!(series.messages.len(), 2);
+    let first = &series.messages[0];
+    assert_eq!(first.subject, "[PATCH 1/2] fs: make open faster");
+    assert_eq!(first.author, "Jörg Hacker <jh@example.org>");
+    assert_eq!(first.message_id.as_deref(), Some("20240101.1@example.org"));
+    assert!(first.has_diff);
+    assert_eq!(
+        series.messages[1].subject,
+        "[PATCH 2/2] fs: plain unified diff"
+    );
+    assert_eq!(series.messages[1].message_id, None);
+    assert!(series.messages[1].has_diff);
+    assert_eq!(series.sha256, sha256_hex(TWO_PATCH_SERIES.as_bytes()));
+}
+
+#[test]
+fn authors_are_read_as_name_and_address_and_dates_as_epoch_seconds() {
+    let series = parse(TWO_PATCH_SERIES).unwrap();
+    let first = &series.messages[0];
+    assert_eq!(
+        first.mailbox,
+        Some(Mailbox {
+            name: "Jörg Hacker".into(),
+            address: "jh@example.org".into()
+        })
+    );
+    assert_eq!(first.date, Some(1_704_067_200));
+    assert_eq!(series.messages[1].date, None);
+    let subject = first.parsed_subject();
+    assert_eq!(subject.position, Some((1, 2)));
+    assert_eq!(subject.title, "fs: make open faster");
+}
+
+#[test]
+fn a_cover_letter_is_kept_but_is_not_a_patch() {
+    let mbox = format!(
+        "From 0 Mon Sep 17 00:00:00 2001\nFrom: A <a@x>\nSubject: [PATCH 0/2] cover\n\nwords\n\n{TWO_PATCH_SERIES}"
+    );
+    let series = parse(&mbox).unwrap();
+    assert_eq!(series.messages.len(), 3);
+    assert!(!series.messages[0].has_diff);
+    assert_eq!(
+        series.patch_subjects().collect::<Vec<_>>(),
+        [
+            "[PATCH 1/2] fs: make open faster",
+            "[PATCH 2/2] fs: plain unified diff"
+        ]
+    );
+}
+
+#[test]
+fn a_mode_only_patch_is_a_patch() {
+    let series = parse(MODE_ONLY_PATCH).unwrap();
+    assert_eq!(
+        series.patch_subjects().collect::<Vec<_>>(),
+        ["[PATCH] scripts: make check.sh executable"]
+    );
+}
+
+#[test]
+fn text_without_a_diff_is_refused() {
+    let err = parse("From: A <a@x>\nSubject: hello\n\njust words\n").unwrap_err();
+    assert!(err.to_string().contains("mbox contains no patch"), "{err}");
+    assert_eq!(parse("  \n").unwrap_err().to_string(), "mbox is empty");
+}
+
+#[test]
+fn a_bare_diff_without_mail_headers_is_refused_with_advice() {
+    let err = parse("diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n").unwrap_err();
+    assert!(err.to_string().contains("git format-patch"), "{err}");
+}
+
+/// Mbox-like text: lines drawn mostly from the shapes a series has, so the
+/// generator reaches separators, headers and diffs, not only noise.
+fn mbox_text() -> impl Strategy<Value = String> {
+    let line = prop_oneof![
+        Just("From 1111 Mon Sep 17 00:00:00 2001".to_string()),
+        Just("From: A <a@example.org>".to_string()),
+        Just("Subject: [PATCH v2 1/2] x".to_string()),
+        Just("Message-ID: <1@x>".to_string()),
+        Just(String::new()),
+        Just("diff --git a/x b/x".to_string()),
+        Just("--- a/x".to_string()),
+        Just("+++ b/x".to_string()),
+        Just("@@ -1 +1 @@".to_string()),
+        ".{0,40}",
+    ];
+    proptest::collection::vec(line, 0..40).prop_map(|lines| lines.join("\n"))
+}
+
+proptest! {
+    #[test]
+    fn arbitrary_text_never_panics(text in ".*", bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+        let _ = parse(&text);
+        let lossy = String::from_utf8_lossy(&bytes);
+        let _ = parse(&lossy);
+        for (i, message) in split(&lossy).into_iter().enumerate() {
+            let _ = Message::read(message, i);
+        }
+        let _ = Subject::parse(&text);
+    }
+
+    #[test]
+    fn split_messages_are_pieces_of_the_mbox_in_order(text in mbox_text()) {
+        let messages = split(&text);
+        let mut from = 0;
+        for message in &messages {
+            // Each message is a slice of the input, after the previous one.
+            let start = message.as_ptr() as usize - text.as_ptr() as usize;
+            prop_assert!(start >= from);
+            prop_assert_eq!(&text[start..start + message.len()], *message);
+            prop_assert!(!message.trim().is_empty());
+            from = start + message.len();
+        }
+    }
+
+    #[test]
+    fn joined_series_split_back_into_their_messages(
+        bodies in proptest::collection::vec("[a-z ]{1,30}", 1..6),
+    ) {
+        let messages: Vec<String> = bodies
+            .iter()
+            .enumerate()
+            .map(|(i, b)| format!("From: A <a@x>\nSubject: [PATCH {}/{}] {b}\n\n{b}\n", i + 1, bodies.len()))
+            .collect();
+        let mbox: String = messages
+            .iter()
+            .map(|m| format!("From 1111 Mon Sep 17 00:00:00 2001\n{m}\n"))
+            .collect();
+        let split = split(&mbox);
+        prop_assert_eq!(split.len(), messages.len());
+        for (got, want) in split.iter().zip(&messages) {
+            prop_assert_eq!(got.trim_end(), want.trim_end());
+        }
+    }
+
+    #[test]
+    fn a_series_parse_accepts_has_a_patch_and_the_text_s_sha256(text in mbox_text()) {
+        if let Ok(series) = parse(&text) {
+            prop_assert!(series.messages.iter().any(|m| m.has_diff));
+            prop_assert_eq!(series.messages.len(), split(&text).len());
+            prop_assert_eq!(series.sha256, sha256_hex(text.as_bytes()));
+        }
+    }
+}
