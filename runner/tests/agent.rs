@@ -17,30 +17,16 @@ use patchperf_runner::agent::executor::{
 use patchperf_runner::agent::inventory;
 use patchperf_runner::agent::worker::{Agent, AgentOptions, Step};
 use patchperf_server::auth::TokenKind;
+use patchperf_testkit::mbox::one_patch;
+use patchperf_testkit::{TestServer, token};
 use serde_json::json;
-use server_support::{TestServer, token};
 use sqlx::PgPool;
-
-mod server_support;
-
-/// A two-line patch as `git format-patch` writes it.
-const MBOX: &str = "From 1111111111111111111111111111111111111111 Mon Sep 17 00:00:00 2001
-From: A Hacker <a@example.org>
-Subject: [PATCH] fs: tweak open
-
-diff --git a/fs/open.c b/fs/open.c
---- a/fs/open.c
-+++ b/fs/open.c
-@@ -1 +1 @@
--a
-+b
-";
 
 /// Submits a comparison of 3 boots a side of open1 with one task.
 fn submit(server: &str, ci: &str) -> i64 {
     let body = json!({
         "base": { "kind": "tarball", "name": "linux-source-6.1" },
-        "mbox": MBOX,
+        "mbox": one_patch("[PATCH] fs: tweak open"),
         "workloads": ["open1"],
         "params": { "nr_task": [1], "seconds": 2, "warmup_seconds": 1 },
         "runs": 3,

@@ -35,9 +35,8 @@ use patchperf_runner::kernel::executor::KernelExecutor;
 use patchperf_runner::kernel::pipeline::{self, Events, Pipeline};
 use patchperf_runner::kernel::source::sha256_hex;
 use patchperf_server::auth::TokenKind;
-use server_support::{TestServer, token};
-
-mod server_support;
+use patchperf_testkit::chromium::Chromium;
+use patchperf_testkit::{TestServer, token};
 
 /// One test at a time: they share the cache and the machine's two cores.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -532,42 +531,9 @@ async fn the_agent_runs_a_claimed_comparison_to_its_verdict(pool: sqlx::PgPool) 
 
     // What a person sees of it in a browser: Debian's headless Chromium on
     // the running server's pages, from the dashboard to a plot.
-    let url = server.url();
-    let overall = verdict["overall"].as_str().unwrap().to_string();
-    tokio::task::spawn_blocking(move || browse(&url, id, &overall))
-        .await
-        .unwrap();
+    let overall = verdict["overall"].as_str().unwrap();
+    browse(&server.url(), id, overall).await;
     server.stop().await;
-}
-
-/// The document headless Chromium builds for `url` (after its scripts ran),
-/// or `None` when Chromium is not installed.
-fn chromium_dom(url: &str) -> Option<String> {
-    let chromium = Path::new("/usr/bin/chromium");
-    if !chromium.exists() {
-        return None;
-    }
-    let profile = tempfile::tempdir().unwrap();
-    let out = patchperf_runner::proc::Cmd::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--virtual-time-budget=3000",
-            "--dump-dom",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg(url)
-        .capture_stdout()
-        .timeout(Duration::from_secs(120))
-        .run()
-        .unwrap();
-    Some(out.stdout)
 }
 
 /// The `href`s of a document's links.
@@ -579,11 +545,12 @@ fn links(dom: &str) -> Vec<String> {
         .collect()
 }
 
-fn browse(server: &str, id: i64, overall: &str) {
-    let Some(dashboard) = chromium_dom(&format!("{server}/")) else {
+async fn browse(server: &str, id: i64, overall: &str) {
+    let Some(chromium) = Chromium::find() else {
         eprintln!("skipping the browser walk: /usr/bin/chromium is not installed");
         return;
     };
+    let dashboard = chromium.dump_dom(&format!("{server}/")).await;
     // The dashboard lists the comparison with its verdict and patch.
     assert!(
         dashboard.contains("fs: use __fput_sync in close(2)"),
@@ -597,7 +564,7 @@ fn browse(server: &str, id: i64, overall: &str) {
 
     // Its report page: the headline sentence, the open1 table row with its
     // verdict, the boot order and inline plots.
-    let report = chromium_dom(&format!("{server}{page}")).unwrap();
+    let report = chromium.dump_dom(&format!("{server}{page}")).await;
     assert!(report.contains("patchperf noticed a"), "{report}");
     let row_start = report
         .find("<td class=\"metric\">will-it-scale.per_process_ops</td>")
@@ -612,7 +579,7 @@ fn browse(server: &str, id: i64, overall: &str) {
         .into_iter()
         .find(|h| h.contains("/plots/runs.svg") && h.contains("per_process_ops"))
         .expect("the headline plot links to itself");
-    let svg = chromium_dom(&format!("{server}{plot}")).unwrap();
+    let svg = chromium.dump_svg(&format!("{server}{plot}")).await;
     assert!(svg.contains("<svg"), "{svg}");
     assert!(svg.contains("will-it-scale.per_process_ops"), "{svg}");
 }

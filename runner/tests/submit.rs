@@ -6,10 +6,8 @@
 use std::process::{Command, Output};
 
 use patchperf_server::auth::TokenKind;
-use server_support::{TestServer, token};
+use patchperf_testkit::{TestServer, token};
 use sqlx::PgPool;
-
-mod server_support;
 
 const BIN: &str = env!("CARGO_BIN_EXE_patchperf-runner");
 

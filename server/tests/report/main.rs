@@ -13,6 +13,7 @@ use axum::http::StatusCode;
 use helpers::{TestApp, squash};
 use patchperf_common::report::format::{change_column, mean_column};
 use patchperf_common::run::Side;
+use patchperf_testkit::TestServer;
 
 /// Base runs at 100000 ops per task and second, patched at 110000, with a
 /// little boot-to-boot noise: a clear +10% improvement.
@@ -253,7 +254,8 @@ async fn pages_in_headless_chromium_show_the_report(pool: sqlx::PgPool) {
     };
     let app = TestApp::new(pool).await;
     let id = completed_comparison(&app, "[PATCH] fs: <i>dup</i> without the sanity check").await;
-    let base = browser::serve(app.state.clone()).await;
+    let server = TestServer::serve(app.state.clone(), "127.0.0.1:0".parse().unwrap()).await;
+    let base = server.url();
 
     // The report page, as the browser built it.
     let dom = chromium.dump_dom(&format!("{base}/comparisons/{id}")).await;
@@ -337,7 +339,8 @@ async fn a_running_comparison_page_follows_the_json_in_chromium(pool: sqlx::PgPo
     let id = app.submit("[PATCH] fs: live", "lab1", &[1], 3).await;
     let spec = app.claim(machine).await.unwrap();
     app.run_job(machine, &spec, &[1], ops, false).await;
-    let base = browser::serve(app.state.clone()).await;
+    let server = TestServer::serve(app.state.clone(), "127.0.0.1:0".parse().unwrap()).await;
+    let base = server.url();
     let dom = chromium.dump_dom(&format!("{base}/comparisons/{id}")).await;
     let text = squash(&browser::visible_text(&dom));
     // live.js fetched the JSON and rewrote the banner

@@ -1,6 +1,5 @@
-//! Shared by the tests that talk to a real patchperf server (`agent.rs`,
-//! `submit.rs`): the server app served on a loopback port over the test's
-//! own Postgres database, and tokens minted straight into that database.
+//! The app served on a loopback port, for tests that need a real socket (the
+//! runner's client, a browser), and tokens minted straight into a database.
 
 use std::net::SocketAddr;
 
@@ -11,7 +10,8 @@ use sqlx::PgPool;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
-/// The server, served on a loopback port until stopped.
+/// The server, served on a loopback port until stopped or dropped.
+#[derive(Debug)]
 pub struct TestServer {
     addr: SocketAddr,
     stop: oneshot::Sender<()>,
@@ -19,15 +19,22 @@ pub struct TestServer {
 }
 
 impl TestServer {
-    /// Serves the app on `addr` (port 0 for any free port).
+    /// Serves the app over `pool` with the default configuration on `addr`
+    /// (port 0 for any free port).
     pub async fn start(pool: PgPool, addr: SocketAddr) -> TestServer {
+        Self::serve(AppState::new(pool, Config::default()), addr).await
+    }
+
+    /// Serves the app on `state` on `addr`.
+    pub async fn serve(state: AppState, addr: SocketAddr) -> TestServer {
         let listener = TcpListener::bind(addr).await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let app = patchperf_server::app(AppState::new(pool, Config::default()));
+        let app = patchperf_server::app(state);
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             axum::serve(listener, app)
                 .with_graceful_shutdown(async {
+                    // A stop, or the TestServer dropped.
                     let _ = stopped.await;
                 })
                 .await
@@ -48,7 +55,6 @@ impl TestServer {
     }
 
     /// The address it listens on.
-    #[allow(dead_code)] // not every test binary restarts a server on the same port
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }

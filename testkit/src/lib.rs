@@ -1,0 +1,19 @@
+//! What the tests of the server and the runner share, so each test binary
+//! keeps only what is its own: the app over a fresh database with a token
+//! of each kind and a client speaking the API in-process (`app`), the app
+//! served on a loopback port (`server`), a test machine (`machine`), sample
+//! patch series (`mbox`) and runs (`runs`), and Debian's headless Chromium
+//! (`chromium`).
+//!
+//! Databases come from `#[sqlx::test]` in the test itself; nothing here
+//! starts Postgres.
+
+pub mod app;
+pub mod chromium;
+pub mod machine;
+pub mod mbox;
+pub mod runs;
+pub mod server;
+
+pub use app::{Answer, TestApp, test_config};
+pub use server::{TestServer, token};
