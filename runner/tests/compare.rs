@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use patchperf_common::run::{MeasurementMode, MetricValue, RunResult, TaskMode};
+use patchperf_common::run::{MeasurementMode, RunResult};
 
 /// A fresh empty directory under the system temp dir.
 fn scratch(name: &str) -> PathBuf {
@@ -14,30 +14,16 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// An open1 run measured on the host: `ops` a task a second for 5 seconds,
+/// no per-second samples kept.
 fn result(nr_task: u32, ops: f64) -> RunResult {
+    let per_second = vec![ops * f64::from(nr_task); 5];
     RunResult {
-        workload: "open1".into(),
-        mode: TaskMode::Process,
-        nr_task,
-        warmup_seconds: 1,
-        seconds: 5,
         measurement: MeasurementMode::Host,
-        kernel: None,
         samples: Vec::new(),
-        metrics: vec![
-            MetricValue {
-                name: "will-it-scale.per_process_ops".into(),
-                value: ops,
-            },
-            MetricValue {
-                name: "will-it-scale.workload".into(),
-                value: ops * f64::from(nr_task) * 5.0,
-            },
-        ],
         series: Vec::new(),
         unsupported: Vec::new(),
-        profile_event: None,
-        warnings: Vec::new(),
+        ..patchperf_testkit::runs::run_result("open1", nr_task, per_second, ops)
     }
 }
 

@@ -69,7 +69,7 @@ impl Message {
             message_id: value("Message-ID")
                 .map(|id| id.trim_start_matches('<').trim_end_matches('>').to_string()),
             author: author.unwrap_or_default(),
-            mailbox: header("From").and_then(|h| mailbox(&h)),
+            mailbox: header("From").and_then(mailbox),
             date: value("Date").and_then(|d| mailparse::dateparse(&d).ok()),
             has_diff,
         })

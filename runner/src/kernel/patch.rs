@@ -572,24 +572,7 @@ diff --git a/fs/close.c b/fs/close.c
         }
     }
 
-    /// `chmod +x fs/open.c` as `git format-patch` writes it: a git diff
-    /// with no hunk, which the server accepts as a patch.
-    const MODE_ONLY: &str = "\
-From 3333333333333333333333333333333333333333 Mon Sep 17 00:00:00 2001
-From: A Developer <dev@example.org>
-Subject: [PATCH] fs: make open.c executable
-
----
- fs/open.c | 0
- 1 file changed, 0 insertions(+), 0 deletions(-)
- mode change 100644 => 100755 fs/open.c
-
-diff --git a/fs/open.c b/fs/open.c
-old mode 100644
-new mode 100755
--- 
-2.39.5
-";
+    use patchperf_testkit::mbox::MODE_ONLY;
 
     fn check_mode_only(make: fn(&Path, &crate::kernel::cache::CacheLock, &str) -> Pristine) {
         use std::os::unix::fs::PermissionsExt;

@@ -91,6 +91,21 @@ async fn the_series_is_kept_with_each_patch_subject_author_and_message_id(pool: 
     assert_eq!(app.count("patches").await, 2);
 }
 
+/// The runner applies a series of mode changes (`git am` does), so the
+/// server must take it: both read the mbox with the one shared parser.
+#[sqlx::test(migrations = "../migrations")]
+async fn a_series_that_only_changes_a_file_mode_is_accepted(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let id = app
+        .submit(3, json!({ "mbox": patchperf_testkit::mbox::MODE_ONLY }))
+        .await;
+    let c = app.comparison(id).await;
+    let messages = c["patches"]["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 1);
+    assert_eq!(messages[0]["subject"], "[PATCH] fs: make open.c executable");
+    assert_eq!(messages[0]["has_diff"], true);
+}
+
 #[sqlx::test(migrations = "../migrations")]
 async fn listing_filters_by_status_machine_and_workload_and_pages(pool: PgPool) {
     let app = TestApp::new(pool).await;
