@@ -16,4 +16,8 @@ pub enum Error {
         /// The parameters of the first run that differs.
         found: String,
     },
+    /// A comparison submission breaks a rule; the message names the field
+    /// by its JSON path and says what is allowed.
+    #[error("{0}")]
+    InvalidSubmission(String),
 }
