@@ -14,6 +14,6 @@ mod schema;
 
 pub use submission::{ComparisonCreateRequest, ComparisonSubmission, MAX_RUNS, MIN_RUNS};
 pub use view::{
-    BootView, CancelResponse, ComparisonCreated, ComparisonView, FailureView, JobView,
-    PatchMessage, PatchesView, RunCounts, VerdictSummary,
+    BootView, CancelResponse, ComparisonCreated, ComparisonListQuery, ComparisonView, FailureView,
+    JobView, PatchMessage, PatchesView, RunCounts, VerdictSummary,
 };

@@ -1,6 +1,7 @@
-//! What the CI API answers about a comparison: the `201` of a submission,
-//! the progress view of `GET /api/v1/comparisons/{id}` and the answer to a
-//! cancel. The server serializes these; `runner submit --wait` reads them.
+//! What the CI API answers about comparisons: the `201` of a submission,
+//! the progress view of `GET /api/v1/comparisons/{id}`, the answer to a
+//! cancel, and the filters of the listing. The server serializes these;
+//! `runner submit --wait` reads them.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -186,4 +187,30 @@ pub struct CancelResponse {
     pub id: i64,
     /// `cancelled`.
     pub status: String,
+}
+
+/// Query of `GET /api/v1/comparisons`: filters and a page.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "openapi",
+    derive(utoipa::IntoParams),
+    into_params(parameter_in = Query)
+)]
+#[serde(deny_unknown_fields)]
+pub struct ComparisonListQuery {
+    /// queued, running, done, failed or cancelled.
+    pub status: Option<String>,
+    /// Machine name.
+    pub machine: Option<String>,
+    /// Workload name.
+    pub workload: Option<String>,
+    /// Overall verdict of finished comparisons: regression, improvement,
+    /// no change, undecided or no results.
+    pub verdict: Option<String>,
+    /// Page size, 1–500 (50 by default).
+    #[cfg_attr(feature = "openapi", param(minimum = 1, maximum = 500))]
+    pub limit: Option<i64>,
+    /// Only comparisons with a smaller id (the `next_before` of the
+    /// previous page).
+    pub before: Option<i64>,
 }

@@ -4,13 +4,13 @@ use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use patchperf_common::api::{
-    BootView, CancelResponse, ComparisonCreateRequest, ComparisonCreated, ComparisonSubmission,
-    FailureView, JobView, PatchMessage, PatchesView, RunCounts,
+    BootView, CancelResponse, ComparisonCreateRequest, ComparisonCreated, ComparisonListQuery,
+    ComparisonSubmission, FailureView, JobView, PatchMessage, PatchesView, RunCounts,
 };
 use patchperf_common::protocol::ErrorBody;
 use patchperf_common::run::MeasurementMode;
-use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, ToSchema};
+use serde::Serialize;
+use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -255,28 +255,6 @@ fn job_view(j: JobRow, boots: &[BootRow], counts: &[(i64, i64, i64)], per_boot: 
     }
 }
 
-/// Query of `GET /api/v1/comparisons`.
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-#[serde(deny_unknown_fields)]
-pub struct ListQuery {
-    /// queued, running, done, failed or cancelled.
-    pub status: Option<String>,
-    /// Machine name.
-    pub machine: Option<String>,
-    /// Workload name.
-    pub workload: Option<String>,
-    /// Overall verdict of finished comparisons: regression, improvement,
-    /// no change, undecided or no results.
-    pub verdict: Option<String>,
-    /// Page size, 1–500 (50 by default).
-    #[param(minimum = 1, maximum = 500)]
-    pub limit: Option<i64>,
-    /// Only comparisons with a smaller id (the `next_before` of the
-    /// previous page).
-    pub before: Option<i64>,
-}
-
 /// `GET /api/v1/comparisons` answer.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ComparisonList {
@@ -294,7 +272,7 @@ pub struct ComparisonList {
 #[utoipa::path(
     get,
     path = "/api/v1/comparisons",
-    params(ListQuery),
+    params(ComparisonListQuery),
     responses(
         (status = 200, description = "A page of comparisons.", body = ComparisonList),
         (status = 400, description = "A filter or the page size is not allowed.", body = ErrorBody),
@@ -302,7 +280,7 @@ pub struct ComparisonList {
 )]
 async fn list(
     State(state): State<AppState>,
-    Query(q): Query<ListQuery>,
+    Query(q): Query<ComparisonListQuery>,
 ) -> Result<Json<ComparisonList>> {
     super::check_one_of("status", q.status.as_deref(), status::ALL)?;
     super::check_one_of("verdict", q.verdict.as_deref(), OVERALL_VERDICTS)?;
