@@ -33,6 +33,7 @@ pub struct ComparisonCreateRequest {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub aa: bool,
     /// Workload names from the catalogue.
+    #[cfg_attr(feature = "openapi", schema(schema_with = super::schema::workload_names))]
     pub workloads: Vec<String>,
     /// Workload parameters.
     pub params: WorkloadParams,

@@ -4,6 +4,8 @@
 //! against the schemas it gives them.
 
 use axum::http::{Method, StatusCode};
+use patchperf_common::api::{MAX_RUNS, MIN_RUNS};
+use patchperf_common::workload::WORKLOADS;
 use serde_json::{Value, json};
 use sqlx::PgPool;
 
@@ -86,6 +88,16 @@ async fn the_document_describes_exactly_the_routes(pool: PgPool) {
             "schema {name} is referenced but not defined"
         );
     }
+
+    // Limits written into the schemas as literals agree with the rules
+    // the submission is checked by.
+    let request = &a.json["components"]["schemas"]["ComparisonCreateRequest"]["properties"];
+    for field in ["runs", "max_runs"] {
+        assert_eq!(request[field]["minimum"], json!(MIN_RUNS), "{field}");
+        assert_eq!(request[field]["maximum"], json!(MAX_RUNS), "{field}");
+    }
+    let names: Vec<&str> = WORKLOADS.iter().map(|w| w.name).collect();
+    assert_eq!(request["workloads"]["items"]["enum"], json!(names));
 
     // Every authenticated operation names the bearer scheme and the kind of
     // token it needs.
