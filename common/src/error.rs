@@ -42,4 +42,8 @@ pub enum Error {
         /// Which message, counting from 1.
         message: usize,
     },
+    /// A comparison submission breaks a rule; the message names the field
+    /// by its JSON path and says what is allowed.
+    #[error("{0}")]
+    InvalidSubmission(String),
 }

@@ -1,5 +1,6 @@
 //! The vocabulary shared by the patchperf server and runner: what a run
-//! produces (`run`), how runners and the server talk (`protocol`), the names
+//! produces (`run`), how runners and the server talk (`protocol`), what CI
+//! sends and reads (`api`), the names
 //! of metrics as 0-day prints them (`metric`) and the workloads a comparison
 //! may ask for (`workload`); a submitted patch series (`mbox`) and the
 //! digest things are named by (`digest`); the statistics of a comparison
@@ -11,6 +12,7 @@
 
 pub use error::Error;
 
+pub mod api;
 pub mod digest;
 pub mod error;
 pub mod mbox;

@@ -8,6 +8,7 @@ use crate::run::{MeasurementMode, RunResult, Side, TaskMode};
 
 /// Hardware and software inventory of a runner host.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct MachineInventory {
     /// Host name.
     pub hostname: String,
@@ -35,6 +36,7 @@ pub struct MachineInventory {
 
 /// `POST /api/v1/runner/register`: create or update this runner's machine.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RegisterRequest {
     /// Stable machine name chosen by the operator (defaults to the hostname).
     pub name: String,
@@ -53,6 +55,7 @@ pub const ATTEMPT_HEADER: &str = "patchperf-attempt";
 
 /// Answer to [`RegisterRequest`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RegisterResponse {
     /// The machine's id, to quote in claims.
     pub machine_id: i64,
@@ -60,6 +63,7 @@ pub struct RegisterResponse {
 
 /// `POST /api/v1/jobs/claim`: long-poll for work.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ClaimRequest {
     /// The registered machine asking.
     pub machine_id: i64,
@@ -70,6 +74,7 @@ pub struct ClaimRequest {
 
 /// Where the base tree comes from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum BaseSource {
     /// A git repository and a commit (id or ref) in it.
@@ -173,6 +178,7 @@ mod percent {
 
 /// Workload parameters of a comparison (0-day's `parameters:` block).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct WorkloadParams {
     /// Processes or threads.
     #[serde(default)]
@@ -193,6 +199,7 @@ pub struct WorkloadParams {
 
 /// One boot a job must perform, in the order given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BootSlot {
     /// Position of this boot in the comparison's whole boot order (0-based).
     pub seq: u32,
@@ -202,6 +209,7 @@ pub struct BootSlot {
 
 /// A claimed job: everything the runner needs to execute it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct JobSpec {
     /// Job id, for heartbeats, state changes, uploads and finishing.
     pub job_id: i64,
@@ -237,6 +245,7 @@ pub struct JobSpec {
 
 /// States a job passes through, as shown on the comparison page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum JobState {
     /// Waiting for a runner.
@@ -303,6 +312,7 @@ impl JobState {
 
 /// `POST /api/v1/jobs/{id}/heartbeat` answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct HeartbeatResponse {
     /// Seconds the lease now lasts.
     pub lease_seconds: u32,
@@ -313,6 +323,7 @@ pub struct HeartbeatResponse {
 
 /// `POST /api/v1/jobs/{id}/state`: progress with the end of the log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct StateUpdate {
     /// New state (one of the in-progress states).
     pub state: JobState,
@@ -327,6 +338,7 @@ pub struct StateUpdate {
 /// `POST /api/v1/jobs/{id}/runs`: the result of one run of one boot.
 /// Uploading the same (boot, workload, nr_task) twice stores it once.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RunUpload {
     /// Which boot of the comparison the run happened in.
     pub boot: BootSlot,
@@ -337,6 +349,7 @@ pub struct RunUpload {
 /// Answer to [`RunUpload`]: `201 Created` with `stored: true` the first
 /// time, `200 OK` with `stored: false` when the run was stored before.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RunUploadResponse {
     /// The stored run's id.
     pub run_id: i64,
@@ -346,6 +359,7 @@ pub struct RunUploadResponse {
 
 /// Why a job failed, as the report names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum FailureReason {
     /// `git am` / `patch -p1` rejected the series.
@@ -430,6 +444,7 @@ impl FailureReason {
 
 /// `POST /api/v1/jobs/{id}/finish`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "outcome", rename_all = "lowercase")]
 pub enum FinishRequest {
     /// Every boot and run done and uploaded.
@@ -452,6 +467,7 @@ pub enum FinishRequest {
 
 /// Error body of every 4xx/5xx JSON answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ErrorBody {
     /// What went wrong, in words the caller can act on.
     pub error: String,

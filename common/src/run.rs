@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 /// Processes (will-it-scale's default) or threads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum TaskMode {
     /// Each task is a forked process.
@@ -35,6 +36,7 @@ impl TaskMode {
 
 /// The two sides of a comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Side {
     /// The kernel without the patch series.
@@ -65,6 +67,7 @@ impl Side {
 /// How the numbers were measured; reports must say which, because the modes
 /// measure different things.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum MeasurementMode {
     /// Directly on the host's running kernel (`runner bench`).
@@ -112,6 +115,7 @@ impl MeasurementMode {
 /// Identifies a built kernel, so a report can prove which kernel produced
 /// each number.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct KernelIdentity {
     /// `uname -r` inside the booted kernel.
     pub release: String,
@@ -132,6 +136,7 @@ pub struct KernelIdentity {
 /// One value per measured second; `name` is a metric name from
 /// [`crate::metric`] (for example `will-it-scale.2.processes`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Series {
     /// Metric name the points are samples of.
     pub name: String,
@@ -143,6 +148,7 @@ pub struct Series {
 
 /// One named value of one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct MetricValue {
     /// Metric name from [`crate::metric`].
     pub name: String,
@@ -154,6 +160,7 @@ pub struct MetricValue {
 /// A will-it-scale sample for one second: ops of all tasks together and the
 /// slowest and fastest task, as will-it-scale prints them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SecondSample {
     /// Sum of the tasks' ops in that second.
     pub total: u64,
@@ -165,6 +172,7 @@ pub struct SecondSample {
 
 /// Everything one run produced.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RunResult {
     /// Workload name (see [`crate::workload::WORKLOADS`]).
     pub workload: String,

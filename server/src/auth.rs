@@ -19,7 +19,16 @@ use crate::{AppState, Error, db};
 
 /// What a token may do.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, clap::ValueEnum,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+    utoipa::ToSchema,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum TokenKind {

@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+use patchperf_common::run::MeasurementMode;
+
 use super::bench::{ModeArg, PerfArg};
 
 /// Arguments of `patchperf-runner submit`.
@@ -69,8 +71,8 @@ pub struct SubmitArgs {
     pub perf: Vec<PerfArg>,
     /// Measurement mode to insist on (kvm, tcg, tcg-icount, kexec); the
     /// runner's best when absent.
-    #[arg(long)]
-    pub backend: Option<String>,
+    #[arg(long, value_parser = parse_backend)]
+    pub backend: Option<MeasurementMode>,
     /// Extra Kconfig lines for both kernels, from a file.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -86,4 +88,10 @@ pub struct SubmitArgs {
     /// With --wait: seconds between polls.
     #[arg(long, default_value_t = 5)]
     pub poll: u64,
+}
+
+/// A measurement mode as the API spells it (`tcg-icount`).
+fn parse_backend(text: &str) -> Result<MeasurementMode, String> {
+    serde_json::from_value(serde_json::Value::from(text))
+        .map_err(|_| format!("{text:?} is not one of host, kvm, tcg, tcg-icount, kexec"))
 }

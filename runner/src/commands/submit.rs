@@ -6,9 +6,10 @@ use std::collections::HashMap;
 use std::io::Read;
 use std::time::Duration;
 
+use patchperf_common::api::{
+    ComparisonCreateRequest, ComparisonCreated, ComparisonView, JobView, VerdictSummary,
+};
 use patchperf_common::protocol::{BaseSource, NrTask, WorkloadParams};
-use serde::Deserialize;
-use serde_json::json;
 
 use crate::Error;
 use crate::agent::client::Client;
@@ -19,12 +20,13 @@ use crate::cli::submit::SubmitArgs;
 pub fn run(args: SubmitArgs) -> Result<(), Error> {
     let body = request_body(&args)?;
     let client = Client::new(&args.server, &args.token);
-    let created: Created = client
-        .post_json("/api/v1/comparisons", &body)?
-        .ok_or_else(|| Error::Server {
-            status: 204,
-            message: "the server answered the submission without a body".into(),
-        })?;
+    let created: ComparisonCreated =
+        client
+            .post_json("/api/v1/comparisons", &body)?
+            .ok_or_else(|| Error::Server {
+                status: 204,
+                message: "the server answered the submission without a body".into(),
+            })?;
     // A server without --public-url answers relative links.
     let report_url = if created.report_url.starts_with('/') {
         format!("{}{}", client.base(), created.report_url)
@@ -68,8 +70,11 @@ pub fn run(args: SubmitArgs) -> Result<(), Error> {
     Ok(())
 }
 
-/// The JSON body of the submission, built from the command line.
-fn request_body(args: &SubmitArgs) -> Result<serde_json::Value, Error> {
+/// The part of `GET /api/v1/comparisons/{id}` that `--wait` follows.
+type Progress = ComparisonView<VerdictSummary>;
+
+/// The submission, built from the command line.
+fn request_body(args: &SubmitArgs) -> Result<ComparisonCreateRequest, Error> {
     let mbox = match &args.mbox {
         Some(path) => read_mbox(path)?,
         None => String::new(),
@@ -108,30 +113,20 @@ fn request_body(args: &SubmitArgs) -> Result<serde_json::Value, Error> {
         })?),
         None => None,
     };
-    let mut body = json!({
-        "base": base,
-        "workloads": args.workloads,
-        "params": params,
-        "runs": args.runs,
-    });
-    if args.aa {
-        body["aa"] = json!(true);
-    } else {
-        body["mbox"] = json!(mbox);
-    }
-    if let Some(max) = args.max_runs {
-        body["max_runs"] = json!(max);
-    }
-    if let Some(backend) = &args.backend {
-        body["backend"] = json!(backend);
-    }
-    if let Some(fragment) = config_fragment {
-        body["config_fragment"] = json!(fragment);
-    }
-    if let Some(machine) = &args.machine {
-        body["machine"] = json!(machine);
-    }
-    Ok(body)
+    Ok(ComparisonCreateRequest {
+        base,
+        // An A/A comparison boots the base kernel on both sides: no patch.
+        mbox: if args.aa { String::new() } else { mbox },
+        aa: args.aa,
+        workloads: args.workloads.clone(),
+        params,
+        runs: args.runs,
+        max_runs: args.max_runs,
+        backend: args.backend,
+        config_fragment,
+        machine: args.machine.clone(),
+        order_seed: None,
+    })
 }
 
 fn read_mbox(path: &std::path::Path) -> Result<String, Error> {
@@ -144,54 +139,6 @@ fn read_mbox(path: &std::path::Path) -> Result<String, Error> {
     }
     std::fs::read_to_string(path)
         .map_err(|e| Error::Usage(format!("cannot read mbox {}: {e}", path.display())))
-}
-
-/// `201` answer of the submission.
-#[derive(Debug, Deserialize)]
-struct Created {
-    id: i64,
-    report_url: String,
-}
-
-/// The part of `GET /api/v1/comparisons/{id}` that `--wait` follows.
-#[derive(Debug, Deserialize)]
-struct Progress {
-    status: String,
-    #[serde(default)]
-    waiting: Option<String>,
-    jobs: Vec<JobProgress>,
-    verdict: VerdictProgress,
-}
-
-#[derive(Debug, Deserialize)]
-struct JobProgress {
-    id: i64,
-    seq: i32,
-    state: String,
-    attempt: i32,
-    message: String,
-    boots: Vec<BootProgress>,
-    failure: Option<FailureProgress>,
-    #[serde(default)]
-    log_tail: String,
-}
-
-#[derive(Debug, Deserialize)]
-struct BootProgress {
-    seq: i32,
-    side: String,
-}
-
-#[derive(Debug, Deserialize)]
-struct FailureProgress {
-    reason_text: String,
-    detail: String,
-}
-
-#[derive(Debug, Deserialize)]
-struct VerdictProgress {
-    overall: String,
-    headlines: Vec<String>,
 }
 
 /// Polls the comparison, printing each job's state and message when they
@@ -256,7 +203,7 @@ fn follow(client: &Client, id: i64, every: Duration) -> Result<Progress, Error> 
 
 /// `boot 1 base, boot 2 patched`: counted from 1 as the runner's messages
 /// count them (the API's `seq` counts from 0).
-fn boots(job: &JobProgress) -> String {
+fn boots(job: &JobView) -> String {
     job.boots
         .iter()
         .map(|b| format!("boot {} {}", b.seq + 1, b.side))
@@ -264,7 +211,7 @@ fn boots(job: &JobProgress) -> String {
         .join(", ")
 }
 
-fn message(job: &JobProgress) -> String {
+fn message(job: &JobView) -> String {
     let mut out = String::new();
     if job.attempt > 1 {
         out.push_str(&format!(" (attempt {})", job.attempt));

@@ -1,105 +1,66 @@
 //! The CI API: submit a comparison, follow it, list them, cancel one.
 
-use axum::Router;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
-use axum::routing::{get, post};
-use chrono::{DateTime, Utc};
+use patchperf_common::api::{
+    BootView, CancelResponse, ComparisonCreateRequest, ComparisonCreated, ComparisonListQuery,
+    ComparisonSubmission, FailureView, JobView, PatchMessage, PatchesView, RunCounts,
+};
 use patchperf_common::mbox::{self, Series};
-use patchperf_common::protocol::{BaseSource, NrTask, WorkloadParams};
+use patchperf_common::protocol::ErrorBody;
 use patchperf_common::run::MeasurementMode;
-use patchperf_common::workload;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::auth::CiAuth;
 use crate::db::comparisons::{ComparisonSummary, ListFilter, NewComparison, kind, status};
-use crate::db::{self, boots::BootRow, jobs::JobRow, patches::PatchRow};
+use crate::db::{self, boots::BootRow, jobs::JobRow};
 use crate::error::Result;
 use crate::extract::{Json, Path, Query};
-use crate::report::verdict::OVERALL_VERDICTS;
+use crate::report::verdict::{OVERALL_VERDICTS, VerdictView};
 use crate::{AppState, Error, interleave, queue};
 
-/// Fewest runs a side: fewer cannot give a confidence interval worth
-/// printing.
-pub const MIN_RUNS: u32 = 3;
-/// Most runs a side: beyond this a comparison occupies a machine for days.
-pub const MAX_RUNS: u32 = 100;
-
-/// Routes of this module.
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/v1/comparisons", post(create).get(list))
-        .route("/api/v1/comparisons/{id}", get(show))
-        .route("/api/v1/comparisons/{id}/cancel", post(cancel))
+/// Routes of this module, each documented by its handler's `utoipa::path`.
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(create, list))
+        .routes(routes!(show))
+        .routes(routes!(cancel))
 }
 
-/// `POST /api/v1/comparisons` body.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct ComparisonCreateRequest {
-    /// Base tree: `{"kind":"git","url":…,"commit":…}` or
-    /// `{"kind":"tarball","name":"linux-source-6.1"}`.
-    pub base: BaseSource,
-    /// The patch series as mbox text (absent for an A/A comparison).
-    #[serde(default)]
-    pub mbox: String,
-    /// An A/A comparison: both sides boot the base kernel, no patch. Its
-    /// spread becomes the machine's noise floor, the smallest change later
-    /// reports on that machine call real.
-    #[serde(default)]
-    pub aa: bool,
-    /// Workload names from the catalogue.
-    pub workloads: Vec<String>,
-    /// Workload parameters.
-    pub params: WorkloadParams,
-    /// Boots per side (each boot runs every workload once per nr_task).
-    pub runs: u32,
-    /// When every job is done and a headline verdict is still undecided,
-    /// add boots (doubling the runs a side) up to this many a side. Absent:
-    /// `runs` is final.
-    #[serde(default)]
-    pub max_runs: Option<u32>,
-    /// Measurement mode to insist on; the runner's best when absent.
-    #[serde(default)]
-    pub backend: Option<MeasurementMode>,
-    /// Extra Kconfig lines for both kernels.
-    #[serde(default)]
-    pub config_fragment: Option<String>,
-    /// Name of the machine to run on; the first machine to claim otherwise.
-    #[serde(default)]
-    pub machine: Option<String>,
-    /// Seed of the random boot order (random when absent); to reproduce an
-    /// order exactly.
-    #[serde(default)]
-    pub order_seed: Option<u64>,
-}
+/// `GET /api/v1/comparisons/{id}` answer: the shared view with the whole
+/// verdict.
+pub type ComparisonView = patchperf_common::api::ComparisonView<VerdictView>;
 
-/// `201` answer of `POST /api/v1/comparisons`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ComparisonCreated {
-    /// The comparison id.
-    pub id: i64,
-    /// Where to poll its progress (this API).
-    pub url: String,
-    /// Where people read the report.
-    pub report_url: String,
-}
-
+/// Submit a comparison of base and base+patch series.
+///
+/// Requires a ci token (or an admin token). Answers `201` with the
+/// comparison's links; its jobs are queued in interleaved boot order.
+#[utoipa::path(
+    post,
+    path = "/api/v1/comparisons",
+    request_body = ComparisonCreateRequest,
+    security(("bearer" = [])),
+    responses(
+        (status = 201, description = "Created; jobs queued in interleaved order.", body = ComparisonCreated),
+        (status = 400, description = "The body could not be read.", body = ErrorBody),
+        (status = 401, description = "No usable token.", body = ErrorBody),
+        (status = 403, description = "Not a ci or admin token.", body = ErrorBody),
+        (status = 413, description = "Body larger than the server's limit.", body = ErrorBody),
+        (status = 422, description = "Invalid content; the message names the field.", body = ErrorBody),
+    )
+)]
 async fn create(
     State(state): State<AppState>,
     auth: CiAuth,
     Json(req): Json<ComparisonCreateRequest>,
 ) -> Result<impl IntoResponse> {
-    validate_request(&req)?;
+    let req = ComparisonSubmission::try_from(req)
+        .map_err(|invalid| Error::Unprocessable(invalid.to_string()))?;
     let series = if req.aa {
-        if !req.mbox.trim().is_empty() {
-            return Err(Error::Unprocessable(
-                "an A/A comparison (aa: true) boots the base kernel on both sides; \
-                 leave out mbox"
-                    .into(),
-            ));
-        }
         Series::empty()
     } else {
         mbox::parse(&req.mbox).map_err(|e| Error::Unprocessable(e.to_string()))?
@@ -163,243 +124,19 @@ async fn create(
     ))
 }
 
-fn validate_request(req: &ComparisonCreateRequest) -> Result<()> {
-    let bad = |m: String| Err(Error::Unprocessable(m));
-    match &req.base {
-        BaseSource::Git { url, commit } => {
-            if url.trim().is_empty() {
-                return bad("base.url must not be empty".into());
-            }
-            if commit.trim().is_empty() || commit.chars().any(char::is_whitespace) {
-                return bad(format!(
-                    "base.commit {commit:?} must be a commit id, tag or branch"
-                ));
-            }
-        }
-        BaseSource::Tarball { name } => {
-            let plain = !name.is_empty()
-                && name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-                && !name.starts_with('.');
-            if !plain {
-                return bad(format!(
-                    "base.name {name:?} must be a plain tarball name such as \"linux-source-6.1\""
-                ));
-            }
-        }
-    }
-    if req.workloads.is_empty() {
-        return bad(format!(
-            "workloads must name at least one of: {}",
-            known_workloads()
-        ));
-    }
-    for (i, w) in req.workloads.iter().enumerate() {
-        if workload::find(w).is_none() {
-            return bad(format!(
-                "unknown workload `{w}`; known workloads: {}",
-                known_workloads()
-            ));
-        }
-        if req.workloads[..i].contains(w) {
-            return bad(format!("workload `{w}` is listed twice"));
-        }
-    }
-    let p = &req.params;
-    if p.nr_task.is_empty() || p.nr_task.len() > 16 {
-        return bad("params.nr_task must list 1 to 16 task counts".into());
-    }
-    for n in &p.nr_task {
-        match n {
-            NrTask::Count(0) => {
-                return bad("params.nr_task: a task count must be at least 1".into());
-            }
-            NrTask::Count(c) if *c > 4096 => {
-                return bad(format!("params.nr_task: {c} tasks is more than 4096"));
-            }
-            NrTask::Percent(p) if *p == 0 || *p > 100 => {
-                return bad(format!("params.nr_task: {p}% must be 1–100%"));
-            }
-            _ => {}
-        }
-    }
-    if !(1..=600).contains(&p.seconds) {
-        return bad(format!(
-            "params.seconds is {}; it must be 1 to 600 measured seconds",
-            p.seconds
-        ));
-    }
-    if p.warmup_seconds > 300 {
-        return bad(format!(
-            "params.warmup_seconds is {}; at most 300",
-            p.warmup_seconds
-        ));
-    }
-    if req.runs < MIN_RUNS || req.runs > MAX_RUNS {
-        return bad(format!(
-            "runs is {}; a comparison needs {MIN_RUNS} to {MAX_RUNS} runs a side",
-            req.runs
-        ));
-    }
-    if let Some(max) = req.max_runs {
-        if max < req.runs || max > MAX_RUNS {
-            return bad(format!(
-                "max_runs is {max}; it must be from runs ({}) to {MAX_RUNS}",
-                req.runs
-            ));
-        }
-    }
-    if let Some(fragment) = &req.config_fragment {
-        for line in fragment.lines().map(str::trim) {
-            let ok = line.is_empty()
-                || (line.starts_with("CONFIG_") && line.contains('='))
-                || (line.starts_with("# CONFIG_") && line.ends_with(" is not set"))
-                || (line.starts_with('#') && !line.starts_with("# CONFIG_"));
-            if !ok {
-                return bad(format!(
-                    "config_fragment line {line:?} is not `CONFIG_FOO=value` or \
-                     `# CONFIG_FOO is not set`"
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-fn known_workloads() -> String {
-    workload::WORKLOADS
-        .iter()
-        .map(|w| w.name)
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// `GET /api/v1/comparisons/{id}` answer.
-#[derive(Debug, Serialize)]
-pub struct ComparisonView {
-    /// Comparison id.
-    pub id: i64,
-    /// `ab` (base against patched) or `aa` (base against itself, for the
-    /// machine's noise floor).
-    pub kind: String,
-    /// queued, running, done, failed or cancelled.
-    pub status: String,
-    /// Where people read the report.
-    pub report_url: String,
-    /// Name of the submitting token.
-    pub submitted_by: String,
-    /// Submission time.
-    pub created_at: DateTime<Utc>,
-    /// Last change.
-    pub updated_at: DateTime<Utc>,
-    /// When it became final.
-    pub finished_at: Option<DateTime<Utc>>,
-    /// Base tree.
-    pub base: BaseSource,
-    /// The patch series.
-    pub patches: PatchesView,
-    /// Workload names.
-    pub workloads: Vec<String>,
-    /// Parameters.
-    pub params: WorkloadParams,
-    /// Boots per side (more once boots were added while undecided).
-    pub runs_per_side: i32,
-    /// Most boots a side when more are added while undecided.
-    pub max_runs_per_side: Option<i32>,
-    /// The boots a side at which more were added, in order.
-    pub runs_added_at: Vec<i32>,
-    /// Requested measurement mode.
-    pub backend: Option<String>,
-    /// Extra Kconfig lines.
-    pub config_fragment: Option<String>,
-    /// The machine, once pinned: its name and inventory when pinned.
-    pub machine: Option<serde_json::Value>,
-    /// What the comparison waits for when it is not moving (its machine
-    /// stopped calling the server, or no runner is calling at all).
-    pub waiting: Option<String>,
-    /// Boot order in A (base) / B (patched) notation, e.g. `ABBABA`.
-    pub boot_order: String,
-    /// Seed the order was drawn from.
-    pub order_seed: u64,
-    /// Jobs in claim order.
-    pub jobs: Vec<JobView>,
-    /// Runs uploaded so far.
-    pub runs: RunCounts,
-    /// The statistical verdict, from the runs stored so far (see
-    /// [`crate::report::verdict::VerdictView`]).
-    pub verdict: crate::report::verdict::VerdictView,
-}
-
-/// The patch series of a comparison.
-#[derive(Debug, Serialize)]
-pub struct PatchesView {
-    /// sha256 of the mbox.
-    pub sha256: String,
-    /// Its messages in order.
-    pub messages: Vec<PatchRow>,
-}
-
-/// Progress of one job.
-#[derive(Debug, Serialize)]
-pub struct JobView {
-    /// Job id.
-    pub id: i64,
-    /// Claim order.
-    pub seq: i32,
-    /// Current state.
-    pub state: String,
-    /// Claims so far.
-    pub attempt: i32,
-    /// Claims allowed.
-    pub max_attempts: i32,
-    /// Last progress message.
-    pub message: String,
-    /// Its boots in order.
-    pub boots: Vec<BootView>,
-    /// Why it failed.
-    pub failure: Option<FailureView>,
-    /// Last log tail reported.
-    pub log_tail: String,
-    /// Runs uploaded by this job.
-    pub runs: RunCounts,
-    /// When the lease runs out (while leased).
-    pub lease_expires_at: Option<DateTime<Utc>>,
-    /// Last change.
-    pub updated_at: DateTime<Utc>,
-}
-
-/// A boot of a job.
-#[derive(Debug, Serialize)]
-pub struct BootView {
-    /// Comparison-wide position.
-    pub seq: i32,
-    /// base or patched.
-    pub side: String,
-}
-
-/// A job's failure.
-#[derive(Debug, Serialize)]
-pub struct FailureView {
-    /// Machine-readable reason (`patch-does-not-apply`).
-    pub reason: String,
-    /// The reason in words.
-    pub reason_text: String,
-    /// Specifics.
-    pub detail: String,
-}
-
-/// Runs uploaded, per side, against how many a complete comparison has.
-#[derive(Debug, Default, Serialize)]
-pub struct RunCounts {
-    /// Base runs stored.
-    pub base: i64,
-    /// Patched runs stored.
-    pub patched: i64,
-    /// Runs a side when everything completes: boots × workloads × nr_task.
-    pub expected_per_side: i64,
-}
-
+/// A comparison's status, per-job progress, run counts and verdict.
+///
+/// The verdict is computed from the runs stored so far.
+#[utoipa::path(
+    get,
+    path = "/api/v1/comparisons/{id}",
+    params(("id" = i64, Path, description = "Comparison id.")),
+    responses(
+        (status = 200, description = "The comparison.", body = ComparisonView),
+        (status = 400, description = "The id is not a number.", body = ErrorBody),
+        (status = 404, description = "No such comparison.", body = ErrorBody),
+    )
+)]
 async fn show(State(state): State<AppState>, Path(id): Path<i64>) -> Result<Json<ComparisonView>> {
     let c = db::comparisons::find(&state.db, id)
         .await?
@@ -449,7 +186,19 @@ async fn show(State(state): State<AppState>, Path(id): Path<i64>) -> Result<Json
         updated_at: c.updated_at,
         finished_at: c.finished_at,
         base: c.base.0,
-        patches: PatchesView { sha256, messages },
+        patches: PatchesView {
+            sha256,
+            messages: messages
+                .into_iter()
+                .map(|m| PatchMessage {
+                    position: m.position,
+                    subject: m.subject,
+                    message_id: m.message_id,
+                    author: m.author,
+                    has_diff: m.has_diff,
+                })
+                .collect(),
+        },
         workloads: c.workloads,
         params: c.params.0,
         runs_per_side: c.runs_per_side,
@@ -507,38 +256,32 @@ fn job_view(j: JobRow, boots: &[BootRow], counts: &[(i64, i64, i64)], per_boot: 
     }
 }
 
-/// Query of `GET /api/v1/comparisons`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ListQuery {
-    /// queued, running, done, failed or cancelled.
-    pub status: Option<String>,
-    /// Machine name.
-    pub machine: Option<String>,
-    /// Workload name.
-    pub workload: Option<String>,
-    /// Overall verdict of finished comparisons: regression, improvement,
-    /// no change, undecided or no results.
-    pub verdict: Option<String>,
-    /// Page size, 1–500 (50 by default).
-    pub limit: Option<i64>,
-    /// Only comparisons with a smaller id (the `next_before` of the
-    /// previous page).
-    pub before: Option<i64>,
-}
-
 /// `GET /api/v1/comparisons` answer.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct ComparisonList {
-    /// Newest first.
+    /// Newest first. Each comparison: id, status, base, subject, workloads,
+    /// runs_per_side, machine, created_at, and once it is final its overall
+    /// verdict and headline (null while it runs: its own GET has the live
+    /// verdict).
+    #[schema(value_type = Vec<Object>)]
     pub comparisons: Vec<ComparisonSummary>,
     /// Pass as `before` for the next page; absent on the last page.
     pub next_before: Option<i64>,
 }
 
+/// List comparisons, newest first.
+#[utoipa::path(
+    get,
+    path = "/api/v1/comparisons",
+    params(ComparisonListQuery),
+    responses(
+        (status = 200, description = "A page of comparisons.", body = ComparisonList),
+        (status = 400, description = "A filter or the page size is not allowed.", body = ErrorBody),
+    )
+)]
 async fn list(
     State(state): State<AppState>,
-    Query(q): Query<ListQuery>,
+    Query(q): Query<ComparisonListQuery>,
 ) -> Result<Json<ComparisonList>> {
     super::check_one_of("status", q.status.as_deref(), status::ALL)?;
     super::check_one_of("verdict", q.verdict.as_deref(), OVERALL_VERDICTS)?;
@@ -570,15 +313,24 @@ async fn list(
     }))
 }
 
-/// Answer of `POST /api/v1/comparisons/{id}/cancel`.
-#[derive(Debug, Serialize)]
-pub struct CancelResponse {
-    /// Comparison id.
-    pub id: i64,
-    /// `cancelled`.
-    pub status: String,
-}
-
+/// Cancel a comparison.
+///
+/// Queued jobs fail as cancelled, running ones learn it from heartbeats.
+/// Requires a ci token (or an admin token).
+#[utoipa::path(
+    post,
+    path = "/api/v1/comparisons/{id}/cancel",
+    params(("id" = i64, Path, description = "Comparison id.")),
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "Cancelled.", body = CancelResponse),
+        (status = 400, description = "The id is not a number.", body = ErrorBody),
+        (status = 401, description = "No usable token.", body = ErrorBody),
+        (status = 403, description = "Not a ci or admin token.", body = ErrorBody),
+        (status = 404, description = "No such comparison.", body = ErrorBody),
+        (status = 409, description = "The comparison is already final.", body = ErrorBody),
+    )
+)]
 async fn cancel(
     State(state): State<AppState>,
     auth: CiAuth,

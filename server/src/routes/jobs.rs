@@ -6,20 +6,21 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use axum::Router;
 use axum::extract::{FromRequestParts, State};
 use axum::http::StatusCode;
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
 use patchperf_common::protocol::{
-    ATTEMPT_HEADER, ClaimRequest, FinishRequest, HeartbeatResponse, JobState, MACHINE_HEADER,
-    NrTask, RunUpload, RunUploadResponse, StateUpdate,
+    ATTEMPT_HEADER, ClaimRequest, ErrorBody, FinishRequest, HeartbeatResponse, JobSpec, JobState,
+    MACHINE_HEADER, NrTask, RunUpload, RunUploadResponse, StateUpdate,
 };
 use patchperf_common::run::RunResult;
 use serde::Serialize;
 use sqlx::PgConnection;
 use tokio::time::Instant;
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::auth::RunnerAuth;
 use crate::db::comparisons::{ComparisonRow, status};
@@ -27,18 +28,37 @@ use crate::db::jobs::{ACTIVE_STATES, JobRow};
 use crate::db::{self, machines::MachineRow};
 use crate::error::Result;
 use crate::extract::{Json, Path};
+use crate::routes::openapi::JobCallErrors;
 use crate::routes::runner::machine_for;
 use crate::{AppState, Error, queue};
 
 /// Routes of this module.
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/v1/jobs/claim", post(claim))
-        .route("/api/v1/jobs/{id}/heartbeat", post(heartbeat))
-        .route("/api/v1/jobs/{id}/state", post(state_update))
-        .route("/api/v1/jobs/{id}/runs", post(upload_run))
-        .route("/api/v1/jobs/{id}/finish", post(finish))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(claim))
+        .routes(routes!(heartbeat))
+        .routes(routes!(state_update))
+        .routes(routes!(upload_run))
+        .routes(routes!(finish))
 }
+
+/// Claim the next job (long-poll up to ~30 s); the claim is a lease.
+///
+/// Requires a runner token (or an admin token).
+#[utoipa::path(
+    post,
+    path = "/api/v1/jobs/claim",
+    request_body = ClaimRequest,
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "A job, leased to the machine.", body = JobSpec),
+        (status = 204, description = "No job within the wait."),
+        (status = 400, description = "The body could not be read.", body = ErrorBody),
+        (status = 401, description = "No usable token.", body = ErrorBody),
+        (status = 403, description = "Not a runner or admin token, or the machine is registered under another token.", body = ErrorBody),
+        (status = 404, description = "The machine is not registered.", body = ErrorBody),
+    )
+)]
 
 async fn claim(
     State(state): State<AppState>,
@@ -79,11 +99,15 @@ async fn claim(
 
 /// The machine and attempt a job-scoped call claims to hold, from the
 /// protocol headers.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, IntoParams)]
+#[into_params(parameter_in = Header)]
 pub struct LeaseClaim {
-    /// `patchperf-machine`.
+    /// `patchperf-machine`: id of the machine holding the lease.
+    #[param(rename = "patchperf-machine")]
     pub machine_id: i64,
-    /// `patchperf-attempt`.
+    /// `patchperf-attempt`: the attempt (`JobSpec.attempt`) holding the
+    /// lease.
+    #[param(rename = "patchperf-attempt")]
     pub attempt: i32,
 }
 
@@ -155,6 +179,19 @@ fn check_held(job: &JobRow, machine: &MachineRow, lease: LeaseClaim) -> Result<(
     Ok(())
 }
 
+/// Extend the lease; learn whether the comparison was cancelled.
+///
+/// Requires a runner token (or an admin token).
+#[utoipa::path(
+    post,
+    path = "/api/v1/jobs/{id}/heartbeat",
+    params(("id" = i64, Path, description = "Job id."), LeaseClaim),
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "Lease extended.", body = HeartbeatResponse),
+        JobCallErrors,
+    )
+)]
 async fn heartbeat(
     State(state): State<AppState>,
     auth: RunnerAuth,
@@ -183,6 +220,20 @@ const PROGRESS_STATES: &[JobState] = &[
     JobState::Uploading,
 ];
 
+/// Report a progress state with a message and the log tail.
+///
+/// Requires a runner token (or an admin token).
+#[utoipa::path(
+    post,
+    path = "/api/v1/jobs/{id}/state",
+    request_body = StateUpdate,
+    params(("id" = i64, Path, description = "Job id."), LeaseClaim),
+    security(("bearer" = [])),
+    responses(
+        (status = 204, description = "Recorded."),
+        JobCallErrors,
+    )
+)]
 async fn state_update(
     State(state): State<AppState>,
     auth: RunnerAuth,
@@ -223,6 +274,21 @@ async fn state_update(
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// Upload one run (idempotent per boot, workload, nr_task, mode).
+///
+/// Requires a runner token (or an admin token).
+#[utoipa::path(
+    post,
+    path = "/api/v1/jobs/{id}/runs",
+    request_body = RunUpload,
+    params(("id" = i64, Path, description = "Job id."), LeaseClaim),
+    security(("bearer" = [])),
+    responses(
+        (status = 201, description = "Stored.", body = RunUploadResponse),
+        (status = 200, description = "Already stored before; nothing written.", body = RunUploadResponse),
+        JobCallErrors,
+    )
+)]
 async fn upload_run(
     State(state): State<AppState>,
     auth: RunnerAuth,
@@ -361,7 +427,7 @@ fn validate_run(comparison: &ComparisonRow, run: &RunResult) -> Result<()> {
 }
 
 /// Answer of `POST /api/v1/jobs/{id}/finish`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct FinishResponse {
     /// The job's final state.
     pub state: String,
@@ -369,6 +435,20 @@ pub struct FinishResponse {
     pub comparison_status: String,
 }
 
+/// Finish the job as done (every boot has every workload) or failed with a reason.
+///
+/// Requires a runner token (or an admin token).
+#[utoipa::path(
+    post,
+    path = "/api/v1/jobs/{id}/finish",
+    request_body = FinishRequest,
+    params(("id" = i64, Path, description = "Job id."), LeaseClaim),
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "Finished.", body = FinishResponse),
+        JobCallErrors,
+    )
+)]
 async fn finish(
     State(state): State<AppState>,
     auth: RunnerAuth,

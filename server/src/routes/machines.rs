@@ -1,10 +1,11 @@
 //! `GET /api/v1/machines`: the registered runner machines and their
 //! inventory, so CI can pick one to pin a comparison to.
 
-use axum::Router;
 use axum::extract::State;
-use axum::routing::get;
 use serde::Serialize;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::AppState;
 use crate::db::{self, machines::MachineRow};
@@ -12,17 +13,24 @@ use crate::error::Result;
 use crate::extract::Json;
 
 /// Routes of this module.
-pub fn router() -> Router<AppState> {
-    Router::new().route("/api/v1/machines", get(list))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list))
 }
 
 /// `GET /api/v1/machines` answer.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct MachineList {
-    /// By name.
+    /// By name: id, name, inventory, when registered and last seen.
+    #[schema(value_type = Vec<Object>)]
     pub machines: Vec<MachineRow>,
 }
 
+/// Registered machines and their inventory.
+#[utoipa::path(
+    get,
+    path = "/api/v1/machines",
+    responses((status = 200, description = "Machines by name.", body = MachineList))
+)]
 async fn list(State(state): State<AppState>) -> Result<Json<MachineList>> {
     Ok(Json(MachineList {
         machines: db::machines::list(&state.db).await?,

@@ -1,10 +1,14 @@
 //! The HTTP application: one module per resource, each exposing `router()`,
-//! merged here. To add a resource (HTML reports, plots), write its module
-//! and add one `.merge(…)` line below.
+//! merged here. To add a JSON resource, write its module (routing each
+//! handler with `routes!`, which also documents it from its
+//! `#[utoipa::path]`) and add one `.merge(…)` line to [`api`]; HTML pages
+//! go in [`pages`], which the OpenAPI document leaves out.
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use tower_http::trace::TraceLayer;
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
 
 use crate::{AppState, Error};
 
@@ -18,19 +22,27 @@ pub mod reports;
 pub mod runner;
 pub mod tokens;
 
-/// The whole application over `state`.
-pub fn app(state: AppState) -> Router {
-    let body_limit = state.config.body_limit;
-    Router::new()
+/// The JSON API: every route in it is described in its OpenAPI document
+/// (`into_openapi()`), which `GET /api/v1/openapi.json` serves.
+pub fn api() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
         .merge(health::router())
         .merge(runner::router())
         .merge(jobs::router())
         .merge(comparisons::router())
         .merge(reports::router())
-        .merge(pages::router())
         .merge(machines::router())
         .merge(tokens::router())
         .merge(openapi::router())
+}
+
+/// The whole application over `state`.
+pub fn app(state: AppState) -> Router {
+    let body_limit = state.config.body_limit;
+    let (api, _document) = api().split_for_parts();
+    Router::new()
+        .merge(api)
+        .merge(pages::router())
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(TraceLayer::new_for_http())

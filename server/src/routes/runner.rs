@@ -1,9 +1,9 @@
 //! `POST /api/v1/runner/register`: a runner creates or updates its machine.
 
-use axum::Router;
 use axum::extract::State;
-use axum::routing::post;
-use patchperf_common::protocol::{RegisterRequest, RegisterResponse};
+use patchperf_common::protocol::{ErrorBody, RegisterRequest, RegisterResponse};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::auth::{Caller, RunnerAuth, TokenKind};
 use crate::db::{self, machines::MachineRow};
@@ -12,10 +12,27 @@ use crate::extract::Json;
 use crate::{AppState, Error};
 
 /// Routes of this module.
-pub fn router() -> Router<AppState> {
-    Router::new().route("/api/v1/runner/register", post(register))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(register))
 }
 
+/// Create or update this runner's machine (by name).
+///
+/// Requires a runner token (or an admin token).
+#[utoipa::path(
+    post,
+    path = "/api/v1/runner/register",
+    request_body = RegisterRequest,
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "Registered.", body = RegisterResponse),
+        (status = 400, description = "The body could not be read.", body = ErrorBody),
+        (status = 401, description = "No usable token.", body = ErrorBody),
+        (status = 403, description = "Not a runner or admin token, or the machine is registered under another token.", body = ErrorBody),
+        (status = 413, description = "Body larger than the server's limit.", body = ErrorBody),
+        (status = 422, description = "Invalid name or inventory.", body = ErrorBody),
+    )
+)]
 async fn register(
     State(state): State<AppState>,
     auth: RunnerAuth,

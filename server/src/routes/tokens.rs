@@ -1,12 +1,14 @@
 //! Token management over HTTP for admins: list, create, revoke. The same
 //! as `patchperf-server token …` on the server host.
 
-use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::{get, post};
 use patchperf_common::digest::sha256_hex;
+use patchperf_common::protocol::ErrorBody;
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::auth::{self, AdminAuth, TokenKind};
 use crate::db::{self, tokens::TokenListing};
@@ -15,19 +17,33 @@ use crate::extract::{Json, Path};
 use crate::{AppState, Error};
 
 /// Routes of this module.
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/v1/tokens", get(list).post(create))
-        .route("/api/v1/tokens/{id}/revoke", post(revoke))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list, create))
+        .routes(routes!(revoke))
 }
 
 /// `GET /api/v1/tokens` answer.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct TokenList {
     /// Oldest first; never the token text (only its hash is kept).
+    #[schema(value_type = Vec<Object>)]
     pub tokens: Vec<TokenListing>,
 }
 
+/// List tokens (never their text).
+///
+/// Requires an admin token.
+#[utoipa::path(
+    get,
+    path = "/api/v1/tokens",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "Tokens.", body = TokenList),
+        (status = 401, description = "No usable token.", body = ErrorBody),
+        (status = 403, description = "Not an admin token.", body = ErrorBody),
+    )
+)]
 async fn list(State(state): State<AppState>, _admin: AdminAuth) -> Result<Json<TokenList>> {
     Ok(Json(TokenList {
         tokens: db::tokens::list(&state.db).await?,
@@ -35,7 +51,7 @@ async fn list(State(state): State<AppState>, _admin: AdminAuth) -> Result<Json<T
 }
 
 /// `POST /api/v1/tokens` body.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TokenCreateRequest {
     /// runner, ci or admin.
@@ -45,7 +61,7 @@ pub struct TokenCreateRequest {
 }
 
 /// `POST /api/v1/tokens` answer: the only time the token text is shown.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct TokenCreated {
     /// Row id, for revoking.
     pub id: i64,
@@ -79,6 +95,22 @@ pub async fn create_token(
     })
 }
 
+/// Create a token; its text is shown only in this answer.
+///
+/// Requires an admin token.
+#[utoipa::path(
+    post,
+    path = "/api/v1/tokens",
+    request_body = TokenCreateRequest,
+    security(("bearer" = [])),
+    responses(
+        (status = 201, description = "Created.", body = TokenCreated),
+        (status = 400, description = "The body could not be read.", body = ErrorBody),
+        (status = 401, description = "No usable token.", body = ErrorBody),
+        (status = 403, description = "Not an admin token.", body = ErrorBody),
+        (status = 422, description = "The name is empty or too long.", body = ErrorBody),
+    )
+)]
 async fn create(
     State(state): State<AppState>,
     admin: AdminAuth,
@@ -91,6 +123,22 @@ async fn create(
     Ok((StatusCode::CREATED, Json(created)))
 }
 
+/// Revoke a token.
+///
+/// Requires an admin token.
+#[utoipa::path(
+    post,
+    path = "/api/v1/tokens/{id}/revoke",
+    params(("id" = i64, Path, description = "Token id.")),
+    security(("bearer" = [])),
+    responses(
+        (status = 204, description = "Revoked."),
+        (status = 400, description = "The id is not a number.", body = ErrorBody),
+        (status = 401, description = "No usable token.", body = ErrorBody),
+        (status = 403, description = "Not an admin token.", body = ErrorBody),
+        (status = 404, description = "No such token.", body = ErrorBody),
+    )
+)]
 async fn revoke(
     State(state): State<AppState>,
     admin: AdminAuth,

@@ -1,0 +1,19 @@
+//! The CI API: what CI sends to `POST /api/v1/comparisons` and what the
+//! server answers about comparisons. The server serves these types and
+//! `runner submit` reads them, so the API has one definition, as the runner
+//! protocol has in [`crate::protocol`].
+//!
+//! With the `openapi` feature every type also describes itself as an
+//! OpenAPI schema, from which the server builds its API document.
+
+pub mod submission;
+pub mod view;
+
+#[cfg(feature = "openapi")]
+mod schema;
+
+pub use submission::{ComparisonCreateRequest, ComparisonSubmission, MAX_RUNS, MIN_RUNS};
+pub use view::{
+    BootView, CancelResponse, ComparisonCreated, ComparisonListQuery, ComparisonView, FailureView,
+    JobView, PatchMessage, PatchesView, RunCounts, VerdictSummary,
+};

@@ -1,0 +1,307 @@
+//! `POST /api/v1/comparisons`: the body CI sends, and the checked submission
+//! the server acts on. A [`ComparisonSubmission`] exists only once every
+//! field was checked, so the handler cannot forget a check and the rules
+//! live beside the fields they govern.
+
+use serde::{Deserialize, Serialize};
+
+use crate::Error;
+use crate::protocol::{BaseSource, NrTask, WorkloadParams};
+use crate::run::MeasurementMode;
+use crate::workload;
+
+/// Fewest runs a side: fewer cannot give a confidence interval worth
+/// printing.
+pub const MIN_RUNS: u32 = 3;
+/// Most runs a side: beyond this a comparison occupies a machine for days.
+pub const MAX_RUNS: u32 = 100;
+
+/// `POST /api/v1/comparisons` body, as sent.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ComparisonCreateRequest {
+    /// Base tree: `{"kind":"git","url":…,"commit":…}` or
+    /// `{"kind":"tarball","name":"linux-source-6.1"}`.
+    pub base: BaseSource,
+    /// The patch series as mbox text (absent for an A/A comparison).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub mbox: String,
+    /// An A/A comparison: both sides boot the base kernel, no patch. Its
+    /// spread becomes the machine's noise floor, the smallest change later
+    /// reports on that machine call real.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub aa: bool,
+    /// Workload names from the catalogue.
+    #[cfg_attr(feature = "openapi", schema(schema_with = super::schema::workload_names))]
+    pub workloads: Vec<String>,
+    /// Workload parameters.
+    pub params: WorkloadParams,
+    /// Boots per side (each boot runs every workload once per nr_task).
+    #[cfg_attr(feature = "openapi", schema(minimum = 3, maximum = 100))]
+    pub runs: u32,
+    /// When every job is done and a headline verdict is still undecided,
+    /// add boots (doubling the runs a side) up to this many a side. Absent:
+    /// `runs` is final.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 3, maximum = 100))]
+    pub max_runs: Option<u32>,
+    /// Measurement mode to insist on; the runner's best when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<MeasurementMode>,
+    /// Extra Kconfig lines for both kernels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_fragment: Option<String>,
+    /// Name of the machine to run on; the first machine to claim otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<String>,
+    /// Seed of the random boot order (random when absent); to reproduce an
+    /// order exactly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order_seed: Option<u64>,
+}
+
+/// A [`ComparisonCreateRequest`] whose every field was checked: a known,
+/// plain base; known workloads, each once; task counts, durations and runs
+/// in range; a Kconfig fragment of Kconfig lines; no patch on an A/A
+/// comparison. Read it through `Deref`; build it with `try_from`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ComparisonSubmission(ComparisonCreateRequest);
+
+impl std::ops::Deref for ComparisonSubmission {
+    type Target = ComparisonCreateRequest;
+
+    fn deref(&self) -> &ComparisonCreateRequest {
+        &self.0
+    }
+}
+
+impl TryFrom<ComparisonCreateRequest> for ComparisonSubmission {
+    type Error = Error;
+
+    /// Checks in the order a reader of the request meets the fields; the
+    /// first problem is named with the field's JSON path.
+    fn try_from(req: ComparisonCreateRequest) -> Result<Self, Error> {
+        check_base(&req.base)?;
+        check_workloads(&req.workloads)?;
+        check_params(&req.params)?;
+        check_runs(req.runs, req.max_runs)?;
+        if let Some(fragment) = &req.config_fragment {
+            check_config_fragment(fragment)?;
+        }
+        if req.aa && !req.mbox.trim().is_empty() {
+            return invalid(
+                "an A/A comparison (aa: true) boots the base kernel on both sides; \
+                 leave out mbox"
+                    .into(),
+            );
+        }
+        Ok(ComparisonSubmission(req))
+    }
+}
+
+fn invalid<T>(message: String) -> Result<T, Error> {
+    Err(Error::InvalidSubmission(message))
+}
+
+fn check_base(base: &BaseSource) -> Result<(), Error> {
+    match base {
+        BaseSource::Git { url, commit } => {
+            if url.trim().is_empty() {
+                return invalid("base.url must not be empty".into());
+            }
+            if commit.trim().is_empty() || commit.chars().any(char::is_whitespace) {
+                return invalid(format!(
+                    "base.commit {commit:?} must be a commit id, tag or branch"
+                ));
+            }
+        }
+        BaseSource::Tarball { name } => {
+            let plain = !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+                && !name.starts_with('.');
+            if !plain {
+                return invalid(format!(
+                    "base.name {name:?} must be a plain tarball name such as \"linux-source-6.1\""
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_workloads(workloads: &[String]) -> Result<(), Error> {
+    let known = || {
+        workload::WORKLOADS
+            .iter()
+            .map(|w| w.name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if workloads.is_empty() {
+        return invalid(format!("workloads must name at least one of: {}", known()));
+    }
+    for (i, w) in workloads.iter().enumerate() {
+        if workload::find(w).is_none() {
+            return invalid(format!(
+                "unknown workload `{w}`; known workloads: {}",
+                known()
+            ));
+        }
+        if workloads[..i].contains(w) {
+            return invalid(format!("workload `{w}` is listed twice"));
+        }
+    }
+    Ok(())
+}
+
+fn check_params(p: &WorkloadParams) -> Result<(), Error> {
+    if p.nr_task.is_empty() || p.nr_task.len() > 16 {
+        return invalid("params.nr_task must list 1 to 16 task counts".into());
+    }
+    for n in &p.nr_task {
+        match n {
+            NrTask::Count(0) => {
+                return invalid("params.nr_task: a task count must be at least 1".into());
+            }
+            NrTask::Count(c) if *c > 4096 => {
+                return invalid(format!("params.nr_task: {c} tasks is more than 4096"));
+            }
+            NrTask::Percent(p) if *p == 0 || *p > 100 => {
+                return invalid(format!("params.nr_task: {p}% must be 1–100%"));
+            }
+            _ => {}
+        }
+    }
+    if !(1..=600).contains(&p.seconds) {
+        return invalid(format!(
+            "params.seconds is {}; it must be 1 to 600 measured seconds",
+            p.seconds
+        ));
+    }
+    if p.warmup_seconds > 300 {
+        return invalid(format!(
+            "params.warmup_seconds is {}; at most 300",
+            p.warmup_seconds
+        ));
+    }
+    Ok(())
+}
+
+fn check_runs(runs: u32, max_runs: Option<u32>) -> Result<(), Error> {
+    if !(MIN_RUNS..=MAX_RUNS).contains(&runs) {
+        return invalid(format!(
+            "runs is {runs}; a comparison needs {MIN_RUNS} to {MAX_RUNS} runs a side"
+        ));
+    }
+    match max_runs {
+        Some(max) if max < runs || max > MAX_RUNS => invalid(format!(
+            "max_runs is {max}; it must be from runs ({runs}) to {MAX_RUNS}"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Only lines `make olddefconfig` reads as settings, or comments: anything
+/// else is a mistake (or a shell command) the build would silently ignore.
+fn check_config_fragment(fragment: &str) -> Result<(), Error> {
+    for line in fragment.lines().map(str::trim) {
+        let ok = line.is_empty()
+            || (line.starts_with("CONFIG_") && line.contains('='))
+            || (line.starts_with("# CONFIG_") && line.ends_with(" is not set"))
+            || (line.starts_with('#') && !line.starts_with("# CONFIG_"));
+        if !ok {
+            return invalid(format!(
+                "config_fragment line {line:?} is not `CONFIG_FOO=value` or \
+                 `# CONFIG_FOO is not set`"
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::TaskMode;
+
+    fn request() -> ComparisonCreateRequest {
+        ComparisonCreateRequest {
+            base: BaseSource::Tarball {
+                name: "linux-source-6.1".into(),
+            },
+            mbox: "From x\n".into(),
+            aa: false,
+            workloads: vec![workload::WORKLOADS[0].name.to_string()],
+            params: WorkloadParams {
+                mode: TaskMode::Process,
+                nr_task: vec![NrTask::Count(1)],
+                seconds: 5,
+                warmup_seconds: 1,
+                perf_stat: false,
+                perf_profile: false,
+            },
+            runs: 3,
+            max_runs: None,
+            backend: None,
+            config_fragment: None,
+            machine: None,
+            order_seed: None,
+        }
+    }
+
+    fn rejection(req: ComparisonCreateRequest) -> String {
+        match ComparisonSubmission::try_from(req) {
+            Err(Error::InvalidSubmission(m)) => m,
+            other => panic!("expected a rejection, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_sound_request_is_accepted_unchanged() {
+        let checked = ComparisonSubmission::try_from(request()).unwrap();
+        assert_eq!(*checked, request());
+    }
+
+    #[test]
+    fn runs_must_lie_between_the_bounds_and_max_runs_above_runs() {
+        let mut r = request();
+        r.runs = MAX_RUNS + 1;
+        assert_eq!(
+            rejection(r),
+            "runs is 101; a comparison needs 3 to 100 runs a side"
+        );
+        let mut r = request();
+        r.runs = 4;
+        r.max_runs = Some(3);
+        assert_eq!(
+            rejection(r),
+            "max_runs is 3; it must be from runs (4) to 100"
+        );
+    }
+
+    #[test]
+    fn an_aa_comparison_carries_no_patch() {
+        let mut r = request();
+        r.aa = true;
+        assert!(rejection(r).ends_with("leave out mbox"));
+        let mut r = request();
+        r.aa = true;
+        r.mbox = " \n".into();
+        assert!(ComparisonSubmission::try_from(r).is_ok());
+    }
+
+    #[test]
+    fn the_wire_form_leaves_out_what_is_unset() {
+        let mut r = request();
+        r.mbox.clear();
+        r.aa = true;
+        let json = serde_json::to_value(&r).unwrap();
+        assert!(json.get("mbox").is_none() && json.get("order_seed").is_none());
+        assert_eq!(json["aa"], true);
+        let back: ComparisonCreateRequest = serde_json::from_value(json).unwrap();
+        assert_eq!(back, r);
+    }
+}

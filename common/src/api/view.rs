@@ -1,0 +1,216 @@
+//! What the CI API answers about comparisons: the `201` of a submission,
+//! the progress view of `GET /api/v1/comparisons/{id}`, the answer to a
+//! cancel, and the filters of the listing. The server serializes these;
+//! `runner submit --wait` reads them.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::{BaseSource, WorkloadParams};
+
+/// `201` answer of `POST /api/v1/comparisons`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ComparisonCreated {
+    /// The comparison id.
+    pub id: i64,
+    /// Where to poll its progress (this API).
+    pub url: String,
+    /// Where people read the report.
+    pub report_url: String,
+}
+
+/// `GET /api/v1/comparisons/{id}` answer. `V` is the statistical verdict:
+/// the server sends it whole, a client may read only the part it needs
+/// (such as [`VerdictSummary`]).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ComparisonView<V> {
+    /// Comparison id.
+    pub id: i64,
+    /// `ab` (base against patched) or `aa` (base against itself, for the
+    /// machine's noise floor).
+    pub kind: String,
+    /// queued, running, done, failed or cancelled.
+    pub status: String,
+    /// Where people read the report.
+    pub report_url: String,
+    /// Name of the submitting token.
+    pub submitted_by: String,
+    /// Submission time.
+    pub created_at: DateTime<Utc>,
+    /// Last change.
+    pub updated_at: DateTime<Utc>,
+    /// When it became final.
+    pub finished_at: Option<DateTime<Utc>>,
+    /// Base tree.
+    pub base: BaseSource,
+    /// The patch series.
+    pub patches: PatchesView,
+    /// Workload names.
+    pub workloads: Vec<String>,
+    /// Parameters.
+    pub params: WorkloadParams,
+    /// Boots per side (more once boots were added while undecided).
+    pub runs_per_side: i32,
+    /// Most boots a side when more are added while undecided.
+    pub max_runs_per_side: Option<i32>,
+    /// The boots a side at which more were added, in order.
+    pub runs_added_at: Vec<i32>,
+    /// Requested measurement mode.
+    pub backend: Option<String>,
+    /// Extra Kconfig lines.
+    pub config_fragment: Option<String>,
+    /// The machine, once pinned: its name and inventory.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    pub machine: Option<serde_json::Value>,
+    /// What the comparison waits for when it is not moving (its machine
+    /// stopped calling the server, or no runner is calling at all).
+    pub waiting: Option<String>,
+    /// Boot order in A (base) / B (patched) notation, e.g. `ABBABA`.
+    pub boot_order: String,
+    /// Seed the order was drawn from.
+    pub order_seed: u64,
+    /// Jobs in claim order.
+    pub jobs: Vec<JobView>,
+    /// Runs uploaded so far.
+    pub runs: RunCounts,
+    /// The statistical verdict, from the runs stored so far.
+    pub verdict: V,
+}
+
+/// The part of a comparison's verdict a CI job prints.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct VerdictSummary {
+    /// regression, improvement, no change, undecided or no results.
+    pub overall: String,
+    /// The headline sentence of each report.
+    pub headlines: Vec<String>,
+}
+
+/// The patch series of a comparison.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct PatchesView {
+    /// sha256 of the mbox.
+    pub sha256: String,
+    /// Its messages in order.
+    pub messages: Vec<PatchMessage>,
+}
+
+/// One message of a patch series.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct PatchMessage {
+    /// 0-based position in the mbox.
+    pub position: i32,
+    /// `Subject:` header, unfolded and decoded.
+    pub subject: String,
+    /// `Message-ID:` without angle brackets, if present.
+    pub message_id: Option<String>,
+    /// `From:` header.
+    pub author: String,
+    /// Whether the message carries a diff (a cover letter does not).
+    pub has_diff: bool,
+}
+
+/// Progress of one job.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct JobView {
+    /// Job id.
+    pub id: i64,
+    /// Claim order.
+    pub seq: i32,
+    /// Current state.
+    pub state: String,
+    /// Claims so far.
+    pub attempt: i32,
+    /// Claims allowed.
+    pub max_attempts: i32,
+    /// Last progress message.
+    pub message: String,
+    /// Its boots in order.
+    pub boots: Vec<BootView>,
+    /// Why it failed.
+    pub failure: Option<FailureView>,
+    /// Last log tail reported.
+    pub log_tail: String,
+    /// Runs uploaded by this job.
+    pub runs: RunCounts,
+    /// When the lease runs out (while leased).
+    pub lease_expires_at: Option<DateTime<Utc>>,
+    /// Last change.
+    pub updated_at: DateTime<Utc>,
+}
+
+/// A boot of a job.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct BootView {
+    /// Comparison-wide position.
+    pub seq: i32,
+    /// base or patched.
+    pub side: String,
+}
+
+/// A job's failure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct FailureView {
+    /// Machine-readable reason (`patch-does-not-apply`).
+    pub reason: String,
+    /// The reason in words.
+    pub reason_text: String,
+    /// Specifics.
+    pub detail: String,
+}
+
+/// Runs uploaded, per side, against how many a complete comparison has.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct RunCounts {
+    /// Base runs stored.
+    pub base: i64,
+    /// Patched runs stored.
+    pub patched: i64,
+    /// Runs a side when everything completes: boots × workloads × nr_task.
+    pub expected_per_side: i64,
+}
+
+/// Answer of `POST /api/v1/comparisons/{id}/cancel`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct CancelResponse {
+    /// Comparison id.
+    pub id: i64,
+    /// `cancelled`.
+    pub status: String,
+}
+
+/// Query of `GET /api/v1/comparisons`: filters and a page.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "openapi",
+    derive(utoipa::IntoParams),
+    into_params(parameter_in = Query)
+)]
+#[serde(deny_unknown_fields)]
+pub struct ComparisonListQuery {
+    /// queued, running, done, failed or cancelled.
+    pub status: Option<String>,
+    /// Machine name.
+    pub machine: Option<String>,
+    /// Workload name.
+    pub workload: Option<String>,
+    /// Overall verdict of finished comparisons: regression, improvement,
+    /// no change, undecided or no results.
+    pub verdict: Option<String>,
+    /// Page size, 1–500 (50 by default).
+    #[cfg_attr(feature = "openapi", param(minimum = 1, maximum = 500))]
+    pub limit: Option<i64>,
+    /// Only comparisons with a smaller id (the `next_before` of the
+    /// previous page).
+    pub before: Option<i64>,
+}
