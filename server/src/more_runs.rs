@@ -9,11 +9,11 @@
 //! optimistic (each look is another chance); reports say when boots were
 //! added, and doubling keeps the looks few (3 → 6 → 12 → 24 …).
 
+use patchperf_common::report::format;
 use patchperf_common::stats::Verdict;
 use sqlx::PgConnection;
 
 use crate::db::comparisons::status;
-use crate::routes::pages::view;
 use crate::{AppState, Error, db, interleave, queue, report};
 
 /// Adds boots to comparison `id` if it is done, may grow and a headline
@@ -47,8 +47,8 @@ pub async fn add_if_undecided(
                     "{} nr_task {} {} (95% CI {})",
                     h.workload,
                     h.nr_task,
-                    view::change_text(m),
-                    view::interval_text(m)
+                    format::change_text(m),
+                    format::interval_text(m)
                 )
             })
         })

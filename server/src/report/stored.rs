@@ -5,10 +5,11 @@
 
 use std::time::Duration;
 
+use patchperf_common::report::format;
+
 use super::ComparisonReport;
 use super::verdict::verdict_view;
 use crate::db::comparisons::status;
-use crate::routes::pages::view;
 use crate::{AppState, Error, db};
 
 /// How many stale verdicts one pass of the keeper recomputes.
@@ -26,7 +27,7 @@ pub fn headline(report: &ComparisonReport) -> String {
                     "{} nr_task {}: {} {}",
                     g.comparison.header.workload,
                     g.comparison.header.nr_task,
-                    view::change_text(m),
+                    format::change_text(m),
                     m.verdict.as_str()
                 )
             })

@@ -10,7 +10,7 @@ use patchperf_common::metric;
 use patchperf_common::report::text::{
     TextOptions, pipeline_line, selected_rows, summary_line, unsupported_line,
 };
-use patchperf_common::report::{Comparison, MetricComparison};
+use patchperf_common::report::{Comparison, MetricComparison, format};
 use patchperf_common::run::Side;
 
 use super::plot::{self, PlotQuery};
@@ -267,13 +267,13 @@ fn groups_description(groups: &[GroupReport]) -> Option<String> {
 fn row_view(m: &MetricComparison, listed: bool) -> RowView {
     RowView {
         name: m.name.clone(),
-        base: view::side_text(&m.base),
-        change: view::change_text(m),
-        patched: view::side_text(&m.patched),
-        interval: view::interval_text(m),
-        p: view::p_text(m.welch.map(|w| w.p)),
-        q: view::p_text(m.q),
-        mw: view::p_text(m.mann_whitney.map(|w| w.p)),
+        base: format::side_text(&m.base),
+        change: format::change_text(m),
+        patched: format::side_text(&m.patched),
+        interval: format::interval_text(m),
+        p: format::p_text(m.welch.map(|w| w.p)),
+        q: format::p_text(m.q),
+        mw: format::p_text(m.mann_whitney.map(|w| w.p)),
         zero_day: match m.zero_day {
             Some(z) if z.changed => "changed",
             Some(_) => "unchanged",
