@@ -4,10 +4,12 @@
 //!
 //! [`app`] builds the whole HTTP application from an [`AppState`], so tests
 //! drive it without a socket; [`MIGRATOR`] is the schema the application
-//! expects. `main.rs` only parses the command line and calls [`cli`].
+//! expects. `main.rs` only parses the command line ([`cli`]) and runs it
+//! ([`commands`]).
 
 pub mod auth;
 pub mod cli;
+pub mod commands;
 pub mod config;
 pub mod db;
 pub mod error;
