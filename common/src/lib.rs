@@ -1,7 +1,8 @@
 //! The vocabulary shared by the patchperf server and runner: what a run
 //! produces (`run`), how runners and the server talk (`protocol`), the names
 //! of metrics as 0-day prints them (`metric`) and the workloads a comparison
-//! may ask for (`workload`); the statistics of a comparison (`stats`) and the
+//! may ask for (`workload`), what a comparison is and where it stands
+//! (`comparison`); the statistics of a comparison (`stats`) and the
 //! 0-day style report built from them (`report`).
 //!
 //! This crate does no I/O, so both binaries (and their tests) can rely on it
@@ -10,6 +11,11 @@
 
 pub use error::Error;
 
+#[cfg(feature = "sqlx")]
+#[macro_use]
+mod text_column;
+
+pub mod comparison;
 pub mod error;
 pub mod metric;
 pub mod protocol;

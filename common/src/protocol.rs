@@ -262,6 +262,17 @@ pub enum JobState {
 }
 
 impl JobState {
+    /// States in which a machine holds the job's lease.
+    pub const LEASED: &'static [JobState] = &[
+        JobState::Claimed,
+        JobState::Fetching,
+        JobState::Applying,
+        JobState::Building,
+        JobState::Booting,
+        JobState::Running,
+        JobState::Uploading,
+    ];
+
     /// Lower-case name as stored and shown.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -299,7 +310,21 @@ impl JobState {
     pub fn is_final(self) -> bool {
         matches!(self, JobState::Done | JobState::Failed)
     }
+
+    /// Whether a machine holds the job's lease in this state.
+    pub fn is_leased(self) -> bool {
+        Self::LEASED.contains(&self)
+    }
 }
+
+impl std::fmt::Display for JobState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(feature = "sqlx")]
+text_column!(JobState, as_str, parse);
 
 /// `POST /api/v1/jobs/{id}/heartbeat` answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -427,6 +452,9 @@ impl FailureReason {
         }
     }
 }
+
+#[cfg(feature = "sqlx")]
+text_column!(FailureReason, code, from_code);
 
 /// `POST /api/v1/jobs/{id}/finish`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

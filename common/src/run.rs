@@ -33,8 +33,8 @@ impl TaskMode {
     }
 }
 
-/// The two sides of a comparison.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// The two sides of a comparison (base sorts first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Side {
     /// The kernel without the patch series.
@@ -51,7 +51,19 @@ impl Side {
             Side::Patched => "patched",
         }
     }
+
+    /// Parses [`Side::as_str`]'s output.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "base" => Some(Side::Base),
+            "patched" => Some(Side::Patched),
+            _ => None,
+        }
+    }
 }
+
+#[cfg(feature = "sqlx")]
+text_column!(Side, as_str, parse);
 
 /// How the numbers were measured; reports must say which, because the modes
 /// measure different things.

@@ -15,6 +15,7 @@ pub mod db;
 pub mod error;
 pub mod extract;
 pub mod interleave;
+pub mod lifecycle;
 pub mod mbox;
 pub mod more_runs;
 pub mod notify;

@@ -8,7 +8,7 @@ use tokio::net::TcpListener;
 
 use super::database::Database;
 use crate::cli::serve::ServeArgs;
-use crate::{AppState, Config, Error, notify, queue, report};
+use crate::{AppState, Config, Error, lifecycle, notify, report};
 
 /// Runs `serve`.
 pub async fn run(args: ServeArgs) -> Result<(), Error> {
@@ -59,7 +59,7 @@ fn spawn_lease_sweeper(state: &AppState) {
             tick.tick().await;
             let swept = async {
                 let mut tx = state.db.begin().await?;
-                let n = queue::expire_leases(&mut tx).await?;
+                let n = lifecycle::expire_leases(&mut tx).await?;
                 tx.commit().await?;
                 Ok::<_, Error>(n)
             }

@@ -6,18 +6,18 @@ use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use chrono::{DateTime, Utc};
+use patchperf_common::comparison::{ComparisonKind, ComparisonStatus, OverallVerdict};
 use patchperf_common::protocol::{BaseSource, NrTask, WorkloadParams};
 use patchperf_common::run::MeasurementMode;
 use patchperf_common::workload;
 use serde::{Deserialize, Serialize};
 
 use crate::auth::CiAuth;
-use crate::db::comparisons::{ComparisonSummary, ListFilter, NewComparison, kind, status};
+use crate::db::comparisons::{ComparisonSummary, ListFilter, NewComparison};
 use crate::db::{self, boots::BootRow, jobs::JobRow, patches::PatchRow};
 use crate::error::Result;
 use crate::extract::{Json, Path, Query};
-use crate::report::verdict::OVERALL_VERDICTS;
-use crate::{AppState, Error, interleave, mbox, queue};
+use crate::{AppState, Error, interleave, lifecycle, mbox};
 
 /// Fewest runs a side: fewer cannot give a confidence interval worth
 /// printing.
@@ -132,7 +132,11 @@ async fn create(
     let new = NewComparison {
         base: &req.base,
         series_id,
-        kind: if req.aa { kind::AA } else { kind::AB },
+        kind: if req.aa {
+            ComparisonKind::Aa
+        } else {
+            ComparisonKind::Ab
+        },
         workloads: &req.workloads,
         params: &req.params,
         runs_per_side: i32::try_from(req.runs).unwrap_or(i32::MAX),
@@ -145,7 +149,7 @@ async fn create(
         submitted_by: auth.caller.token_id,
     };
     let id = db::comparisons::insert(&mut tx, &new).await?;
-    queue::create_jobs(&mut tx, id, &plan, 0, state.config.max_attempts).await?;
+    lifecycle::create_jobs(&mut tx, id, &plan, 0, state.config.max_attempts).await?;
     tx.commit().await?;
     state.jobs_changed.notify_waiters();
 
@@ -427,12 +431,7 @@ async fn show(State(state): State<AppState>, Path(id): Path<i64>) -> Result<Json
         patched: jobs_view.iter().map(|j| j.runs.patched).sum(),
         expected_per_side: i64::from(c.runs_per_side) * per_boot,
     };
-    let boot_order = interleave::notation(
-        boots
-            .iter()
-            .map(|b| queue::parse_side(&b.side))
-            .collect::<Result<Vec<_>>>()?,
-    );
+    let boot_order = interleave::notation(boots.iter().map(|b| b.side));
     let machine = match (&c.machine_name, c.machine_inventory) {
         (Some(_), Some(inv)) => Some(inv),
         (Some(name), None) => Some(serde_json::json!({ "name": name })),
@@ -440,8 +439,8 @@ async fn show(State(state): State<AppState>, Path(id): Path<i64>) -> Result<Json
     };
     Ok(Json(ComparisonView {
         id: c.id,
-        kind: c.kind,
-        status: c.status,
+        kind: c.kind.as_str().into(),
+        status: c.status.as_str().into(),
         report_url: state.config.link(&format!("/comparisons/{id}")),
         submitted_by: c.submitted_by,
         created_at: c.created_at,
@@ -472,9 +471,8 @@ fn job_view(j: JobRow, boots: &[BootRow], counts: &[(i64, i64, i64)], per_boot: 
         .find(|(job, _, _)| *job == j.id)
         .map_or((0, 0), |&(_, b, p)| (b, p));
     let failure = j.failure_reason.map(|reason| FailureView {
-        reason_text: patchperf_common::protocol::FailureReason::from_code(&reason)
-            .map_or_else(|| reason.clone(), |r| r.as_str().to_string()),
-        reason,
+        reason: reason.code().into(),
+        reason_text: reason.as_str().into(),
         detail: j.failure_detail.unwrap_or_default(),
     });
     let boots: Vec<BootView> = boots
@@ -482,14 +480,14 @@ fn job_view(j: JobRow, boots: &[BootRow], counts: &[(i64, i64, i64)], per_boot: 
         .filter(|b| b.job_id == j.id)
         .map(|b| BootView {
             seq: b.seq,
-            side: b.side.clone(),
+            side: b.side.as_str().into(),
         })
         .collect();
     let expected = per_boot * i64::try_from(boots.len()).unwrap_or(0) / 2;
     JobView {
         id: j.id,
         seq: j.seq,
-        state: j.state,
+        state: j.state.as_str().into(),
         attempt: j.attempt,
         max_attempts: j.max_attempts,
         message: j.message,
@@ -539,8 +537,18 @@ async fn list(
     State(state): State<AppState>,
     Query(q): Query<ListQuery>,
 ) -> Result<Json<ComparisonList>> {
-    super::check_one_of("status", q.status.as_deref(), status::ALL)?;
-    super::check_one_of("verdict", q.verdict.as_deref(), OVERALL_VERDICTS)?;
+    let status = super::one_of(
+        "status",
+        q.status.as_deref(),
+        ComparisonStatus::ALL,
+        ComparisonStatus::as_str,
+    )?;
+    let verdict = super::one_of(
+        "verdict",
+        q.verdict.as_deref(),
+        OverallVerdict::ALL,
+        OverallVerdict::as_str,
+    )?;
     if q.verdict.is_some() {
         crate::report::stored::catch_up(&state).await?;
     }
@@ -549,10 +557,10 @@ async fn list(
         return Err(Error::BadRequest(format!("limit {limit} must be 1 to 500")));
     }
     let filter = ListFilter {
-        status: q.status.as_deref(),
+        status,
         machine: q.machine.as_deref(),
         workload: q.workload.as_deref(),
-        verdict: q.verdict.as_deref(),
+        verdict,
         before: q.before,
         limit,
     };
@@ -584,24 +592,11 @@ async fn cancel(
     Path(id): Path<i64>,
 ) -> Result<Json<CancelResponse>> {
     let mut tx = state.db.begin().await?;
-    let current = db::comparisons::lock(&mut tx, id)
-        .await?
-        .ok_or_else(|| Error::NotFound(format!("no comparison {id}")))?;
-    if status::is_final(&current) {
-        return Err(Error::Conflict(format!(
-            "comparison {id} is already {current}"
-        )));
-    }
-    db::comparisons::cancel(&mut tx, id).await?;
-    let detail = format!("comparison cancelled by `{}`", auth.caller.name);
-    let reason = patchperf_common::protocol::FailureReason::Cancelled;
-    for (job, attempt) in db::jobs::fail_queued(&mut tx, id, reason.code(), &detail).await? {
-        db::events::insert(&mut tx, job, "failed", attempt, None, &detail, "").await?;
-    }
+    lifecycle::cancel(&mut tx, id, &auth.caller.name).await?;
     tx.commit().await?;
     tracing::info!(comparison = id, by = %auth.caller.name, "comparison cancelled");
     Ok(Json(CancelResponse {
         id,
-        status: status::CANCELLED.to_string(),
+        status: ComparisonStatus::Cancelled.as_str().into(),
     }))
 }

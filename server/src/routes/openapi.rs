@@ -135,7 +135,7 @@ pub fn document() -> Value {
         { "name": "workload", "in": "query", "schema": { "type": "string" } },
         { "name": "verdict", "in": "query",
           "description": "overall verdict of finished comparisons",
-          "schema": { "type": "string", "enum": crate::report::verdict::OVERALL_VERDICTS } },
+          "schema": { "type": "string", "enum": patchperf_common::comparison::OverallVerdict::ALL } },
         { "name": "limit", "in": "query", "schema": { "type": "integer", "minimum": 1, "maximum": 500, "default": 50 } },
         { "name": "before", "in": "query", "description": "next_before of the previous page",
           "schema": { "type": "integer" } }

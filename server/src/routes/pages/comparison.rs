@@ -6,6 +6,7 @@
 use askama::Template;
 use askama_web::WebTemplate;
 use axum::extract::State;
+use patchperf_common::comparison::ComparisonKind;
 use patchperf_common::metric;
 use patchperf_common::report::text::{
     TextOptions, pipeline_line, selected_rows, summary_line, unsupported_line,
@@ -15,7 +16,7 @@ use patchperf_common::run::Side;
 
 use super::plot::{self, PlotQuery};
 use super::view;
-use crate::db::comparisons::{ComparisonRow, status};
+use crate::db::comparisons::ComparisonRow;
 use crate::error::Result;
 use crate::extract::Path;
 use crate::report::verdict::verdict_view;
@@ -30,7 +31,7 @@ const MAX_PLOTS: usize = 9;
 #[derive(Debug)]
 pub struct BootCell {
     seq: i32,
-    side: String,
+    side: &'static str,
     letter: char,
     job_id: i64,
 }
@@ -41,7 +42,7 @@ pub struct JobLine {
     id: i64,
     seq: i32,
     boots: String,
-    state: String,
+    state: &'static str,
     attempt: String,
     message: String,
     failure: Option<String>,
@@ -120,7 +121,7 @@ pub(super) struct ComparisonPage {
     text_url: String,
     overall: &'static str,
     overall_class: String,
-    status: String,
+    status: &'static str,
     base: String,
     subjects: Vec<String>,
     series_sha256: String,
@@ -178,7 +179,7 @@ pub(super) async fn page(
     let per_boot = c.workloads.len() * c.params.0.nr_task.len();
     let p = &c.params.0;
     Ok(ComparisonPage {
-        title: if c.kind == crate::db::comparisons::kind::AA {
+        title: if c.kind == ComparisonKind::Aa {
             format!(
                 "A/A: {} against itself (the machine's noise floor)",
                 c.base.0.describe()
@@ -186,12 +187,12 @@ pub(super) async fn page(
         } else {
             first_subject.unwrap_or_else(|| format!("comparison {id}"))
         },
-        live: !status::is_final(&c.status),
+        live: !c.status.is_final(),
         json_url: format!("/api/v1/comparisons/{id}"),
         text_url: format!("/api/v1/comparisons/{id}/report.txt"),
-        overall: verdict.overall,
-        overall_class: verdict.overall.replace(' ', "-"),
-        status: c.status.clone(),
+        overall: verdict.overall.as_str(),
+        overall_class: view::overall_class(verdict.overall),
+        status: c.status.as_str(),
         base: c.base.0.describe(),
         subjects,
         series_sha256,
@@ -224,8 +225,8 @@ pub(super) async fn page(
             .iter()
             .map(|b| BootCell {
                 seq: b.seq,
-                letter: if b.side == "base" { 'A' } else { 'B' },
-                side: b.side.clone(),
+                letter: if b.side == Side::Base { 'A' } else { 'B' },
+                side: b.side.as_str(),
                 job_id: b.job_id,
             })
             .collect(),
@@ -237,20 +238,15 @@ pub(super) async fn page(
                 boots: boots
                     .iter()
                     .filter(|b| b.job_id == j.id)
-                    .map(|b| format!("{}{}", b.seq, if b.side == "base" { 'A' } else { 'B' }))
+                    .map(|b| format!("{}{}", b.seq, if b.side == Side::Base { 'A' } else { 'B' }))
                     .collect::<Vec<_>>()
                     .join(" "),
-                state: j.state.clone(),
+                state: j.state.as_str(),
                 attempt: format!("{}/{}", j.attempt, j.max_attempts),
                 message: j.message.clone(),
-                failure: j.failure_reason.as_ref().map(|r| {
-                    let words = patchperf_common::protocol::FailureReason::from_code(r)
-                        .map_or(r.clone(), |f| f.as_str().to_string());
-                    match &j.failure_detail {
-                        Some(d) if !d.is_empty() => format!("{words}: {d}"),
-                        _ => words,
-                    }
-                }),
+                failure: j
+                    .failure_reason
+                    .map(|r| view::failure_text(r, j.failure_detail.as_deref())),
             })
             .collect(),
         scaling: scaling_views(&built.groups),

@@ -3,6 +3,8 @@
 //! `patchperf_common::report::format`, shared with the text report.
 
 use chrono::{DateTime, Utc};
+use patchperf_common::comparison::OverallVerdict;
+use patchperf_common::protocol::FailureReason;
 use patchperf_common::stats::Verdict;
 
 /// CSS class of a verdict: `no-change`.
@@ -13,6 +15,19 @@ pub fn verdict_class(v: Verdict) -> &'static str {
         Verdict::Changed => "changed",
         Verdict::NoChange => "no-change",
         Verdict::Undecided => "undecided",
+    }
+}
+
+/// CSS class of an overall verdict: `no-change`.
+pub fn overall_class(v: OverallVerdict) -> String {
+    v.as_str().replace(' ', "-")
+}
+
+/// A job's failure in words, with its detail: `build failed: make: …`.
+pub fn failure_text(reason: FailureReason, detail: Option<&str>) -> String {
+    match detail {
+        Some(d) if !d.is_empty() => format!("{}: {d}", reason.as_str()),
+        _ => reason.as_str().to_string(),
     }
 }
 
