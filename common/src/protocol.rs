@@ -315,6 +315,12 @@ impl JobState {
     pub fn is_leased(self) -> bool {
         Self::LEASED.contains(&self)
     }
+
+    /// Whether a runner reports this state while it works on a job (every
+    /// leased state but `claimed`, which only the claim sets).
+    pub fn is_progress(self) -> bool {
+        self.is_leased() && self != JobState::Claimed
+    }
 }
 
 impl std::fmt::Display for JobState {
@@ -488,6 +494,41 @@ pub struct ErrorBody {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn runners_report_the_leased_states_but_claimed() {
+        let all = [
+            "queued",
+            "claimed",
+            "fetching",
+            "applying",
+            "building",
+            "booting",
+            "running",
+            "uploading",
+            "done",
+            "failed",
+        ];
+        let progress: Vec<&str> = all
+            .iter()
+            .filter_map(|s| JobState::parse(s))
+            .filter(|s| s.is_progress())
+            .map(JobState::as_str)
+            .collect();
+        assert_eq!(
+            progress,
+            [
+                "fetching",
+                "applying",
+                "building",
+                "booting",
+                "running",
+                "uploading"
+            ]
+        );
+        assert!(JobState::Claimed.is_leased() && !JobState::Queued.is_leased());
+        assert!(JobState::LEASED.iter().all(|s| !s.is_final()));
+    }
 
     #[test]
     fn nr_task_reads_counts_and_percentages_like_0day() {

@@ -175,15 +175,6 @@ async fn heartbeat(
     }))
 }
 
-const PROGRESS_STATES: &[JobState] = &[
-    JobState::Fetching,
-    JobState::Applying,
-    JobState::Building,
-    JobState::Booting,
-    JobState::Running,
-    JobState::Uploading,
-];
-
 async fn state_update(
     State(state): State<AppState>,
     auth: RunnerAuth,
@@ -191,7 +182,7 @@ async fn state_update(
     Path(job_id): Path<i64>,
     Json(update): Json<StateUpdate>,
 ) -> Result<StatusCode> {
-    if !PROGRESS_STATES.contains(&update.state) {
+    if !update.state.is_progress() {
         return Err(Error::Unprocessable(format!(
             "`{}` is not a progress state (fetching, applying, building, booting, running, \
              uploading); end a job with POST /api/v1/jobs/{job_id}/finish",
