@@ -2,9 +2,10 @@
 //! produces (`run`), how runners and the server talk (`protocol`), what CI
 //! sends and reads (`api`), the names
 //! of metrics as 0-day prints them (`metric`) and the workloads a comparison
-//! may ask for (`workload`); a submitted patch series (`mbox`) and the
-//! digest things are named by (`digest`); the statistics of a comparison
-//! (`stats`) and the 0-day style report built from them (`report`).
+//! may ask for (`workload`), what a comparison is and where it stands
+//! (`comparison`); a submitted patch series (`mbox`) and the digest things
+//! are named by (`digest`); the statistics of a comparison (`stats`) and the
+//! 0-day style report built from them (`report`).
 //!
 //! This crate does no I/O, so both binaries (and their tests) can rely on it
 //! behaving the same everywhere.
@@ -12,7 +13,12 @@
 
 pub use error::Error;
 
+#[cfg(feature = "sqlx")]
+#[macro_use]
+mod text_column;
+
 pub mod api;
+pub mod comparison;
 pub mod digest;
 pub mod error;
 pub mod mbox;

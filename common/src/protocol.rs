@@ -271,6 +271,17 @@ pub enum JobState {
 }
 
 impl JobState {
+    /// States in which a machine holds the job's lease.
+    pub const LEASED: &'static [JobState] = &[
+        JobState::Claimed,
+        JobState::Fetching,
+        JobState::Applying,
+        JobState::Building,
+        JobState::Booting,
+        JobState::Running,
+        JobState::Uploading,
+    ];
+
     /// Lower-case name as stored and shown.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -308,7 +319,27 @@ impl JobState {
     pub fn is_final(self) -> bool {
         matches!(self, JobState::Done | JobState::Failed)
     }
+
+    /// Whether a machine holds the job's lease in this state.
+    pub fn is_leased(self) -> bool {
+        Self::LEASED.contains(&self)
+    }
+
+    /// Whether a runner reports this state while it works on a job (every
+    /// leased state but `claimed`, which only the claim sets).
+    pub fn is_progress(self) -> bool {
+        self.is_leased() && self != JobState::Claimed
+    }
 }
+
+impl std::fmt::Display for JobState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(feature = "sqlx")]
+text_column!(JobState, as_str, parse);
 
 /// `POST /api/v1/jobs/{id}/heartbeat` answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -442,6 +473,9 @@ impl FailureReason {
     }
 }
 
+#[cfg(feature = "sqlx")]
+text_column!(FailureReason, code, from_code);
+
 /// `POST /api/v1/jobs/{id}/finish`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -476,6 +510,41 @@ pub struct ErrorBody {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn runners_report_the_leased_states_but_claimed() {
+        let all = [
+            "queued",
+            "claimed",
+            "fetching",
+            "applying",
+            "building",
+            "booting",
+            "running",
+            "uploading",
+            "done",
+            "failed",
+        ];
+        let progress: Vec<&str> = all
+            .iter()
+            .filter_map(|s| JobState::parse(s))
+            .filter(|s| s.is_progress())
+            .map(JobState::as_str)
+            .collect();
+        assert_eq!(
+            progress,
+            [
+                "fetching",
+                "applying",
+                "building",
+                "booting",
+                "running",
+                "uploading"
+            ]
+        );
+        assert!(JobState::Claimed.is_leased() && !JobState::Queued.is_leased());
+        assert!(JobState::LEASED.iter().all(|s| !s.is_final()));
+    }
 
     #[test]
     fn nr_task_reads_counts_and_percentages_like_0day() {

@@ -34,8 +34,8 @@ impl TaskMode {
     }
 }
 
-/// The two sides of a comparison.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// The two sides of a comparison (base sorts first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Side {
@@ -62,7 +62,19 @@ impl Side {
             Side::Patched => 'B',
         }
     }
+
+    /// Parses [`Side::as_str`]'s output.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "base" => Some(Side::Base),
+            "patched" => Some(Side::Patched),
+            _ => None,
+        }
+    }
 }
+
+#[cfg(feature = "sqlx")]
+text_column!(Side, as_str, parse);
 
 /// How the numbers were measured; reports must say which, because the modes
 /// measure different things.

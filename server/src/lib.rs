@@ -4,15 +4,18 @@
 //!
 //! [`app`] builds the whole HTTP application from an [`AppState`], so tests
 //! drive it without a socket; [`MIGRATOR`] is the schema the application
-//! expects. `main.rs` only parses the command line and calls [`cli`].
+//! expects. `main.rs` only parses the command line ([`cli`]) and runs it
+//! ([`commands`]).
 
 pub mod auth;
 pub mod cli;
+pub mod commands;
 pub mod config;
 pub mod db;
 pub mod error;
 pub mod extract;
 pub mod interleave;
+pub mod lifecycle;
 pub mod more_runs;
 pub mod notify;
 pub mod postgres;

@@ -1,22 +1,14 @@
-//! `patchperf-server`: set up logging, parse the command line, run it.
+//! `patchperf-server`: parse the command line and hand it to the command.
 
 use std::process::ExitCode;
 
 use clap::Parser;
-use tracing_subscriber::EnvFilter;
+use patchperf_server::{cli, commands};
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,tower_http=info")),
-        )
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_writer(std::io::stderr)
-        .init();
-    let cli = patchperf_server::cli::Cli::parse();
-    match patchperf_server::cli::run(cli).await {
+    commands::init_logging();
+    match commands::run(cli::Cli::parse()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("patchperf-server: {e}");

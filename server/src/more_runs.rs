@@ -9,12 +9,12 @@
 //! optimistic (each look is another chance); reports say when boots were
 //! added, and doubling keeps the looks few (3 → 6 → 12 → 24 …).
 
+use patchperf_common::comparison::ComparisonStatus;
+use patchperf_common::report::format;
 use patchperf_common::stats::Verdict;
 use sqlx::PgConnection;
 
-use crate::db::comparisons::status;
-use crate::routes::pages::view;
-use crate::{AppState, Error, db, interleave, queue, report};
+use crate::{AppState, Error, db, interleave, lifecycle, report};
 
 /// Adds boots to comparison `id` if it is done, may grow and a headline
 /// verdict is undecided; returns the new runs a side when it did. Runs in
@@ -32,7 +32,7 @@ pub async fn add_if_undecided(
     let Some(max) = c.max_runs_per_side else {
         return Ok(None);
     };
-    if c.status != status::DONE || c.runs_per_side >= max {
+    if c.status != ComparisonStatus::Done || c.runs_per_side >= max {
         return Ok(None);
     }
     let built = report::load(state, &c).await?;
@@ -47,8 +47,8 @@ pub async fn add_if_undecided(
                     "{} nr_task {} {} (95% CI {})",
                     h.workload,
                     h.nr_task,
-                    view::change_text(m),
-                    view::interval_text(m)
+                    format::change_text(m),
+                    format::interval_text(m)
                 )
             })
         })
@@ -60,17 +60,12 @@ pub async fn add_if_undecided(
     let runs = now.saturating_mul(2).min(max);
     let plan = interleave::plan(u32::try_from(runs).unwrap_or(0), c.order_seed as u64);
     let first = usize::try_from(now).unwrap_or(usize::MAX);
-    let jobs = queue::create_jobs(conn, id, &plan, first, state.config.max_attempts).await?;
     let why = format!(
         "added: {now} runs a side left {} undecided; measuring {runs} a side (at most {max})",
         undecided.join(", ")
     );
-    for job in jobs {
-        db::jobs::set_state(conn, job, "queued", &why, "").await?;
-        db::events::insert(conn, job, "queued", 0, None, &why, "").await?;
-    }
-    db::comparisons::add_runs(conn, id, runs).await?;
-    db::comparisons::refresh_status(conn, id).await?;
+    let max_attempts = state.config.max_attempts;
+    lifecycle::add_runs(conn, id, &plan, first, runs, max_attempts, &why).await?;
     tracing::info!(
         comparison = id,
         from = now,

@@ -5,7 +5,7 @@
 
 use sqlx::PgPool;
 
-use crate::db::comparisons::{ComparisonRow, status};
+use crate::db::comparisons::ComparisonRow;
 use crate::{Error, db};
 
 /// A machine silent for longer than this is reported: a live agent calls
@@ -15,7 +15,7 @@ const SILENT_SECONDS: f64 = 600.0;
 
 /// What the comparison waits for, when that is worth telling.
 pub async fn note(db: &PgPool, c: &ComparisonRow) -> Result<Option<String>, Error> {
-    if status::is_final(&c.status) {
+    if c.status.is_final() {
         return Ok(None);
     }
     if let (Some(id), Some(name)) = (c.machine_id, &c.machine_name) {

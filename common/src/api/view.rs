@@ -6,7 +6,9 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::{BaseSource, WorkloadParams};
+use crate::comparison::{ComparisonKind, ComparisonStatus, OverallVerdict};
+use crate::protocol::{BaseSource, FailureReason, JobState, WorkloadParams};
+use crate::run::Side;
 
 /// `201` answer of `POST /api/v1/comparisons`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -30,9 +32,9 @@ pub struct ComparisonView<V> {
     pub id: i64,
     /// `ab` (base against patched) or `aa` (base against itself, for the
     /// machine's noise floor).
-    pub kind: String,
+    pub kind: ComparisonKind,
     /// queued, running, done, failed or cancelled.
-    pub status: String,
+    pub status: ComparisonStatus,
     /// Where people read the report.
     pub report_url: String,
     /// Name of the submitting token.
@@ -84,7 +86,7 @@ pub struct ComparisonView<V> {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct VerdictSummary {
     /// regression, improvement, no change, undecided or no results.
-    pub overall: String,
+    pub overall: OverallVerdict,
     /// The headline sentence of each report.
     pub headlines: Vec<String>,
 }
@@ -124,7 +126,7 @@ pub struct JobView {
     /// Claim order.
     pub seq: i32,
     /// Current state.
-    pub state: String,
+    pub state: JobState,
     /// Claims so far.
     pub attempt: i32,
     /// Claims allowed.
@@ -152,7 +154,7 @@ pub struct BootView {
     /// Comparison-wide position.
     pub seq: i32,
     /// base or patched.
-    pub side: String,
+    pub side: Side,
 }
 
 /// A job's failure.
@@ -160,7 +162,7 @@ pub struct BootView {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct FailureView {
     /// Machine-readable reason (`patch-does-not-apply`).
-    pub reason: String,
+    pub reason: FailureReason,
     /// The reason in words.
     pub reason_text: String,
     /// Specifics.
@@ -186,7 +188,7 @@ pub struct CancelResponse {
     /// Comparison id.
     pub id: i64,
     /// `cancelled`.
-    pub status: String,
+    pub status: ComparisonStatus,
 }
 
 /// Query of `GET /api/v1/comparisons`: filters and a page.

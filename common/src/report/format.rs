@@ -2,7 +2,14 @@
 //! (lkp-tests `lib/compare.rb`): means in a 10-wide column as `%.2f` below
 //! 1000, `%.4g` above 1e8 and `%d` (truncated) between; `± N%` as ` ±%3d%%`
 //! when the spread exceeds 2%, six blanks otherwise; changes as `%+10.1f%% `
-//! (or `%+10.2g%% ` from 100000% on) and, for points, `%+10.1f  `.
+//! (or `%+10.2g%% ` from 100000% on) and, for points, `%+10.1f  `. The
+//! trimmed cell strings (`side_text`, `change_text`, …) are the same numbers
+//! as pages, the dashboard and server logs show them, so HTML, text and JSON
+//! agree.
+
+use super::model::{MetricComparison, Presence, SideStats};
+use crate::stats::verdict::fmt_p;
+use crate::stats::{ChangeUnit, Interval, shown_stddev_percent};
 
 /// Width of a mean (lkp's `ABS_WIDTH`).
 pub const ABS_WIDTH: usize = 10;
@@ -47,6 +54,45 @@ pub fn change_column(change: f64, points: bool) -> String {
     } else {
         format!("{s:>REL_WIDTH$}% ")
     }
+}
+
+/// A side's mean with its `± N%`, exactly as in the text table
+/// (`3436082`, `0.03 ±  8%`), `-` without values, `n/s` when unsupported.
+pub fn side_text(s: &SideStats) -> String {
+    match (s.presence, s.mean) {
+        (Presence::Measured, Some(mean)) => {
+            let spread = stddev_column(shown_stddev_percent(&s.values));
+            format!("{}{}", mean_column(mean).trim(), spread.trim_end())
+        }
+        (Presence::Unsupported, _) => "n/s".into(),
+        _ => "-".into(),
+    }
+}
+
+/// The `%change` column as the text table prints it: `+1.2%`, `-0.7`.
+pub fn change_text(m: &MetricComparison) -> String {
+    match m.change {
+        Some(v) => change_column(v, m.unit == ChangeUnit::Points)
+            .trim()
+            .to_string(),
+        None if m.base.mean.is_some() && m.patched.mean.is_some() => "n/a".into(),
+        None => String::new(),
+    }
+}
+
+/// `+0.81% … +1.62%`, `unbounded`, or empty.
+pub fn interval_text(m: &MetricComparison) -> String {
+    let unit = m.unit.suffix();
+    match m.interval {
+        Some(Interval::Bounded { low, high }) => format!("{low:+.2}{unit} … {high:+.2}{unit}"),
+        Some(Interval::Unbounded) => "unbounded".into(),
+        None => String::new(),
+    }
+}
+
+/// A p- or q-value, or empty.
+pub fn p_text(p: Option<f64>) -> String {
+    p.map(fmt_p).unwrap_or_default()
 }
 
 /// C's `%.{precision}g`: scientific notation when the exponent is below −4
@@ -121,6 +167,27 @@ mod tests {
         // from 100000% on: %+.2g
         assert_eq!(change_column(123_456.0, false), "  +1.2e+05% ");
         assert_eq!(change_column(-250_000.0, false), "  -2.5e+05% ");
+    }
+
+    #[test]
+    fn sides_print_like_the_text_table() {
+        let side = |values: Vec<f64>| SideStats {
+            presence: Presence::Measured,
+            mean: crate::stats::mean(&values),
+            stddev: None,
+            stddev_percent: None,
+            values,
+        };
+        assert_eq!(side_text(&side(vec![0.0, 0.0, 0.06])), "0.02 ±141%");
+        assert_eq!(side_text(&side(vec![3_436_082.5; 3])), "3436082");
+        let absent = SideStats {
+            presence: Presence::Absent,
+            values: vec![],
+            mean: None,
+            stddev: None,
+            stddev_percent: None,
+        };
+        assert_eq!(side_text(&absent), "-");
     }
 
     #[test]

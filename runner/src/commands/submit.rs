@@ -9,7 +9,8 @@ use std::time::Duration;
 use patchperf_common::api::{
     ComparisonCreateRequest, ComparisonCreated, ComparisonView, JobView, VerdictSummary,
 };
-use patchperf_common::protocol::{BaseSource, NrTask, WorkloadParams};
+use patchperf_common::comparison::{ComparisonStatus, OverallVerdict};
+use patchperf_common::protocol::{BaseSource, JobState, NrTask, WorkloadParams};
 
 use crate::Error;
 use crate::agent::client::Client;
@@ -51,8 +52,8 @@ pub fn run(args: SubmitArgs) -> Result<(), Error> {
     }
     println!("verdict: {}", end.verdict.overall);
     println!("report: {report_url}");
-    match end.status.as_str() {
-        "done" => {}
+    match end.status {
+        ComparisonStatus::Done => {}
         other => {
             return Err(Error::ComparisonFailed(format!(
                 "comparison {} ended {other}{}",
@@ -61,7 +62,7 @@ pub fn run(args: SubmitArgs) -> Result<(), Error> {
             )));
         }
     }
-    if args.fail_on_regression && end.verdict.overall == "regression" {
+    if args.fail_on_regression && end.verdict.overall == OverallVerdict::Regression {
         return Err(Error::Regression(format!(
             "comparison {}: the patch series causes a regression",
             created.id
@@ -145,7 +146,7 @@ fn read_mbox(path: &std::path::Path) -> Result<String, Error> {
 /// change, until the comparison is done, failed or cancelled.
 fn follow(client: &Client, id: i64, every: Duration) -> Result<Progress, Error> {
     let path = format!("/api/v1/comparisons/{id}");
-    let mut seen: HashMap<i64, (String, String, i32)> = HashMap::new();
+    let mut seen: HashMap<i64, (JobState, String, i32)> = HashMap::new();
     let mut last_lines: HashMap<i64, String> = HashMap::new();
     let mut unreachable_since: Option<std::time::Instant> = None;
     let mut waiting: Option<String> = None;
@@ -168,7 +169,7 @@ fn follow(client: &Client, id: i64, every: Duration) -> Result<Progress, Error> 
             Err(e) => return Err(e),
         };
         for job in &progress.jobs {
-            let now = (job.state.clone(), job.message.clone(), job.attempt);
+            let now = (job.state, job.message.clone(), job.attempt);
             if seen.get(&job.id) != Some(&now) {
                 println!(
                     "job {} of {} [{}] {}{}",
@@ -194,7 +195,7 @@ fn follow(client: &Client, id: i64, every: Duration) -> Result<Progress, Error> 
             println!("waiting: {w}");
         }
         waiting = progress.waiting.clone();
-        if matches!(progress.status.as_str(), "done" | "failed" | "cancelled") {
+        if progress.status.is_final() {
             return Ok(progress);
         }
         std::thread::sleep(every);
@@ -206,7 +207,7 @@ fn follow(client: &Client, id: i64, every: Duration) -> Result<Progress, Error> 
 fn boots(job: &JobView) -> String {
     job.boots
         .iter()
-        .map(|b| format!("boot {} {}", b.seq + 1, b.side))
+        .map(|b| format!("boot {} {}", b.seq + 1, b.side.as_str()))
         .collect::<Vec<_>>()
         .join(", ")
 }

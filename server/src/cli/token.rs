@@ -1,54 +1,39 @@
-//! `patchperf-server token create|list|revoke` on the server host.
+//! Arguments of `patchperf-server token create|list|revoke`.
 
-use crate::Error;
-use crate::cli::database::Database;
-use crate::cli::{TokenAction, TokenArgs};
-use crate::db;
-use crate::routes::tokens::create_token;
+use clap::{Args, Subcommand};
 
-/// Runs `token`.
-pub async fn run(args: TokenArgs) -> Result<(), Error> {
-    let database = Database::open(&args.db).await?;
-    let result = action(&database, args.action).await;
-    database.close().await;
-    result
+use super::DatabaseArgs;
+use crate::auth::TokenKind;
+
+/// Arguments of `token`.
+#[derive(Debug, Args)]
+pub struct TokenArgs {
+    /// Database location.
+    #[command(flatten)]
+    pub db: DatabaseArgs,
+    /// What to do with tokens.
+    #[command(subcommand)]
+    pub action: TokenAction,
 }
 
-async fn action(database: &Database, action: TokenAction) -> Result<(), Error> {
-    match action {
-        TokenAction::Create { kind, name } => {
-            let mut tx = database.pool.begin().await?;
-            let created = create_token(&mut tx, kind, &name).await?;
-            tx.commit().await?;
-            eprintln!(
-                "created {} token {} `{}`; it is shown only now:",
-                created.kind, created.id, created.name
-            );
-            println!("{}", created.token);
-        }
-        TokenAction::List => {
-            for t in db::tokens::list(&database.pool).await? {
-                let revoked = t
-                    .revoked_at
-                    .map(|at| format!("revoked {}", at.format("%Y-%m-%d %H:%M")))
-                    .unwrap_or_default();
-                println!(
-                    "{:>4}  {:<6}  {:<30}  created {}  {revoked}",
-                    t.id,
-                    t.kind,
-                    t.name,
-                    t.created_at.format("%Y-%m-%d %H:%M")
-                );
-            }
-        }
-        TokenAction::Revoke { id } => {
-            let mut tx = database.pool.begin().await?;
-            if !db::tokens::revoke(&mut tx, id).await? {
-                return Err(Error::Setup(format!("no token {id}")));
-            }
-            tx.commit().await?;
-            eprintln!("token {id} revoked");
-        }
-    }
-    Ok(())
+/// `token` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum TokenAction {
+    /// Create a token and print it (only its hash is stored: this is the
+    /// only time it is shown).
+    Create {
+        /// runner (lab machines), ci (submitting), admin (everything).
+        #[arg(long, value_enum)]
+        kind: TokenKind,
+        /// Who or what will use it.
+        #[arg(long)]
+        name: String,
+    },
+    /// List tokens (never their text).
+    List,
+    /// Revoke a token by id.
+    Revoke {
+        /// Token id from `token list`.
+        id: i64,
+    },
 }

@@ -10,8 +10,8 @@ pub struct BootRow {
     pub seq: i32,
     /// The job that performs it.
     pub job_id: i64,
-    /// `base` or `patched`.
-    pub side: String,
+    /// Which kernel it boots.
+    pub side: Side,
 }
 
 /// Stores one planned boot.
@@ -41,7 +41,7 @@ pub async fn for_comparison(
 ) -> Result<Vec<BootRow>, sqlx::Error> {
     sqlx::query_as!(
         BootRow,
-        "SELECT seq, job_id, side FROM boots WHERE comparison_id = $1 ORDER BY seq",
+        r#"SELECT seq, job_id, side AS "side: Side" FROM boots WHERE comparison_id = $1 ORDER BY seq"#,
         comparison_id
     )
     .fetch_all(db)
@@ -52,7 +52,7 @@ pub async fn for_comparison(
 pub async fn for_job(db: impl PgExecutor<'_>, job_id: i64) -> Result<Vec<BootRow>, sqlx::Error> {
     sqlx::query_as!(
         BootRow,
-        "SELECT seq, job_id, side FROM boots WHERE job_id = $1 ORDER BY seq",
+        r#"SELECT seq, job_id, side AS "side: Side" FROM boots WHERE job_id = $1 ORDER BY seq"#,
         job_id
     )
     .fetch_all(db)

@@ -1,39 +1,10 @@
 //! `comparisons`: what CI asked to compare, and its overall status.
 
 use chrono::{DateTime, Utc};
+use patchperf_common::comparison::{ComparisonKind, ComparisonStatus, OverallVerdict};
 use patchperf_common::protocol::{BaseSource, WorkloadParams};
 use sqlx::types::Json;
 use sqlx::{PgConnection, PgExecutor};
-
-/// What a comparison compares.
-pub mod kind {
-    /// Base against patched.
-    pub const AB: &str = "ab";
-    /// Base against itself: measures the machine's noise floor.
-    pub const AA: &str = "aa";
-}
-
-/// Overall status of a comparison.
-pub mod status {
-    /// No job claimed yet.
-    pub const QUEUED: &str = "queued";
-    /// Some job claimed or finished, some still to do.
-    pub const RUNNING: &str = "running";
-    /// Every job done.
-    pub const DONE: &str = "done";
-    /// Every job final, at least one failed.
-    pub const FAILED: &str = "failed";
-    /// Cancelled by CI or an admin.
-    pub const CANCELLED: &str = "cancelled";
-    /// All of them, for validating filters.
-    pub const ALL: &[&str] = &[QUEUED, RUNNING, DONE, FAILED, CANCELLED];
-
-    /// Whether a comparison in this status is over: its runs can no longer
-    /// change (done, failed, cancelled).
-    pub fn is_final(status: &str) -> bool {
-        ![QUEUED, RUNNING].contains(&status)
-    }
-}
 
 /// A new comparison, validated.
 #[derive(Debug, Clone)]
@@ -42,8 +13,8 @@ pub struct NewComparison<'a> {
     pub base: &'a BaseSource,
     /// Stored patch series (the empty one for an A/A comparison).
     pub series_id: i64,
-    /// `ab` (base against patched) or `aa` (base against itself).
-    pub kind: &'a str,
+    /// Base against patched, or base against itself.
+    pub kind: ComparisonKind,
     /// Workload names, each known.
     pub workloads: &'a [String],
     /// Parameters.
@@ -69,14 +40,14 @@ pub struct NewComparison<'a> {
 pub struct ComparisonRow {
     /// Row id.
     pub id: i64,
-    /// See [`status`].
-    pub status: String,
+    /// Where it stands.
+    pub status: ComparisonStatus,
     /// Base tree.
     pub base: Json<BaseSource>,
     /// Patch series id.
     pub series_id: i64,
-    /// `ab` or `aa` (see [`kind`]).
-    pub kind: String,
+    /// Base against patched, or base against itself.
+    pub kind: ComparisonKind,
     /// Workload names.
     pub workloads: Vec<String>,
     /// Parameters.
@@ -146,7 +117,7 @@ pub async fn insert(conn: &mut PgConnection, new: &NewComparison<'_>) -> Result<
         inventory,
         new.order_seed,
         new.submitted_by,
-        new.kind,
+        new.kind.as_str(),
         new.max_runs_per_side
     )
     .fetch_one(conn)
@@ -157,7 +128,9 @@ pub async fn insert(conn: &mut PgConnection, new: &NewComparison<'_>) -> Result<
 pub async fn find(db: impl PgExecutor<'_>, id: i64) -> Result<Option<ComparisonRow>, sqlx::Error> {
     sqlx::query_as!(
         ComparisonRow,
-        r#"SELECT c.id, c.status, c.base AS "base: Json<BaseSource>", c.series_id, c.kind,
+        r#"SELECT c.id, c.status AS "status: ComparisonStatus",
+                  c.base AS "base: Json<BaseSource>", c.series_id,
+                  c.kind AS "kind: ComparisonKind",
                   c.workloads,
                   c.params AS "params: Json<WorkloadParams>", c.runs_per_side,
                   c.max_runs_per_side, c.runs_added_at, c.backend,
@@ -191,9 +164,12 @@ pub async fn latest_aa(
 
 /// Locks the comparison row for the rest of the transaction; returns its
 /// status.
-pub async fn lock(conn: &mut PgConnection, id: i64) -> Result<Option<String>, sqlx::Error> {
+pub async fn lock(
+    conn: &mut PgConnection,
+    id: i64,
+) -> Result<Option<ComparisonStatus>, sqlx::Error> {
     sqlx::query_scalar!(
-        "SELECT status FROM comparisons WHERE id = $1 FOR UPDATE",
+        r#"SELECT status AS "status: ComparisonStatus" FROM comparisons WHERE id = $1 FOR UPDATE"#,
         id
     )
     .fetch_optional(conn)
@@ -204,14 +180,14 @@ pub async fn lock(conn: &mut PgConnection, id: i64) -> Result<Option<String>, sq
 #[derive(Debug, Clone, Default)]
 pub struct ListFilter<'a> {
     /// Status equals.
-    pub status: Option<&'a str>,
+    pub status: Option<ComparisonStatus>,
     /// Pinned to the machine with this name.
     pub machine: Option<&'a str>,
     /// Runs this workload.
     pub workload: Option<&'a str>,
     /// Stored overall verdict equals (finished comparisons only; see
     /// [`super::verdicts`]).
-    pub verdict: Option<&'a str>,
+    pub verdict: Option<OverallVerdict>,
     /// Only ids below this (the cursor of the previous page).
     pub before: Option<i64>,
     /// Page size.
@@ -223,8 +199,8 @@ pub struct ListFilter<'a> {
 pub struct ComparisonSummary {
     /// Comparison id.
     pub id: i64,
-    /// See [`status`].
-    pub status: String,
+    /// Where it stands.
+    pub status: ComparisonStatus,
     /// Base tree.
     pub base: Json<BaseSource>,
     /// First patch's subject.
@@ -240,7 +216,7 @@ pub struct ComparisonSummary {
     /// Overall verdict (regression, improvement, no change, undecided, no
     /// results) once the comparison is final; `null` while it runs (its own
     /// `GET` has the live verdict) and for a moment after it ends.
-    pub verdict: Option<String>,
+    pub verdict: Option<OverallVerdict>,
     /// Each report's headline metric, change and verdict, with the verdict.
     pub headline: Option<String>,
 }
@@ -252,12 +228,13 @@ pub async fn list(
 ) -> Result<Vec<ComparisonSummary>, sqlx::Error> {
     sqlx::query_as!(
         ComparisonSummary,
-        r#"SELECT c.id, c.status, c.base AS "base: Json<BaseSource>",
+        r#"SELECT c.id, c.status AS "status: ComparisonStatus",
+                  c.base AS "base: Json<BaseSource>",
                   (SELECT p.subject FROM patches p
                    WHERE p.series_id = c.series_id AND p.has_diff
                    ORDER BY p.position LIMIT 1) AS subject,
                   c.workloads, c.runs_per_side, m.name AS "machine?", c.created_at,
-                  v.verdict AS "verdict?", v.headline AS "headline?"
+                  v.verdict AS "verdict?: OverallVerdict", v.headline AS "headline?"
            FROM comparisons c
            LEFT JOIN machines m ON m.id = c.machine_id
            LEFT JOIN current_verdicts v ON v.id = c.id
@@ -268,11 +245,11 @@ pub async fn list(
              AND ($5::text IS NULL OR v.verdict = $5)
            ORDER BY c.id DESC
            LIMIT $6"#,
-        filter.status,
+        filter.status.map(ComparisonStatus::as_str),
         filter.machine,
         filter.workload,
         filter.before,
-        filter.verdict,
+        filter.verdict.map(OverallVerdict::as_str),
         filter.limit
     )
     .fetch_all(db)

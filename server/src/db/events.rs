@@ -1,6 +1,7 @@
 //! `job_events`: the history of each job.
 
 use chrono::{DateTime, Utc};
+use patchperf_common::protocol::JobState;
 use sqlx::{PgConnection, PgExecutor};
 
 /// One event of a job.
@@ -9,7 +10,7 @@ pub struct EventRow {
     /// When.
     pub at: DateTime<Utc>,
     /// The job's state after the event.
-    pub state: String,
+    pub state: JobState,
     /// The attempt it happened in.
     pub attempt: i32,
     /// The machine involved, if any.
@@ -24,7 +25,7 @@ pub struct EventRow {
 pub async fn insert(
     conn: &mut PgConnection,
     job_id: i64,
-    state: &str,
+    state: JobState,
     attempt: i32,
     machine_id: Option<i64>,
     message: &str,
@@ -34,7 +35,7 @@ pub async fn insert(
         "INSERT INTO job_events (job_id, state, attempt, machine_id, message, log_tail)
          VALUES ($1, $2, $3, $4, $5, $6)",
         job_id,
-        state,
+        state.as_str(),
         attempt,
         machine_id,
         message,
@@ -49,8 +50,8 @@ pub async fn insert(
 pub async fn for_job(db: impl PgExecutor<'_>, job_id: i64) -> Result<Vec<EventRow>, sqlx::Error> {
     sqlx::query_as!(
         EventRow,
-        "SELECT at, state, attempt, machine_id, message, log_tail
-         FROM job_events WHERE job_id = $1 ORDER BY id",
+        r#"SELECT at, state AS "state: JobState", attempt, machine_id, message, log_tail
+           FROM job_events WHERE job_id = $1 ORDER BY id"#,
         job_id
     )
     .fetch_all(db)

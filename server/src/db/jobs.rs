@@ -1,18 +1,8 @@
 //! `jobs`: the queue, leases and outcomes of the units runners claim.
 
 use chrono::{DateTime, Utc};
+use patchperf_common::protocol::{FailureReason, JobState};
 use sqlx::{PgConnection, PgExecutor};
-
-/// States in which a machine holds the job's lease.
-pub const ACTIVE_STATES: &[&str] = &[
-    "claimed",
-    "fetching",
-    "applying",
-    "building",
-    "booting",
-    "running",
-    "uploading",
-];
 
 /// A job as stored.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -23,8 +13,8 @@ pub struct JobRow {
     pub comparison_id: i64,
     /// Claim order within the comparison.
     pub seq: i32,
-    /// `JobState` spelling.
-    pub state: String,
+    /// Where it stands.
+    pub state: JobState,
     /// Claims so far.
     pub attempt: i32,
     /// Claims allowed.
@@ -35,8 +25,8 @@ pub struct JobRow {
     pub lease_expires_at: Option<DateTime<Utc>>,
     /// Last progress message.
     pub message: String,
-    /// `FailureReason` spelling, when failed.
-    pub failure_reason: Option<String>,
+    /// Why it failed, when it did.
+    pub failure_reason: Option<FailureReason>,
     /// Specifics of the failure.
     pub failure_detail: Option<String>,
     /// Last log tail reported.
@@ -73,7 +63,11 @@ pub async fn for_comparison(
 ) -> Result<Vec<JobRow>, sqlx::Error> {
     sqlx::query_as!(
         JobRow,
-        "SELECT * FROM jobs WHERE comparison_id = $1 ORDER BY seq",
+        r#"SELECT id, comparison_id, seq, state AS "state: JobState", attempt, max_attempts,
+                  machine_id, lease_expires_at, message,
+                  failure_reason AS "failure_reason: FailureReason", failure_detail, log_tail,
+                  created_at, updated_at, finished_at
+           FROM jobs WHERE comparison_id = $1 ORDER BY seq"#,
         comparison_id
     )
     .fetch_all(db)
@@ -82,9 +76,17 @@ pub async fn for_comparison(
 
 /// Locks and returns a job for the rest of the transaction.
 pub async fn lock(conn: &mut PgConnection, id: i64) -> Result<Option<JobRow>, sqlx::Error> {
-    sqlx::query_as!(JobRow, "SELECT * FROM jobs WHERE id = $1 FOR UPDATE", id)
-        .fetch_optional(conn)
-        .await
+    sqlx::query_as!(
+        JobRow,
+        r#"SELECT id, comparison_id, seq, state AS "state: JobState", attempt, max_attempts,
+                  machine_id, lease_expires_at, message,
+                  failure_reason AS "failure_reason: FailureReason", failure_detail, log_tail,
+                  created_at, updated_at, finished_at
+           FROM jobs WHERE id = $1 FOR UPDATE"#,
+        id
+    )
+    .fetch_optional(conn)
+    .await
 }
 
 /// The next job `machine_id` may take, locked together with its comparison
@@ -129,12 +131,15 @@ pub async fn lease(
 ) -> Result<JobRow, sqlx::Error> {
     sqlx::query_as!(
         JobRow,
-        "UPDATE jobs
-         SET state = 'claimed', attempt = attempt + 1, machine_id = $2,
-             lease_expires_at = now() + make_interval(secs => $3), message = $4,
-             updated_at = now()
-         WHERE id = $1
-         RETURNING *",
+        r#"UPDATE jobs
+           SET state = 'claimed', attempt = attempt + 1, machine_id = $2,
+               lease_expires_at = now() + make_interval(secs => $3), message = $4,
+               updated_at = now()
+           WHERE id = $1
+           RETURNING id, comparison_id, seq, state AS "state: JobState", attempt, max_attempts,
+                     machine_id, lease_expires_at, message,
+                     failure_reason AS "failure_reason: FailureReason", failure_detail, log_tail,
+                     created_at, updated_at, finished_at"#,
         id,
         machine_id,
         lease_seconds,
@@ -164,7 +169,7 @@ pub async fn extend_lease(
 pub async fn set_state(
     conn: &mut PgConnection,
     id: i64,
-    state: &str,
+    state: JobState,
     message: &str,
     log_tail: &str,
 ) -> Result<(), sqlx::Error> {
@@ -172,7 +177,7 @@ pub async fn set_state(
         "UPDATE jobs SET state = $2, message = $3, log_tail = $4, updated_at = now()
          WHERE id = $1",
         id,
-        state,
+        state.as_str(),
         message,
         log_tail
     )
@@ -203,7 +208,7 @@ pub async fn finish_done(
 pub async fn finish_failed(
     conn: &mut PgConnection,
     id: i64,
-    reason: &str,
+    reason: FailureReason,
     detail: &str,
     log_tail: &str,
 ) -> Result<(), sqlx::Error> {
@@ -213,7 +218,7 @@ pub async fn finish_failed(
                          updated_at = now(), finished_at = now()
          WHERE id = $1",
         id,
-        reason,
+        reason.code(),
         detail,
         log_tail
     )
@@ -227,7 +232,7 @@ pub async fn finish_failed(
 pub async fn fail_queued(
     conn: &mut PgConnection,
     comparison_id: i64,
-    reason: &str,
+    reason: FailureReason,
     detail: &str,
 ) -> Result<Vec<(i64, i32)>, sqlx::Error> {
     let rows = sqlx::query!(
@@ -236,7 +241,7 @@ pub async fn fail_queued(
          WHERE comparison_id = $1 AND state = 'queued'
          RETURNING id, attempt",
         comparison_id,
-        reason,
+        reason.code(),
         detail
     )
     .fetch_all(conn)
@@ -251,14 +256,14 @@ pub struct Expired {
     pub id: i64,
     /// Its comparison.
     pub comparison_id: i64,
-    /// `queued` (will be retried) or `failed`.
-    pub state: String,
+    /// Queued (will be retried) or failed.
+    pub state: JobState,
     /// The attempt whose lease ran out.
     pub attempt: i32,
     /// The machine that held it.
     pub machine_id: Option<i64>,
     /// Why it failed, when it did.
-    pub failure_reason: Option<String>,
+    pub failure_reason: Option<FailureReason>,
 }
 
 /// Takes back every job whose lease ran out: back to the queue while
@@ -266,6 +271,7 @@ pub struct Expired {
 /// `cancelled` when its comparison was cancelled meanwhile). Rows locked by
 /// other transactions are left for the next pass.
 pub async fn expire_leases(conn: &mut PgConnection) -> Result<Vec<Expired>, sqlx::Error> {
+    let leased: Vec<&str> = JobState::LEASED.iter().map(|s| s.as_str()).collect();
     sqlx::query_as!(
         Expired,
         r#"WITH expired AS (
@@ -293,9 +299,10 @@ pub async fn expire_leases(conn: &mut PgConnection) -> Result<Vec<Expired>, sqlx
                                   THEN now() END
            FROM expired, comparisons c
            WHERE j.id = expired.id AND c.id = j.comparison_id
-           RETURNING j.id, j.comparison_id, j.state, j.attempt, expired.holder AS machine_id,
-                     j.failure_reason"#,
-        ACTIVE_STATES as &[&str]
+           RETURNING j.id, j.comparison_id, j.state AS "state: JobState", j.attempt,
+                     expired.holder AS machine_id,
+                     j.failure_reason AS "failure_reason: FailureReason""#,
+        &leased as &[&str]
     )
     .fetch_all(conn)
     .await

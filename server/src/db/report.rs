@@ -4,7 +4,8 @@
 //! the jobs a machine page lists.
 
 use chrono::{DateTime, Utc};
-use patchperf_common::run::KernelIdentity;
+use patchperf_common::protocol::{FailureReason, JobState};
+use patchperf_common::run::{KernelIdentity, Side};
 use sqlx::PgExecutor;
 use sqlx::types::Json;
 
@@ -17,8 +18,8 @@ pub struct RunMeta {
     pub job_id: i64,
     /// Comparison-wide boot position.
     pub boot_seq: i32,
-    /// `base` or `patched`.
-    pub side: String,
+    /// Which kernel it ran on.
+    pub side: Side,
     /// Workload.
     pub workload: String,
     /// Task count.
@@ -46,7 +47,7 @@ pub async fn runs(
 ) -> Result<Vec<RunMeta>, sqlx::Error> {
     sqlx::query_as!(
         RunMeta,
-        r#"SELECT id, job_id, boot_seq, side, workload, nr_task, mode, measurement,
+        r#"SELECT id, job_id, boot_seq, side AS "side: Side", workload, nr_task, mode, measurement,
                   kernel AS "kernel: Json<KernelIdentity>",
                   result->>'profile_event' AS profile_event,
                   (result->>'seconds')::int AS seconds,
@@ -114,11 +115,11 @@ pub struct MachineJob {
     /// Its comparison.
     pub comparison_id: i64,
     /// Current state.
-    pub state: String,
+    pub state: JobState,
     /// Last progress message.
     pub message: String,
-    /// Failure reason code, if failed.
-    pub failure_reason: Option<String>,
+    /// Why it failed, if it did.
+    pub failure_reason: Option<FailureReason>,
     /// Last change.
     pub updated_at: DateTime<Utc>,
 }
@@ -131,8 +132,9 @@ pub async fn jobs_of_machine(
 ) -> Result<Vec<MachineJob>, sqlx::Error> {
     sqlx::query_as!(
         MachineJob,
-        "SELECT id, comparison_id, state, message, failure_reason, updated_at
-         FROM jobs WHERE machine_id = $1 ORDER BY updated_at DESC, id DESC LIMIT $2",
+        r#"SELECT id, comparison_id, state AS "state: JobState", message,
+                  failure_reason AS "failure_reason: FailureReason", updated_at
+           FROM jobs WHERE machine_id = $1 ORDER BY updated_at DESC, id DESC LIMIT $2"#,
         machine_id,
         limit
     )
@@ -154,7 +156,11 @@ pub async fn job(
 ) -> Result<Option<crate::db::jobs::JobRow>, sqlx::Error> {
     sqlx::query_as!(
         crate::db::jobs::JobRow,
-        "SELECT * FROM jobs WHERE id = $1",
+        r#"SELECT id, comparison_id, seq, state AS "state: JobState", attempt, max_attempts,
+                  machine_id, lease_expires_at, message,
+                  failure_reason AS "failure_reason: FailureReason", failure_detail, log_tail,
+                  created_at, updated_at, finished_at
+           FROM jobs WHERE id = $1"#,
         id
     )
     .fetch_optional(db)

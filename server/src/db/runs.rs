@@ -1,21 +1,21 @@
 //! `runs` and the tables projected from each run: `metric_values`,
 //! `unsupported_metrics`, `run_series`.
 
-use patchperf_common::run::RunResult;
+use patchperf_common::run::{RunResult, Side};
 use sqlx::types::Json;
 use sqlx::{PgConnection, PgExecutor};
 
 /// Where a run belongs.
 #[derive(Debug, Clone)]
-pub struct RunKey<'a> {
+pub struct RunKey {
     /// Comparison.
     pub comparison_id: i64,
     /// Job that uploaded it.
     pub job_id: i64,
     /// Boot it ran in.
     pub boot_seq: i32,
-    /// `base` or `patched`.
-    pub side: &'a str,
+    /// Which kernel it ran on.
+    pub side: Side,
     /// Attempt of the job that uploaded it.
     pub attempt: i32,
     /// Machine that ran it.
@@ -27,7 +27,7 @@ pub struct RunKey<'a> {
 /// call stored it.
 pub async fn insert(
     conn: &mut PgConnection,
-    key: &RunKey<'_>,
+    key: &RunKey,
     result: &RunResult,
 ) -> Result<(i64, bool), sqlx::Error> {
     let nr_task = i32::try_from(result.nr_task).unwrap_or(i32::MAX);
@@ -44,7 +44,7 @@ pub async fn insert(
         key.comparison_id,
         key.job_id,
         key.boot_seq,
-        key.side,
+        key.side.as_str(),
         result.workload,
         nr_task,
         result.mode.as_str(),
@@ -79,7 +79,7 @@ pub async fn insert(
          SELECT $1, $2, $3, $4, $5, name, value FROM UNNEST($6::text[], $7::float8[]) AS m(name, value)",
         key.comparison_id,
         run_id,
-        key.side,
+        key.side.as_str(),
         result.workload,
         nr_task,
         &names,
@@ -149,8 +149,8 @@ pub async fn counts_per_job(
 pub struct ReportValue {
     /// The run it came from.
     pub run_id: i64,
-    /// `base` or `patched`.
-    pub side: String,
+    /// Which kernel it ran on.
+    pub side: Side,
     /// Workload name.
     pub workload: String,
     /// Task count.
@@ -171,18 +171,18 @@ pub async fn report_values(
 ) -> Result<Vec<ReportValue>, sqlx::Error> {
     let mut values = sqlx::query_as!(
         ReportValue,
-        "SELECT run_id, side, workload, nr_task, name, value FROM metric_values
-         WHERE comparison_id = $1",
+        r#"SELECT run_id, side AS "side: Side", workload, nr_task, name, value
+           FROM metric_values WHERE comparison_id = $1"#,
         comparison_id
     )
     .fetch_all(db)
     .await?;
     values.sort_by(|a, b| {
-        (&a.workload, a.nr_task, &a.name, &a.side, a.run_id).cmp(&(
+        (&a.workload, a.nr_task, &a.name, a.side, a.run_id).cmp(&(
             &b.workload,
             b.nr_task,
             &b.name,
-            &b.side,
+            b.side,
             b.run_id,
         ))
     });

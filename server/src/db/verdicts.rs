@@ -3,6 +3,7 @@
 //! that listings filter and sort by verdict without building reports.
 
 use chrono::{DateTime, Utc};
+use patchperf_common::comparison::OverallVerdict;
 use sqlx::PgExecutor;
 
 /// What a stored verdict was computed from; it stays valid while both are
@@ -58,7 +59,7 @@ pub async fn fingerprint(
 pub async fn store(
     db: impl PgExecutor<'_>,
     id: i64,
-    verdict: &str,
+    verdict: OverallVerdict,
     headline: &str,
     from: Fingerprint,
 ) -> Result<(), sqlx::Error> {
@@ -66,7 +67,7 @@ pub async fn store(
         "UPDATE comparisons SET verdict = $2, headline = $3, verdict_for = $4, verdict_aa = $5
          WHERE id = $1",
         id,
-        verdict,
+        verdict.as_str(),
         headline,
         from.updated_at,
         from.latest_aa

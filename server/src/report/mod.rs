@@ -11,6 +11,7 @@ pub mod verdict;
 
 use std::collections::HashMap;
 
+use patchperf_common::comparison::ComparisonKind;
 use patchperf_common::protocol::{BaseSource, NrTask};
 use patchperf_common::report::{
     Comparison, KernelLabel, ReportHeader, build_comparison, group_by_report, header_from_runs,
@@ -92,7 +93,7 @@ async fn noise_floors(db: &PgPool, c: &ComparisonRow) -> Result<NoiseFloors, Err
     let Some(machine_id) = c.machine_id else {
         return Ok(floors);
     };
-    if c.kind == db::comparisons::kind::AA {
+    if c.kind == ComparisonKind::Aa {
         return Ok(floors);
     }
     let Some(aa_id) = db::comparisons::latest_aa(db, machine_id).await? else {
@@ -185,7 +186,7 @@ pub async fn build(
             id: m.id,
             job_id: m.job_id,
             boot_seq: m.boot_seq,
-            side: crate::queue::parse_side(&m.side)?,
+            side: m.side,
             result,
         });
     }

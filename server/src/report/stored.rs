@@ -5,10 +5,11 @@
 
 use std::time::Duration;
 
+use patchperf_common::comparison::OverallVerdict;
+use patchperf_common::report::format;
+
 use super::ComparisonReport;
 use super::verdict::verdict_view;
-use crate::db::comparisons::status;
-use crate::routes::pages::view;
 use crate::{AppState, Error, db};
 
 /// How many stale verdicts one pass of the keeper recomputes.
@@ -26,7 +27,7 @@ pub fn headline(report: &ComparisonReport) -> String {
                     "{} nr_task {}: {} {}",
                     g.comparison.header.workload,
                     g.comparison.header.nr_task,
-                    view::change_text(m),
+                    format::change_text(m),
                     m.verdict.as_str()
                 )
             })
@@ -38,21 +39,21 @@ pub fn headline(report: &ComparisonReport) -> String {
 /// Builds the report of a finished comparison and stores its verdict and
 /// headline; returns them, or `None` when the comparison is gone or not
 /// final.
-pub async fn refresh(state: &AppState, id: i64) -> Result<Option<(String, String)>, Error> {
+pub async fn refresh(state: &AppState, id: i64) -> Result<Option<(OverallVerdict, String)>, Error> {
     let Some(from) = db::verdicts::fingerprint(&state.db, id).await? else {
         return Ok(None);
     };
     let Some(c) = db::comparisons::find(&state.db, id).await? else {
         return Ok(None);
     };
-    if !status::is_final(&c.status) {
+    if !c.status.is_final() {
         return Ok(None);
     }
     let report = super::load(state, &c).await?;
     let verdict = verdict_view(&report, String::new()).overall;
     let headline = headline(&report);
     db::verdicts::store(&state.db, id, verdict, &headline, from).await?;
-    Ok(Some((verdict.to_string(), headline)))
+    Ok(Some((verdict, headline)))
 }
 
 /// Recomputes up to [`BATCH`] stale verdicts; returns how many it stored.
@@ -88,7 +89,7 @@ pub async fn fill(
     listed: &mut [db::comparisons::ComparisonSummary],
 ) -> Result<(), Error> {
     for s in listed.iter_mut() {
-        if s.verdict.is_none() && status::is_final(&s.status) {
+        if s.verdict.is_none() && s.status.is_final() {
             if let Some((verdict, headline)) = refresh(state, s.id).await? {
                 s.verdict = Some(verdict);
                 s.headline = Some(headline);

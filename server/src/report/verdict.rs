@@ -2,21 +2,13 @@
 //! report of `GET /api/v1/comparisons/{id}/report.txt`, both from the same
 //! built report.
 
+use patchperf_common::comparison::OverallVerdict;
 use patchperf_common::report::Comparison;
 use patchperf_common::report::text::{TextOptions, render, summary_line};
 use patchperf_common::stats::Verdict;
 use serde::Serialize;
 
 use super::ComparisonReport;
-
-/// Every overall verdict, worst first (the dashboard's order).
-pub const OVERALL_VERDICTS: &[&str] = &[
-    "regression",
-    "undecided",
-    "improvement",
-    "no change",
-    "no results",
-];
 
 /// The statistical verdict of a comparison.
 #[derive(Debug, Clone, Serialize)]
@@ -25,7 +17,7 @@ pub struct VerdictView {
     /// `improvement` when one improved and none regressed, `no change` when
     /// every headline shows no change, `no results` before any run is
     /// stored, `undecided` otherwise.
-    pub overall: &'static str,
+    pub overall: OverallVerdict,
     /// The headline sentence of each report ("patchperf noticed a 4.1%
     /// improvement of will-it-scale.per_process_ops on:").
     pub headlines: Vec<String>,
@@ -45,18 +37,18 @@ pub fn verdict_view(report: &ComparisonReport, text_url: String) -> VerdictView 
         .filter_map(|g| g.comparison.headline_metric().map(|m| m.verdict))
         .collect();
     let overall = if report.groups.is_empty() {
-        "no results"
+        OverallVerdict::NoResults
     } else if headlines.contains(&Verdict::Regression) {
-        "regression"
+        OverallVerdict::Regression
     } else if headlines.contains(&Verdict::Improvement) {
-        "improvement"
+        OverallVerdict::Improvement
     } else if !headlines.is_empty()
         && headlines.len() == report.groups.len()
         && headlines.iter().all(|v| *v == Verdict::NoChange)
     {
-        "no change"
+        OverallVerdict::NoChange
     } else {
-        "undecided"
+        OverallVerdict::Undecided
     };
     VerdictView {
         overall,

@@ -7,6 +7,7 @@ use patchperf_common::api::{
     BootView, CancelResponse, ComparisonCreateRequest, ComparisonCreated, ComparisonListQuery,
     ComparisonSubmission, FailureView, JobView, PatchMessage, PatchesView, RunCounts,
 };
+use patchperf_common::comparison::{ComparisonKind, ComparisonStatus, OverallVerdict};
 use patchperf_common::mbox::{self, Series};
 use patchperf_common::protocol::ErrorBody;
 use patchperf_common::run::MeasurementMode;
@@ -16,12 +17,12 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::auth::CiAuth;
-use crate::db::comparisons::{ComparisonSummary, ListFilter, NewComparison, kind, status};
+use crate::db::comparisons::{ComparisonSummary, ListFilter, NewComparison};
 use crate::db::{self, boots::BootRow, jobs::JobRow};
 use crate::error::Result;
 use crate::extract::{Json, Path, Query};
-use crate::report::verdict::{OVERALL_VERDICTS, VerdictView};
-use crate::{AppState, Error, interleave, queue};
+use crate::report::verdict::VerdictView;
+use crate::{AppState, Error, interleave, lifecycle};
 
 /// Routes of this module, each documented by its handler's `utoipa::path`.
 pub fn router() -> OpenApiRouter<AppState> {
@@ -94,7 +95,11 @@ async fn create(
     let new = NewComparison {
         base: &req.base,
         series_id,
-        kind: if req.aa { kind::AA } else { kind::AB },
+        kind: if req.aa {
+            ComparisonKind::Aa
+        } else {
+            ComparisonKind::Ab
+        },
         workloads: &req.workloads,
         params: &req.params,
         runs_per_side: i32::try_from(req.runs).unwrap_or(i32::MAX),
@@ -107,7 +112,7 @@ async fn create(
         submitted_by: auth.caller.token_id,
     };
     let id = db::comparisons::insert(&mut tx, &new).await?;
-    queue::create_jobs(&mut tx, id, &plan, 0, state.config.max_attempts).await?;
+    lifecycle::create_jobs(&mut tx, id, &plan, 0, state.config.max_attempts).await?;
     tx.commit().await?;
     state.jobs_changed.notify_waiters();
 
@@ -165,12 +170,7 @@ async fn show(State(state): State<AppState>, Path(id): Path<i64>) -> Result<Json
         patched: jobs_view.iter().map(|j| j.runs.patched).sum(),
         expected_per_side: i64::from(c.runs_per_side) * per_boot,
     };
-    let boot_order = interleave::notation(
-        boots
-            .iter()
-            .map(|b| queue::parse_side(&b.side))
-            .collect::<Result<Vec<_>>>()?,
-    );
+    let boot_order = interleave::notation(boots.iter().map(|b| b.side));
     let machine = match (&c.machine_name, c.machine_inventory) {
         (Some(_), Some(inv)) => Some(inv),
         (Some(name), None) => Some(serde_json::json!({ "name": name })),
@@ -222,9 +222,8 @@ fn job_view(j: JobRow, boots: &[BootRow], counts: &[(i64, i64, i64)], per_boot: 
         .find(|(job, _, _)| *job == j.id)
         .map_or((0, 0), |&(_, b, p)| (b, p));
     let failure = j.failure_reason.map(|reason| FailureView {
-        reason_text: patchperf_common::protocol::FailureReason::from_code(&reason)
-            .map_or_else(|| reason.clone(), |r| r.as_str().to_string()),
         reason,
+        reason_text: reason.as_str().into(),
         detail: j.failure_detail.unwrap_or_default(),
     });
     let boots: Vec<BootView> = boots
@@ -232,7 +231,7 @@ fn job_view(j: JobRow, boots: &[BootRow], counts: &[(i64, i64, i64)], per_boot: 
         .filter(|b| b.job_id == j.id)
         .map(|b| BootView {
             seq: b.seq,
-            side: b.side.clone(),
+            side: b.side,
         })
         .collect();
     let expected = per_boot * i64::try_from(boots.len()).unwrap_or(0) / 2;
@@ -283,8 +282,18 @@ async fn list(
     State(state): State<AppState>,
     Query(q): Query<ComparisonListQuery>,
 ) -> Result<Json<ComparisonList>> {
-    super::check_one_of("status", q.status.as_deref(), status::ALL)?;
-    super::check_one_of("verdict", q.verdict.as_deref(), OVERALL_VERDICTS)?;
+    let status = super::one_of(
+        "status",
+        q.status.as_deref(),
+        ComparisonStatus::ALL,
+        ComparisonStatus::as_str,
+    )?;
+    let verdict = super::one_of(
+        "verdict",
+        q.verdict.as_deref(),
+        OverallVerdict::ALL,
+        OverallVerdict::as_str,
+    )?;
     if q.verdict.is_some() {
         crate::report::stored::catch_up(&state).await?;
     }
@@ -293,10 +302,10 @@ async fn list(
         return Err(Error::BadRequest(format!("limit {limit} must be 1 to 500")));
     }
     let filter = ListFilter {
-        status: q.status.as_deref(),
+        status,
         machine: q.machine.as_deref(),
         workload: q.workload.as_deref(),
-        verdict: q.verdict.as_deref(),
+        verdict,
         before: q.before,
         limit,
     };
@@ -337,24 +346,11 @@ async fn cancel(
     Path(id): Path<i64>,
 ) -> Result<Json<CancelResponse>> {
     let mut tx = state.db.begin().await?;
-    let current = db::comparisons::lock(&mut tx, id)
-        .await?
-        .ok_or_else(|| Error::NotFound(format!("no comparison {id}")))?;
-    if status::is_final(&current) {
-        return Err(Error::Conflict(format!(
-            "comparison {id} is already {current}"
-        )));
-    }
-    db::comparisons::cancel(&mut tx, id).await?;
-    let detail = format!("comparison cancelled by `{}`", auth.caller.name);
-    let reason = patchperf_common::protocol::FailureReason::Cancelled;
-    for (job, attempt) in db::jobs::fail_queued(&mut tx, id, reason.code(), &detail).await? {
-        db::events::insert(&mut tx, job, "failed", attempt, None, &detail, "").await?;
-    }
+    lifecycle::cancel(&mut tx, id, &auth.caller.name).await?;
     tx.commit().await?;
     tracing::info!(comparison = id, by = %auth.caller.name, "comparison cancelled");
     Ok(Json(CancelResponse {
         id,
-        status: status::CANCELLED.to_string(),
+        status: ComparisonStatus::Cancelled,
     }))
 }

@@ -10,6 +10,7 @@ use axum::extract::{FromRequestParts, State};
 use axum::http::StatusCode;
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
+use patchperf_common::comparison::ComparisonStatus;
 use patchperf_common::protocol::{
     ATTEMPT_HEADER, ClaimRequest, ErrorBody, FinishRequest, HeartbeatResponse, JobSpec, JobState,
     MACHINE_HEADER, NrTask, RunUpload, RunUploadResponse, StateUpdate,
@@ -23,14 +24,14 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::auth::RunnerAuth;
-use crate::db::comparisons::{ComparisonRow, status};
-use crate::db::jobs::{ACTIVE_STATES, JobRow};
+use crate::db::comparisons::ComparisonRow;
+use crate::db::jobs::JobRow;
 use crate::db::{self, machines::MachineRow};
 use crate::error::Result;
 use crate::extract::{Json, Path};
 use crate::routes::openapi::JobCallErrors;
 use crate::routes::runner::machine_for;
-use crate::{AppState, Error, queue};
+use crate::{AppState, Error, lifecycle, queue};
 
 /// Routes of this module.
 pub fn router() -> OpenApiRouter<AppState> {
@@ -152,12 +153,12 @@ async fn held_job(
 }
 
 fn check_held(job: &JobRow, machine: &MachineRow, lease: LeaseClaim) -> Result<()> {
-    if !ACTIVE_STATES.contains(&job.state.as_str()) {
+    if !job.state.is_leased() {
         return Err(Error::Conflict(format!(
             "job {} is {}, not leased to anyone{}",
             job.id,
             job.state,
-            if job.state == "queued" {
+            if job.state == JobState::Queued {
                 " (its lease ran out and it was queued again)"
             } else {
                 ""
@@ -207,18 +208,9 @@ async fn heartbeat(
     tx.commit().await?;
     Ok(Json(HeartbeatResponse {
         lease_seconds: queue::lease_seconds(&state.config),
-        cancelled: status.as_deref() == Some(status::CANCELLED),
+        cancelled: status == Some(ComparisonStatus::Cancelled),
     }))
 }
-
-const PROGRESS_STATES: &[JobState] = &[
-    JobState::Fetching,
-    JobState::Applying,
-    JobState::Building,
-    JobState::Booting,
-    JobState::Running,
-    JobState::Uploading,
-];
 
 /// Report a progress state with a message and the log tail.
 ///
@@ -241,7 +233,7 @@ async fn state_update(
     Path(job_id): Path<i64>,
     Json(update): Json<StateUpdate>,
 ) -> Result<StatusCode> {
-    if !PROGRESS_STATES.contains(&update.state) {
+    if !update.state.is_progress() {
         return Err(Error::Unprocessable(format!(
             "`{}` is not a progress state (fetching, applying, building, booting, running, \
              uploading); end a job with POST /api/v1/jobs/{job_id}/finish",
@@ -251,21 +243,10 @@ async fn state_update(
     let machine = machine_for(&state, &auth.caller, lease.machine_id).await?;
     let mut tx = state.db.begin().await?;
     let job = held_job(&mut tx, &machine, job_id, lease).await?;
-    let new_state = update.state.as_str();
-    db::jobs::set_state(
+    lifecycle::progress(
         &mut tx,
-        job.id,
-        new_state,
-        &update.message,
-        &update.log_tail,
-    )
-    .await?;
-    db::events::insert(
-        &mut tx,
-        job.id,
-        new_state,
-        job.attempt,
-        Some(machine.id),
+        &job,
+        update.state,
         &update.message,
         &update.log_tail,
     )
@@ -313,11 +294,11 @@ async fn upload_run(
             own.join(", ")
         ))
     })?;
-    if boot.side != upload.boot.side.as_str() {
+    if boot.side != upload.boot.side {
         return Err(Error::Unprocessable(format!(
             "boot {} is a {} boot, not {}",
             boot.seq,
-            boot.side,
+            boot.side.as_str(),
             upload.boot.side.as_str()
         )));
     }
@@ -327,7 +308,7 @@ async fn upload_run(
         comparison_id: job.comparison_id,
         job_id: job.id,
         boot_seq: boot.seq,
-        side: &boot.side,
+        side: boot.side,
         attempt: job.attempt,
         machine_id: machine.id,
     };
@@ -430,9 +411,9 @@ fn validate_run(comparison: &ComparisonRow, run: &RunResult) -> Result<()> {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct FinishResponse {
     /// The job's final state.
-    pub state: String,
+    pub state: JobState,
     /// The comparison's status afterwards.
-    pub comparison_status: String,
+    pub comparison_status: ComparisonStatus,
 }
 
 /// Finish the job as done (every boot has every workload) or failed with a reason.
@@ -462,8 +443,8 @@ async fn finish(
         .await?
         .ok_or_else(|| Error::NotFound(format!("no job {job_id}")))?;
     let wanted = match &req {
-        FinishRequest::Done { .. } => "done",
-        FinishRequest::Failed { .. } => "failed",
+        FinishRequest::Done { .. } => JobState::Done,
+        FinishRequest::Failed { .. } => JobState::Failed,
     };
     // A retried finish (its answer was lost) finds the job already final
     // with the same outcome from the same lease: answer as the first time.
@@ -474,7 +455,7 @@ async fn finish(
         match &req {
             FinishRequest::Done { log_tail } => {
                 check_complete(&mut tx, &job).await?;
-                queue::finish_done(&mut tx, &job, log_tail).await?;
+                lifecycle::finish_done(&mut tx, &job, log_tail).await?;
                 crate::more_runs::add_if_undecided(&state, &mut tx, job.comparison_id).await?;
             }
             FinishRequest::Failed {
@@ -482,17 +463,17 @@ async fn finish(
                 detail,
                 log_tail,
             } => {
-                queue::finish_failed(&mut tx, &job, *reason, detail, log_tail).await?;
+                lifecycle::finish_failed(&mut tx, &job, *reason, detail, log_tail).await?;
             }
         }
     }
     let status = db::comparisons::lock(&mut tx, job.comparison_id)
         .await?
-        .unwrap_or_default();
+        .ok_or_else(|| Error::Internal(format!("job {} has no comparison", job.id)))?;
     tx.commit().await?;
-    tracing::info!(job = job.id, outcome = wanted, machine = %machine.name, "job finished");
+    tracing::info!(job = job.id, outcome = %wanted, machine = %machine.name, "job finished");
     Ok(Json(FinishResponse {
-        state: wanted.to_string(),
+        state: wanted,
         comparison_status: status,
     }))
 }

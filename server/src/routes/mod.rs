@@ -49,15 +49,27 @@ pub fn app(state: AppState) -> Router {
         .with_state(state)
 }
 
-/// Rejects a query value that is not one of `allowed` (a listing filter by
-/// status or verdict), naming what is allowed.
-pub(crate) fn check_one_of(what: &str, value: Option<&str>, allowed: &[&str]) -> Result<(), Error> {
-    match value {
-        Some(v) if !allowed.contains(&v) => Err(Error::BadRequest(format!(
+/// Reads a listing filter (by status or verdict) into its enum, rejecting
+/// a value that is none of `allowed` (spelled by `name`) and naming them.
+pub(crate) fn one_of<T: Copy>(
+    what: &str,
+    value: Option<&str>,
+    allowed: &[T],
+    name: fn(T) -> &'static str,
+) -> Result<Option<T>, Error> {
+    let Some(v) = value else {
+        return Ok(None);
+    };
+    match allowed.iter().copied().find(|a| name(*a) == v) {
+        Some(found) => Ok(Some(found)),
+        None => Err(Error::BadRequest(format!(
             "{what} `{v}` is not one of {}",
-            allowed.join(", ")
+            allowed
+                .iter()
+                .map(|a| name(*a))
+                .collect::<Vec<_>>()
+                .join(", ")
         ))),
-        _ => Ok(()),
     }
 }
 

@@ -8,6 +8,7 @@ use std::sync::LazyLock;
 
 use axum::http::header;
 use axum::response::IntoResponse;
+use patchperf_common::comparison::OverallVerdict;
 use patchperf_common::protocol::ErrorBody;
 use utoipa::openapi::content::Content;
 use utoipa::openapi::response::Response;
@@ -19,7 +20,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::AppState;
-use crate::report::verdict::{OVERALL_VERDICTS, VerdictView};
+use crate::report::verdict::VerdictView;
 
 /// Routes of this module.
 pub fn router() -> OpenApiRouter<AppState> {
@@ -122,7 +123,7 @@ impl PartialSchema for VerdictView {
             .property(
                 "overall",
                 string()
-                    .enum_values(Some(OVERALL_VERDICTS.iter().copied()))
+                    .enum_values(Some(OverallVerdict::ALL.iter().map(|v| v.as_str())))
                     .description(Some("The worst headline verdict of the reports.")),
             )
             .property(

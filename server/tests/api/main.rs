@@ -6,6 +6,7 @@ mod bad_input;
 mod comparisons;
 mod helpers;
 mod leases;
+mod lifecycle;
 mod openapi;
 mod private_postgres;
 mod protocol;

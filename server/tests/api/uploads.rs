@@ -3,6 +3,7 @@
 //! job really is complete.
 
 use axum::http::StatusCode;
+use patchperf_common::protocol::JobState;
 use patchperf_server::db;
 use serde_json::json;
 use sqlx::PgPool;
@@ -301,7 +302,7 @@ async fn progress_states_are_recorded_with_their_log_tail(pool: PgPool) {
     assert_eq!(c["jobs"][0]["message"], "building patched kernel");
     assert_eq!(c["jobs"][0]["log_tail"], "  CC fs/open.o");
     let events = db::events::for_job(&app.pool, job.job_id).await.unwrap();
-    assert_eq!(events.last().unwrap().state, "building");
+    assert_eq!(events.last().unwrap().state, JobState::Building);
     assert_eq!(events.last().unwrap().log_tail, "  CC fs/open.o");
 
     let a = app

@@ -6,16 +6,17 @@
 use askama::Template;
 use askama_web::WebTemplate;
 use axum::extract::State;
+use patchperf_common::comparison::ComparisonKind;
 use patchperf_common::metric;
 use patchperf_common::report::text::{
     TextOptions, pipeline_line, selected_rows, summary_line, unsupported_line,
 };
-use patchperf_common::report::{Comparison, MetricComparison};
+use patchperf_common::report::{Comparison, MetricComparison, format};
 use patchperf_common::run::Side;
 
 use super::plot::{self, PlotQuery};
 use super::view;
-use crate::db::comparisons::{ComparisonRow, status};
+use crate::db::comparisons::ComparisonRow;
 use crate::error::Result;
 use crate::extract::Path;
 use crate::report::verdict::verdict_view;
@@ -30,7 +31,7 @@ const MAX_PLOTS: usize = 9;
 #[derive(Debug)]
 pub struct BootCell {
     seq: i32,
-    side: String,
+    side: &'static str,
     letter: char,
     job_id: i64,
 }
@@ -41,7 +42,7 @@ pub struct JobLine {
     id: i64,
     seq: i32,
     boots: String,
-    state: String,
+    state: &'static str,
     attempt: String,
     message: String,
     failure: Option<String>,
@@ -120,7 +121,7 @@ pub(super) struct ComparisonPage {
     text_url: String,
     overall: &'static str,
     overall_class: String,
-    status: String,
+    status: &'static str,
     base: String,
     subjects: Vec<String>,
     series_sha256: String,
@@ -175,14 +176,10 @@ pub(super) async fn page(
             .filter(|r| r.side == side)
             .count()
     };
-    let letters = boots
-        .iter()
-        .map(|b| Ok(crate::queue::parse_side(&b.side)?.letter()))
-        .collect::<Result<Vec<char>>>()?;
     let per_boot = c.workloads.len() * c.params.0.nr_task.len();
     let p = &c.params.0;
     Ok(ComparisonPage {
-        title: if c.kind == crate::db::comparisons::kind::AA {
+        title: if c.kind == ComparisonKind::Aa {
             format!(
                 "A/A: {} against itself (the machine's noise floor)",
                 c.base.0.describe()
@@ -190,12 +187,12 @@ pub(super) async fn page(
         } else {
             first_subject.unwrap_or_else(|| format!("comparison {id}"))
         },
-        live: !status::is_final(&c.status),
+        live: !c.status.is_final(),
         json_url: format!("/api/v1/comparisons/{id}"),
         text_url: format!("/api/v1/comparisons/{id}/report.txt"),
-        overall: verdict.overall,
-        overall_class: verdict.overall.replace(' ', "-"),
-        status: c.status.clone(),
+        overall: verdict.overall.as_str(),
+        overall_class: view::overall_class(verdict.overall),
+        status: c.status.as_str(),
         base: c.base.0.describe(),
         subjects,
         series_sha256,
@@ -226,11 +223,10 @@ pub(super) async fn page(
         order_seed: c.order_seed as u64,
         boots: boots
             .iter()
-            .zip(&letters)
-            .map(|(b, &letter)| BootCell {
+            .map(|b| BootCell {
                 seq: b.seq,
-                letter,
-                side: b.side.clone(),
+                letter: b.side.letter(),
+                side: b.side.as_str(),
                 job_id: b.job_id,
             })
             .collect(),
@@ -241,22 +237,16 @@ pub(super) async fn page(
                 seq: j.seq,
                 boots: boots
                     .iter()
-                    .zip(&letters)
-                    .filter(|(b, _)| b.job_id == j.id)
-                    .map(|(b, letter)| format!("{}{letter}", b.seq))
+                    .filter(|b| b.job_id == j.id)
+                    .map(|b| format!("{}{}", b.seq, b.side.letter()))
                     .collect::<Vec<_>>()
                     .join(" "),
-                state: j.state.clone(),
+                state: j.state.as_str(),
                 attempt: format!("{}/{}", j.attempt, j.max_attempts),
                 message: j.message.clone(),
-                failure: j.failure_reason.as_ref().map(|r| {
-                    let words = patchperf_common::protocol::FailureReason::from_code(r)
-                        .map_or(r.clone(), |f| f.as_str().to_string());
-                    match &j.failure_detail {
-                        Some(d) if !d.is_empty() => format!("{words}: {d}"),
-                        _ => words,
-                    }
-                }),
+                failure: j
+                    .failure_reason
+                    .map(|r| view::failure_text(r, j.failure_detail.as_deref())),
             })
             .collect(),
         scaling: scaling_views(&built.groups),
@@ -273,13 +263,13 @@ fn groups_description(groups: &[GroupReport]) -> Option<String> {
 fn row_view(m: &MetricComparison, listed: bool) -> RowView {
     RowView {
         name: m.name.clone(),
-        base: view::side_text(&m.base),
-        change: view::change_text(m),
-        patched: view::side_text(&m.patched),
-        interval: view::interval_text(m),
-        p: view::p_text(m.welch.map(|w| w.p)),
-        q: view::p_text(m.q),
-        mw: view::p_text(m.mann_whitney.map(|w| w.p)),
+        base: format::side_text(&m.base),
+        change: format::change_text(m),
+        patched: format::side_text(&m.patched),
+        interval: format::interval_text(m),
+        p: format::p_text(m.welch.map(|w| w.p)),
+        q: format::p_text(m.q),
+        mw: format::p_text(m.mann_whitney.map(|w| w.p)),
         zero_day: match m.zero_day {
             Some(z) if z.changed => "changed",
             Some(_) => "unchanged",

@@ -5,15 +5,16 @@
 use askama::Template;
 use askama_web::WebTemplate;
 use axum::extract::State;
+use patchperf_common::comparison::{ComparisonStatus, OverallVerdict};
 use serde::Deserialize;
 
 use super::view;
-use crate::db::comparisons::{ComparisonSummary, ListFilter, status};
+use crate::db::comparisons::{ComparisonSummary, ListFilter};
 use crate::error::Result;
 use crate::extract::Query;
 use crate::report::stored;
-use crate::report::verdict::{OVERALL_VERDICTS, verdict_view};
-use crate::routes::check_one_of;
+use crate::report::verdict::verdict_view;
+use crate::routes::one_of;
 use crate::{AppState, db, report};
 
 /// How many comparisons the dashboard shows.
@@ -48,13 +49,13 @@ pub struct Choice {
 #[derive(Debug)]
 pub struct Row {
     id: i64,
-    overall: String,
+    overall: OverallVerdict,
     overall_class: String,
     headline: String,
     subject: String,
     workloads: String,
     machine: Option<String>,
-    status: String,
+    status: ComparisonStatus,
     runs_per_side: i32,
     created: String,
 }
@@ -80,24 +81,27 @@ fn choices<'a>(values: impl IntoIterator<Item = &'a str>, chosen: &str) -> Vec<C
 }
 
 /// Regressions first: they are what a maintainer must look at.
-fn rank(overall: &str) -> usize {
-    OVERALL_VERDICTS
+fn rank(overall: OverallVerdict) -> usize {
+    OverallVerdict::ALL
         .iter()
         .position(|v| *v == overall)
-        .unwrap_or(OVERALL_VERDICTS.len())
+        .unwrap_or(OverallVerdict::ALL.len())
 }
 
 /// The verdict and headline of a listed comparison: stored once it is
 /// final (see [`stored::fill`]), judged from the runs so far while it runs.
-async fn judged(state: &AppState, s: &ComparisonSummary) -> Result<Option<(String, String)>> {
-    if let (Some(v), Some(h)) = (&s.verdict, &s.headline) {
-        return Ok(Some((v.clone(), h.clone())));
+async fn judged(
+    state: &AppState,
+    s: &ComparisonSummary,
+) -> Result<Option<(OverallVerdict, String)>> {
+    if let (Some(v), Some(h)) = (s.verdict, &s.headline) {
+        return Ok(Some((v, h.clone())));
     }
     let Some(c) = db::comparisons::find(&state.db, s.id).await? else {
         return Ok(None);
     };
     let built = report::load(state, &c).await?;
-    let overall = verdict_view(&built, String::new()).overall.to_string();
+    let overall = verdict_view(&built, String::new()).overall;
     Ok(Some((overall, stored::headline(&built))))
 }
 
@@ -108,18 +112,28 @@ pub(super) async fn page(
     let some = |s: &str| (!s.is_empty()).then(|| s.to_string());
     let (machine, workload) = (some(&q.machine), some(&q.workload));
     let (wanted_status, wanted_verdict) = (some(&q.status), some(&q.verdict));
-    check_one_of("status", wanted_status.as_deref(), status::ALL)?;
-    check_one_of("verdict", wanted_verdict.as_deref(), OVERALL_VERDICTS)?;
+    let wanted_status = one_of(
+        "status",
+        wanted_status.as_deref(),
+        ComparisonStatus::ALL,
+        ComparisonStatus::as_str,
+    )?;
+    let wanted_verdict = one_of(
+        "verdict",
+        wanted_verdict.as_deref(),
+        OverallVerdict::ALL,
+        OverallVerdict::as_str,
+    )?;
     if wanted_verdict.is_some() {
         stored::catch_up(&state).await?;
     }
     let mut listed = db::comparisons::list(
         &state.db,
         &ListFilter {
-            status: wanted_status.as_deref(),
+            status: wanted_status,
             machine: machine.as_deref(),
             workload: workload.as_deref(),
-            verdict: wanted_verdict.as_deref(),
+            verdict: wanted_verdict,
             before: None,
             limit: SHOWN,
         },
@@ -133,7 +147,7 @@ pub(super) async fn page(
         };
         rows.push(Row {
             id: s.id,
-            overall_class: overall.replace(' ', "-"),
+            overall_class: view::overall_class(overall),
             overall,
             headline,
             subject: s.subject.unwrap_or_else(|| "(no subject)".into()),
@@ -144,7 +158,7 @@ pub(super) async fn page(
             created: view::time(s.created_at),
         });
     }
-    rows.sort_by_key(|r| (rank(&r.overall), std::cmp::Reverse(r.id)));
+    rows.sort_by_key(|r| (rank(r.overall), std::cmp::Reverse(r.id)));
     let machine_names: Vec<String> = db::machines::list(&state.db)
         .await?
         .into_iter()
@@ -157,7 +171,7 @@ pub(super) async fn page(
             patchperf_common::workload::WORKLOADS.iter().map(|w| w.name),
             &q.workload,
         ),
-        statuses: choices(status::ALL.iter().copied(), &q.status),
-        verdicts: choices(OVERALL_VERDICTS.iter().copied(), &q.verdict),
+        statuses: choices(ComparisonStatus::ALL.iter().map(|s| s.as_str()), &q.status),
+        verdicts: choices(OverallVerdict::ALL.iter().map(|v| v.as_str()), &q.verdict),
     })
 }

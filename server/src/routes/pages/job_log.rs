@@ -14,7 +14,7 @@ use crate::{AppState, Error, db};
 #[derive(Debug)]
 pub struct EventLine {
     at: String,
-    state: String,
+    state: &'static str,
     attempt: i32,
     message: String,
     log_tail: String,
@@ -25,7 +25,7 @@ pub struct EventLine {
 pub(super) struct JobLogPage {
     id: i64,
     comparison_id: i64,
-    state: String,
+    state: &'static str,
     failure: Option<String>,
     /// Day and time of the first event; lines show the time of day.
     since: Option<String>,
@@ -43,24 +43,19 @@ pub(super) async fn page(State(state): State<AppState>, Path(id): Path<i64>) -> 
         .into_iter()
         .map(|e| EventLine {
             at: view::clock(e.at),
-            state: e.state,
+            state: e.state.as_str(),
             attempt: e.attempt,
             message: e.message,
             log_tail: e.log_tail,
         })
         .collect();
-    let failure = job.failure_reason.map(|r| {
-        let words = patchperf_common::protocol::FailureReason::from_code(&r)
-            .map_or(r.clone(), |f| f.as_str().to_string());
-        match job.failure_detail {
-            Some(d) if !d.is_empty() => format!("{words}: {d}"),
-            _ => words,
-        }
-    });
+    let failure = job
+        .failure_reason
+        .map(|r| view::failure_text(r, job.failure_detail.as_deref()));
     Ok(JobLogPage {
         id,
         comparison_id: job.comparison_id,
-        state: job.state,
+        state: job.state.as_str(),
         failure,
         since,
         events,

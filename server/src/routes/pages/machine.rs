@@ -4,6 +4,7 @@
 use askama::Template;
 use askama_web::WebTemplate;
 use axum::extract::State;
+use patchperf_common::protocol::FailureReason;
 
 use super::view;
 use crate::db::machines::MachineRow;
@@ -61,9 +62,9 @@ impl From<MachineRow> for MachineView {
 pub struct JobLine {
     id: i64,
     comparison_id: i64,
-    state: String,
+    state: &'static str,
     message: String,
-    failure: String,
+    failure: &'static str,
     updated: String,
 }
 
@@ -103,9 +104,9 @@ pub(super) async fn page(
         .map(|j| JobLine {
             id: j.id,
             comparison_id: j.comparison_id,
-            state: j.state,
+            state: j.state.as_str(),
             message: j.message,
-            failure: j.failure_reason.unwrap_or_default(),
+            failure: j.failure_reason.map_or("", FailureReason::code),
             updated: view::time(j.updated_at),
         })
         .collect();

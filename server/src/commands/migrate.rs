@@ -1,0 +1,12 @@
+//! `patchperf-server migrate`: opening the database applies the migrations;
+//! then close it again.
+
+use super::database::Database;
+use crate::Error;
+use crate::cli::DatabaseArgs;
+
+/// Runs `migrate`.
+pub async fn run(args: DatabaseArgs) -> Result<(), Error> {
+    Database::open(&args).await?.close().await;
+    Ok(())
+}

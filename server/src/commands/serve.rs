@@ -1,0 +1,93 @@
+//! `patchperf-server serve`: open the database, start the background tasks,
+//! serve until SIGINT/SIGTERM, then stop cleanly (the private Postgres
+//! last).
+
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+
+use super::database::Database;
+use crate::cli::serve::ServeArgs;
+use crate::{AppState, Config, Error, lifecycle, notify, report};
+
+/// Runs `serve`.
+pub async fn run(args: ServeArgs) -> Result<(), Error> {
+    let database = Database::open(&args.db).await?;
+    let config = Config {
+        lease: Duration::from_secs(args.lease_seconds.max(1)),
+        max_attempts: args.max_attempts.max(1),
+        body_limit: args.body_limit,
+        public_url: args.public_url.clone(),
+        ..Config::default()
+    };
+    let state = AppState::new(database.pool.clone(), config);
+    notify::spawn_listener(&state);
+    spawn_lease_sweeper(&state);
+    report::stored::spawn_keeper(&state);
+
+    let result = serve(&state, &args).await;
+    database.close().await;
+    result
+}
+
+async fn serve(state: &AppState, args: &ServeArgs) -> Result<(), Error> {
+    let listener = TcpListener::bind(args.listen)
+        .await
+        .map_err(|e| Error::Setup(format!("cannot listen on {}: {e}", args.listen)))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| Error::Setup(format!("listening socket: {e}")))?;
+    tracing::info!("listening on http://{addr}");
+    let stopping = state.clone();
+    axum::serve(listener, crate::app(state.clone()))
+        .with_graceful_shutdown(async move {
+            shutdown_signal().await;
+            stopping.begin_shutdown();
+        })
+        .await
+        .map_err(|e| Error::Setup(format!("server failed: {e}")))
+}
+
+/// Takes back expired leases even when no runner is claiming, so progress
+/// pages do not show dead runners' jobs as running forever.
+fn spawn_lease_sweeper(state: &AppState) {
+    let state = state.clone();
+    let period = (state.config.lease / 4).clamp(Duration::from_secs(1), Duration::from_secs(30));
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(period);
+        loop {
+            tick.tick().await;
+            let swept = async {
+                let mut tx = state.db.begin().await?;
+                let n = lifecycle::expire_leases(&mut tx).await?;
+                tx.commit().await?;
+                Ok::<_, Error>(n)
+            }
+            .await;
+            match swept {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(jobs = n, "took back jobs with expired leases"),
+                Err(e) => tracing::warn!(error = %e, "lease sweep failed"),
+            }
+        }
+    });
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+    tracing::info!("shutting down");
+}

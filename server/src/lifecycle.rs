@@ -1,0 +1,255 @@
+//! Every change of a job's state, and so of its comparison's status, in one
+//! place: creation, claim, progress, expire, finish (done or failed), cancel
+//! and more runs. Each function works inside the caller's transaction, records the
+//! job event of what it did and brings the comparison's status in step with
+//! its jobs, so a state never changes without its history or its status.
+//! Route handlers and the queue call these; nothing else writes a state.
+
+use patchperf_common::protocol::{FailureReason, JobState};
+use sqlx::PgConnection;
+
+use crate::Error;
+use crate::db::{self, jobs::JobRow, machines::MachineRow};
+use crate::interleave::BootPlan;
+
+/// Failures that every later job of the comparison would repeat (the same
+/// tree, patch, config and runner), so the rest of the comparison is failed
+/// at once instead of burning machine time: a timeout, a failed boot or a
+/// lost lease may be chance, these are not.
+pub fn fails_the_comparison(reason: FailureReason) -> bool {
+    matches!(
+        reason,
+        FailureReason::PatchDoesNotApply
+            | FailureReason::FetchFailed
+            | FailureReason::BuildFailed
+            | FailureReason::KernelPanic
+            | FailureReason::Unsupported
+            | FailureReason::Cancelled
+    )
+}
+
+/// Creates the jobs and boots of a comparison's plan from block `first`
+/// on (0 for a new comparison; the runs a side so far when more are added);
+/// returns the new jobs' ids.
+pub async fn create_jobs(
+    conn: &mut PgConnection,
+    comparison_id: i64,
+    plan: &BootPlan,
+    first: usize,
+    max_attempts: u32,
+) -> Result<Vec<i64>, Error> {
+    let max_attempts = i32::try_from(max_attempts).unwrap_or(i32::MAX);
+    let mut job_ids = Vec::with_capacity(plan.blocks.len().saturating_sub(first));
+    for block in first..plan.blocks.len() {
+        let seq = i32::try_from(block).unwrap_or(i32::MAX);
+        job_ids.push(db::jobs::insert(conn, comparison_id, seq, max_attempts).await?);
+    }
+    for (seq, block, side) in plan.boots().filter(|b| b.1 >= first) {
+        let seq = i32::try_from(seq).unwrap_or(i32::MAX);
+        db::boots::insert(conn, comparison_id, seq, job_ids[block - first], side).await?;
+    }
+    db::notify_jobs_changed(conn).await?;
+    Ok(job_ids)
+}
+
+/// Leases a (locked, queued) job to `machine` for `lease_seconds`, pins its
+/// comparison to the machine and marks it running; returns the job with its
+/// new attempt.
+pub async fn claim(
+    conn: &mut PgConnection,
+    job_id: i64,
+    machine: &MachineRow,
+    lease_seconds: f64,
+) -> Result<JobRow, Error> {
+    let message = format!("claimed by {}", machine.name);
+    let job = db::jobs::lease(conn, job_id, machine.id, lease_seconds, &message).await?;
+    db::comparisons::pin_and_start(
+        conn,
+        job.comparison_id,
+        machine.id,
+        machine.inventory_json(),
+    )
+    .await?;
+    db::events::insert(
+        conn,
+        job.id,
+        JobState::Claimed,
+        job.attempt,
+        Some(machine.id),
+        &message,
+        "",
+    )
+    .await?;
+    Ok(job)
+}
+
+/// Records a progress state (fetching … uploading) of a (locked, held) job
+/// as its runner reported it.
+pub async fn progress(
+    conn: &mut PgConnection,
+    job: &JobRow,
+    state: JobState,
+    message: &str,
+    log_tail: &str,
+) -> Result<(), Error> {
+    db::jobs::set_state(conn, job.id, state, message, log_tail).await?;
+    db::events::insert(
+        conn,
+        job.id,
+        state,
+        job.attempt,
+        job.machine_id,
+        message,
+        log_tail,
+    )
+    .await?;
+    Ok(())
+}
+
+/// Takes back every job whose lease ran out (see
+/// [`db::jobs::expire_leases`]), records why, and updates the comparisons.
+/// Returns how many jobs it took back.
+pub async fn expire_leases(conn: &mut PgConnection) -> Result<usize, Error> {
+    let expired = db::jobs::expire_leases(conn).await?;
+    let mut requeued = false;
+    for job in &expired {
+        let message = match job.failure_reason {
+            None => {
+                requeued = true;
+                format!("lease of attempt {} ran out; queued again", job.attempt)
+            }
+            Some(FailureReason::Cancelled) => {
+                "lease ran out after the comparison was cancelled".to_string()
+            }
+            Some(_) => format!(
+                "lease ran out in attempt {}, the last one; failed (lease-expired)",
+                job.attempt
+            ),
+        };
+        tracing::warn!(job = job.id, comparison = job.comparison_id, "{message}");
+        db::events::insert(
+            conn,
+            job.id,
+            job.state,
+            job.attempt,
+            job.machine_id,
+            &message,
+            "",
+        )
+        .await?;
+        db::comparisons::refresh_status(conn, job.comparison_id).await?;
+    }
+    if requeued {
+        db::notify_jobs_changed(conn).await?;
+    }
+    Ok(expired.len())
+}
+
+/// Finishes a (locked, held) job as done.
+pub async fn finish_done(
+    conn: &mut PgConnection,
+    job: &JobRow,
+    log_tail: &str,
+) -> Result<(), Error> {
+    db::jobs::finish_done(conn, job.id, log_tail).await?;
+    db::events::insert(
+        conn,
+        job.id,
+        JobState::Done,
+        job.attempt,
+        job.machine_id,
+        "done",
+        log_tail,
+    )
+    .await?;
+    db::comparisons::refresh_status(conn, job.comparison_id).await?;
+    db::notify_jobs_changed(conn).await?;
+    Ok(())
+}
+
+/// Finishes a (locked, held) job as failed; a failure every later job would
+/// repeat ([`fails_the_comparison`]) fails the comparison's queued jobs too.
+pub async fn finish_failed(
+    conn: &mut PgConnection,
+    job: &JobRow,
+    reason: FailureReason,
+    detail: &str,
+    log_tail: &str,
+) -> Result<(), Error> {
+    db::jobs::finish_failed(conn, job.id, reason, detail, log_tail).await?;
+    let message = format!("failed: {}: {detail}", reason.as_str());
+    db::events::insert(
+        conn,
+        job.id,
+        JobState::Failed,
+        job.attempt,
+        job.machine_id,
+        &message,
+        log_tail,
+    )
+    .await?;
+    if fails_the_comparison(reason) {
+        let skipped = format!("not run: job {} {message}", job.seq);
+        fail_queued(conn, job.comparison_id, reason, &skipped).await?;
+    }
+    db::comparisons::refresh_status(conn, job.comparison_id).await?;
+    db::notify_jobs_changed(conn).await?;
+    Ok(())
+}
+
+/// Cancels a comparison that is not final: marks it cancelled and fails its
+/// queued jobs (`cancelled`). Jobs already done stay done; a job a runner
+/// holds keeps its lease until the runner, told by its next heartbeat,
+/// finishes it as failed (or the lease runs out). A final comparison is a
+/// conflict.
+pub async fn cancel(conn: &mut PgConnection, id: i64, by: &str) -> Result<(), Error> {
+    let current = db::comparisons::lock(conn, id)
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("no comparison {id}")))?;
+    if current.is_final() {
+        return Err(Error::Conflict(format!(
+            "comparison {id} is already {current}"
+        )));
+    }
+    db::comparisons::cancel(conn, id).await?;
+    let detail = format!("comparison cancelled by `{by}`");
+    // No status refresh: a cancelled comparison stays cancelled whatever
+    // its jobs do.
+    fail_queued(conn, id, FailureReason::Cancelled, &detail).await
+}
+
+/// Fails every still-queued job of a comparison with `reason`, each with
+/// its event.
+async fn fail_queued(
+    conn: &mut PgConnection,
+    comparison_id: i64,
+    reason: FailureReason,
+    detail: &str,
+) -> Result<(), Error> {
+    for (id, attempt) in db::jobs::fail_queued(conn, comparison_id, reason, detail).await? {
+        db::events::insert(conn, id, JobState::Failed, attempt, None, detail, "").await?;
+    }
+    Ok(())
+}
+
+/// More boots for a done comparison: raises its runs a side to `runs` with
+/// the jobs of `plan` from block `first` on, each queued with `why` as its
+/// message and event, and makes the comparison live again.
+pub async fn add_runs(
+    conn: &mut PgConnection,
+    comparison_id: i64,
+    plan: &BootPlan,
+    first: usize,
+    runs: i32,
+    max_attempts: u32,
+    why: &str,
+) -> Result<(), Error> {
+    let jobs = create_jobs(conn, comparison_id, plan, first, max_attempts).await?;
+    for job in jobs {
+        db::jobs::set_state(conn, job, JobState::Queued, why, "").await?;
+        db::events::insert(conn, job, JobState::Queued, 0, None, why, "").await?;
+    }
+    db::comparisons::add_runs(conn, comparison_id, runs).await?;
+    db::comparisons::refresh_status(conn, comparison_id).await?;
+    Ok(())
+}
