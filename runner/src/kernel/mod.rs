@@ -9,10 +9,10 @@
 pub mod build;
 pub mod cache;
 pub mod config;
-pub mod executor;
 pub mod guest;
 pub mod jobfile;
-pub mod kexec;
+pub mod kvm_probe;
+pub mod make;
 pub mod patch;
 pub mod pipeline;
 pub mod qemu;
