@@ -147,23 +147,23 @@ impl Collector for Recorder {
         "recorder"
     }
 
-    fn start(&mut self) -> Result<(), String> {
+    fn start(&mut self) -> Result<(), Error> {
         self.log.borrow_mut().push("start".into());
         if self.fail_start {
-            return Err("no such tool".into());
+            return Err(Error::Bench("no such tool".into()));
         }
         Ok(())
     }
 
-    fn finish(&mut self, result: &mut RunResult) -> Result<(), String> {
+    fn finish(&mut self, result: &mut RunResult) -> Result<(), Error> {
         let ops = result
             .metric("will-it-scale.workload")
-            .ok_or("no workload metric")?;
+            .ok_or_else(|| Error::Bench("no workload metric".into()))?;
         self.log
             .borrow_mut()
             .push(format!("finish {}", result.samples.len()));
         if self.fail_finish {
-            return Err("output unreadable".into());
+            return Err(Error::Bench("output unreadable".into()));
         }
         result.metrics.push(patchperf_common::run::MetricValue {
             name: "recorder.ops".into(),

@@ -225,10 +225,10 @@ fn perf_refusing_an_event_is_reported_with_its_own_words() {
         ..PerfOptions::default()
     };
     let mut stat = PerfStat::new(perf, &options).unwrap();
-    let err = stat.start().unwrap_err();
+    let err = stat.start().unwrap_err().to_string();
     assert!(err.contains("perf stat failed to start"), "{err}");
     assert!(err.contains("no-such-event"), "{err}");
-    let err = stat.finish(&mut empty_run()).unwrap_err();
+    let err = stat.finish(&mut empty_run()).unwrap_err().to_string();
     assert!(err.contains("not started"), "{err}");
 }
 
