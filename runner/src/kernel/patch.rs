@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::Error;
 use crate::kernel::source::{SourceKind, Tree};
-use crate::kernel::view::View;
+use crate::kernel::tree_view::View;
 use crate::proc::Cmd;
 
 const APPLY_LIMIT: Duration = Duration::from_secs(10 * 60);
@@ -335,7 +335,7 @@ mod tests {
     use super::*;
     use crate::kernel::cache::Cache;
     use crate::kernel::source::{Pristine, fetch};
-    use crate::kernel::view::overlay_works;
+    use crate::kernel::tree_view::overlay_works;
     use patchperf_common::protocol::BaseSource;
 
     const SERIES: &str = "\

@@ -21,7 +21,7 @@
 use std::path::PathBuf;
 use std::str::FromStr;
 
-use crate::bench::Collector;
+use crate::harness::Collector;
 
 pub mod env;
 pub mod error;

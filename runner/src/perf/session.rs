@@ -15,7 +15,7 @@ use patchperf_common::run::RunResult;
 use super::error::PerfError;
 use super::{PerfProfile, PerfStat};
 use crate::Error;
-use crate::bench::Collector;
+use crate::harness::Collector;
 
 /// The perf collectors of one run, driven together.
 #[derive(Debug, Default)]

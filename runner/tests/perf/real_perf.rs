@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use patchperf_common::run::{MeasurementMode, MetricValue, RunResult, TaskMode};
-use patchperf_runner::bench::Collector;
+use patchperf_runner::harness::Collector;
 use patchperf_runner::perf::env::{Perf, kernel_symbols_warning};
 use patchperf_runner::perf::{PerfOptions, PerfStat, PerfTool, setup};
 

@@ -16,7 +16,7 @@ use super::{Events, Pipeline};
 use crate::Error;
 use crate::kernel::build::BuiltKernel;
 use crate::kernel::cache::CacheLock;
-use crate::kernel::guest::{GuestReport, GuestRequest, GuestRun, REQUEST_FILE, UP_MARKER};
+use crate::kernel::guest_protocol::{GuestReport, GuestRequest, GuestRun, REQUEST_FILE, UP_MARKER};
 use crate::kernel::kvm_probe::{KvmProbeFile, KvmVerdict};
 use crate::kernel::qemu::{self, BootError, BootSpec};
 use crate::proc::{Event, Flow};

@@ -26,7 +26,7 @@ use super::failure::{JobFailure, failure};
 use super::{Events, Pipeline, boot, prepare};
 use crate::Error;
 use crate::kernel::build::BuiltKernel;
-use crate::kernel::guest::REQUEST_FILE;
+use crate::kernel::guest_protocol::REQUEST_FILE;
 use crate::kernel::qemu;
 use crate::proc::Cmd;
 
@@ -546,7 +546,7 @@ mod tests {
 mod step_tests {
     use super::*;
     use crate::kernel::cache::Cache;
-    use crate::kernel::guest::{GuestReport, REPORT_FILE, run_file};
+    use crate::kernel::guest_protocol::{GuestReport, REPORT_FILE, run_file};
     use patchperf_common::protocol::{BaseSource, NrTask, WorkloadParams};
     use patchperf_common::run::{MetricValue, RunResult, TaskMode};
 

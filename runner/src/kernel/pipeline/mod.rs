@@ -2,7 +2,7 @@
 //! build, both kernels), then for each boot the server ordered [`boot`]
 //! (boot → run → collect) and upload; on bare metal [`kexec`] carries the
 //! same steps across reboots. Each step's failure becomes a
-//! [`JobFailure`](failure::JobFailure) whose reason names the step; scratch
+//! [`JobFailure`] whose reason names the step; scratch
 //! trees and QEMU processes never outlive the job.
 
 pub mod boot;

@@ -19,7 +19,7 @@ use crate::kernel::config::{self, ConfigRecipe};
 use crate::kernel::make::{self, Make, Toolchain};
 use crate::kernel::patch::{self, Applied, ApplyError};
 use crate::kernel::source::{self, Pristine, SourceKind, Tree};
-use crate::kernel::view::{self, View};
+use crate::kernel::tree_view::{self, View};
 use crate::proc::{Event, Flow};
 
 /// The two built kernels of a job.
@@ -192,7 +192,7 @@ fn patched_tree(
 ) -> Result<Tree, JobFailure> {
     let dest = scratch.join("linux");
     if pristine.kind == SourceKind::Tarball {
-        match view::overlay_works(&pristine.dir, scratch) {
+        match tree_view::overlay_works(&pristine.dir, scratch) {
             Ok(()) => {
                 return Tree::overlay_on(pristine, &dest)
                     .map_err(|e| failure(FailureReason::Other, "apply", e));

@@ -13,7 +13,7 @@ use tempfile::TempDir;
 use super::metrics::Profile;
 use super::parse::{ScriptParser, lost_samples_warning};
 use crate::Error;
-use crate::bench::Collector;
+use crate::harness::Collector;
 use crate::perf::PerfOptions;
 use crate::perf::env::{Perf, kernel_symbols_warning};
 use crate::perf::error::PerfError;

@@ -10,7 +10,7 @@ use tempfile::TempDir;
 use super::metrics::{derive, window_warning};
 use super::parse::parse_intervals;
 use crate::Error;
-use crate::bench::Collector;
+use crate::harness::Collector;
 use crate::perf::PerfOptions;
 use crate::perf::env::Perf;
 use crate::perf::error::PerfError;
