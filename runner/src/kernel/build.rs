@@ -152,14 +152,7 @@ pub fn build_dir_name(base_key: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn toolchain(compiler: &str) -> Toolchain {
-        Toolchain {
-            compiler: compiler.into(),
-            jobs: 2,
-            ccache: true,
-        }
-    }
+    use crate::kernel::make::tests::toolchain;
 
     #[test]
     fn the_kernel_key_changes_with_source_config_compiler_and_patches() {

@@ -185,10 +185,11 @@ pub fn first_error(log: &str) -> Option<&str> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn toolchain(compiler: &str) -> Toolchain {
+    /// A toolchain as `Toolchain::detect` would find it, for tests.
+    pub(crate) fn toolchain(compiler: &str) -> Toolchain {
         Toolchain {
             compiler: compiler.into(),
             jobs: 2,

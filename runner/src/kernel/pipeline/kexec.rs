@@ -418,7 +418,7 @@ mod tests {
         }
     }
 
-    fn job() -> JobSpec {
+    pub(super) fn job() -> JobSpec {
         JobSpec {
             job_id: 7,
             comparison_id: 3,
@@ -547,7 +547,6 @@ mod step_tests {
     use super::*;
     use crate::kernel::cache::Cache;
     use crate::kernel::guest_protocol::{GuestReport, REPORT_FILE, run_file};
-    use patchperf_common::protocol::{BaseSource, NrTask, WorkloadParams};
     use patchperf_common::run::{MetricValue, RunResult, TaskMode};
 
     #[derive(Default)]
@@ -582,28 +581,10 @@ mod step_tests {
         }
     }
 
+    /// [`tests::job`](super::tests::job) as the kexec backend runs it, the
+    /// base kernel first.
     fn job() -> JobSpec {
         JobSpec {
-            job_id: 9,
-            comparison_id: 4,
-            attempt: 1,
-            lease_seconds: 600,
-            base: BaseSource::Tarball {
-                name: "linux-source-6.1".into(),
-            },
-            mbox: String::new(),
-            aa: false,
-            patches_sha256: String::new(),
-            config_fragment: None,
-            workloads: vec!["dup1".into()],
-            params: WorkloadParams {
-                mode: TaskMode::Process,
-                nr_task: vec![NrTask::Count(1)],
-                seconds: 5,
-                warmup_seconds: 1,
-                perf_stat: false,
-                perf_profile: false,
-            },
             backend: Some(MeasurementMode::Kexec),
             boots: vec![
                 BootSlot {
@@ -615,6 +596,7 @@ mod step_tests {
                     side: Side::Patched,
                 },
             ],
+            ..super::tests::job()
         }
     }
 
@@ -638,7 +620,7 @@ mod step_tests {
     /// What the kexec'd kernel's init leaves in its directory.
     fn guest_writes(dir: &Path, version: &str) {
         let result = RunResult {
-            workload: "dup1".into(),
+            workload: "open1".into(),
             mode: TaskMode::Process,
             nr_task: 1,
             warmup_seconds: 1,

@@ -1,9 +1,9 @@
 //! The whole job, step by step: [`prepare`] (fetch → apply → configure →
 //! build, both kernels), then for each boot the server ordered [`boot`]
 //! (boot → run → collect) and upload; on bare metal [`kexec`] carries the
-//! same steps across reboots. Each step's failure becomes a
-//! [`JobFailure`] whose reason names the step; scratch
-//! trees and QEMU processes never outlive the job.
+//! same steps across reboots. Each step's failure becomes a [`JobFailure`]
+//! whose reason names the step; scratch trees and QEMU processes never
+//! outlive the job.
 
 pub mod boot;
 pub mod failure;
