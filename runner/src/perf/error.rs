@@ -12,8 +12,8 @@ pub enum PerfError {
     /// kernel, or not allowed to count system-wide.
     #[error("{0}")]
     Unavailable(String),
-    /// The options ask for something perf cannot do (an event name with a
-    /// comma, an interval under perf's minimum).
+    /// The options ask for something perf cannot do (an unknown collector,
+    /// an event name with a comma, an interval under perf's minimum).
     #[error("{0}")]
     Options(String),
     /// A collector was stopped or read before it was started or stopped.

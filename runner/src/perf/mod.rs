@@ -61,15 +61,15 @@ pub enum PerfTool {
 }
 
 impl FromStr for PerfTool {
-    type Err = String;
+    type Err = PerfError;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         match text {
             "stat" => Ok(PerfTool::Stat),
             "profile" => Ok(PerfTool::Profile),
-            other => Err(format!(
+            other => Err(PerfError::Options(format!(
                 "unknown perf collector `{other}` (known: stat, profile)"
-            )),
+            ))),
         }
     }
 }

@@ -63,12 +63,13 @@ fn a_missing_perf_gives_one_warning_and_no_collectors() {
 
 #[test]
 fn perf_tools_are_named_stat_and_profile() {
-    assert_eq!("stat".parse::<PerfTool>(), Ok(PerfTool::Stat));
-    assert_eq!("profile".parse::<PerfTool>(), Ok(PerfTool::Profile));
+    assert_eq!("stat".parse::<PerfTool>().unwrap(), PerfTool::Stat);
+    assert_eq!("profile".parse::<PerfTool>().unwrap(), PerfTool::Profile);
     assert!(
         "record"
             .parse::<PerfTool>()
             .unwrap_err()
+            .to_string()
             .contains("stat, profile")
     );
 }
