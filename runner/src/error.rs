@@ -40,6 +40,9 @@ pub enum Error {
     /// A benchmark run could not complete (a task failed or died).
     #[error("{0}")]
     Bench(String),
+    /// perf could not count (missing, not allowed, or it failed).
+    #[error(transparent)]
+    Perf(#[from] crate::perf::PerfError),
     /// The kernel configuration did not come out as the fragments asked.
     #[error("kernel config: {0}")]
     Config(String),

@@ -12,10 +12,11 @@ use patchperf_common::run::{MeasurementMode, MetricValue, RunResult, TaskMode};
 use patchperf_runner::agent::backoff::Backoff;
 use patchperf_runner::agent::client::Client;
 use patchperf_runner::agent::executor::{
-    JobExecutor, JobFailure, JobReporter, PIPELINE_UNAVAILABLE, UnsupportedExecutor,
+    JobExecutor, JobReporter, PIPELINE_UNAVAILABLE, UnsupportedExecutor,
 };
 use patchperf_runner::agent::inventory;
 use patchperf_runner::agent::worker::{Agent, AgentOptions, Step};
+use patchperf_runner::kernel::pipeline::failure::JobFailure;
 use patchperf_server::auth::TokenKind;
 use patchperf_testkit::mbox::one_patch;
 use patchperf_testkit::{TestServer, token};

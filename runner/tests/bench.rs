@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use patchperf_common::run::{RunResult, TaskMode};
 use patchperf_runner::Error;
-use patchperf_runner::bench::{self, BenchConfig, Collector};
+use patchperf_runner::harness::{self, BenchConfig, Collector};
 
 const BIN: &str = env!("CARGO_BIN_EXE_patchperf-runner");
 
@@ -58,7 +58,7 @@ fn assert_real_counts(r: &RunResult, seconds: usize) {
 fn every_mode_and_count(workload: &str) {
     for mode in [TaskMode::Process, TaskMode::Thread] {
         for nr_task in [1, 2] {
-            let r = bench::run(&short(workload, mode, nr_task), &mut []).unwrap();
+            let r = harness::run(&short(workload, mode, nr_task), &mut []).unwrap();
             assert_eq!(r.workload, workload);
             assert_eq!(
                 (r.mode, r.nr_task, r.seconds, r.warmup_seconds),
@@ -122,13 +122,13 @@ fn warmup_seconds_are_run_but_not_kept() {
         ..BenchConfig::new("dup1", 1)
     };
     let mut phases = Vec::new();
-    let r = bench::run_observed(&config, &mut [], &mut |p| {
-        if let bench::Progress::Second { phase, .. } = p {
+    let r = harness::run_observed(&config, &mut [], &mut |p| {
+        if let harness::Progress::Second { phase, .. } = p {
             phases.push(*phase);
         }
     })
     .unwrap();
-    use bench::Phase::{Measurement, Warmup};
+    use harness::Phase::{Measurement, Warmup};
     assert_eq!(phases, [Warmup, Measurement, Measurement]);
     assert_eq!(r.warmup_seconds, 1);
     assert_real_counts(&r, 2);
@@ -147,23 +147,23 @@ impl Collector for Recorder {
         "recorder"
     }
 
-    fn start(&mut self) -> Result<(), String> {
+    fn start(&mut self) -> Result<(), Error> {
         self.log.borrow_mut().push("start".into());
         if self.fail_start {
-            return Err("no such tool".into());
+            return Err(Error::Bench("no such tool".into()));
         }
         Ok(())
     }
 
-    fn finish(&mut self, result: &mut RunResult) -> Result<(), String> {
+    fn finish(&mut self, result: &mut RunResult) -> Result<(), Error> {
         let ops = result
             .metric("will-it-scale.workload")
-            .ok_or("no workload metric")?;
+            .ok_or_else(|| Error::Bench("no workload metric".into()))?;
         self.log
             .borrow_mut()
             .push(format!("finish {}", result.samples.len()));
         if self.fail_finish {
-            return Err("output unreadable".into());
+            return Err(Error::Bench("output unreadable".into()));
         }
         result.metrics.push(patchperf_common::run::MetricValue {
             name: "recorder.ops".into(),
@@ -194,14 +194,14 @@ fn collectors_watch_the_measured_seconds_and_their_errors_become_warnings() {
         warmup: 1,
         ..BenchConfig::new("fstat", 1)
     };
-    let r = bench::run_observed(&config, &mut collectors, &mut |p| {
-        if let bench::Progress::Second { phase, .. } = p {
+    let r = harness::run_observed(&config, &mut collectors, &mut |p| {
+        if let harness::Progress::Second { phase, .. } = p {
             second_seen_at_start.get_or_insert((*phase, log.borrow().len()));
         }
     })
     .unwrap();
     // The warm-up second ended before any collector started.
-    assert_eq!(second_seen_at_start, Some((bench::Phase::Warmup, 0)));
+    assert_eq!(second_seen_at_start, Some((harness::Phase::Warmup, 0)));
     assert_eq!(
         *log.borrow(),
         ["start", "start", "start", "finish 1", "finish 1"],
@@ -223,7 +223,7 @@ fn bad_configurations_are_usage_errors() {
     let cases = [
         BenchConfig::new("open4", 1),
         BenchConfig::new("open1", 0),
-        BenchConfig::new("open1", bench::MAX_TASKS + 1),
+        BenchConfig::new("open1", harness::MAX_TASKS + 1),
         BenchConfig {
             seconds: 0,
             ..BenchConfig::new("open1", 1)
@@ -234,7 +234,7 @@ fn bad_configurations_are_usage_errors() {
         },
     ];
     for config in cases {
-        let err = bench::run(&config, &mut []).unwrap_err();
+        let err = harness::run(&config, &mut []).unwrap_err();
         assert!(matches!(err, Error::Usage(_)), "{config:?}: {err}");
     }
 }

@@ -9,6 +9,8 @@
 
 use patchperf_common::protocol::{FailureReason, JobSpec, JobState, RunUpload};
 
+use crate::kernel::pipeline::failure::JobFailure;
+
 /// What an executor may tell the server while a job runs.
 pub trait JobReporter {
     /// Reports a state change (`fetching`, `applying`, `building`, `booting`,
@@ -25,28 +27,6 @@ pub trait JobReporter {
     /// Whether the comparison was cancelled (learnt from heartbeats); an
     /// executor should check between steps and stop early when it was.
     fn cancelled(&self) -> bool;
-}
-
-/// Why a job could not complete, as the agent reports it to the server.
-#[derive(Debug, Clone, PartialEq)]
-pub struct JobFailure {
-    /// The class of failure the report names (`patch does not apply`, …).
-    pub reason: FailureReason,
-    /// The specifics: the failing hunk, the panic text, the missing tool.
-    pub detail: String,
-    /// The last lines of the output of the step that failed.
-    pub log_tail: String,
-}
-
-impl JobFailure {
-    /// A failure with no log to show.
-    pub fn new(reason: FailureReason, detail: impl Into<String>) -> Self {
-        JobFailure {
-            reason,
-            detail: detail.into(),
-            log_tail: String::new(),
-        }
-    }
 }
 
 /// Executes claimed jobs: every boot of `job.boots` in order, every workload

@@ -9,6 +9,7 @@ use patchperf_common::protocol::MachineInventory;
 use patchperf_common::run::MeasurementMode;
 
 use crate::kernel::cache::Cache;
+use crate::kernel::kvm_probe::KvmProbeFile;
 use crate::perf::env::Perf;
 
 /// Collects the inventory of the running machine.
@@ -81,16 +82,12 @@ pub fn mem_total_bytes(meminfo: &str) -> u64 {
 /// cache); `/dev/kvm` merely opening is not enough, nested KVM can be 1000×
 /// slower than TCG.
 fn probe_kvm() -> (bool, String) {
-    let boot_id = read("/proc/sys/kernel/random/boot_id");
-    let verdict = read(&Cache::from_env().root().join("kvm-probe").to_string_lossy());
-    if let Some((id, rest)) = verdict.split_once('\n') {
-        if !id.is_empty() && id.trim() == boot_id.trim() {
-            let (ok, why) = rest.split_once(' ').unwrap_or((rest, ""));
-            return (
-                ok.trim() == "yes",
-                format!("kvm: probe boot said {}: {}", ok.trim(), why.trim()),
-            );
-        }
+    if let Some(verdict) = KvmProbeFile::of(&Cache::from_env()).read() {
+        let answer = if verdict.usable { "yes" } else { "no" };
+        return (
+            verdict.usable,
+            format!("kvm: probe boot said {answer}: {}", verdict.why),
+        );
     }
     let opens = std::fs::OpenOptions::new()
         .read(true)

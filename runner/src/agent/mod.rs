@@ -13,12 +13,14 @@
 //! - [`spool`]: results waiting on disk for an unreachable server.
 //! - [`backoff`]: retrying calls that may succeed later.
 //! - [`inventory`]: what this machine is.
+//! - [`pipeline_executor`]: the kernel pipeline as a [`executor::JobExecutor`].
 
 pub mod backoff;
 pub mod client;
 pub mod executor;
 pub mod heartbeat;
 pub mod inventory;
+pub mod pipeline_executor;
 pub mod reporter;
 pub mod spool;
 pub mod worker;

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::bench::{DEFAULT_SECONDS, DEFAULT_WARMUP};
+use crate::harness::{DEFAULT_SECONDS, DEFAULT_WARMUP};
 
 /// Arguments of `patchperf-runner bench`.
 #[derive(Debug, clap::Args)]

@@ -9,11 +9,11 @@ use crate::Error;
 use crate::agent::backoff::Backoff;
 use crate::agent::client::Client;
 use crate::agent::inventory;
+use crate::agent::pipeline_executor::{KernelExecutor, KexecExecutor};
 use crate::agent::worker::{Agent, AgentOptions};
 use crate::cli::agent::AgentArgs;
-use crate::kernel::executor::{KernelExecutor, KexecExecutor};
-use crate::kernel::kexec::Kexec;
 use crate::kernel::pipeline::Pipeline;
+use crate::kernel::pipeline::kexec::Kexec;
 
 /// Runs `patchperf-runner agent`.
 pub fn run(args: AgentArgs) -> Result<(), Error> {

@@ -8,8 +8,8 @@ use patchperf_common::run::{RunResult, TaskMode};
 use patchperf_common::workload::WORKLOADS;
 
 use crate::Error;
-use crate::bench::{self, BenchConfig, MAX_TASKS, Phase, Progress};
 use crate::cli::bench::{BenchArgs, ModeArg, PerfArg};
+use crate::harness::{self, BenchConfig, MAX_TASKS, Phase, Progress};
 use crate::perf::{self, PerfOptions, PerfTool};
 
 /// Runs `patchperf-runner bench`.
@@ -19,7 +19,7 @@ pub fn run(args: BenchArgs) -> Result<(), Error> {
         return Ok(());
     }
     let workload = args.workload.clone().unwrap_or_default();
-    let nr_tasks = parse_tasks(&args.tasks, bench::online_cpus())?;
+    let nr_tasks = parse_tasks(&args.tasks, harness::online_cpus())?;
     let configs: Vec<BenchConfig> = nr_tasks
         .iter()
         .map(|&nr_task| BenchConfig {
@@ -40,12 +40,12 @@ pub fn run(args: BenchArgs) -> Result<(), Error> {
         config.validate()?;
     }
     if let Some(dir) = &args.scratch {
-        bench::check_scratch_dir(dir)?;
+        harness::check_scratch_dir(dir)?;
     }
     if let Some(json) = &args.json {
         check_writable(json)?;
     }
-    bench::interrupt::install().map_err(|e| Error::io("installing the SIGINT handler", e))?;
+    harness::interrupt::install().map_err(|e| Error::io("installing the SIGINT handler", e))?;
 
     let perf_tools: Vec<PerfTool> = args
         .perf
@@ -124,7 +124,7 @@ fn run_one(config: &BenchConfig, perf_tools: &[PerfTool]) -> Result<RunResult, E
     let mut collectors = perf.collectors;
     let mut phase = None;
     let mut result =
-        bench::run_observed(config, &mut collectors, &mut |progress| match progress {
+        harness::run_observed(config, &mut collectors, &mut |progress| match progress {
             Progress::Scratch { path, kind, tmpfs } => {
                 println!(
                     "scratch:{} ({}{})",

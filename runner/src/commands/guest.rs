@@ -11,9 +11,9 @@ use nix::mount::{MsFlags, mount};
 use patchperf_common::run::RunResult;
 
 use crate::Error;
-use crate::bench::{self, BenchConfig};
 use crate::cli::guest::GuestArgs;
-use crate::kernel::guest::{
+use crate::harness::{self, BenchConfig};
+use crate::kernel::guest_protocol::{
     DONE_MARKER, GUEST_OUT, GUEST_TMP, GuestReport, GuestRequest, GuestRun, OUT_TAG, REPORT_FILE,
     REQUEST_FILE, RUN_MARKER, UP_MARKER, run_file,
 };
@@ -157,7 +157,7 @@ fn one_run(
     };
     let perf = perf::setup(&tools, &options);
     let mut collectors = perf.collectors;
-    let mut result = bench::run(&config, &mut collectors)?;
+    let mut result = harness::run(&config, &mut collectors)?;
     result.warnings.splice(0..0, perf.warnings);
     Ok(result)
 }

@@ -7,7 +7,7 @@
 //! clearly.
 
 use crate::Error;
-use crate::kernel::build::Make;
+use crate::kernel::make::Make;
 use crate::kernel::source::sha256_hex;
 
 /// patchperf's benchmark fragment, merged on top of `tinyconfig`.

@@ -153,7 +153,7 @@ impl JobFile {
                 path.display()
             )));
         }
-        let known = crate::bench::workload_names();
+        let known = crate::harness::workload_names();
         for w in &job.workloads {
             if !known.contains(&w.as_str()) {
                 return Err(Error::Usage(format!(

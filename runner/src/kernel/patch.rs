@@ -12,7 +12,7 @@ use patchperf_common::mbox::Message;
 
 use crate::Error;
 use crate::kernel::source::{SourceKind, Tree};
-use crate::kernel::view::View;
+use crate::kernel::tree_view::View;
 use crate::proc::Cmd;
 
 const APPLY_LIMIT: Duration = Duration::from_secs(10 * 60);
@@ -322,7 +322,7 @@ mod tests {
     use super::*;
     use crate::kernel::cache::Cache;
     use crate::kernel::source::{Pristine, fetch};
-    use crate::kernel::view::overlay_works;
+    use crate::kernel::tree_view::overlay_works;
     use patchperf_common::protocol::BaseSource;
 
     const SERIES: &str = "\

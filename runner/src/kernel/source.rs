@@ -20,7 +20,7 @@ use sha2::{Digest, Sha256};
 
 use crate::Error;
 use crate::kernel::cache::{Cache, CacheLock};
-use crate::kernel::view::View;
+use crate::kernel::tree_view::View;
 use crate::proc::Cmd;
 
 /// Where named tarballs live (`<name>.tar.xz` and friends).
@@ -293,7 +293,7 @@ pub struct Tree {
 impl Tree {
     /// An overlay on `pristine` whose layers live in `dest` (which must not
     /// exist yet), seen at the pristine tree's path: nothing is copied.
-    /// Fails where overlayfs cannot be mounted ([`overlay_works`](crate::kernel::view::overlay_works)).
+    /// Fails where overlayfs cannot be mounted ([`overlay_works`](crate::kernel::tree_view::overlay_works)).
     pub fn overlay_on(pristine: &Pristine, dest: &Path) -> Result<Tree, Error> {
         if pristine.kind != SourceKind::Tarball {
             // `git am` would move the pristine worktree's HEAD and index,
@@ -350,7 +350,7 @@ impl Tree {
         // Seen at the pristine tree's path where a bind mount works (root,
         // mount namespaces allowed); where it is otherwise.
         let bound = View::bind(dest, &pristine.dir);
-        let view = match crate::kernel::view::mount_works(&bound) {
+        let view = match crate::kernel::tree_view::mount_works(&bound) {
             Ok(()) => bound,
             Err(_) => View::plain(dest),
         };

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use super::error::PerfError;
 use super::exec;
 use super::stat::parse::{Reading, parse_totals};
 
@@ -30,13 +31,13 @@ impl Perf {
     /// Finds perf (`program` as given, or on `PATH` when it has no slash) and
     /// checks that system-wide counting is allowed. The error is the one
     /// warning to show when perf cannot be used.
-    pub fn detect(program: &Path) -> Result<Self, String> {
+    pub fn detect(program: &Path) -> Result<Self, PerfError> {
         let program = locate(program).ok_or_else(|| {
-            format!(
+            PerfError::Unavailable(format!(
                 "perf not found (`{}`): install linux-perf (Debian) to get perf-stat and \
                  perf-profile metrics",
                 program.display()
-            )
+            ))
         })?;
         let paranoid = std::fs::read_to_string(PARANOID).ok();
         let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -51,7 +52,7 @@ impl Perf {
 
     /// Whether the PMU counts `cycles` here: runs `perf stat -e cycles true`
     /// in `dir` and reads the answer.
-    pub fn counts_cycles(&self, dir: &Path) -> Result<bool, String> {
+    pub fn counts_cycles(&self, dir: &Path) -> Result<bool, PerfError> {
         let output = dir.join("probe.csv");
         let stderr = dir.join("probe.stderr");
         let mut command = self.command();
@@ -67,8 +68,8 @@ impl Perf {
             Duration::from_secs(30),
         )?;
         let text = std::fs::read_to_string(&output)
-            .map_err(|err| format!("cannot read {}: {err}", output.display()))?;
-        let readings = parse_totals(&text).map_err(|err| err.to_string())?;
+            .map_err(|err| PerfError::io(format!("cannot read {}", output.display()), err))?;
+        let readings = parse_totals(&text).map_err(|err| PerfError::output(err, String::new()))?;
         Ok(readings.iter().any(|(event, reading)| {
             event == "cycles" && matches!(reading, Reading::Counted { .. })
         }))
@@ -98,28 +99,27 @@ fn is_executable(path: &Path) -> bool {
 /// kernel has no perf events) and `/proc/self/status` whether this process
 /// may open system-wide (`-a`) counters. The kernel allows that to
 /// CAP_PERFMON or CAP_SYS_ADMIN holders, and to everyone when paranoid ≤ 0.
-pub fn check_access(paranoid: Option<&str>, proc_status: &str) -> Result<(), String> {
+pub fn check_access(paranoid: Option<&str>, proc_status: &str) -> Result<(), PerfError> {
     let Some(paranoid) = paranoid else {
-        return Err(format!(
+        return Err(PerfError::Unavailable(format!(
             "this kernel has no perf events ({PARANOID} is missing): no perf-stat or \
              perf-profile metrics"
-        ));
+        )));
     };
-    let level: i32 = paranoid
-        .trim()
-        .parse()
-        .map_err(|_| format!("cannot read {PARANOID} (`{}`)", paranoid.trim()))?;
+    let level: i32 = paranoid.trim().parse().map_err(|_| {
+        PerfError::Unavailable(format!("cannot read {PARANOID} (`{}`)", paranoid.trim()))
+    })?;
     if level <= 0
         || has_capability(proc_status, CAP_PERFMON)
         || has_capability(proc_status, CAP_SYS_ADMIN)
     {
         return Ok(());
     }
-    Err(format!(
+    Err(PerfError::Unavailable(format!(
         "perf_event_paranoid is {level} and this process has neither CAP_PERFMON nor \
          CAP_SYS_ADMIN, so perf cannot count system-wide: run as root or \
          `sysctl kernel.perf_event_paranoid=0` to get perf-stat and perf-profile metrics"
-    ))
+    )))
 }
 
 /// Whether `CapEff` in a `/proc/<pid>/status` text has capability `bit`.

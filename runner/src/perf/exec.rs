@@ -23,6 +23,8 @@ use nix::sys::signal::{Signal, kill, killpg};
 use nix::sys::stat::Mode;
 use nix::unistd::{Pid, mkfifo};
 
+use super::error::{PerfError, ProcessProblem};
+
 /// How many stderr lines an error message carries.
 const TAIL_LINES: usize = 12;
 
@@ -51,12 +53,14 @@ impl Background {
         dir: &Path,
         name: &str,
         limit: Duration,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, PerfError> {
         let ctl = dir.join(format!("{name}.ctl"));
         let ack = dir.join(format!("{name}.ack"));
         for fifo in [&ctl, &ack] {
-            mkfifo(fifo, Mode::S_IRUSR | Mode::S_IWUSR)
-                .map_err(|err| format!("cannot make fifo {}: {err}", fifo.display()))?;
+            mkfifo(fifo, Mode::S_IRUSR | Mode::S_IWUSR).map_err(|err| PerfError::MakeFifo {
+                path: fifo.to_path_buf(),
+                source: err,
+            })?;
         }
         command.arg(format!(
             "--control=fifo:{},{}",
@@ -74,9 +78,11 @@ impl Background {
         Ok(background)
     }
 
-    fn wait_ready(&mut self, ctl: &Path, ack: &Path, limit: Duration) -> Result<(), String> {
-        let fifo_error = |path: &Path, err: std::io::Error| {
-            format!("{}: control fifo {}: {err}", self.what, path.display())
+    fn wait_ready(&mut self, ctl: &Path, ack: &Path, limit: Duration) -> Result<(), PerfError> {
+        let fifo_error = |path: &Path, err: std::io::Error| PerfError::ControlFifo {
+            what: self.what.clone(),
+            path: path.to_path_buf(),
+            source: err,
         };
         // Read-write opens of a fifo never block, whether or not perf has
         // opened its end yet.
@@ -104,20 +110,10 @@ impl Background {
                 Err(err) => return Err(fifo_error(ack, err)),
             }
             if let Ok(Some(status)) = self.child.try_wait() {
-                return Err(format!(
-                    "{} failed to start ({}){}",
-                    self.what,
-                    describe(status),
-                    tail(&self.stderr)
-                ));
+                return Err(self.problem(ProcessProblem::FailedToStart(describe(status))));
             }
             if Instant::now() > deadline {
-                return Err(format!(
-                    "{} was not counting after {} s{}",
-                    self.what,
-                    limit.as_secs(),
-                    tail(&self.stderr)
-                ));
+                return Err(self.problem(ProcessProblem::NotCounting(limit.as_secs())));
             }
             std::thread::sleep(Duration::from_millis(2));
         }
@@ -126,37 +122,32 @@ impl Background {
     /// Sends SIGINT and waits up to `limit` for the process to write its
     /// output and exit. Fails if it had already exited (perf stopping on its
     /// own means it failed), did not exit in time, or exited with an error.
-    pub fn interrupt(mut self, limit: Duration) -> Result<(), String> {
+    pub fn interrupt(mut self, limit: Duration) -> Result<(), PerfError> {
         if let Ok(Some(status)) = self.child.try_wait() {
-            return Err(format!(
-                "{} stopped before the measured seconds ended ({}){}",
-                self.what,
-                describe(status),
-                tail(&self.stderr)
-            ));
+            return Err(self.problem(ProcessProblem::StoppedEarly(describe(status))));
         }
         let pid = Pid::from_raw(self.child.id() as i32);
-        kill(pid, Signal::SIGINT)
-            .map_err(|err| format!("cannot send SIGINT to {}: {err}", self.what))?;
-        let status = wait_with_limit(&mut self.child, limit).ok_or_else(|| {
-            format!(
-                "{} did not finish within {} s of SIGINT{}",
-                self.what,
-                limit.as_secs(),
-                tail(&self.stderr)
-            )
+        kill(pid, Signal::SIGINT).map_err(|err| PerfError::Signal {
+            what: self.what.clone(),
+            source: err,
         })?;
+        let status = wait_with_limit(&mut self.child, limit)
+            .ok_or_else(|| self.problem(ProcessProblem::IgnoredSigint(limit.as_secs())))?;
         // perf re-raises SIGINT after writing its output, so dying of SIGINT
         // is its normal way to stop.
         if status.success() || status.signal() == Some(Signal::SIGINT as i32) {
             Ok(())
         } else {
-            Err(format!(
-                "{} failed ({}){}",
-                self.what,
-                describe(status),
-                tail(&self.stderr)
-            ))
+            Err(self.problem(ProcessProblem::Failed(describe(status))))
+        }
+    }
+
+    /// `problem` of this perf, with the end of its stderr.
+    fn problem(&self, problem: ProcessProblem) -> PerfError {
+        PerfError::Process {
+            what: self.what.clone(),
+            problem,
+            stderr: tail(&self.stderr),
         }
     }
 }
@@ -175,39 +166,47 @@ pub fn run(
     stdout: &Path,
     stderr: &Path,
     limit: Duration,
-) -> Result<(), String> {
-    let out =
-        File::create(stdout).map_err(|err| format!("cannot create {}: {err}", stdout.display()))?;
+) -> Result<(), PerfError> {
+    let out = File::create(stdout)
+        .map_err(|err| PerfError::io(format!("cannot create {}", stdout.display()), err))?;
     let mut child = spawn(&mut command, what, Stdio::from(out), stderr)?;
     let Some(status) = wait_with_limit(&mut child, limit) else {
         stop_group(&mut child);
-        return Err(format!(
-            "{what} did not finish within {} s{}",
-            limit.as_secs(),
-            tail(stderr)
-        ));
+        return Err(PerfError::Process {
+            what: what.to_string(),
+            problem: ProcessProblem::TimedOut(limit.as_secs()),
+            stderr: tail(stderr),
+        });
     };
     if status.success() {
         Ok(())
     } else {
-        Err(format!(
-            "{what} failed ({}){}",
-            describe(status),
-            tail(stderr)
-        ))
+        Err(PerfError::Process {
+            what: what.to_string(),
+            problem: ProcessProblem::Failed(describe(status)),
+            stderr: tail(stderr),
+        })
     }
 }
 
-fn spawn(command: &mut Command, what: &str, stdout: Stdio, stderr: &Path) -> Result<Child, String> {
-    let err =
-        File::create(stderr).map_err(|err| format!("cannot create {}: {err}", stderr.display()))?;
+fn spawn(
+    command: &mut Command,
+    what: &str,
+    stdout: Stdio,
+    stderr: &Path,
+) -> Result<Child, PerfError> {
+    let err = File::create(stderr)
+        .map_err(|err| PerfError::io(format!("cannot create {}", stderr.display()), err))?;
     command
         .stdin(Stdio::null())
         .stdout(stdout)
         .stderr(Stdio::from(err))
         .process_group(0)
         .spawn()
-        .map_err(|err| format!("cannot start {what}: {err}"))
+        .map_err(|err| PerfError::Spawn {
+            what: what.to_string(),
+            source: err,
+        })
 }
 
 /// Waits for `child` to exit, for at most `limit`; `None` if it did not.

@@ -21,15 +21,17 @@
 use std::path::PathBuf;
 use std::str::FromStr;
 
-use crate::bench::Collector;
+use crate::harness::Collector;
 
 pub mod env;
+pub mod error;
 pub mod exec;
 pub mod profile;
 pub mod session;
 pub mod stat;
 
 pub use env::Perf;
+pub use error::PerfError;
 pub use profile::PerfProfile;
 pub use session::PerfSession;
 pub use stat::PerfStat;
@@ -59,15 +61,15 @@ pub enum PerfTool {
 }
 
 impl FromStr for PerfTool {
-    type Err = String;
+    type Err = PerfError;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         match text {
             "stat" => Ok(PerfTool::Stat),
             "profile" => Ok(PerfTool::Profile),
-            other => Err(format!(
+            other => Err(PerfError::Options(format!(
                 "unknown perf collector `{other}` (known: stat, profile)"
-            )),
+            ))),
         }
     }
 }
@@ -105,14 +107,17 @@ impl Default for PerfOptions {
 
 impl PerfOptions {
     /// A fresh scratch directory for one collector, removed when dropped.
-    pub(crate) fn scratch_dir(&self, what: &str) -> Result<tempfile::TempDir, String> {
+    pub(crate) fn scratch_dir(&self, what: &str) -> Result<tempfile::TempDir, PerfError> {
         tempfile::Builder::new()
             .prefix(&format!("patchperf-perf-{what}-"))
             .tempdir_in(&self.work_dir)
             .map_err(|err| {
-                format!(
-                    "cannot make a scratch directory in {}: {err}",
-                    self.work_dir.display()
+                PerfError::io(
+                    format!(
+                        "cannot make a scratch directory in {}",
+                        self.work_dir.display()
+                    ),
+                    err,
                 )
             })
     }
@@ -149,7 +154,7 @@ pub fn setup(tools: &[PerfTool], options: &PerfOptions) -> PerfSetup {
     let perf = match Perf::detect(&options.program) {
         Ok(perf) => perf,
         Err(warning) => {
-            setup.warnings.push(warning);
+            setup.warnings.push(warning.to_string());
             return setup;
         }
     };

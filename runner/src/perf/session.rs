@@ -12,8 +12,10 @@
 
 use patchperf_common::run::RunResult;
 
+use super::error::PerfError;
 use super::{PerfProfile, PerfStat};
-use crate::bench::Collector;
+use crate::Error;
+use crate::harness::Collector;
 
 /// The perf collectors of one run, driven together.
 #[derive(Debug, Default)]
@@ -45,7 +47,7 @@ impl Collector for PerfSession {
         "perf"
     }
 
-    fn start(&mut self) -> Result<(), String> {
+    fn start(&mut self) -> Result<(), Error> {
         if let Some(profile) = &mut self.profile {
             if let Err(err) = profile.start() {
                 self.failures
@@ -62,12 +64,12 @@ impl Collector for PerfSession {
         }
         if self.is_empty() {
             // Nothing runs: the harness reports this and never calls finish.
-            return Err(std::mem::take(&mut self.failures).join("; "));
+            return Err(PerfError::NoneStarted(std::mem::take(&mut self.failures)).into());
         }
         Ok(())
     }
 
-    fn finish(&mut self, result: &mut RunResult) -> Result<(), String> {
+    fn finish(&mut self, result: &mut RunResult) -> Result<(), Error> {
         let mut failures = std::mem::take(&mut self.failures);
         let stat_stopped = self
             .stat

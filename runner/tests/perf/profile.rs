@@ -182,7 +182,7 @@ patchperf-runne 212 1000
 \tffffffff81234568 exit_to_user_mode_prepare ([kernel.kallsyms])
 \tffffffff81234569 syscall_exit_to_user_mode ([kernel.kallsyms])
 \tffffffff8123456a entry_SYSCALL_64_after_hwframe ([kernel.kallsyms])
-\t55d0c0de1234 patchperf_runner::bench::tasks::task_loop (/usr/bin/patchperf-runner)
+\t55d0c0de1234 patchperf_runner::harness::tasks::task_loop (/usr/bin/patchperf-runner)
 ";
     let m = profile_of(text);
     assert_close(value(&m, "perf-profile.children.cycles-pp.testcase"), 100.0);

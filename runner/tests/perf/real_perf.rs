@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use patchperf_common::run::{MeasurementMode, MetricValue, RunResult, TaskMode};
-use patchperf_runner::bench::Collector;
+use patchperf_runner::harness::Collector;
 use patchperf_runner::perf::env::{Perf, kernel_symbols_warning};
 use patchperf_runner::perf::{PerfOptions, PerfStat, PerfTool, setup};
 
@@ -225,10 +225,10 @@ fn perf_refusing_an_event_is_reported_with_its_own_words() {
         ..PerfOptions::default()
     };
     let mut stat = PerfStat::new(perf, &options).unwrap();
-    let err = stat.start().unwrap_err();
+    let err = stat.start().unwrap_err().to_string();
     assert!(err.contains("perf stat failed to start"), "{err}");
     assert!(err.contains("no-such-event"), "{err}");
-    let err = stat.finish(&mut empty_run()).unwrap_err();
+    let err = stat.finish(&mut empty_run()).unwrap_err().to_string();
     assert!(err.contains("not started"), "{err}");
 }
 

@@ -169,7 +169,7 @@ fn symbol(frame: &Frame) -> &str {
 
 /// The harness's loop function, as perf script names it (demangled; its
 /// generic arguments may follow).
-const HARNESS_LOOP: &str = "patchperf_runner::bench::tasks::task_loop";
+const HARNESS_LOOP: &str = "patchperf_runner::harness::tasks::task_loop";
 
 /// A frame's name in metric names: the symbol without gcc's clone
 /// suffixes, and the harness loop called `testcase` as will-it-scale's

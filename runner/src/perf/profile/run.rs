@@ -12,9 +12,11 @@ use tempfile::TempDir;
 
 use super::metrics::Profile;
 use super::parse::{ScriptParser, lost_samples_warning};
-use crate::bench::Collector;
+use crate::Error;
+use crate::harness::Collector;
 use crate::perf::PerfOptions;
 use crate::perf::env::{Perf, kernel_symbols_warning};
+use crate::perf::error::PerfError;
 use crate::perf::exec::{self, Background};
 
 /// How long perf may take to start counting (it opens counters on every
@@ -59,7 +61,7 @@ pub struct PerfProfile {
 impl PerfProfile {
     /// A profile collector; probes the PMU (`perf stat -e cycles true`) to
     /// sample `cycles` where it counts and `cpu-clock` where it does not.
-    pub fn new(perf: Perf, options: &PerfOptions) -> Result<Self, String> {
+    pub fn new(perf: Perf, options: &PerfOptions) -> Result<Self, PerfError> {
         let dir = options.scratch_dir("profile")?;
         let event = if perf.counts_cycles(dir.path())? {
             ProfileEvent::Cycles
@@ -98,7 +100,7 @@ impl PerfProfile {
 
     /// Runs perf script over the recording and folds its samples into a
     /// profile; also says whether perf reported lost samples.
-    fn read_profile(&self) -> Result<(Profile, Option<String>), String> {
+    fn read_profile(&self) -> Result<(Profile, Option<String>), PerfError> {
         let script = self.dir.path().join("script.txt");
         let stderr = self.dir.path().join("script.stderr");
         let mut command = self.perf.command();
@@ -109,12 +111,16 @@ impl PerfProfile {
         ]);
         exec::run(command, "perf script", &script, &stderr, SCRIPT_LIMIT)?;
         let file = std::fs::File::open(&script)
-            .map_err(|err| format!("cannot read perf script's output: {err}"))?;
+            .map_err(|err| PerfError::io("cannot read perf script's output", err))?;
         let mut parser = ScriptParser::new();
         let mut profile = Profile::new();
         for line in std::io::BufReader::new(file).lines() {
-            let line = line.map_err(|err| format!("cannot read perf script's output: {err}"))?;
-            if let Some(sample) = parser.push_line(&line).map_err(|err| err.to_string())? {
+            let line =
+                line.map_err(|err| PerfError::io("cannot read perf script's output", err))?;
+            let pushed = parser
+                .push_line(&line)
+                .map_err(|err| PerfError::output(err, String::new()))?;
+            if let Some(sample) = pushed {
                 profile.add(&sample);
             }
         }
@@ -131,7 +137,19 @@ impl Collector for PerfProfile {
         "perf-profile"
     }
 
-    fn start(&mut self) -> Result<(), String> {
+    fn start(&mut self) -> Result<(), Error> {
+        Ok(PerfProfile::start(self)?)
+    }
+
+    fn finish(&mut self, result: &mut RunResult) -> Result<(), Error> {
+        self.stop()?;
+        Ok(self.collect(result)?)
+    }
+}
+
+impl PerfProfile {
+    /// Starts perf record sampling system-wide; returns once it records.
+    pub fn start(&mut self) -> Result<(), PerfError> {
         let mut command = self.perf.command();
         command
             .args(["record", "-a", "-g", "-e", self.event.as_str(), "-F"])
@@ -150,17 +168,13 @@ impl Collector for PerfProfile {
         Ok(())
     }
 
-    fn finish(&mut self, result: &mut RunResult) -> Result<(), String> {
-        self.stop()?;
-        self.collect(result)
-    }
-}
-
-impl PerfProfile {
     /// Stops perf record with SIGINT (it writes out its buffers);
     /// [`PerfProfile::collect`] then reads the samples.
-    pub fn stop(&mut self) -> Result<(), String> {
-        let running = self.running.take().ok_or("perf record was not started")?;
+    pub fn stop(&mut self) -> Result<(), PerfError> {
+        let running = self
+            .running
+            .take()
+            .ok_or(PerfError::NotRunning("perf record was not started"))?;
         running.interrupt(STOP_LIMIT)?;
         self.stopped = true;
         Ok(())
@@ -168,9 +182,9 @@ impl PerfProfile {
 
     /// Runs perf script over the stopped recording and adds the
     /// `perf-profile.*` metrics, the sampled event and warnings to `result`.
-    pub fn collect(&mut self, result: &mut RunResult) -> Result<(), String> {
+    pub fn collect(&mut self, result: &mut RunResult) -> Result<(), PerfError> {
         if !std::mem::take(&mut self.stopped) {
-            return Err("perf record was not stopped".into());
+            return Err(PerfError::NotRunning("perf record was not stopped"));
         }
         let (profile, lost) = self.read_profile()?;
         result.warnings.append(&mut self.warnings);

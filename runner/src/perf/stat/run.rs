@@ -9,9 +9,11 @@ use tempfile::TempDir;
 
 use super::metrics::{derive, window_warning};
 use super::parse::parse_intervals;
-use crate::bench::Collector;
+use crate::Error;
+use crate::harness::Collector;
 use crate::perf::PerfOptions;
 use crate::perf::env::Perf;
+use crate::perf::error::PerfError;
 use crate::perf::exec::{self, Background};
 
 /// How long perf may take to start counting (it opens counters on every
@@ -34,23 +36,25 @@ pub struct PerfStat {
 impl PerfStat {
     /// A perf stat collector; makes its scratch directory in
     /// [`PerfOptions::work_dir`].
-    pub fn new(perf: Perf, options: &PerfOptions) -> Result<Self, String> {
+    pub fn new(perf: Perf, options: &PerfOptions) -> Result<Self, PerfError> {
         if options.stat_events.is_empty() {
-            return Err("perf stat needs at least one event".into());
+            return Err(PerfError::Options(
+                "perf stat needs at least one event".into(),
+            ));
         }
         if let Some(event) = options.stat_events.iter().find(|e| e.contains(',')) {
             // perf's `-x,` output separates fields with commas and does not
             // quote them: such an event name could not be read back.
-            return Err(format!(
+            return Err(PerfError::Options(format!(
                 "perf stat event `{event}` contains a comma; name it without one"
-            ));
+            )));
         }
         if options.interval_ms < 10 {
             // perf refuses intervals under 10 ms.
-            return Err(format!(
+            return Err(PerfError::Options(format!(
                 "perf stat interval {} ms is below perf's 10 ms minimum",
                 options.interval_ms
-            ));
+            )));
         }
         Ok(Self {
             perf,
@@ -72,7 +76,19 @@ impl Collector for PerfStat {
         "perf-stat"
     }
 
-    fn start(&mut self) -> Result<(), String> {
+    fn start(&mut self) -> Result<(), Error> {
+        Ok(PerfStat::start(self)?)
+    }
+
+    fn finish(&mut self, result: &mut RunResult) -> Result<(), Error> {
+        self.stop()?;
+        Ok(self.collect(result)?)
+    }
+}
+
+impl PerfStat {
+    /// Starts perf stat counting system-wide; returns once it counts.
+    pub fn start(&mut self) -> Result<(), PerfError> {
         let mut command = self.perf.command();
         command
             .args(["stat", "-a", "-x,", "-I"])
@@ -91,17 +107,13 @@ impl Collector for PerfStat {
         Ok(())
     }
 
-    fn finish(&mut self, result: &mut RunResult) -> Result<(), String> {
-        self.stop()?;
-        self.collect(result)
-    }
-}
-
-impl PerfStat {
     /// Stops perf stat with SIGINT (it prints its last, short interval);
     /// [`PerfStat::collect`] then reads what it wrote.
-    pub fn stop(&mut self) -> Result<(), String> {
-        let running = self.running.take().ok_or("perf stat was not started")?;
+    pub fn stop(&mut self) -> Result<(), PerfError> {
+        let running = self
+            .running
+            .take()
+            .ok_or(PerfError::NotRunning("perf stat was not started"))?;
         running.interrupt(STOP_LIMIT)?;
         self.stopped = true;
         Ok(())
@@ -109,14 +121,15 @@ impl PerfStat {
 
     /// Reads the stopped perf stat's output and adds the `perf-stat.*`
     /// metrics, series, unsupported names and warnings to `result`.
-    pub fn collect(&mut self, result: &mut RunResult) -> Result<(), String> {
+    pub fn collect(&mut self, result: &mut RunResult) -> Result<(), PerfError> {
         if !std::mem::take(&mut self.stopped) {
-            return Err("perf stat was not stopped".into());
+            return Err(PerfError::NotRunning("perf stat was not stopped"));
         }
         let text = std::fs::read_to_string(self.csv_path())
-            .map_err(|err| format!("cannot read perf stat's output: {err}"))?;
-        let intervals = parse_intervals(&text)
-            .map_err(|err| format!("{err}{}", exec::tail(&self.dir.path().join("stat.stderr"))))?;
+            .map_err(|err| PerfError::io("cannot read perf stat's output", err))?;
+        let intervals = parse_intervals(&text).map_err(|err| {
+            PerfError::output(err, exec::tail(&self.dir.path().join("stat.stderr")))
+        })?;
         let seconds = f64::from(result.seconds);
         let ops_per_second = result
             .metric(WIS_WORKLOAD)

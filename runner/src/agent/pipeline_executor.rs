@@ -10,9 +10,10 @@ use patchperf_common::protocol::{BootSlot, JobSpec, JobState, RunUpload};
 use patchperf_common::run::RunResult;
 
 use crate::Error;
-use crate::agent::executor::{JobExecutor, JobFailure, JobReporter};
-use crate::kernel::kexec::{Kexec, KexecState};
-use crate::kernel::pipeline::{self, Events, KexecProgress, Pipeline};
+use crate::agent::executor::{JobExecutor, JobReporter};
+use crate::kernel::pipeline::failure::{JobFailure, failure};
+use crate::kernel::pipeline::kexec::{self, Kexec, KexecProgress, KexecState};
+use crate::kernel::pipeline::{self, Events, Pipeline};
 use crate::proc::Tail;
 
 /// How often a long step re-sends its state with fresh log lines.
@@ -48,7 +49,7 @@ pub struct KexecExecutor {
 impl KexecExecutor {
     /// The job a previous start of the agent kexec'd away from, if any.
     pub fn in_progress(&self) -> Result<Option<JobSpec>, Error> {
-        let dir = self.pipeline.cache.root().join(pipeline::KEXEC_DIR);
+        let dir = self.pipeline.cache.root().join(kexec::KEXEC_DIR);
         Ok(KexecState::load(&dir)?.map(|s| s.job))
     }
 }
@@ -56,14 +57,14 @@ impl KexecExecutor {
 impl JobExecutor for KexecExecutor {
     fn execute(&mut self, job: &JobSpec, reporter: &mut dyn JobReporter) -> Result<(), JobFailure> {
         let cmdline = std::fs::read_to_string("/proc/cmdline").map_err(|e| {
-            pipeline::failure(
+            failure(
                 patchperf_common::protocol::FailureReason::Other,
                 "reading /proc/cmdline",
                 Error::io("reading /proc/cmdline", e),
             )
         })?;
         let mut events = ReporterEvents::new(reporter);
-        match pipeline::kexec_step(
+        match kexec::kexec_step(
             &self.pipeline,
             job,
             cmdline.trim(),

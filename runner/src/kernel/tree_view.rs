@@ -1,4 +1,4 @@
-//! How the tools of a job (patch, make, cp) see a source tree. The patched
+//! A source tree's view: how the tools of a job (patch, make, cp) see it. The patched
 //! kernel is built incrementally on top of the base kernel's build tree,
 //! and Kbuild only reuses that tree's objects when every path it recorded
 //! (objtool, fixdep, `.cmd` files) still holds, so the patched tree must

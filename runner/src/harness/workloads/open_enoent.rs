@@ -6,7 +6,7 @@ use std::io;
 use std::path::Path;
 
 use super::{Workload, c_path};
-use crate::bench::sys::{self, Failure};
+use crate::harness::sys::{self, Failure};
 
 /// The open-enoent workload.
 #[derive(Debug)]

@@ -1,4 +1,4 @@
-//! The harness: sets a workload up, starts its tasks together, reads their
+//! The harness's driver: sets a workload up, starts its tasks together, reads their
 //! counters once a second (warm-up seconds first, then the measured ones,
 //! with the collectors watching those), and stops everything again. It
 //! knows nothing about what the tasks do.

@@ -6,7 +6,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::{Workload, c_path, per_task_files, remove_files};
-use crate::bench::sys::{self, Failure, Fd};
+use crate::harness::sys::{self, Failure, Fd};
 
 /// The statx-empty workload.
 #[derive(Debug)]

@@ -1,4 +1,5 @@
-//! `bench`: will-it-scale-style workloads on the running kernel.
+//! The workload harness behind the `bench` subcommand: will-it-scale-style
+//! workloads on the running kernel.
 //!
 //! N tasks (processes, or threads) each run one tiny system-call loop and
 //! bump their own counter in a shared mapping; the parent reads the
@@ -10,10 +11,10 @@
 //! driver inside booted kernels:
 //!
 //! ```no_run
-//! use patchperf_runner::bench::{self, BenchConfig};
+//! use patchperf_runner::harness::{self, BenchConfig};
 //! let mut config = BenchConfig::new("dup1", 2);
 //! config.seconds = 5;
-//! let result = bench::run(&config, &mut []).unwrap();
+//! let result = harness::run(&config, &mut []).unwrap();
 //! println!("{:?}", result.metric("will-it-scale.per_process_ops"));
 //! ```
 
@@ -22,7 +23,7 @@ use std::path::{Path, PathBuf};
 use patchperf_common::run::{MeasurementMode, RunResult, SecondSample, TaskMode};
 
 mod collector;
-mod harness;
+mod driver;
 pub mod interrupt;
 mod scratch;
 mod shared;
@@ -182,7 +183,7 @@ pub fn run_observed(
         kind: scratch.kind(),
         tmpfs: scratch.is_tmpfs(),
     });
-    let plan = harness::Run {
+    let plan = driver::Run {
         mode: config.mode,
         nr_task: config.nr_task,
         seconds: config.seconds,

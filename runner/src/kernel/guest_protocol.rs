@@ -1,6 +1,6 @@
-//! What the host and a booted benchmark guest say to each other, through
-//! the `out` share (a host directory the guest mounts over 9p) and the
-//! serial console:
+//! The host–guest protocol: what the host and a booted benchmark guest say
+//! to each other, through the `out` share (a host directory the guest
+//! mounts over 9p) and the serial console:
 //!
 //! - the host writes [`REQUEST_FILE`] ([`GuestRequest`]: the runs to do);
 //! - the guest prints [`UP_MARKER`] on the console once its init runs (the

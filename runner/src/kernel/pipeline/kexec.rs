@@ -11,17 +11,23 @@
 //! the machine's normal kernel. There the agent finds the state "in guest",
 //! collects and reports the slot's results and starts the next cycle.
 //!
+//! [`kexec_step`] is one start of the agent in such a job: the state
+//! machine ([`KexecState`]) driven through the pipeline's steps.
 //! [`Kexec::dry_run`] records the kexec command lines instead of running
 //! them, so the whole cycle is tested without rebooting anything.
 
 use std::path::{Path, PathBuf};
 
-use patchperf_common::protocol::{BootSlot, FailureReason, JobSpec};
-use patchperf_common::run::Side;
+use patchperf_common::protocol::{BootSlot, FailureReason, JobSpec, JobState};
+use patchperf_common::run::{MeasurementMode, Side};
 use serde::{Deserialize, Serialize};
 
+use super::failure::{JobFailure, failure};
+use super::{Events, Pipeline, boot, prepare};
 use crate::Error;
 use crate::kernel::build::BuiltKernel;
+use crate::kernel::guest_protocol::REQUEST_FILE;
+use crate::kernel::qemu;
 use crate::proc::Cmd;
 
 /// The state file, under the kexec directory.
@@ -275,6 +281,124 @@ impl Kexec {
     }
 }
 
+/// The directory of the cache that carries a kexec job across reboots.
+pub const KEXEC_DIR: &str = "kexec";
+
+/// Where a kexec job stands after [`kexec_step`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KexecProgress {
+    /// A kernel was kexec'd (only returns in a dry run): call again after
+    /// the reboot.
+    Rebooting,
+    /// Every boot was collected and reported.
+    Finished,
+}
+
+/// One start of the agent in a kexec job on bare metal: collects the boot
+/// it comes back from (if any), then kexecs the next one, or finishes.
+/// The state in `<cache>/kexec/` carries the job across reboots; kernels
+/// are built on the first call. `current_cmdline` is the machine's own
+/// kernel command line (its root), from `/proc/cmdline`.
+pub fn kexec_step(
+    pipeline: &Pipeline,
+    job: &JobSpec,
+    current_cmdline: &str,
+    kexec: &mut Kexec,
+    events: &mut dyn Events,
+) -> Result<KexecProgress, JobFailure> {
+    let lock = pipeline
+        .cache
+        .lock()
+        .map_err(|e| failure(FailureReason::Other, "taking the cache", e))?;
+    let dir = lock.cache().root().join(KEXEC_DIR);
+    let io = |e: Error| failure(FailureReason::Other, "kexec state", e);
+    let mut state = match KexecState::load(&dir).map_err(io)? {
+        Some(s) if s.job.job_id == job.job_id && s.job.comparison_id == job.comparison_id => s,
+        _ => {
+            let kernels = prepare::kernels(&lock, job, events)?;
+            let s = KexecState::new(job.clone(), &kernels.base, &kernels.patched);
+            s.save(&dir).map_err(io)?;
+            s
+        }
+    };
+    loop {
+        match state.action() {
+            Action::Boot(_, slot) => {
+                let out = boot_dir(&dir, slot.seq);
+                let _ = std::fs::remove_dir_all(&out);
+                std::fs::create_dir_all(&out)
+                    .map_err(|e| io(Error::io(format!("creating {}", out.display()), e)))?;
+                let request = boot::guest_request(job, MeasurementMode::Kexec);
+                let text =
+                    serde_json::to_string_pretty(&request).map_err(|e| io(Error::json(e)))?;
+                std::fs::write(out.join(REQUEST_FILE), text)
+                    .map_err(|e| io(Error::io("writing the guest request", e)))?;
+                state.booting();
+                state.save(&dir).map_err(io)?;
+                let kernel = state.kernel(slot.side);
+                events.state(
+                    JobState::Booting,
+                    &format!(
+                        "kexec into the {} kernel (boot {})",
+                        slot.side.as_str(),
+                        slot.seq + 1
+                    ),
+                );
+                let cmdline = kernel_cmdline(current_cmdline, &pipeline.runner, &out);
+                if let Err(e) = kexec.boot(&kernel.image(), &cmdline) {
+                    state.fail(FailureReason::BootFailed, e.to_string());
+                    state.save(&dir).map_err(io)?;
+                    continue;
+                }
+                return Ok(KexecProgress::Rebooting);
+            }
+            Action::Collect(_, slot) => {
+                let out = boot_dir(&dir, slot.seq);
+                let kernel = state.kernel(slot.side);
+                match qemu::collect(&out) {
+                    Ok((report, mut results)) if !results.is_empty() => {
+                        events.state(
+                            JobState::Uploading,
+                            &boot::uploading(results.len(), slot.seq),
+                        );
+                        boot::annotate(&mut results, &kernel, &report, 0.0, MeasurementMode::Kexec);
+                        for r in results {
+                            events.result(slot, r).map_err(|e| {
+                                failure(FailureReason::Other, "keeping a result", e)
+                            })?;
+                        }
+                        state.collected();
+                    }
+                    Ok((report, _)) => state.fail(
+                        FailureReason::NoResults,
+                        format!(
+                            "boot {} wrote no results: {}",
+                            slot.seq + 1,
+                            report.errors.join("; ")
+                        ),
+                    ),
+                    Err(detail) => state.fail(
+                        FailureReason::NoResults,
+                        format!(
+                            "boot {} (kexec): {detail}; the kernel may have panicked",
+                            slot.seq + 1
+                        ),
+                    ),
+                }
+                state.save(&dir).map_err(io)?;
+            }
+            Action::Finished => {
+                KexecState::clear(&dir).map_err(io)?;
+                return Ok(KexecProgress::Finished);
+            }
+            Action::Failed(reason, detail) => {
+                KexecState::clear(&dir).map_err(io)?;
+                return Err(JobFailure::new(reason, detail));
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -294,7 +418,7 @@ mod tests {
         }
     }
 
-    fn job() -> JobSpec {
+    pub(super) fn job() -> JobSpec {
         JobSpec {
             job_id: 7,
             comparison_id: 3,
@@ -413,5 +537,193 @@ mod tests {
                 "kexec -e".to_string()
             ]
         );
+    }
+}
+
+/// [`kexec_step`] across simulated reboots: the state machine driven
+/// through collection and reporting.
+#[cfg(test)]
+mod step_tests {
+    use super::*;
+    use crate::kernel::cache::Cache;
+    use crate::kernel::guest_protocol::{GuestReport, REPORT_FILE, run_file};
+    use patchperf_common::run::{MetricValue, RunResult, TaskMode};
+
+    #[derive(Default)]
+    struct Rec {
+        results: Vec<(BootSlot, RunResult)>,
+    }
+    impl Events for Rec {
+        fn state(&mut self, _: JobState, _: &str) {}
+        fn line(&mut self, _: &str) {}
+        fn result(&mut self, boot: BootSlot, result: RunResult) -> Result<(), Error> {
+            self.results.push((boot, result));
+            Ok(())
+        }
+        fn cancelled(&self) -> bool {
+            false
+        }
+    }
+
+    fn kernel(dir: &Path, key: &str) -> BuiltKernel {
+        let kdir = dir.join("kernels").join(key);
+        std::fs::create_dir_all(&kdir).unwrap();
+        std::fs::write(kdir.join("bzImage"), "not really a kernel").unwrap();
+        BuiltKernel {
+            key: key.repeat(16),
+            source: "linux-source-6.1 sha256:ab".into(),
+            patches_sha256: (key == "p").then(|| "5e7".to_string()),
+            config_sha256: "cf".into(),
+            compiler: "gcc 12".into(),
+            build_seconds: 600.0,
+            image_bytes: 19,
+            dir: kdir,
+        }
+    }
+
+    /// [`tests::job`](super::tests::job) as the kexec backend runs it, the
+    /// base kernel first.
+    fn job() -> JobSpec {
+        JobSpec {
+            backend: Some(MeasurementMode::Kexec),
+            boots: vec![
+                BootSlot {
+                    seq: 0,
+                    side: Side::Base,
+                },
+                BootSlot {
+                    seq: 1,
+                    side: Side::Patched,
+                },
+            ],
+            ..super::tests::job()
+        }
+    }
+
+    /// A pipeline caching under `dir` whose kexec state holds [`job`] with
+    /// both kernels built, as a start before the first kexec finds it.
+    fn kexec_job_saved(dir: &Path) -> (Pipeline, PathBuf) {
+        let pipeline = Pipeline {
+            cache: Cache::at(dir.join("cache")),
+            runner: PathBuf::from("/usr/bin/patchperf-runner"),
+            boot_limit: None,
+            run_limit: None,
+            extra_cmdline: vec![],
+        };
+        let kexec_dir = dir.join("cache/kexec");
+        KexecState::new(job(), &kernel(dir, "b"), &kernel(dir, "p"))
+            .save(&kexec_dir)
+            .unwrap();
+        (pipeline, kexec_dir)
+    }
+
+    /// What the kexec'd kernel's init leaves in its directory.
+    fn guest_writes(dir: &Path, version: &str) {
+        let result = RunResult {
+            workload: "open1".into(),
+            mode: TaskMode::Process,
+            nr_task: 1,
+            warmup_seconds: 1,
+            seconds: 5,
+            measurement: MeasurementMode::Kexec,
+            kernel: None,
+            samples: vec![],
+            metrics: vec![MetricValue {
+                name: "will-it-scale.per_process_ops".into(),
+                value: 1000.0,
+            }],
+            series: vec![],
+            unsupported: vec![],
+            profile_event: None,
+            warnings: vec![],
+        };
+        std::fs::write(
+            dir.join(run_file(0)),
+            serde_json::to_string(&result).unwrap(),
+        )
+        .unwrap();
+        let report = GuestReport {
+            release: "6.1.192".into(),
+            version: version.into(),
+            nr_cpu: 8,
+            results: vec![run_file(0)],
+            errors: vec![],
+            finished: true,
+        };
+        std::fs::write(
+            dir.join(REPORT_FILE),
+            serde_json::to_string(&report).unwrap(),
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn a_kexec_job_boots_collects_and_resumes_across_simulated_reboots() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (pipeline, kexec_dir) = kexec_job_saved(tmp.path());
+        let (base, patched) = (kernel(tmp.path(), "b"), kernel(tmp.path(), "p"));
+        let cmdline = "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro";
+        let mut rec = Rec::default();
+
+        // Start 1: kexec into the base kernel.
+        let mut k = Kexec::dry_run();
+        assert_eq!(
+            kexec_step(&pipeline, &job(), cmdline, &mut k, &mut rec),
+            Ok(KexecProgress::Rebooting)
+        );
+        let boot0 = boot_dir(&kexec_dir, 0);
+        assert!(boot0.join(REQUEST_FILE).is_file());
+        let log = k.dry_run.take().unwrap();
+        assert_eq!(
+            log[0],
+            format!(
+                "kexec -l {} \"--command-line=root=/dev/sda1 rw panic=10 init=/usr/bin/patchperf-runner -- guest --kexec-out {}\"",
+                base.image().display(),
+                boot0.display()
+            )
+        );
+        assert_eq!(log[1], "kexec -e");
+        guest_writes(&boot0, "#bbbbbbbbbbbb SMP");
+
+        // Start 2 (after the reboot): collect boot 0, kexec into patched.
+        let mut k = Kexec::dry_run();
+        assert_eq!(
+            kexec_step(&pipeline, &job(), cmdline, &mut k, &mut rec),
+            Ok(KexecProgress::Rebooting)
+        );
+        assert!(k.dry_run.unwrap()[0].contains(&patched.image().display().to_string()));
+        assert_eq!(rec.results.len(), 1);
+        guest_writes(&boot_dir(&kexec_dir, 1), "#pppppppppppp SMP");
+
+        // Start 3: collect boot 1 and finish.
+        let mut k = Kexec::dry_run();
+        assert_eq!(
+            kexec_step(&pipeline, &job(), cmdline, &mut k, &mut rec),
+            Ok(KexecProgress::Finished)
+        );
+        assert!(k.dry_run.unwrap().is_empty());
+        let sides: Vec<Side> = rec.results.iter().map(|(s, _)| s.side).collect();
+        assert_eq!(sides, [Side::Base, Side::Patched]);
+        let (_, r) = &rec.results[1];
+        assert_eq!(r.measurement, MeasurementMode::Kexec);
+        let id = r.kernel.as_ref().unwrap();
+        assert_eq!(id.patches_sha256.as_deref(), Some("5e7"));
+        assert_eq!(id.version, "#pppppppppppp SMP");
+        assert_eq!(KexecState::load(&kexec_dir).unwrap(), None);
+    }
+
+    #[test]
+    fn a_kexec_boot_that_left_nothing_fails_the_job_as_no_results() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (pipeline, kexec_dir) = kexec_job_saved(tmp.path());
+        let mut rec = Rec::default();
+        let mut k = Kexec::dry_run();
+        kexec_step(&pipeline, &job(), "root=/dev/sda1", &mut k, &mut rec).unwrap();
+        // The kernel panicked and the machine came back: nothing written.
+        let failure =
+            kexec_step(&pipeline, &job(), "root=/dev/sda1", &mut k, &mut rec).unwrap_err();
+        assert_eq!(failure.reason, FailureReason::NoResults);
+        assert!(failure.detail.contains("boot 1"), "{}", failure.detail);
+        assert_eq!(KexecState::load(&kexec_dir).unwrap(), None);
     }
 }

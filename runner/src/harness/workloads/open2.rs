@@ -6,7 +6,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::{Workload, c_path, create_file};
-use crate::bench::sys::{self, Failure};
+use crate::harness::sys::{self, Failure};
 
 /// The open2 workload.
 #[derive(Debug)]

@@ -10,7 +10,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::collector::Collector;
-use super::harness::{self, Observer, Run};
+use super::driver::{self, Observer, Run};
 use super::sys::Failure;
 use crate::Error;
 use patchperf_common::run::RunResult;
@@ -66,7 +66,7 @@ pub struct Entry {
 const fn entry<W: Workload>() -> Entry {
     Entry {
         name: W::NAME,
-        run: harness::run::<W>,
+        run: driver::run::<W>,
     }
 }
 

@@ -1,0 +1,108 @@
+//! The whole job, step by step: [`prepare`] (fetch → apply → configure →
+//! build, both kernels), then for each boot the server ordered [`boot`]
+//! (boot → run → collect) and upload; on bare metal [`kexec`] carries the
+//! same steps across reboots. Each step's failure becomes a [`JobFailure`]
+//! whose reason names the step; scratch trees and QEMU processes never
+//! outlive the job.
+
+pub mod boot;
+pub mod failure;
+pub mod kexec;
+pub mod prepare;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use patchperf_common::protocol::{BootSlot, FailureReason, JobSpec, JobState};
+use patchperf_common::run::RunResult;
+
+use crate::Error;
+use crate::kernel::cache::Cache;
+use failure::{JobFailure, failure};
+
+/// What the pipeline tells its caller while a job runs: the agent turns
+/// these into state updates and uploads, `runner job` into progress bars
+/// and files.
+pub trait Events {
+    /// A step begins.
+    fn state(&mut self, state: JobState, message: &str);
+    /// One line of the current step's output (make, the guest's console).
+    fn line(&mut self, line: &str);
+    /// One run is done; `Err` when it could not be kept (the job fails).
+    fn result(&mut self, boot: BootSlot, result: RunResult) -> Result<(), Error>;
+    /// Stop at the next chance.
+    fn cancelled(&self) -> bool;
+}
+
+/// How this runner executes jobs.
+#[derive(Debug, Clone)]
+pub struct Pipeline {
+    /// The cache directory.
+    pub cache: Cache,
+    /// The runner binary the guest runs as init (this one, normally).
+    pub runner: PathBuf,
+    /// Longest wait for a guest to come up; `None`: by mode.
+    pub boot_limit: Option<Duration>,
+    /// Longest a guest may run once up; `None`: from the runs' seconds.
+    pub run_limit: Option<Duration>,
+    /// Extra kernel parameters for every boot.
+    pub extra_cmdline: Vec<String>,
+}
+
+impl Pipeline {
+    /// The pipeline with the cache from the environment and this binary as
+    /// the guest's init.
+    pub fn from_env() -> Result<Pipeline, Error> {
+        let runner =
+            std::env::current_exe().map_err(|e| Error::io("finding the runner binary", e))?;
+        Ok(Pipeline {
+            cache: Cache::from_env(),
+            runner,
+            boot_limit: None,
+            run_limit: None,
+            extra_cmdline: Vec::new(),
+        })
+    }
+}
+
+/// Executes `job`: builds both kernels, then every boot in `job.boots`
+/// order with every workload, reporting each run through `events`.
+pub fn execute(
+    pipeline: &Pipeline,
+    job: &JobSpec,
+    events: &mut dyn Events,
+) -> Result<(), JobFailure> {
+    let lock = pipeline
+        .cache
+        .lock()
+        .map_err(|e| failure(FailureReason::Other, "taking the cache", e))?;
+    let kernels = prepare::kernels(&lock, job, events)?;
+    let mode = boot::choose_mode(&lock, job.backend, &kernels.base)?;
+    let request = boot::guest_request(job, mode);
+    for slot in &job.boots {
+        if events.cancelled() {
+            return Err(JobFailure::new(FailureReason::Cancelled, "cancelled"));
+        }
+        let kernel = kernels.side(slot.side);
+        events.state(
+            JobState::Booting,
+            &format!(
+                "boot {}: {} kernel ({})",
+                slot.seq + 1,
+                slot.side.as_str(),
+                mode.as_str()
+            ),
+        );
+        let results = boot::boot_and_run(pipeline, &lock, kernel, *slot, mode, &request, events)?;
+        events.state(
+            JobState::Uploading,
+            &boot::uploading(results.len(), slot.seq),
+        );
+        for r in results {
+            events
+                .result(*slot, r)
+                .map_err(|e| failure(FailureReason::Other, "keeping a result", e))?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,350 @@
+//! Prepare: fetch → apply → configure → build, from a job to its two
+//! [`BuiltKernel`]s. The base kernel comes from the cache when this source,
+//! config and compiler were built before; the patched one builds on top of
+//! the base kernel's build tree, so only what the series touches is
+//! recompiled. Each step is a function of what the previous one produced
+//! ([`BuildSetup`], [`PatchedTree`]), and its failure names the step.
+
+use std::path::Path;
+
+use patchperf_common::protocol::{FailureReason, JobSpec, JobState};
+use patchperf_common::run::Side;
+
+use super::Events;
+use super::failure::{JobFailure, failure};
+use crate::Error;
+use crate::kernel::build::{self, BuiltKernel, Finished};
+use crate::kernel::cache::CacheLock;
+use crate::kernel::config::{self, ConfigRecipe};
+use crate::kernel::make::{self, Make, Toolchain};
+use crate::kernel::patch::{self, Applied, ApplyError};
+use crate::kernel::source::{self, Pristine, SourceKind, Tree};
+use crate::kernel::tree_view::{self, View};
+use crate::proc::{Event, Flow};
+
+/// The two built kernels of a job.
+#[derive(Debug, Clone)]
+pub struct Kernels {
+    /// Without the series.
+    pub base: BuiltKernel,
+    /// With the series.
+    pub patched: BuiltKernel,
+}
+
+impl Kernels {
+    /// The kernel of one side.
+    pub fn side(&self, side: Side) -> &BuiltKernel {
+        match side {
+            Side::Base => &self.base,
+            Side::Patched => &self.patched,
+        }
+    }
+}
+
+/// What every kernel of a job is built from: the fetched source, the
+/// configuration recipe and the compiler, and the base kernel's cache key
+/// they make.
+#[derive(Debug)]
+pub struct BuildSetup {
+    /// The fetched, never patched source tree.
+    pub pristine: Pristine,
+    /// The job's configuration.
+    pub recipe: ConfigRecipe,
+    /// The compiler.
+    pub toolchain: Toolchain,
+    /// Cache key of the base kernel.
+    pub base_key: String,
+}
+
+/// A patched copy of the source in a scratch directory; the tree goes
+/// first (a git worktree unregisters itself), then the directory.
+#[derive(Debug)]
+pub struct PatchedTree {
+    tree: Tree,
+    applied: Applied,
+    patches_sha256: String,
+    _scratch: tempfile::TempDir,
+}
+
+/// The patched side before building: in the cache already, or a tree with
+/// the series applied.
+enum Patched {
+    Cached(BuiltKernel),
+    Applied(PatchedTree),
+}
+
+/// Fetch, apply, configure and build: the base kernel (from the cache when
+/// this source, config and compiler were built before) and the patched one.
+pub fn kernels(
+    lock: &CacheLock,
+    job: &JobSpec,
+    events: &mut dyn Events,
+) -> Result<Kernels, JobFailure> {
+    let setup = fetch(lock, job, events)?;
+    if job.aa {
+        // A/A: the "patched" boots boot the base kernel too.
+        let base = base_kernel(lock, &setup, events)?;
+        events.state(
+            JobState::Building,
+            "A/A comparison: both sides boot the base kernel",
+        );
+        return Ok(Kernels {
+            patched: base.clone(),
+            base,
+        });
+    }
+    let patches_sha256 = source::sha256_hex(job.mbox.as_bytes());
+    let patched_key = build::patched_key(&setup.base_key, &patches_sha256);
+    // Apply before building anything: a series that does not apply fails
+    // the job in seconds, not after a cold build.
+    let patched = match BuiltKernel::find(lock, &patched_key) {
+        Some(k) => Patched::Cached(k),
+        None => Patched::Applied(apply(lock, &setup, &job.mbox, patches_sha256, events)?),
+    };
+    let base = base_kernel(lock, &setup, events)?;
+    let patched = match patched {
+        Patched::Cached(k) => {
+            events.state(JobState::Building, "patched kernel found in the cache");
+            k
+        }
+        Patched::Applied(tree) => build_patched(lock, &setup, tree, events)?,
+    };
+    Ok(Kernels { base, patched })
+}
+
+/// Fetch step: the job's base source, with what its kernels are built with.
+pub fn fetch(
+    lock: &CacheLock,
+    job: &JobSpec,
+    events: &mut dyn Events,
+) -> Result<BuildSetup, JobFailure> {
+    events.state(
+        JobState::Fetching,
+        &format!("fetching {}", job.base.describe()),
+    );
+    let pristine = source::fetch(lock, &job.base)
+        .map_err(|e| failure(FailureReason::FetchFailed, "fetch", e))?;
+    let toolchain =
+        Toolchain::detect().map_err(|e| failure(FailureReason::BuildFailed, "finding gcc", e))?;
+    let recipe = ConfigRecipe::new(job.config_fragment.clone())
+        .map_err(|e| failure(FailureReason::BuildFailed, "config fragment", e))?;
+    let base_key = build::base_key(&pristine.source_id, &recipe, &toolchain);
+    Ok(BuildSetup {
+        pristine,
+        recipe,
+        toolchain,
+        base_key,
+    })
+}
+
+/// Apply step: a fresh copy of the pristine tree with the series `mbox`
+/// (whose sha256 is `patches_sha256`) on it.
+pub fn apply(
+    lock: &CacheLock,
+    setup: &BuildSetup,
+    mbox: &str,
+    patches_sha256: String,
+    events: &mut dyn Events,
+) -> Result<PatchedTree, JobFailure> {
+    let pristine = &setup.pristine;
+    let scratch = lock
+        .scratch("patched")
+        .map_err(|e| failure(FailureReason::Other, "apply", e))?;
+    let tree = patched_tree(pristine, scratch.path(), events)?;
+    let mbox_path = scratch.path().join("series.mbox");
+    std::fs::write(&mbox_path, mbox).map_err(|e| {
+        failure(
+            FailureReason::Other,
+            "apply",
+            Error::io("writing the mbox", e),
+        )
+    })?;
+    events.state(JobState::Applying, "applying the patch series");
+    match patch::apply(&tree, &mbox_path, scratch.path()) {
+        Ok(applied) => Ok(PatchedTree {
+            tree,
+            applied,
+            patches_sha256,
+            _scratch: scratch,
+        }),
+        Err(ApplyError::DoesNotApply { patch, detail }) => Err(JobFailure {
+            reason: FailureReason::PatchDoesNotApply,
+            detail: format!(
+                "patch {patch} does not apply to {}:\n{detail}",
+                pristine.source_id
+            ),
+            log_tail: detail,
+        }),
+        Err(ApplyError::NoPatches) => Err(JobFailure::new(
+            FailureReason::PatchDoesNotApply,
+            "the mbox holds no patch (no unified diff in any message)",
+        )),
+        Err(ApplyError::Machine(m)) => Err(JobFailure::new(FailureReason::Other, m)),
+    }
+}
+
+/// The patched side's tree: an overlay on the pristine tree where overlayfs
+/// works (nothing copied), else a full copy.
+fn patched_tree(
+    pristine: &Pristine,
+    scratch: &Path,
+    events: &mut dyn Events,
+) -> Result<Tree, JobFailure> {
+    let dest = scratch.join("linux");
+    if pristine.kind == SourceKind::Tarball {
+        match tree_view::overlay_works(&pristine.dir, scratch) {
+            Ok(()) => {
+                return Tree::overlay_on(pristine, &dest)
+                    .map_err(|e| failure(FailureReason::Other, "apply", e));
+            }
+            Err(why) => events.line(&format!(
+                "patchperf: overlayfs not usable here ({why}); copying the tree instead"
+            )),
+        }
+    }
+    events.state(
+        JobState::Applying,
+        "copying the source tree for the patched kernel",
+    );
+    Tree::copy_of(pristine, &dest)
+        .map_err(|e| failure(FailureReason::Other, "copying the source tree", e))
+}
+
+/// The base kernel: from the cache, else configured and built in the
+/// pristine tree (whose build tree then stays for patched builds).
+pub fn base_kernel(
+    lock: &CacheLock,
+    setup: &BuildSetup,
+    events: &mut dyn Events,
+) -> Result<BuiltKernel, JobFailure> {
+    if let Some(k) = BuiltKernel::find(lock, &setup.base_key) {
+        return Ok(k);
+    }
+    let key = &setup.base_key;
+    let make = Make::new(
+        &View::plain(&setup.pristine.dir),
+        &build::build_dir_name(key),
+        &setup.toolchain,
+        &lock.cache().ccache_dir(),
+        &key[..12],
+    );
+    events.state(JobState::Building, "configuring the base kernel");
+    let config_sha256 = configure(&make, &setup.recipe)?;
+    events.state(JobState::Building, "building the base kernel");
+    let build_seconds = make_bzimage(&make, events)?;
+    let finished = Finished {
+        key,
+        source: &setup.pristine.source_id,
+        patches_sha256: None,
+        config_sha256,
+        build_seconds,
+    };
+    BuiltKernel::store(lock, &make, finished)
+        .map_err(|e| failure(FailureReason::BuildFailed, "storing the base kernel", e))
+}
+
+/// Build step of a patched tree: on top of the base kernel's build tree
+/// when there is one (only what the series touched is rebuilt), else
+/// configured from scratch.
+pub fn build_patched(
+    lock: &CacheLock,
+    setup: &BuildSetup,
+    patched: PatchedTree,
+    events: &mut dyn Events,
+) -> Result<BuiltKernel, JobFailure> {
+    let key = build::patched_key(&setup.base_key, &patched.patches_sha256);
+    let tree = &patched.tree;
+    let applied = &patched.applied;
+    let dir_name = build::build_dir_name(&setup.base_key);
+    let base_build = setup.pristine.dir.join(&dir_name);
+    let make = Make::new(
+        &tree.view,
+        &dir_name,
+        &setup.toolchain,
+        &lock.cache().ccache_dir(),
+        &key[..12],
+    );
+    if base_build.join(".config").is_file() {
+        // Start from the base's objects: only what the series touched is
+        // rebuilt. An overlay has them in its lower layer already; a copy
+        // gets a copy.
+        if let Some(copy) = tree.copy_dir() {
+            events.state(JobState::Building, "copying the base build tree");
+            source::copy_dir(&base_build, &copy.join(&dir_name))
+                .map_err(|e| failure(FailureReason::Other, "copying the base build tree", e))?;
+        }
+        // The series went on before the base was built (to fail fast), so
+        // the base's objects can be newer than the patched sources: make
+        // would keep them and build the base kernel again under the
+        // patched kernel's name. Touched now, the patched files are newer
+        // than anything built.
+        if !applied.files.is_empty() {
+            tree.view
+                .cmd("touch")
+                .args(["--no-create", "--"])
+                .args(&applied.files)
+                .run()
+                .map_err(|e| failure(FailureReason::Other, "touching the patched files", e))?;
+        }
+    } else {
+        events.state(JobState::Building, "configuring the patched kernel");
+        configure(&make, &setup.recipe)?;
+    }
+    events.state(
+        JobState::Building,
+        &format!(
+            "building the patched kernel ({} patches, {} files)",
+            applied.patches,
+            applied.files.len()
+        ),
+    );
+    let build_seconds = make_bzimage(&make, events)?;
+    // The series may change Kconfig; what counts is the .config it built.
+    let config_sha256 = config::verify(&make, &setup.recipe)
+        .map_err(|e| failure(FailureReason::BuildFailed, "patched kernel config", e))?;
+    let finished = Finished {
+        key: &key,
+        source: &setup.pristine.source_id,
+        patches_sha256: Some(&patched.patches_sha256),
+        config_sha256,
+        build_seconds,
+    };
+    BuiltKernel::store(lock, &make, finished)
+        .map_err(|e| failure(FailureReason::BuildFailed, "storing the patched kernel", e))
+}
+
+/// Configure step: keeps a build tree's `.config` when it is still what
+/// the recipe makes.
+fn configure(make: &Make, recipe: &ConfigRecipe) -> Result<String, JobFailure> {
+    if make.has(".config") {
+        if let Ok(sha) = config::verify(make, recipe) {
+            return Ok(sha);
+        }
+    }
+    config::configure(make, recipe).map_err(|e| failure(FailureReason::BuildFailed, "configure", e))
+}
+
+/// `make bzImage`, its output passed on as lines; returns the seconds.
+fn make_bzimage(make: &Make, events: &mut dyn Events) -> Result<f64, JobFailure> {
+    let mut watcher = |ev: Event<'_>| {
+        if let Event::Line(l) = ev {
+            events.line(l);
+        }
+        if events.cancelled() {
+            Flow::Stop
+        } else {
+            Flow::Continue
+        }
+    };
+    match make.bzimage(&mut watcher) {
+        Ok(d) => Ok(d.as_secs_f64()),
+        Err(e) => {
+            let first = e.log_tail().and_then(make::first_error).map(str::to_string);
+            let mut f = failure(FailureReason::BuildFailed, "make bzImage", e);
+            if let Some(first) = first {
+                f.detail = format!("build failed: {first}");
+            }
+            Err(f)
+        }
+    }
+}
