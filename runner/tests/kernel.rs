@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
+use patchperf_common::digest::sha256_hex;
 use patchperf_common::protocol::{
     BaseSource, BootSlot, FailureReason, FinishRequest, JobSpec, JobState, NrTask, WorkloadParams,
 };
@@ -33,7 +34,6 @@ use patchperf_runner::agent::worker::{Agent, AgentOptions, Step};
 use patchperf_runner::kernel::cache::Cache;
 use patchperf_runner::kernel::pipeline::failure::JobFailure;
 use patchperf_runner::kernel::pipeline::{self, Events, Pipeline, prepare};
-use patchperf_runner::kernel::source::sha256_hex;
 use patchperf_server::auth::TokenKind;
 use patchperf_testkit::chromium::Chromium;
 use patchperf_testkit::{TestServer, token};

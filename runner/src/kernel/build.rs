@@ -8,6 +8,7 @@
 
 use std::path::PathBuf;
 
+use patchperf_common::digest::sha256_hex;
 use patchperf_common::run::KernelIdentity;
 use serde::{Deserialize, Serialize};
 
@@ -15,7 +16,7 @@ use crate::Error;
 use crate::kernel::cache::CacheLock;
 use crate::kernel::config::ConfigRecipe;
 use crate::kernel::make::{ARCH, IMAGE_PATH, Make, Toolchain};
-use crate::kernel::source::{BUILD_DIR_PREFIX, sha256_hex};
+use crate::kernel::source::BUILD_DIR_PREFIX;
 
 /// A built kernel in the cache (`kernels/<key>/`); `kernel.json` holds
 /// this, written last, so a half-stored kernel is never found.

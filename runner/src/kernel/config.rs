@@ -8,7 +8,7 @@
 
 use crate::Error;
 use crate::kernel::make::Make;
-use crate::kernel::source::sha256_hex;
+use patchperf_common::digest::sha256_hex;
 
 /// patchperf's benchmark fragment, merged on top of `tinyconfig`.
 pub const BENCHMARK_FRAGMENT: &str = include_str!("../../kernel/patchperf.config");

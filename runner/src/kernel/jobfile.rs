@@ -28,7 +28,9 @@ use rand::Rng;
 use serde::Deserialize;
 
 use crate::Error;
-use crate::kernel::source::{DEFAULT_TARBALL, sha256_hex};
+use patchperf_common::digest::sha256_hex;
+
+use crate::kernel::source::DEFAULT_TARBALL;
 
 /// The base of a job file: a tarball name or path, or a git URL and commit.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]

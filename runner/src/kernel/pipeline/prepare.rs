@@ -13,6 +13,8 @@ use patchperf_common::run::Side;
 use super::Events;
 use super::failure::{JobFailure, failure};
 use crate::Error;
+use patchperf_common::digest::sha256_hex;
+
 use crate::kernel::build::{self, BuiltKernel, Finished};
 use crate::kernel::cache::CacheLock;
 use crate::kernel::config::{self, ConfigRecipe};
@@ -93,7 +95,7 @@ pub fn kernels(
             base,
         });
     }
-    let patches_sha256 = source::sha256_hex(job.mbox.as_bytes());
+    let patches_sha256 = sha256_hex(job.mbox.as_bytes());
     let patched_key = build::patched_key(&setup.base_key, &patches_sha256);
     // Apply before building anything: a series that does not apply fails
     // the job in seconds, not after a cold build.
