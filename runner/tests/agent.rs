@@ -17,7 +17,7 @@ use patchperf_runner::agent::executor::{
 use patchperf_runner::agent::inventory;
 use patchperf_runner::agent::worker::{Agent, AgentOptions, Step};
 use patchperf_runner::kernel::pipeline::failure::JobFailure;
-use patchperf_server::auth::TokenKind;
+use patchperf_server::http::auth::TokenKind;
 use patchperf_testkit::mbox::one_patch;
 use patchperf_testkit::{TestServer, token};
 use serde_json::json;

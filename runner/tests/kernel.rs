@@ -34,7 +34,7 @@ use patchperf_runner::agent::worker::{Agent, AgentOptions, Step};
 use patchperf_runner::kernel::cache::Cache;
 use patchperf_runner::kernel::pipeline::failure::JobFailure;
 use patchperf_runner::kernel::pipeline::{self, Events, Pipeline, prepare};
-use patchperf_server::auth::TokenKind;
+use patchperf_server::http::auth::TokenKind;
 use patchperf_testkit::chromium::Chromium;
 use patchperf_testkit::{TestServer, token};
 

@@ -7,7 +7,7 @@
 //!   kind, or a machine registered under another token).
 //! - [`Error::BadRequest`] (400): the request cannot be read: malformed
 //!   JSON, a body of the wrong shape, a bad path or query parameter. Usually
-//!   produced by the extractors in [`crate::extract`].
+//!   produced by the extractors in [`crate::http::extract`].
 //! - [`Error::NotFound`] (404): the thing named in the path or body does not
 //!   exist.
 //! - [`Error::Conflict`] (409): the request is fine but the thing is in the

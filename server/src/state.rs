@@ -15,7 +15,7 @@ pub struct AppState {
     pub db: PgPool,
     /// Tunables.
     pub config: Arc<Config>,
-    /// Woken when jobs may have become claimable (see [`crate::notify`]).
+    /// Woken when jobs may have become claimable (see [`crate::db::notify`]).
     pub jobs_changed: Arc<Notify>,
     /// Becomes true when the server starts shutting down, so long-polling
     /// claims answer at once instead of holding the shutdown up.

@@ -3,8 +3,8 @@
 
 use std::net::SocketAddr;
 
-use patchperf_server::auth::TokenKind;
-use patchperf_server::routes::tokens::create_token;
+use patchperf_server::http::auth::TokenKind;
+use patchperf_server::http::tokens::create_token;
 use patchperf_server::{AppState, Config};
 use sqlx::PgPool;
 use tokio::net::TcpListener;

@@ -3,7 +3,7 @@
 use clap::{Args, Subcommand};
 
 use super::DatabaseArgs;
-use crate::auth::TokenKind;
+use crate::http::auth::TokenKind;
 
 /// Arguments of `token`.
 #[derive(Debug, Args)]

@@ -8,7 +8,9 @@ use tokio::net::TcpListener;
 
 use super::database::Database;
 use crate::cli::serve::ServeArgs;
-use crate::{AppState, Config, Error, lifecycle, notify, report};
+use crate::db::notify;
+use crate::domain::{lifecycle, report};
+use crate::{AppState, Config, Error};
 
 /// Runs `serve`.
 pub async fn run(args: ServeArgs) -> Result<(), Error> {
@@ -21,7 +23,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
         ..Config::default()
     };
     let state = AppState::new(database.pool.clone(), config);
-    notify::spawn_listener(&state);
+    notify::spawn_listener(state.db.clone(), state.jobs_changed.clone());
     spawn_lease_sweeper(&state);
     report::stored::spawn_keeper(&state);
 

@@ -4,7 +4,7 @@ use super::database::Database;
 use crate::Error;
 use crate::cli::token::{TokenAction, TokenArgs};
 use crate::db;
-use crate::routes::tokens::create_token;
+use crate::http::tokens::create_token;
 
 /// Runs `token`.
 pub async fn run(args: TokenArgs) -> Result<(), Error> {

@@ -307,3 +307,53 @@ pub async fn expire_leases(conn: &mut PgConnection) -> Result<Vec<Expired>, sqlx
     .fetch_all(conn)
     .await
 }
+
+/// A job by id, read without locking (for its log page).
+pub async fn by_id(db: impl PgExecutor<'_>, id: i64) -> Result<Option<JobRow>, sqlx::Error> {
+    sqlx::query_as!(
+        JobRow,
+        r#"SELECT id, comparison_id, seq, state AS "state: JobState", attempt, max_attempts,
+                  machine_id, lease_expires_at, message,
+                  failure_reason AS "failure_reason: FailureReason", failure_detail, log_tail,
+                  created_at, updated_at, finished_at
+           FROM jobs WHERE id = $1"#,
+        id
+    )
+    .fetch_optional(db)
+    .await
+}
+
+/// A job as a machine page lists it.
+#[derive(Debug, Clone)]
+pub struct MachineJob {
+    /// Job id.
+    pub id: i64,
+    /// Its comparison.
+    pub comparison_id: i64,
+    /// Current state.
+    pub state: JobState,
+    /// Last progress message.
+    pub message: String,
+    /// Why it failed, if it did.
+    pub failure_reason: Option<FailureReason>,
+    /// Last change.
+    pub updated_at: DateTime<Utc>,
+}
+
+/// The latest jobs a machine held.
+pub async fn of_machine(
+    db: impl PgExecutor<'_>,
+    machine_id: i64,
+    limit: i64,
+) -> Result<Vec<MachineJob>, sqlx::Error> {
+    sqlx::query_as!(
+        MachineJob,
+        r#"SELECT id, comparison_id, state AS "state: JobState", message,
+                  failure_reason AS "failure_reason: FailureReason", updated_at
+           FROM jobs WHERE machine_id = $1 ORDER BY updated_at DESC, id DESC LIMIT $2"#,
+        machine_id,
+        limit
+    )
+    .fetch_all(db)
+    .await
+}

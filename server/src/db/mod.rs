@@ -10,16 +10,16 @@ pub mod comparisons;
 pub mod events;
 pub mod jobs;
 pub mod machines;
+pub mod notify;
 pub mod patches;
-pub mod report;
 pub mod runs;
 pub mod tokens;
 pub mod verdicts;
 
-/// Notifies every server's claim waiters (see [`crate::notify`]) when the
+/// Notifies every server's claim waiters (see [`crate::db::notify`]) when the
 /// surrounding transaction commits.
 pub async fn notify_jobs_changed(conn: &mut sqlx::PgConnection) -> Result<(), sqlx::Error> {
-    sqlx::query!("SELECT pg_notify($1, '')", crate::notify::CHANNEL)
+    sqlx::query!("SELECT pg_notify($1, '')", crate::db::notify::CHANNEL)
         .execute(conn)
         .await?;
     Ok(())

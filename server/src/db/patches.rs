@@ -87,3 +87,10 @@ pub async fn mbox(
     .await?;
     Ok((row.mbox, row.sha256))
 }
+
+/// sha256 of a stored patch series (without loading the mbox).
+pub async fn series_sha256(db: impl PgExecutor<'_>, series_id: i64) -> Result<String, sqlx::Error> {
+    sqlx::query_scalar!("SELECT sha256 FROM patch_series WHERE id = $1", series_id)
+        .fetch_one(db)
+        .await
+}

@@ -1,7 +1,7 @@
 //! `runs` and the tables projected from each run: `metric_values`,
 //! `unsupported_metrics`, `run_series`.
 
-use patchperf_common::run::{RunResult, Side};
+use patchperf_common::run::{KernelIdentity, RunResult, Side};
 use sqlx::types::Json;
 use sqlx::{PgConnection, PgExecutor};
 
@@ -187,4 +187,102 @@ pub async fn report_values(
         ))
     });
     Ok(values)
+}
+
+/// A stored run without its values.
+#[derive(Debug, Clone)]
+pub struct RunMeta {
+    /// Run id.
+    pub id: i64,
+    /// Job that uploaded it.
+    pub job_id: i64,
+    /// Comparison-wide boot position.
+    pub boot_seq: i32,
+    /// Which kernel it ran on.
+    pub side: Side,
+    /// Workload.
+    pub workload: String,
+    /// Task count.
+    pub nr_task: i32,
+    /// `process` or `thread`.
+    pub mode: String,
+    /// Measurement mode spelling.
+    pub measurement: String,
+    /// The kernel the run happened on.
+    pub kernel: Option<Json<KernelIdentity>>,
+    /// Event perf sampled, if the run was profiled.
+    pub profile_event: Option<String>,
+    /// Measured seconds.
+    pub seconds: Option<i32>,
+    /// Warm-up seconds.
+    pub warmup_seconds: Option<i32>,
+    /// The run's warnings.
+    pub warnings: Option<Json<Vec<String>>>,
+}
+
+/// Every run of a comparison, in boot order.
+pub async fn of_comparison(
+    db: impl PgExecutor<'_>,
+    comparison_id: i64,
+) -> Result<Vec<RunMeta>, sqlx::Error> {
+    sqlx::query_as!(
+        RunMeta,
+        r#"SELECT id, job_id, boot_seq, side AS "side: Side", workload, nr_task, mode, measurement,
+                  kernel AS "kernel: Json<KernelIdentity>",
+                  result->>'profile_event' AS profile_event,
+                  (result->>'seconds')::int AS seconds,
+                  (result->>'warmup_seconds')::int AS warmup_seconds,
+                  result->'warnings' AS "warnings: Json<Vec<String>>"
+           FROM runs WHERE comparison_id = $1
+           ORDER BY boot_seq, workload, nr_task"#,
+        comparison_id
+    )
+    .fetch_all(db)
+    .await
+}
+
+/// (run id, metric name) of every unsupported metric of a comparison.
+pub async fn unsupported(
+    db: impl PgExecutor<'_>,
+    comparison_id: i64,
+) -> Result<Vec<(i64, String)>, sqlx::Error> {
+    let rows = sqlx::query!(
+        "SELECT run_id, name FROM unsupported_metrics WHERE comparison_id = $1",
+        comparison_id
+    )
+    .fetch_all(db)
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.run_id, r.name)).collect())
+}
+
+/// One per-second series of one run.
+#[derive(Debug, Clone)]
+pub struct SeriesRow {
+    /// Run id.
+    pub run_id: i64,
+    /// Metric name.
+    pub name: String,
+    /// Seconds between points.
+    pub interval_seconds: f64,
+    /// The points.
+    pub points: Vec<f64>,
+}
+
+/// The series called `name` of every run of a comparison.
+pub async fn series(
+    db: impl PgExecutor<'_>,
+    comparison_id: i64,
+    name: &str,
+) -> Result<Vec<SeriesRow>, sqlx::Error> {
+    sqlx::query_as!(
+        SeriesRow,
+        "SELECT s.run_id, s.name, s.interval_seconds, s.points
+         FROM run_series s JOIN runs r ON r.id = s.run_id
+         WHERE r.comparison_id = $1 AND s.name = $2
+         ORDER BY r.boot_seq",
+        comparison_id,
+        name
+    )
+    .fetch_all(db)
+    .await
 }

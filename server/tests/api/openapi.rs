@@ -40,8 +40,7 @@ async fn the_document_describes_exactly_the_routes(pool: PgPool) {
 
     // The served document is the one the JSON router collected while its
     // routes were registered: a route cannot be added without it.
-    let built: Value =
-        serde_json::to_value(patchperf_server::routes::api().into_openapi()).unwrap();
+    let built: Value = serde_json::to_value(patchperf_server::http::api().into_openapi()).unwrap();
     assert_eq!(a.json, built);
     let documented = operations(&a.json);
     assert!(documented.len() >= 17, "{documented:?}");

@@ -137,7 +137,7 @@ async fn the_dashboard_filters_by_verdict(pool: sqlx::PgPool) {
 #[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
 async fn the_keeper_stores_the_verdict_of_a_comparison_as_it_finishes(pool: sqlx::PgPool) {
     let app = TestApp::new(pool.clone()).await;
-    patchperf_server::report::stored::spawn_keeper(&app.state);
+    patchperf_server::domain::report::stored::spawn_keeper(&app.state);
     let lab = app.register("lab").await;
     let loss = app.submit("[PATCH] fs: a dup loss", "lab", &[1], 3).await;
     run_all(&app, lab, changed_by(-0.05)).await;

@@ -7,7 +7,7 @@ use axum::extract::State;
 
 use super::view;
 use crate::error::Result;
-use crate::extract::Path;
+use crate::http::extract::Path;
 use crate::{AppState, Error, db};
 
 /// One event of the job.
@@ -34,7 +34,7 @@ pub(super) struct JobLogPage {
 }
 
 pub(super) async fn page(State(state): State<AppState>, Path(id): Path<i64>) -> Result<JobLogPage> {
-    let job = db::report::job(&state.db, id)
+    let job = db::jobs::by_id(&state.db, id)
         .await?
         .ok_or_else(|| Error::NotFound(format!("no job {id}")))?;
     let stored = db::events::for_job(&state.db, id).await?;

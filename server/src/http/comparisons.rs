@@ -16,13 +16,14 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::auth::CiAuth;
 use crate::db::comparisons::{ComparisonSummary, ListFilter, NewComparison};
 use crate::db::{self, boots::BootRow, jobs::JobRow};
+use crate::domain::report::verdict::VerdictView;
+use crate::domain::{interleave, lifecycle};
 use crate::error::Result;
-use crate::extract::{Json, Path, Query};
-use crate::report::verdict::VerdictView;
-use crate::{AppState, Error, interleave, lifecycle};
+use crate::http::auth::CiAuth;
+use crate::http::extract::{Json, Path, Query};
+use crate::{AppState, Error};
 
 /// Routes of this module, each documented by its handler's `utoipa::path`.
 pub fn router() -> OpenApiRouter<AppState> {
@@ -151,9 +152,9 @@ async fn show(State(state): State<AppState>, Path(id): Path<i64>) -> Result<Json
     let jobs = db::jobs::for_comparison(&state.db, id).await?;
     let boots = db::boots::for_comparison(&state.db, id).await?;
     let counts = db::runs::counts_per_job(&state.db, id).await?;
-    let report = crate::report::load(&state, &c).await?;
-    let waiting = crate::waiting::note(&state.db, &c).await?;
-    let verdict = crate::report::verdict::verdict_view(
+    let report = crate::domain::report::load(&state, &c).await?;
+    let waiting = crate::domain::waiting::note(&state.db, &c).await?;
+    let verdict = crate::domain::report::verdict::verdict_view(
         &report,
         state
             .config
@@ -295,7 +296,7 @@ async fn list(
         OverallVerdict::as_str,
     )?;
     if q.verdict.is_some() {
-        crate::report::stored::catch_up(&state).await?;
+        crate::domain::report::stored::catch_up(&state).await?;
     }
     let limit = q.limit.unwrap_or(50);
     if !(1..=500).contains(&limit) {
@@ -310,7 +311,7 @@ async fn list(
         limit,
     };
     let mut comparisons = db::comparisons::list(&state.db, &filter).await?;
-    crate::report::stored::fill(&state, &mut comparisons).await?;
+    crate::domain::report::stored::fill(&state, &mut comparisons).await?;
     let next_before = if comparisons.len() == usize::try_from(limit).unwrap_or(usize::MAX) {
         comparisons.last().map(|c| c.id)
     } else {

@@ -4,21 +4,18 @@
 //! every long-polling claim waits on. Leases running out are announced by
 //! nobody, which is why waiting claims also poll (see `Config::claim_poll`).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::PgPool;
 use sqlx::postgres::PgListener;
-
-use crate::AppState;
 
 /// The Postgres notification channel.
 pub const CHANNEL: &str = "patchperf_jobs";
 
 /// Spawns the listener task of this server; it runs until the runtime stops
 /// and reconnects after errors.
-pub fn spawn_listener(state: &AppState) {
-    let pool = state.db.clone();
-    let wake = state.jobs_changed.clone();
+pub fn spawn_listener(pool: PgPool, wake: Arc<tokio::sync::Notify>) {
     tokio::spawn(async move {
         loop {
             let result = listen(&pool, &wake).await;

@@ -8,9 +8,10 @@ use patchperf_common::protocol::ErrorBody;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use crate::domain::report;
 use crate::error::Result;
-use crate::extract::Path;
-use crate::{AppState, Error, db, report};
+use crate::http::extract::Path;
+use crate::{AppState, Error, db};
 
 /// Routes of this module.
 pub fn router() -> OpenApiRouter<AppState> {

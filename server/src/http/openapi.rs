@@ -20,7 +20,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::AppState;
-use crate::report::verdict::VerdictView;
+use crate::domain::report::verdict::VerdictView;
 
 /// Routes of this module.
 pub fn router() -> OpenApiRouter<AppState> {

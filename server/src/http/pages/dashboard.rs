@@ -10,12 +10,13 @@ use serde::Deserialize;
 
 use super::view;
 use crate::db::comparisons::{ComparisonSummary, ListFilter};
+use crate::domain::report;
+use crate::domain::report::stored;
+use crate::domain::report::verdict::verdict_view;
 use crate::error::Result;
-use crate::extract::Query;
-use crate::report::stored;
-use crate::report::verdict::verdict_view;
-use crate::routes::one_of;
-use crate::{AppState, db, report};
+use crate::http::extract::Query;
+use crate::http::one_of;
+use crate::{AppState, db};
 
 /// How many comparisons the dashboard shows.
 const SHOWN: i64 = 30;

@@ -12,7 +12,9 @@ use utoipa_axum::router::OpenApiRouter;
 
 use crate::{AppState, Error};
 
+pub mod auth;
 pub mod comparisons;
+pub mod extract;
 pub mod health;
 pub mod jobs;
 pub mod machines;

@@ -9,7 +9,7 @@ use patchperf_common::protocol::FailureReason;
 use super::view;
 use crate::db::machines::MachineRow;
 use crate::error::Result;
-use crate::extract::Path;
+use crate::http::extract::Path;
 use crate::{AppState, Error, db};
 
 /// How many jobs a machine page lists.
@@ -98,7 +98,7 @@ pub(super) async fn page(
     let m = db::machines::find_by_name(&state.db, &name)
         .await?
         .ok_or_else(|| Error::NotFound(format!("no machine named {name}")))?;
-    let jobs = db::report::jobs_of_machine(&state.db, m.id, RECENT_JOBS)
+    let jobs = db::jobs::of_machine(&state.db, m.id, RECENT_JOBS)
         .await?
         .into_iter()
         .map(|j| JobLine {

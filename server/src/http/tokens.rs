@@ -10,10 +10,10 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::auth::{self, AdminAuth, TokenKind};
 use crate::db::{self, tokens::TokenListing};
 use crate::error::Result;
-use crate::extract::{Json, Path};
+use crate::http::auth::{self, AdminAuth, TokenKind};
+use crate::http::extract::{Json, Path};
 use crate::{AppState, Error};
 
 /// Routes of this module.

@@ -5,10 +5,10 @@ use patchperf_common::protocol::{ErrorBody, RegisterRequest, RegisterResponse};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::auth::{Caller, RunnerAuth, TokenKind};
 use crate::db::{self, machines::MachineRow};
 use crate::error::Result;
-use crate::extract::Json;
+use crate::http::auth::{Caller, RunnerAuth, TokenKind};
+use crate::http::extract::Json;
 use crate::{AppState, Error};
 
 /// Routes of this module.

@@ -14,7 +14,8 @@ use patchperf_common::report::format;
 use patchperf_common::stats::Verdict;
 use sqlx::PgConnection;
 
-use crate::{AppState, Error, db, interleave, lifecycle, report};
+use crate::domain::{interleave, lifecycle, report};
+use crate::{AppState, Error, db};
 
 /// Adds boots to comparison `id` if it is done, may grow and a headline
 /// verdict is undecided; returns the new runs a side when it did. Runs in

@@ -1,7 +1,7 @@
 //! The job queue as the protocol sees it: handing the next claimable job to
 //! a machine with what it needs to run it. The state changes themselves
 //! (creating jobs, the lease, taking back expired ones) are
-//! [`crate::lifecycle`]'s. Each function works inside the caller's
+//! [`crate::domain::lifecycle`]'s. Each function works inside the caller's
 //! transaction.
 
 use patchperf_common::comparison::ComparisonKind;
@@ -9,7 +9,8 @@ use patchperf_common::protocol::{BootSlot, JobSpec};
 use sqlx::PgConnection;
 
 use crate::db::{self, jobs::JobRow, machines::MachineRow};
-use crate::{Config, Error, lifecycle};
+use crate::domain::lifecycle;
+use crate::{Config, Error};
 
 /// Leases the next claimable job to `machine` and returns what the runner
 /// needs to execute it, or `None` when there is nothing for this machine.

@@ -17,11 +17,12 @@ use patchperf_common::run::Side;
 use super::plot::{self, PlotQuery};
 use super::view;
 use crate::db::comparisons::ComparisonRow;
+use crate::domain::report;
+use crate::domain::report::verdict::verdict_view;
+use crate::domain::report::{GroupReport, plots};
 use crate::error::Result;
-use crate::extract::Path;
-use crate::report::verdict::verdict_view;
-use crate::report::{GroupReport, plots};
-use crate::{AppState, Error, db, report};
+use crate::http::extract::Path;
+use crate::{AppState, Error, db};
 
 /// Most per-metric plots shown per report (headline first, then the
 /// changed metrics in table order).
@@ -152,11 +153,11 @@ pub(super) async fn page(
         .await?
         .ok_or_else(|| Error::NotFound(format!("no comparison {id}")))?;
     let built = report::load(&state, &c).await?;
-    let waiting = crate::waiting::note(&state.db, &c).await?;
+    let waiting = crate::domain::waiting::note(&state.db, &c).await?;
     let messages = db::patches::messages(&state.db, c.series_id).await?;
     let boots = db::boots::for_comparison(&state.db, id).await?;
     let jobs = db::jobs::for_comparison(&state.db, id).await?;
-    let series_sha256 = db::report::series_sha256(&state.db, c.series_id).await?;
+    let series_sha256 = db::patches::series_sha256(&state.db, c.series_id).await?;
 
     let mut groups = Vec::with_capacity(built.groups.len());
     for g in &built.groups {

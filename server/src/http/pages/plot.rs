@@ -9,10 +9,11 @@ use patchperf_common::metric;
 use patchperf_common::run::{Side, TaskMode};
 use serde::Deserialize;
 
+use crate::domain::report;
+use crate::domain::report::{GroupReport, plots};
 use crate::error::Result;
-use crate::extract::{Path, Query};
-use crate::report::{GroupReport, plots};
-use crate::{AppState, Error, db, report};
+use crate::http::extract::{Path, Query};
+use crate::{AppState, Error, db};
 
 /// Which report of a comparison (one workload, mode and nr_task) and, for
 /// the per-run plot, which metric.
@@ -130,7 +131,7 @@ pub(super) async fn series_svg(
 ) -> Result<Option<String>> {
     let h = &g.comparison.header;
     let series_name = metric::wis_scaling(h.nr_task, h.mode);
-    let series_rows = db::report::series(&state.db, comparison_id, &series_name).await?;
+    let series_rows = db::runs::series(&state.db, comparison_id, &series_name).await?;
     let series_runs: Vec<(Side, String, Vec<f64>)> = series_rows
         .into_iter()
         .filter_map(|s| {

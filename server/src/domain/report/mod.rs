@@ -21,7 +21,7 @@ use patchperf_common::stats::{Interval, VerdictPolicy};
 use sqlx::PgPool;
 
 use crate::db::comparisons::ComparisonRow;
-use crate::db::report::RunMeta;
+use crate::db::runs::RunMeta;
 use crate::{AppState, Error, db};
 
 /// A stored run with the values a report uses.
@@ -77,7 +77,7 @@ pub async fn load(state: &AppState, c: &ComparisonRow) -> Result<ComparisonRepor
             .iter()
             .find(|m| m.has_diff)
             .map(|m| m.subject.clone()),
-        series_sha256: db::report::series_sha256(&state.db, c.series_id).await?,
+        series_sha256: db::patches::series_sha256(&state.db, c.series_id).await?,
         report_url: Some(state.config.link(&format!("/comparisons/{}", c.id))),
     };
     let floors = noise_floors(&state.db, c).await?;
@@ -165,8 +165,8 @@ pub async fn build(
     floors: &NoiseFloors,
 ) -> Result<ComparisonReport, Error> {
     let values = db::runs::report_values(db, c.id).await?;
-    let metas = db::report::runs(db, c.id).await?;
-    let unsupported = db::report::unsupported(db, c.id).await?;
+    let metas = db::runs::of_comparison(db, c.id).await?;
+    let unsupported = db::runs::unsupported(db, c.id).await?;
 
     let mut metrics: HashMap<i64, Vec<MetricValue>> = HashMap::new();
     for v in values {

@@ -23,15 +23,16 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::auth::RunnerAuth;
 use crate::db::comparisons::ComparisonRow;
 use crate::db::jobs::JobRow;
 use crate::db::{self, machines::MachineRow};
+use crate::domain::{lifecycle, queue};
 use crate::error::Result;
-use crate::extract::{Json, Path};
-use crate::routes::openapi::JobCallErrors;
-use crate::routes::runner::machine_for;
-use crate::{AppState, Error, lifecycle, queue};
+use crate::http::auth::RunnerAuth;
+use crate::http::extract::{Json, Path};
+use crate::http::openapi::JobCallErrors;
+use crate::http::runner::machine_for;
+use crate::{AppState, Error};
 
 /// Routes of this module.
 pub fn router() -> OpenApiRouter<AppState> {
@@ -456,7 +457,8 @@ async fn finish(
             FinishRequest::Done { log_tail } => {
                 check_complete(&mut tx, &job).await?;
                 lifecycle::finish_done(&mut tx, &job, log_tail).await?;
-                crate::more_runs::add_if_undecided(&state, &mut tx, job.comparison_id).await?;
+                crate::domain::more_runs::add_if_undecided(&state, &mut tx, job.comparison_id)
+                    .await?;
             }
             FinishRequest::Failed {
                 reason,

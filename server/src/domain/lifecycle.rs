@@ -10,7 +10,7 @@ use sqlx::PgConnection;
 
 use crate::Error;
 use crate::db::{self, jobs::JobRow, machines::MachineRow};
-use crate::interleave::BootPlan;
+use crate::domain::interleave::BootPlan;
 
 /// Failures that every later job of the comparison would repeat (the same
 /// tree, patch, config and runner), so the rest of the comparison is failed

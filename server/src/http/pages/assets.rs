@@ -6,7 +6,7 @@ use axum::response::IntoResponse;
 
 use crate::Error;
 use crate::error::Result;
-use crate::extract::Path;
+use crate::http::extract::Path;
 
 pub(super) async fn file(Path(file): Path<String>) -> Result<impl IntoResponse> {
     let (body, kind) = match file.as_str() {

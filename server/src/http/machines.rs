@@ -10,7 +10,7 @@ use utoipa_axum::routes;
 use crate::AppState;
 use crate::db::{self, machines::MachineRow};
 use crate::error::Result;
-use crate::extract::Json;
+use crate::http::extract::Json;
 
 /// Routes of this module.
 pub fn router() -> OpenApiRouter<AppState> {
