@@ -1,6 +1,8 @@
 //! The runner protocol: JSON bodies exchanged between `runner agent` and the
 //! server's `/api/v1/runner/…` and `/api/v1/jobs/…` endpoints. Both sides
 //! (de)serialize these exact types, so the protocol has one definition.
+//! It stays one file (~510 lines) so that whoever implements a runner reads
+//! the whole wire contract top to bottom, in the order the calls happen.
 
 use serde::{Deserialize, Serialize};
 

@@ -5,6 +5,10 @@
 //! for error reports. Lines can be streamed to a callback as they arrive
 //! (progress bars, panic detection on a console).
 //!
+//! One file of ~520 lines on purpose: the process group, the time limit, the
+//! kill on drop and the output tail are one mechanism whose parts must agree
+//! on who owns the child; split, each part would need the others' internals.
+//!
 //! ```no_run
 //! use std::time::Duration;
 //! use patchperf_runner::proc::Cmd;

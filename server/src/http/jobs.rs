@@ -6,30 +6,30 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use axum::extract::{FromRequestParts, State};
+use axum::extract::State;
 use axum::http::StatusCode;
-use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use patchperf_common::comparison::ComparisonStatus;
 use patchperf_common::protocol::{
-    ATTEMPT_HEADER, ClaimRequest, ErrorBody, FinishRequest, HeartbeatResponse, JobSpec, JobState,
-    MACHINE_HEADER, NrTask, RunUpload, RunUploadResponse, StateUpdate,
+    ClaimRequest, ErrorBody, FinishRequest, HeartbeatResponse, JobSpec, JobState, NrTask,
+    RunUpload, RunUploadResponse, StateUpdate,
 };
 use patchperf_common::run::RunResult;
 use serde::Serialize;
 use sqlx::PgConnection;
 use tokio::time::Instant;
-use utoipa::{IntoParams, ToSchema};
+use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use crate::db;
 use crate::db::comparisons::ComparisonRow;
 use crate::db::jobs::JobRow;
-use crate::db::{self, machines::MachineRow};
 use crate::domain::{lifecycle, queue};
 use crate::error::Result;
 use crate::http::auth::RunnerAuth;
 use crate::http::extract::{Json, Path};
+use crate::http::lease::{LeaseClaim, check_held, held_job};
 use crate::http::openapi::JobCallErrors;
 use crate::http::runner::machine_for;
 use crate::{AppState, Error};
@@ -97,88 +97,6 @@ async fn claim(
             _ = shutting_down.changed() => {}
         }
     }
-}
-
-/// The machine and attempt a job-scoped call claims to hold, from the
-/// protocol headers.
-#[derive(Debug, Clone, Copy, IntoParams)]
-#[into_params(parameter_in = Header)]
-pub struct LeaseClaim {
-    /// `patchperf-machine`: id of the machine holding the lease.
-    #[param(rename = "patchperf-machine")]
-    pub machine_id: i64,
-    /// `patchperf-attempt`: the attempt (`JobSpec.attempt`) holding the
-    /// lease.
-    #[param(rename = "patchperf-attempt")]
-    pub attempt: i32,
-}
-
-impl<S: Send + Sync> FromRequestParts<S> for LeaseClaim {
-    type Rejection = Error;
-
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self> {
-        let number = |name: &str| -> Result<i64> {
-            let value = parts.headers.get(name).ok_or_else(|| {
-                Error::BadRequest(format!(
-                    "missing `{name}` header: job calls must name the machine ({MACHINE_HEADER}) \
-                     and the attempt ({ATTEMPT_HEADER}) holding the lease"
-                ))
-            })?;
-            value
-                .to_str()
-                .ok()
-                .and_then(|v| v.trim().parse().ok())
-                .ok_or_else(|| Error::BadRequest(format!("`{name}` header must be a number")))
-        };
-        Ok(LeaseClaim {
-            machine_id: number(MACHINE_HEADER)?,
-            attempt: i32::try_from(number(ATTEMPT_HEADER)?)
-                .map_err(|_| Error::BadRequest(format!("`{ATTEMPT_HEADER}` is out of range")))?,
-        })
-    }
-}
-
-/// Locks the job and checks that `lease` holds it. A lease past its expiry
-/// that nobody has taken back yet still counts: only a requeue ends it.
-async fn held_job(
-    conn: &mut PgConnection,
-    machine: &MachineRow,
-    job_id: i64,
-    lease: LeaseClaim,
-) -> Result<JobRow> {
-    let job = db::jobs::lock(conn, job_id)
-        .await?
-        .ok_or_else(|| Error::NotFound(format!("no job {job_id}")))?;
-    check_held(&job, machine, lease)?;
-    Ok(job)
-}
-
-fn check_held(job: &JobRow, machine: &MachineRow, lease: LeaseClaim) -> Result<()> {
-    if !job.state.is_leased() {
-        return Err(Error::Conflict(format!(
-            "job {} is {}, not leased to anyone{}",
-            job.id,
-            job.state,
-            if job.state == JobState::Queued {
-                " (its lease ran out and it was queued again)"
-            } else {
-                ""
-            }
-        )));
-    }
-    if job.machine_id != Some(machine.id) {
-        return Err(Error::Conflict(format!(
-            "job {} is leased to another machine, not to `{}`",
-            job.id, machine.name
-        )));
-    }
-    if job.attempt != lease.attempt {
-        return Err(Error::Conflict(format!(
-            "job {} is in attempt {}; the lease of attempt {} ran out",
-            job.id, job.attempt, lease.attempt
-        )));
-    }
-    Ok(())
 }
 
 /// Extend the lease; learn whether the comparison was cancelled.

@@ -17,6 +17,7 @@ pub mod comparisons;
 pub mod extract;
 pub mod health;
 pub mod jobs;
+pub mod lease;
 pub mod machines;
 pub mod openapi;
 pub mod pages;
