@@ -196,3 +196,19 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn plain_diffs_are_refused_saying_what_to_send() {
+    for plain in [
+        "diff --git a/fs/open.c b/fs/open.c\nindex 1234567..89abcde 100644\n\
+         --- a/fs/open.c\n+++ b/fs/open.c\n@@ -1 +1 @@\n-a\n+b\n",
+        "--- a/fs/open.c\t2024-01-01 00:00:00.000000000 +0000\n\
+         +++ b/fs/open.c\t2024-01-01 00:00:00.000000000 +0000\n@@ -1 +1 @@\n-a\n+b\n",
+        "diff -u a/fs/open.c b/fs/open.c\n--- a/fs/open.c\n+++ b/fs/open.c\n@@ -1 +1 @@\n-a\n+b\n",
+        "Index: fs/open.c\n=====\n--- a/fs/open.c\n+++ b/fs/open.c\n@@ -1 +1 @@\n-a\n+b\n",
+    ] {
+        let e = parse(plain).unwrap_err();
+        assert_eq!(e, Error::MboxDiffWithoutHeaders { message: 1 }, "{plain}");
+        assert!(e.to_string().contains("git format-patch --stdout"), "{e}");
+    }
+}

@@ -9,6 +9,7 @@ mod leases;
 mod lifecycle;
 mod openapi;
 mod private_postgres;
+mod private_reads;
 mod protocol;
 mod tokens;
 mod uploads;
