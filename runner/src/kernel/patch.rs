@@ -630,27 +630,18 @@ diff --git a/fs/close.c b/fs/close.c
         check_rejection(git_pristine);
     }
 
-    /// One patch saved from a mail client: headers, but no `From ` line.
-    const BARE_MESSAGE: &str = "\
-From: A Developer <dev@example.org>
-Subject: [PATCH] fs: open
-
----
-diff --git a/fs/open.c b/fs/open.c
---- a/fs/open.c
-+++ b/fs/open.c
-@@ -1,3 +1,3 @@
- int a;
--int open;
-+int open_fast;
- int z;
-";
+    /// One patch saved from a mail client: headers, but no `From ` line
+    /// (the series' first patch, as the shared split reads it).
+    fn bare_message() -> &'static str {
+        patchperf_common::mbox::split(SERIES)[1]
+    }
 
     fn check_bare_message(make: fn(&Path, &crate::kernel::cache::CacheLock, &str) -> Pristine) {
         let dir = tempfile::tempdir().unwrap();
         let mbox = dir.path().join("one.eml");
-        std::fs::write(&mbox, BARE_MESSAGE).unwrap();
-        assert!(patchperf_common::mbox::parse(BARE_MESSAGE).is_ok());
+        assert!(bare_message().starts_with("From: "));
+        std::fs::write(&mbox, bare_message()).unwrap();
+        assert!(patchperf_common::mbox::parse(bare_message()).is_ok());
         let cache = Cache::at(dir.path().join("cache"));
         let lock = cache.lock().unwrap();
         let pristine = make(dir.path(), &lock, "int a;\nint open;\nint z;\n");
@@ -677,7 +668,8 @@ diff --git a/fs/open.c b/fs/open.c
     fn a_plain_diff_is_refused_as_the_server_refuses_it() {
         let dir = tempfile::tempdir().unwrap();
         let mbox = dir.path().join("plain.diff");
-        let plain = BARE_MESSAGE.split_once("---\n").unwrap().1;
+        let bare = bare_message();
+        let plain = &bare[bare.find("diff --git ").unwrap()..];
         std::fs::write(&mbox, plain).unwrap();
         let server = patchperf_common::mbox::parse(plain)
             .unwrap_err()
