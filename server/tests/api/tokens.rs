@@ -173,3 +173,22 @@ async fn only_the_sha256_of_a_token_is_stored(pool: PgPool) {
     let m = app.register_with("rack-7", &token).await;
     assert!(m > 0);
 }
+
+#[sqlx::test(migrations = "../migrations")]
+async fn the_bearer_scheme_is_case_insensitive(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    // RFC 9110 §11.1: the scheme is case-insensitive; any spaces may follow it.
+    for scheme in ["bearer", "BEARER", "bEaReR"] {
+        let header = [("authorization", format!("{scheme}  {}", app.admin))];
+        let a = app
+            .send(Method::GET, "/api/v1/tokens", None, &header, None)
+            .await;
+        assert_eq!(a.status, StatusCode::OK, "{scheme}: {a:?}");
+    }
+    let glued = [("authorization", format!("Bearer{}", app.admin))];
+    let a = app
+        .send(Method::GET, "/api/v1/tokens", None, &glued, None)
+        .await;
+    assert_eq!(a.status, StatusCode::UNAUTHORIZED);
+    assert!(a.error().contains("malformed"), "{}", a.error());
+}
