@@ -152,13 +152,7 @@ async fn runs_into_a_cancelled_comparison_are_refused(pool: PgPool) {
     let machine = app.register("m1").await;
     let id = app.submit(3, json!({})).await;
     let job = app.claim(machine).await.unwrap();
-    let a = app
-        .post(
-            &format!("/api/v1/comparisons/{id}/cancel"),
-            &app.ci,
-            json!({}),
-        )
-        .await;
+    let a = app.cancel(id).await;
     assert_eq!(a.status, axum::http::StatusCode::OK, "{a:?}");
 
     let upload = json!({ "boot": job.boots[0], "result": crate::helpers::run_result("open1", 1) });

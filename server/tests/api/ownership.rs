@@ -45,10 +45,7 @@ async fn another_runner_token_cannot_take_over_a_machine_or_its_job(pool: PgPool
     let register = json!({ "name": "m1", "inventory": inventory("m1") });
     let a = app.post("/api/v1/runner/register", &r2, register).await;
     assert_eq!(a.status, StatusCode::CONFLICT, "{a:?}");
-    let token_id: i64 = sqlx::query_scalar("SELECT id FROM tokens WHERE name = 'lab-runner'")
-        .fetch_one(&app.pool)
-        .await
-        .unwrap();
+    let token_id = app.token_id("lab-runner").await;
     assert_eq!(
         a.error(),
         format!(
@@ -119,18 +116,7 @@ async fn an_admin_moves_a_machine_by_revoking_its_token_or_registering_it(pool: 
 
     // A machine whose token was revoked is free for the next runner token.
     let m2 = app.register("m2").await;
-    let id: i64 = sqlx::query_scalar("SELECT id FROM tokens WHERE name = 'lab-runner'")
-        .fetch_one(&app.pool)
-        .await
-        .unwrap();
-    let a = app
-        .post(
-            &format!("/api/v1/tokens/{id}/revoke"),
-            &app.admin,
-            json!({}),
-        )
-        .await;
-    assert_eq!(a.status, StatusCode::NO_CONTENT, "{a:?}");
+    app.revoke(app.token_id("lab-runner").await).await;
     assert_eq!(app.register_with("m2", &r2).await, m2);
     assert_eq!(owner_of(&app, "m2").await, "other-lab");
 }

@@ -45,18 +45,7 @@ async fn malformed_unknown_and_revoked_tokens_are_401(pool: PgPool) {
     assert_eq!(a.status, StatusCode::UNAUTHORIZED);
     assert_eq!(a.error(), "unknown token");
 
-    let ci_id: i64 = sqlx::query_scalar("SELECT id FROM tokens WHERE kind = 'ci'")
-        .fetch_one(&app.pool)
-        .await
-        .unwrap();
-    let a = app
-        .post(
-            &format!("/api/v1/tokens/{ci_id}/revoke"),
-            &app.admin,
-            json!({}),
-        )
-        .await;
-    assert_eq!(a.status, StatusCode::NO_CONTENT, "{a:?}");
+    app.revoke(app.token_id("kernel-ci").await).await;
     let a = app
         .post(
             "/api/v1/comparisons",
