@@ -203,6 +203,13 @@ impl PrivatePostgres {
         let running = status.output().map(|o| o.status.success()).unwrap_or(false);
         let owner_file = root.join("owner.pid");
         let live_owner = running.then(|| live_owner(&owner_file)).flatten();
+        let owned = live_owner.is_none();
+        if owned {
+            // Written before starting, so that another patchperf process
+            // finding the cluster running meanwhile sees a live owner.
+            std::fs::write(&owner_file, std::process::id().to_string())
+                .map_err(|e| Error::Setup(format!("{}: {e}", owner_file.display())))?;
+        }
         if let Some(pid) = live_owner {
             tracing::info!(dir = %data.display(), owner = pid, "private Postgres already running; using it");
         } else if running {
@@ -228,11 +235,6 @@ impl PrivatePostgres {
                 start,
                 "starting the private Postgres (see <data-dir>/pg/log)",
             )?;
-        }
-        let owned = live_owner.is_none();
-        if owned {
-            std::fs::write(&owner_file, std::process::id().to_string())
-                .map_err(|e| Error::Setup(format!("{}: {e}", owner_file.display())))?;
         }
         Ok(PrivatePostgres {
             bin,

@@ -169,3 +169,33 @@ fn a_cluster_left_running_by_a_crash_is_adopted_and_stopped() {
     );
     assert!(err.contains("private Postgres stopped"), "{err}");
 }
+
+#[test]
+fn a_command_beside_a_running_server_leaves_its_cluster_running() {
+    if let Err(e) = patchperf_server::postgres::find_bin() {
+        println!("skipped: {e}");
+        return;
+    }
+    let (_dir, data_dir) = data_dir();
+    let _guard = ClusterGuard(data_dir.join("pg/data"));
+    let pid_file = data_dir.join("pg/data/postmaster.pid");
+    let port = free_port();
+    let server = serve(&data_dir, port);
+
+    let out = Command::new(env!("CARGO_BIN_EXE_patchperf-server"))
+        .args(["token", "create", "--kind", "ci", "--name", "beside"])
+        .arg("--data-dir")
+        .arg(&data_dir)
+        .env_remove("DATABASE_URL")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("adopting"), "{err}");
+    assert!(pid_file.exists(), "the server's cluster was stopped: {err}");
+    let answer = healthz(port).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+
+    let err = terminate(server);
+    assert!(!pid_file.exists(), "{err}");
+}
