@@ -202,6 +202,15 @@ async fn upload_run(
     let comparison = db::comparisons::find(&mut *tx, job.comparison_id)
         .await?
         .ok_or_else(|| Error::Internal(format!("job {job_id} has no comparison")))?;
+    // The lease outlives a cancel until the runner hears of it by heartbeat;
+    // its runs would count in a report nobody wants any more.
+    if comparison.status == ComparisonStatus::Cancelled {
+        return Err(Error::Conflict(format!(
+            "comparison {} was cancelled; its runs are no longer wanted: finish job {job_id} \
+             as failed (cancelled)",
+            comparison.id
+        )));
+    }
 
     let boots = db::boots::for_job(&mut *tx, job.id).await?;
     let seq = i32::try_from(upload.boot.seq).unwrap_or(i32::MAX);
