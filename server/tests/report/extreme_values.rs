@@ -30,7 +30,9 @@ fn ops(side: Side, seq: u32, _nr_task: u32) -> f64 {
 /// A finished comparison of dup1 with 1 and 2 tasks, 3 runs a side.
 async fn finished(app: &TestApp) -> i64 {
     let machine = app.register("lab1").await;
-    let id = app.submit("[PATCH] fs: dup faster", "lab1", &[1, 2], 3).await;
+    let id = app
+        .submit("[PATCH] fs: dup faster", "lab1", &[1, 2], 3)
+        .await;
     while let Some(spec) = app.claim(machine).await {
         app.run_job(machine, &spec, &[1, 2], ops, true).await;
     }
@@ -63,7 +65,10 @@ async fn values_no_counter_can_reach_are_refused_at_upload(pool: PgPool) {
             upload(&|r| r["series"][0]["points"][2] = json!(1e300)),
             "will-it-scale.1.processes",
         ),
-        (upload(&|r| r["seconds"] = json!(2_147_483_648u64)), "seconds"),
+        (
+            upload(&|r| r["seconds"] = json!(2_147_483_648u64)),
+            "seconds",
+        ),
         (
             upload(&|r| r["warmup_seconds"] = json!(4_000_000_000u64)),
             "warmup_seconds",
@@ -129,9 +134,7 @@ fn serve_on_two_workers(pool: &PgPool, config: Config) -> (SocketAddr, tokio::ru
 }
 
 #[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
-async fn extreme_values_already_stored_neither_hang_a_report_nor_starve_the_server(
-    pool: PgPool,
-) {
+async fn extreme_values_already_stored_neither_hang_a_report_nor_starve_the_server(pool: PgPool) {
     let app = TestApp::new(pool.clone()).await;
     let id = finished(&app).await;
     // Past the upload's checks: 1.7e308 against 0 with one task, ±1e308
@@ -222,5 +225,8 @@ async fn seconds_beyond_an_int_stored_before_break_neither_listing_nor_dashboard
         assert_eq!(status, StatusCode::OK, "{path}: {body}");
     }
     let listed = app.get_json("/api/v1/comparisons").await;
-    assert!(listed.to_string().contains(&format!("\"id\":{id}")), "{listed}");
+    assert!(
+        listed.to_string().contains(&format!("\"id\":{id}")),
+        "{listed}"
+    );
 }
