@@ -230,3 +230,51 @@ async fn seconds_beyond_an_int_stored_before_break_neither_listing_nor_dashboard
         "{listed}"
     );
 }
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn the_migration_to_typed_seconds_survives_runs_stored_before_with_any_seconds(pool: PgPool) {
+    let app = TestApp::new(pool.clone()).await;
+    let id = finished(&app).await;
+    // The database as it was before the migration, with runs whose JSON
+    // seconds no `integer` holds, or that are not numbers at all.
+    sqlx::raw_sql(
+        "ALTER TABLE runs DROP COLUMN seconds, DROP COLUMN warmup_seconds;
+         DELETE FROM _sqlx_migrations WHERE version = 20261201021500;",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    sqlx::raw_sql(
+        "UPDATE runs SET result = jsonb_set(result, '{seconds}', '2147483648')
+         WHERE id = (SELECT min(id) FROM runs);
+         UPDATE runs SET result = jsonb_set(result, '{warmup_seconds}', '\"one\"')
+         WHERE id = (SELECT max(id) FROM runs);",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+
+    patchperf_server::MIGRATOR.run(&pool).await.unwrap();
+
+    let seconds: Vec<(Option<i32>, Option<i32>)> =
+        sqlx::query_as("SELECT seconds, warmup_seconds FROM runs ORDER BY id")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    assert_eq!(seconds.first(), Some(&(None, Some(1))));
+    assert_eq!(seconds.last(), Some(&(Some(5), None)));
+    assert!(
+        seconds[1..seconds.len() - 1]
+            .iter()
+            .all(|s| *s == (Some(5), Some(1)))
+    );
+    for path in [
+        "/".to_string(),
+        "/api/v1/comparisons".to_string(),
+        format!("/comparisons/{id}"),
+        format!("/api/v1/comparisons/{id}"),
+    ] {
+        let (status, body) = app.get(&path).await;
+        assert_eq!(status, StatusCode::OK, "{path}: {body}");
+    }
+}
