@@ -207,9 +207,8 @@ pub fn scaling_plot(name: &str, points: &[(u32, Option<f64>, Option<f64>)]) -> O
         return None;
     }
     let values = points.iter().flat_map(|&(_, b, p)| [b, p]).flatten();
-    if values.clone().next().is_none() {
-        return None;
-    }
+    // No mean on either side: nothing to draw.
+    values.clone().next()?;
     // From zero (below it only for negative values), so the curves show
     // how far from nothing they are.
     let (lo, hi) = axis(values.clone().chain([0.0]))?;
