@@ -47,4 +47,8 @@ pub enum Error {
     /// by its JSON path and says what is allowed.
     #[error("{0}")]
     InvalidSubmission(String),
+    /// A run breaks a rule ([`crate::run::RunResult::validate`]); the
+    /// message names the field or metric and says what is allowed.
+    #[error("{0}")]
+    InvalidRun(String),
 }

@@ -77,7 +77,8 @@ impl IntoResponses for JobCallErrors {
             (404, "No such job, or the machine is not registered."),
             (
                 409,
-                "The machine does not hold this attempt's lease, or the job is final.",
+                "The machine does not hold this attempt's lease, the job is final, or (runs) \
+                 its comparison was cancelled.",
             ),
             (413, "Body larger than the server's limit."),
             (422, "Invalid content; the message names the field."),

@@ -47,6 +47,37 @@ impl TestApp {
         self.register_machine(name, token, inventory(name)).await
     }
 
+    /// Cancels comparison `id` with the CI token.
+    pub async fn cancel(&self, id: i64) -> Answer {
+        self.post(
+            &format!("/api/v1/comparisons/{id}/cancel"),
+            &self.ci,
+            json!({}),
+        )
+        .await
+    }
+
+    /// The id of the token named `name`.
+    pub async fn token_id(&self, name: &str) -> i64 {
+        sqlx::query_scalar("SELECT id FROM tokens WHERE name = $1")
+            .bind(name)
+            .fetch_one(&self.pool)
+            .await
+            .unwrap()
+    }
+
+    /// Revokes token `id` with the admin token; it must be revoked.
+    pub async fn revoke(&self, id: i64) {
+        let a = self
+            .post(
+                &format!("/api/v1/tokens/{id}/revoke"),
+                &self.admin,
+                json!({}),
+            )
+            .await;
+        assert_eq!(a.status, axum::http::StatusCode::NO_CONTENT, "{a:?}");
+    }
+
     /// Submits a comparison of `runs` a side of open1 with 1 and 2 tasks,
     /// with `extra` fields merged into the request; returns its id.
     pub async fn submit(&self, runs: u32, extra: Value) -> i64 {

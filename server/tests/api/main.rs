@@ -8,6 +8,7 @@ mod helpers;
 mod leases;
 mod lifecycle;
 mod openapi;
+mod ownership;
 mod private_postgres;
 mod private_reads;
 mod protocol;
