@@ -24,6 +24,9 @@ pub struct Config {
     /// Longest a report's statistics or its plots may compute before the
     /// request answers 503 (see `domain::report::offload`).
     pub report_time_limit: Duration,
+    /// Whether reading (the pages, and every `GET` of the API but
+    /// `/healthz`) needs a token too; any valid token kind may read.
+    pub private_reads: bool,
 }
 
 impl Default for Config {
@@ -36,6 +39,7 @@ impl Default for Config {
             body_limit: 16 * 1024 * 1024,
             public_url: None,
             report_time_limit: Duration::from_secs(10),
+            private_reads: false,
         }
     }
 }

@@ -10,6 +10,7 @@ mod lifecycle;
 mod openapi;
 mod ownership;
 mod private_postgres;
+mod private_reads;
 mod protocol;
 mod tokens;
 mod uploads;
