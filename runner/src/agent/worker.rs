@@ -106,8 +106,9 @@ impl Agent {
         }
         match self.spool.deliver(&self.client) {
             Ok(d) => eprintln!(
-                "patchperf-runner agent: spool: {} delivered, {} refused, {} still waiting",
-                d.delivered, d.rejected, d.remaining
+                "patchperf-runner agent: spool: {} delivered, {} refused (moved to rejected/), \
+                 {} still waiting ({} of them passed over: the server keeps failing on them)",
+                d.delivered, d.rejected, d.remaining, d.passed_over
             ),
             Err(e) => eprintln!("patchperf-runner agent: spool: {e}"),
         }

@@ -147,13 +147,7 @@ async fn invalid_submissions_are_422_naming_the_field(pool: PgPool) {
         ),
     ];
     for (extra, message) in cases {
-        let a = app
-            .post(
-                "/api/v1/comparisons",
-                &app.ci,
-                comparison_request(3, extra.clone()),
-            )
-            .await;
+        let a = app.try_submit(extra.clone()).await;
         assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY, "{extra}: {a:?}");
         assert_eq!(a.error(), message, "{extra}");
     }

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use sqlx::PgPool;
 use tower::ServiceExt;
 
-use crate::helpers::{TestApp, comparison_request, inventory, run_result};
+use crate::helpers::{TestApp, inventory, run_result};
 
 /// Every table a refused request could have written to.
 const TABLES: [&str; 11] = [
@@ -80,13 +80,7 @@ async fn a_nul_in_a_submission_is_422_naming_the_field(pool: PgPool) {
         ),
     ];
     for (extra, at) in cases {
-        let a = app
-            .post(
-                "/api/v1/comparisons",
-                &app.ci,
-                comparison_request(3, extra.clone()),
-            )
-            .await;
+        let a = app.try_submit(extra.clone()).await;
         assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY, "{extra}: {a:?}");
         assert!(
             a.error()
