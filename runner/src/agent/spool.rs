@@ -25,7 +25,8 @@
 //!   `rejected/` too. A server that fails on everything takes nothing, so
 //!   nothing is rejected and the order holds when it comes back.
 //!
-//! Nothing is retried forever or dropped silently.
+//! Nothing the server can never take is retried forever, and nothing is
+//! dropped silently.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
