@@ -7,6 +7,7 @@
 //! refuses for good moves to `rejected/` and what is behind it goes on; an
 //! entry the server keeps failing on stops holding up the rest, while a
 //! server failing on everything (or refusing the token) loses nothing.
+//! NULs a console printed reach the server replaced, not refused.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, mpsc};
@@ -570,4 +571,63 @@ async fn a_server_failing_on_everything_or_refusing_the_token_loses_nothing_and_
     assert_eq!(fake.lock().unwrap().taken, [1, 2, 3]);
     assert!(spool.pending().unwrap().is_empty());
     assert!(rejected(&spool).is_empty());
+}
+
+/// Fails the job the way a kernel whose console printed NULs does.
+struct NulConsoleExecutor;
+
+impl JobExecutor for NulConsoleExecutor {
+    fn execute(&mut self, _: &JobSpec, reporter: &mut dyn JobReporter) -> Result<(), JobFailure> {
+        reporter.state(JobState::Booting, "booting\0", "[    0.0] Linux\0\0");
+        Err(JobFailure {
+            reason: FailureReason::BootFailed,
+            detail: "no login prompt after \0".into(),
+            log_tail: "[    1.2] serial: \0\0\0".into(),
+        })
+    }
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_console_with_nuls_reaches_the_server_with_them_replaced(pool: PgPool) {
+    let server = TestServer::start(pool.clone(), "127.0.0.1:0".parse().unwrap()).await;
+    let (runner, ci) = (
+        token(&pool, TokenKind::Runner).await,
+        token(&pool, TokenKind::Ci).await,
+    );
+    let url = server.url();
+    let spool = tempfile::tempdir().unwrap();
+    let spool_dir = spool.path().to_path_buf();
+
+    let (step, waiting) = tokio::task::spawn_blocking(move || {
+        submit(&url, &ci);
+        let mut agent = agent(&url, &runner, &spool_dir);
+        let step = agent.step(&mut NulConsoleExecutor).unwrap();
+        (step, agent.spool().pending().unwrap().len())
+    })
+    .await
+    .unwrap();
+
+    let Step::Ran { job_id, .. } = step else {
+        panic!("no job ran: {step:?}");
+    };
+    assert_eq!(waiting, 0, "the finish waits in the spool");
+    let (state, detail, log_tail): (String, String, String) =
+        sqlx::query_as("SELECT state, failure_detail, log_tail FROM jobs WHERE id = $1")
+            .bind(job_id)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(state, "failed");
+    assert_eq!(detail, "no login prompt after \u{FFFD}");
+    assert_eq!(log_tail, "[    1.2] serial: \u{FFFD}\u{FFFD}\u{FFFD}");
+    let (message, tail): (String, String) = sqlx::query_as(
+        "SELECT message, log_tail FROM job_events WHERE job_id = $1 AND state = 'booting'",
+    )
+    .bind(job_id)
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(message, "booting\u{FFFD}");
+    assert_eq!(tail, "[    0.0] Linux\u{FFFD}\u{FFFD}");
+    server.stop().await;
 }
