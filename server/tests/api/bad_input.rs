@@ -15,15 +15,6 @@ async fn assert_nothing_stored(app: &TestApp) {
 }
 
 /// Posts the test submission with `extra` merged in, as the ci token.
-async fn submit_with(app: &TestApp, extra: &Value) -> crate::helpers::Answer {
-    app.post(
-        "/api/v1/comparisons",
-        &app.ci,
-        comparison_request(3, extra.clone()),
-    )
-    .await
-}
-
 async fn submit_raw(app: &TestApp, body: &str) -> crate::helpers::Answer {
     app.send(
         Method::POST,
@@ -157,7 +148,7 @@ async fn invalid_submissions_are_422_naming_the_field(pool: PgPool) {
         ),
     ];
     for (extra, message) in cases {
-        let a = submit_with(&app, &extra).await;
+        let a = app.try_submit(extra.clone()).await;
         assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY, "{extra}: {a:?}");
         assert_eq!(a.error(), message, "{extra}");
     }
@@ -251,7 +242,7 @@ async fn git_options_posing_as_url_or_commit_are_422_naming_the_field(pool: PgPo
         ),
     ];
     for (extra, field) in cases {
-        let a = submit_with(&app, &extra).await;
+        let a = app.try_submit(extra.clone()).await;
         assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY, "{extra}: {a:?}");
         assert!(a.error().starts_with(field), "{extra}: {}", a.error());
     }
@@ -269,7 +260,7 @@ async fn git_options_posing_as_url_or_commit_are_422_naming_the_field(pool: PgPo
         ),
         ("file:///srv/git/linux.git", "master"),
     ] {
-        let a = submit_with(&app, &git(url, commit)).await;
+        let a = app.try_submit(git(url, commit)).await;
         assert_eq!(a.status, StatusCode::CREATED, "{url} {commit}: {a:?}");
     }
 }
@@ -284,7 +275,7 @@ async fn a_plain_diff_is_422_saying_what_to_send(pool: PgPool) {
          +++ b/fs/open.c\t2024-01-01 00:00:00.000000000 +0000\n@@ -1 +1 @@\n-old\n+new\n",
     ];
     for mbox in plain {
-        let a = submit_with(&app, &json!({ "mbox": mbox })).await;
+        let a = app.try_submit(json!({ "mbox": mbox })).await;
         assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY, "{a:?}");
         assert!(
             a.error().contains("git format-patch --stdout"),

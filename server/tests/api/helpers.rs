@@ -84,6 +84,17 @@ impl TestApp {
         self.post_comparison(comparison_request(runs, extra)).await
     }
 
+    /// Submits the comparison [`TestApp::submit`] would with `extra`
+    /// merged in, 3 runs a side; returns the answer, whatever it is.
+    pub async fn try_submit(&self, extra: Value) -> Answer {
+        self.post(
+            "/api/v1/comparisons",
+            &self.ci,
+            comparison_request(3, extra),
+        )
+        .await
+    }
+
     /// Uploads a run of every workload and nr_task for every boot of the
     /// job, as a complete job would.
     pub async fn upload_all(&self, machine_id: i64, job: &JobSpec) {

@@ -7,6 +7,7 @@ mod comparisons;
 mod helpers;
 mod leases;
 mod lifecycle;
+mod nul;
 mod openapi;
 mod ownership;
 mod private_postgres;
