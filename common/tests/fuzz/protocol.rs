@@ -199,3 +199,17 @@ proptest! {
         }
     }
 }
+
+/// Found by `fuzz_comparison_view` in a long run: serde_json's default float
+/// parser read `7.863859847831178e+90` one ulp off, so a number written and
+/// read back changed (a metric value would shift on every upload). The
+/// workspace now builds serde_json with `float_roundtrip`.
+#[test]
+fn a_metric_value_reads_back_as_the_number_written() {
+    let mut run = run_result();
+    run.metrics[0].value = 7.863_859_847_831_178e90;
+    let text = serde_json::to_string(&run).unwrap();
+    let back: RunResult = serde_json::from_str(&text).unwrap();
+    assert_eq!(back.metrics[0].value.to_bits(), run.metrics[0].value.to_bits());
+    assert_eq!(back, run);
+}
