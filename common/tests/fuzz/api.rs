@@ -153,7 +153,10 @@ fn keeps_the_rules(req: &ComparisonCreateRequest) -> Result<(), TestCaseError> {
     if let Some(max) = req.max_runs {
         prop_assert!(max >= req.runs && max <= MAX_RUNS);
     }
-    prop_assert!(!(req.aa && !req.mbox.trim().is_empty()));
+    prop_assert!(
+        !req.aa || req.mbox.trim().is_empty(),
+        "an A/A comparison with a patch"
+    );
     Ok(())
 }
 

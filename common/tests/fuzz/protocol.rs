@@ -210,6 +210,9 @@ fn a_metric_value_reads_back_as_the_number_written() {
     run.metrics[0].value = 7.863_859_847_831_178e90;
     let text = serde_json::to_string(&run).unwrap();
     let back: RunResult = serde_json::from_str(&text).unwrap();
-    assert_eq!(back.metrics[0].value.to_bits(), run.metrics[0].value.to_bits());
+    assert_eq!(
+        back.metrics[0].value.to_bits(),
+        run.metrics[0].value.to_bits()
+    );
     assert_eq!(back, run);
 }
