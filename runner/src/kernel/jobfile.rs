@@ -7,7 +7,7 @@
 //! patches = "fs-close.mbox"          # the series, relative to this file
 //! # config = "extra.config"          # optional Kconfig fragment for both sides
 //! workloads = ["open1", "dup1"]
-//! runs = 3                           # boots per side, in randomized ABBA blocks
+//! runs = 3                           # boots per side (1 to 100), in randomized ABBA blocks
 //! backend = "tcg-icount"             # kvm | tcg | tcg-icount; default: best here
 //! # seed = 42                        # fixes the boot order
 //!
