@@ -3,6 +3,7 @@
 //! JSON: reading never panics, and what reads writes back and reads back
 //! the same.
 
+use patchperf_common::limits::{MAX_METRICS, MAX_NR_TASK, MAX_SECONDS, MAX_WARMUP_SECONDS};
 use patchperf_common::protocol::{
     BaseSource, BootSlot, ClaimRequest, ErrorBody, FailureReason, FinishRequest, HeartbeatResponse,
     JobSpec, JobState, MachineInventory, NrTask, RegisterRequest, RegisterResponse, RunUpload,
@@ -188,6 +189,20 @@ proptest! {
         }
     }
 
+    /// `RunResult::validate` never panics, and what it accepts keeps the
+    /// bounds of `limits`.
+    #[test]
+    fn fuzz_run_result_validate(text in inputs(tree(&run_result()))) {
+        if let Ok(run) = serde_json::from_str::<RunResult>(&text) {
+            if run.validate().is_ok() {
+                prop_assert!(run.seconds <= MAX_SECONDS && run.warmup_seconds <= MAX_WARMUP_SECONDS);
+                prop_assert!((1..=MAX_NR_TASK).contains(&run.nr_task));
+                prop_assert!((1..=MAX_METRICS).contains(&run.metrics.len()));
+                prop_assert!(run.metrics.iter().all(|m| m.value.is_finite()));
+            }
+        }
+    }
+
     /// `RunResult`'s numbers are finite whatever the JSON said (JSON has no
     /// NaN or infinity, and numbers beyond f64 are refused).
     #[test]
@@ -215,4 +230,11 @@ fn a_metric_value_reads_back_as_the_number_written() {
         run.metrics[0].value.to_bits()
     );
     assert_eq!(back, run);
+}
+
+/// The run the edits start from passes `validate`, so edited runs reach
+/// every check behind the first.
+#[test]
+fn the_run_edits_start_from_is_valid() {
+    run_result().validate().unwrap();
 }
