@@ -197,6 +197,101 @@ proptest! {
     }
 }
 
+/// Lines that reach the header decoder's and the subject reader's corners.
+const TRICKY_LINES: &[&str] = &[
+    "From 1111111111111111111111111111111111111111 Mon Sep 17 00:00:00 2001",
+    "From: =?UTF-8?B?SsO2cmc=?= <jh@example.org>",
+    "From: =?utf-8?q?=FF=FE?= <a@x>, B <b@x>",
+    "From: <>",
+    "Subject: =?UTF-8?q?=5BPATCH=20v2=203/7=5D?= mm: x",
+    "Subject: [PATCH v99999999999 4294967296/0] y",
+    "Subject: Re: [RFC][PATCH 0/2] [",
+    " folded continuation",
+    "\tfolded with a tab",
+    "Date: Mon, 32 Foo 99999 25:61:61 +9999",
+    "Date: Thu, 1 Jan 1970 00:00:00 -1200",
+    "Message-ID: <<>>",
+    "Content-Transfer-Encoding: base64",
+    "diff --git a/x b/x",
+    "--- a/x",
+    "+++ b/x",
+    "@@ -1 +1 @@",
+    "-- ",
+    "\u{0}",
+    ":",
+    "",
+];
+
+/// A real series with one to six line edits: a line dropped, doubled, or
+/// replaced by or preceded with a tricky one.
+fn edited_series() -> impl Strategy<Value = String> {
+    let base = prop_oneof![Just(TWO_PATCH_SERIES), Just(MODE_ONLY_PATCH)];
+    let edit = (
+        any::<proptest::sample::Index>(),
+        0u8..4,
+        proptest::sample::select(TRICKY_LINES),
+    );
+    (base, proptest::collection::vec(edit, 1..7)).prop_map(|(base, edits)| {
+        let mut lines: Vec<&str> = base.lines().collect();
+        for (at, kind, tricky) in edits {
+            let i = at.index(lines.len() + 1);
+            match kind {
+                0 if i < lines.len() => {
+                    lines.remove(i);
+                }
+                1 if i < lines.len() => lines.insert(i, lines[i]),
+                2 if i < lines.len() => lines[i] = tricky,
+                _ => lines.insert(i, tricky),
+            }
+        }
+        lines.join("\n")
+    })
+}
+
+proptest! {
+    /// Edited real series reach the header decoding, folding and subject
+    /// paths: reading never panics, and `parse` agrees with reading the
+    /// messages one by one, as the runner does.
+    #[test]
+    fn fuzz_edited_series(text in edited_series()) {
+        let messages: Vec<_> = split(&text)
+            .into_iter()
+            .enumerate()
+            .map(|(i, m)| Message::read(m, i))
+            .collect();
+        for message in messages.iter().flatten() {
+            let _ = message.parsed_subject();
+        }
+        match parse(&text) {
+            Ok(series) => {
+                let read: Vec<Message> = messages.into_iter().map(Result::unwrap).collect();
+                prop_assert_eq!(series.messages, read);
+            }
+            Err(_) => prop_assert!(
+                messages.iter().any(Result::is_err)
+                    || !messages.iter().flatten().any(|m| m.has_diff)
+            ),
+        }
+    }
+
+    /// Empty lines after a series add no message and change none, as
+    /// `split` documents (only the sha256 of the text changes). Lines of
+    /// spaces are not in this: after a header with no body they read as a
+    /// folded header, which mailparse rightly refuses.
+    #[test]
+    fn fuzz_trailing_empty_lines_change_no_message(
+        text in edited_series(),
+        tail in "\n{1,8}",
+    ) {
+        let padded = format!("{text}\n{tail}");
+        match (parse(&text), parse(&padded)) {
+            (Ok(a), Ok(b)) => prop_assert_eq!(a.messages, b.messages),
+            (Err(_), Err(_)) => {}
+            (a, b) => prop_assert!(false, "{a:?} became {b:?}"),
+        }
+    }
+}
+
 #[test]
 fn plain_diffs_are_refused_saying_what_to_send() {
     for plain in [

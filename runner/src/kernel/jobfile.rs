@@ -7,7 +7,7 @@
 //! patches = "fs-close.mbox"          # the series, relative to this file
 //! # config = "extra.config"          # optional Kconfig fragment for both sides
 //! workloads = ["open1", "dup1"]
-//! runs = 3                           # boots per side, in randomized ABBA blocks
+//! runs = 3                           # boots per side (1 to 100), in randomized ABBA blocks
 //! backend = "tcg-icount"             # kvm | tcg | tcg-icount; default: best here
 //! # seed = 42                        # fixes the boot order
 //!
@@ -22,7 +22,7 @@
 
 use std::path::{Path, PathBuf};
 
-use patchperf_common::api::git;
+use patchperf_common::api::{MAX_RUNS, git};
 use patchperf_common::protocol::{BaseSource, BootSlot, JobSpec, NrTask, WorkloadParams};
 use patchperf_common::run::{MeasurementMode, Side, TaskMode};
 use rand::Rng;
@@ -144,15 +144,23 @@ impl JobFile {
                 path.display()
             )));
         }
-        if job.runs == 0 {
+        // The boot order is built in memory: billions of runs would
+        // exhaust it before the first boot.
+        if !(1..=MAX_RUNS).contains(&job.runs) {
             return Err(Error::Usage(format!(
-                "job file {}: runs must be at least 1",
+                "job file {}: runs must be 1 to {MAX_RUNS}",
                 path.display()
             )));
         }
         if job.params.nr_task.is_empty() || job.params.seconds == 0 {
             return Err(Error::Usage(format!(
                 "job file {}: params need at least one nr_task and one second",
+                path.display()
+            )));
+        }
+        if job.params.nr_task.contains(&NrTask::Count(0)) {
+            return Err(Error::Usage(format!(
+                "job file {}: a task count must be at least 1",
                 path.display()
             )));
         }
@@ -323,6 +331,26 @@ mod tests {
         assert_eq!(spec.boots, abba_order(3, 3));
     }
 
+    /// Seen while writing `tests/fuzz/jobfile.rs`, which feeds this line:
+    /// `runs = 4294967295` was accepted and `to_spec` then built an ABBA
+    /// order of 8.6 billion boots in memory (68 GB), aborting the runner.
+    #[test]
+    fn a_job_file_with_billions_of_runs_is_refused_before_any_boot_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("job.toml");
+        std::fs::write(
+            &path,
+            "patches = \"s\"\nworkloads = [\"open1\"]\nruns = 4294967295\n",
+        )
+        .unwrap();
+        match JobFile::load(&path) {
+            Err(Error::Usage(message)) => {
+                assert!(message.contains("runs must be 1 to 100"), "{message}")
+            }
+            other => panic!("expected a usage error, got {other:?}"),
+        }
+    }
+
     #[test]
     fn git_bases_and_bad_job_files() {
         let dir = tempfile::tempdir().unwrap();
@@ -389,6 +417,8 @@ mod tests {
             "patches = \"s\"\nworkloads = []\n",
             "patches = \"s\"\nworkloads = [\"nosuch\"]\n",
             "patches = \"s\"\nworkloads = [\"open1\"]\nruns = 0\n",
+            "patches = \"s\"\nworkloads = [\"open1\"]\nruns = 101\n",
+            "patches = \"s\"\nworkloads = [\"open1\"]\n[params]\nnr_task = [0]\n",
             "patches = \"s\"\nworkloads = [\"open1\"]\nbackend = \"vmware\"\n",
             "patches = \"s\"\nworkloads = [\"open1\"]\ntypo = 1\n",
         ] {

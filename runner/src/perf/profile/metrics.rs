@@ -26,10 +26,12 @@
 //!   with those functions; the traces starting with `f1` add up to
 //!   `children` of `f1` (minus the ones dropped for being small).
 //!
-//! Like perf report, a function is "the same" on a stack when its symbol and
-//! DSO are; like 0-day, names then lose gcc's clone suffixes (`.isra.N`,
-//! `.constprop.N`, `.part.N`) and entries with the same cleaned name are
-//! added up. Entries under 0.05% are dropped, as 0-day drops them.
+//! Like 0-day, names lose gcc's clone suffixes (`.isra.N`, `.constprop.N`,
+//! `.part.N`) and entries with the same cleaned name are added up. A sample
+//! counts once per name on its stack: where perf report would file it under
+//! both `foo` and `foo.part.0` (or one symbol in two DSOs), and 0-day's sum
+//! would count it twice, here it counts once, so a share never passes 100%.
+//! Entries under 0.05% are dropped, as 0-day drops them.
 //!
 //! A stack is cut at its first frame perf could not resolve (`[unknown]`):
 //! frame-pointer unwinding through code built without frame pointers yields
@@ -83,17 +85,23 @@ impl Profile {
         if frames.iter().any(|f| f.dso == "[kernel.kallsyms]") {
             self.kernel_samples += 1;
         }
-        *self.self_weight.entry(frame_name(&frames[0])).or_default() += weight;
-        for (depth, frame) in frames.iter().enumerate() {
-            // perf report files a sample once per distinct (symbol, DSO).
-            if frames[..depth].contains(frame) {
+        let names: Vec<String> = frames.iter().map(frame_name).collect();
+        *self.self_weight.entry(names[0].clone()).or_default() += weight;
+        for depth in 0..names.len() {
+            // Once per name on a stack, so that no share passes 100%: two
+            // frames named alike (`foo` calling `foo.part.0`, one symbol in
+            // two DSOs) are one entry in the metrics.
+            if names[..depth].contains(&names[depth]) {
                 continue;
             }
-            *self.children_weight.entry(frame_name(frame)).or_default() += weight;
-            let trace: Vec<String> = frames[depth..]
+            *self
+                .children_weight
+                .entry(names[depth].clone())
+                .or_default() += weight;
+            let trace: Vec<String> = names[depth..]
                 .iter()
                 .take(CALLTRACE_FRAMES)
-                .map(frame_name)
+                .cloned()
                 .collect();
             *self.calltrace_weight.entry(trace).or_default() += weight;
         }
@@ -158,7 +166,8 @@ impl Profile {
         if self.total == 0 {
             return None;
         }
-        let percent = 100.0 * weight as f64 / self.total as f64;
+        // The fraction first: weight ≤ total keeps it ≤ 1 after rounding.
+        let percent = weight as f64 / self.total as f64 * 100.0;
         (percent >= MIN_PERCENT).then_some(percent)
     }
 }

@@ -1,0 +1,219 @@
+//! Fuzzes the CI API (`patchperf_common::api`): the submission body and
+//! its checks, and every answer `runner submit` reads. Reading never
+//! panics, what reads round-trips, and what the checks accept keeps every
+//! rule they state.
+
+use chrono::{TimeZone, Utc};
+use patchperf_common::api::{
+    BootView, CancelResponse, ComparisonCreateRequest, ComparisonCreated, ComparisonListQuery,
+    ComparisonSubmission, ComparisonView, FailureView, JobView, MAX_RUNS, MIN_RUNS, PatchMessage,
+    PatchesView, RunCounts, VerdictSummary,
+};
+use patchperf_common::comparison::{ComparisonKind, ComparisonStatus, OverallVerdict};
+use patchperf_common::protocol::{BaseSource, FailureReason, JobState, NrTask, WorkloadParams};
+use patchperf_common::run::{MeasurementMode, Side, TaskMode};
+use patchperf_common::workload;
+use proptest::prelude::*;
+
+use crate::json::{inputs, round_trips, round_trips_as_json, tree};
+
+fn submission() -> ComparisonCreateRequest {
+    ComparisonCreateRequest {
+        base: BaseSource::Tarball {
+            name: "linux-source-6.1".into(),
+        },
+        mbox: "From 1 Mon Sep 17 00:00:00 2001\nFrom: A <a@x>\nSubject: [PATCH] x\n\n---\n\
+               diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"
+            .into(),
+        aa: false,
+        workloads: vec!["open1".into(), "dup1".into()],
+        params: WorkloadParams {
+            mode: TaskMode::Process,
+            nr_task: vec![NrTask::Count(1), NrTask::Percent(100)],
+            seconds: 5,
+            warmup_seconds: 2,
+            perf_stat: true,
+            perf_profile: false,
+        },
+        runs: 5,
+        max_runs: Some(20),
+        backend: Some(MeasurementMode::Kvm),
+        config_fragment: Some("CONFIG_PREEMPT=y\n# CONFIG_DEBUG_INFO is not set\n".into()),
+        machine: Some("lab-1".into()),
+        order_seed: Some(42),
+    }
+}
+
+fn job_view() -> JobView {
+    JobView {
+        id: 11,
+        seq: 0,
+        state: JobState::Failed,
+        attempt: 1,
+        max_attempts: 3,
+        message: "booting".into(),
+        boots: vec![
+            BootView {
+                seq: 0,
+                side: Side::Patched,
+            },
+            BootView {
+                seq: 1,
+                side: Side::Base,
+            },
+        ],
+        failure: Some(FailureView {
+            reason: FailureReason::BootFailed,
+            reason_text: FailureReason::BootFailed.as_str().into(),
+            detail: "no init found".into(),
+        }),
+        log_tail: "[    0.000000] Linux version 6.1".into(),
+        runs: RunCounts {
+            base: 1,
+            patched: 0,
+            expected_per_side: 6,
+        },
+        lease_expires_at: None,
+        updated_at: Utc.with_ymd_and_hms(2026, 11, 30, 9, 0, 0).unwrap(),
+    }
+}
+
+fn comparison_view() -> ComparisonView<VerdictSummary> {
+    let at = Utc.with_ymd_and_hms(2026, 11, 30, 9, 0, 0).unwrap();
+    let request = submission();
+    ComparisonView {
+        id: 3,
+        kind: ComparisonKind::Ab,
+        status: ComparisonStatus::Running,
+        report_url: "/comparisons/3".into(),
+        submitted_by: "ci".into(),
+        created_at: at,
+        updated_at: at,
+        finished_at: Some(at),
+        base: request.base,
+        patches: PatchesView {
+            sha256: "ab".repeat(32),
+            messages: vec![PatchMessage {
+                position: 0,
+                subject: "[PATCH] x".into(),
+                message_id: Some("1@x".into()),
+                author: "A <a@x>".into(),
+                has_diff: true,
+            }],
+        },
+        workloads: request.workloads,
+        params: request.params,
+        runs_per_side: 5,
+        max_runs_per_side: Some(20),
+        runs_added_at: vec![5],
+        backend: Some("kvm".into()),
+        config_fragment: request.config_fragment,
+        machine: Some(serde_json::json!({"name": "lab-1", "nr_cpu": 2})),
+        waiting: None,
+        boot_order: "ABBA".into(),
+        order_seed: 42,
+        jobs: vec![job_view()],
+        runs: RunCounts::default(),
+        verdict: VerdictSummary {
+            overall: OverallVerdict::NoChange,
+            headlines: vec!["dup1: no change".into()],
+        },
+    }
+}
+
+/// The rules `ComparisonSubmission` promises, checked on what it accepted.
+fn keeps_the_rules(req: &ComparisonCreateRequest) -> Result<(), TestCaseError> {
+    match &req.base {
+        BaseSource::Git { url, commit } => {
+            prop_assert!(!url.trim().is_empty());
+            prop_assert!(!commit.is_empty() && !commit.contains(char::is_whitespace));
+        }
+        BaseSource::Tarball { name } => {
+            prop_assert!(!name.is_empty() && !name.starts_with('.') && !name.contains('/'));
+        }
+    }
+    prop_assert!(!req.workloads.is_empty());
+    for (i, w) in req.workloads.iter().enumerate() {
+        prop_assert!(
+            workload::find(w).is_some(),
+            "unknown workload {w:?} accepted"
+        );
+        prop_assert!(!req.workloads[..i].contains(w), "{w:?} accepted twice");
+    }
+    let p = &req.params;
+    prop_assert!((1..=16).contains(&p.nr_task.len()));
+    for n in &p.nr_task {
+        match *n {
+            NrTask::Count(c) => prop_assert!((1..=4096).contains(&c)),
+            NrTask::Percent(q) => prop_assert!((1..=100).contains(&q)),
+        }
+    }
+    prop_assert!((1..=600).contains(&p.seconds) && p.warmup_seconds <= 300);
+    prop_assert!((MIN_RUNS..=MAX_RUNS).contains(&req.runs));
+    if let Some(max) = req.max_runs {
+        prop_assert!(max >= req.runs && max <= MAX_RUNS);
+    }
+    prop_assert!(
+        !req.aa || req.mbox.trim().is_empty(),
+        "an A/A comparison with a patch"
+    );
+    Ok(())
+}
+
+proptest! {
+    /// The submission body: reads without panicking, round-trips, and the
+    /// checks either refuse it with a message or accept a request that
+    /// keeps every rule.
+    #[test]
+    fn fuzz_submission(text in inputs(tree(&submission()))) {
+        if let Some(req) = round_trips::<ComparisonCreateRequest>(&text)? {
+            match ComparisonSubmission::try_from(req.clone()) {
+                Ok(checked) => {
+                    prop_assert_eq!(&*checked, &req);
+                    keeps_the_rules(&checked)?;
+                }
+                Err(err) => prop_assert!(!err.to_string().is_empty()),
+            }
+        }
+    }
+
+    #[test]
+    fn fuzz_comparison_view(text in inputs(tree(&comparison_view()))) {
+        round_trips_as_json::<ComparisonView<VerdictSummary>>(&text)?;
+        round_trips_as_json::<ComparisonView<serde_json::Value>>(&text)?;
+    }
+
+    #[test]
+    fn fuzz_job_view(text in inputs(tree(&job_view()))) {
+        round_trips::<JobView>(&text)?;
+    }
+
+    #[test]
+    fn fuzz_comparison_created(text in inputs(tree(&ComparisonCreated {
+        id: 3,
+        url: "/api/v1/comparisons/3".into(),
+        report_url: "/comparisons/3".into(),
+    }))) {
+        round_trips::<ComparisonCreated>(&text)?;
+    }
+
+    #[test]
+    fn fuzz_cancel_response(text in inputs(tree(&CancelResponse {
+        id: 3,
+        status: ComparisonStatus::Cancelled,
+    }))) {
+        round_trips::<CancelResponse>(&text)?;
+    }
+
+    #[test]
+    fn fuzz_list_query(text in inputs(tree(&ComparisonListQuery {
+        status: Some("done".into()),
+        machine: Some("lab-1".into()),
+        workload: Some("dup1".into()),
+        verdict: Some("no change".into()),
+        limit: Some(50),
+        before: Some(100),
+    }))) {
+        round_trips::<ComparisonListQuery>(&text)?;
+    }
+}
