@@ -51,7 +51,11 @@ async fn the_dashboard_shows_progress_and_stored_verdicts_and_builds_no_report(p
     assert_eq!(status, StatusCode::OK);
     assert_eq!(builds(&app) - before, 1, "only the finished one's verdict");
     let text = squash(&crate::browser::visible_text(&page));
-    assert!(text.contains("dup1 nr_task 1: +5.0% improvement"), "{text}");
+    assert!(text.contains("done 3 a side"), "{text}");
+    assert!(
+        text.contains("improvement dup1 nr_task 1: +5.1% improvement [PATCH] fs: a dup win"),
+        "{text}"
+    );
     // Every later look reads stored state only.
     for _ in 0..3 {
         let (status, again) = app.get("/").await;
