@@ -41,13 +41,13 @@ cleanup() {
         wait "$server_pid" 2>/dev/null || true
     fi
     # The server stops its Postgres on the way out; make sure of it.
-    if [[ -f "$data/pg/postmaster.pid" ]]; then
+    if [[ -f "$data/pg/data/postmaster.pid" ]]; then
         local bin
         bin="/usr/lib/postgresql/$(ls /usr/lib/postgresql | sort -n | tail -1)/bin"
         if [[ "$(id -u)" == 0 ]]; then
-            runuser -u postgres -- "$bin/pg_ctl" -D "$data/pg" -m fast stop >/dev/null 2>&1 || true
+            runuser -u postgres -- "$bin/pg_ctl" -D "$data/pg/data" -m fast stop >/dev/null 2>&1 || true
         else
-            "$bin/pg_ctl" -D "$data/pg" -m fast stop >/dev/null 2>&1 || true
+            "$bin/pg_ctl" -D "$data/pg/data" -m fast stop >/dev/null 2>&1 || true
         fi
     fi
     rm -rf "$data"
@@ -84,8 +84,8 @@ ticks() {
 }
 postgres_pids() {
     local main
-    main="$(head -1 "$data/pg/postmaster.pid")"
-    echo "$main" $(pgrep -P "$main" || true)
+    main="$(head -1 "$data/pg/data/postmaster.pid")"
+    echo "$main" $(pgrep -P "$main")
 }
 hz="$(getconf CLK_TCK)"
 

@@ -8,7 +8,7 @@
 //! token, as CI would, and claim again), post a state, heartbeat, upload a
 //! dup1 run per boot with a heartbeat after each, finish. Each browser
 //! loops over the dashboard, a comparison page, its JSON, its text report
-//! and its runs plot. Both pause between requests (`--runner-pause-ms`,
+//! and the first runs plot the page links to. Both pause between requests (`--runner-pause-ms`,
 //! `--browser-pause-ms`), as a runner busy booting kernels and a person
 //! reading pages do; with no pause the benchmark measures only how long a
 //! saturated server's queue is.
@@ -355,15 +355,22 @@ fn browser(o: &Options, i: usize, deadline: Instant, ids: &Mutex<Vec<i64>>) -> T
         let Some(id) = id else {
             continue;
         };
+        let page = c.call("page", &format!("/comparisons/{id}"), None, &[], None);
+        // The runs plot the page links to, as the browser would load it
+        // (none before the comparison has runs).
+        let plot = page.and_then(|p| {
+            p.body
+                .split(['"', '\''])
+                .find(|s| s.contains("/plots/runs.svg"))
+                .map(|s| s.replace("&#38;", "&").replace("&amp;", "&"))
+        });
+        std::thread::sleep(o.browser_pause);
         for (kind, path) in [
-            ("page", format!("/comparisons/{id}")),
-            ("json", format!("/api/v1/comparisons/{id}")),
-            ("text", format!("/api/v1/comparisons/{id}/report.txt")),
-            (
-                "plot",
-                format!("/comparisons/{id}/plots/runs.svg?workload=dup1&mode=process&nr_task=1"),
-            ),
+            ("json", Some(format!("/api/v1/comparisons/{id}"))),
+            ("text", Some(format!("/api/v1/comparisons/{id}/report.txt"))),
+            ("plot", plot),
         ] {
+            let Some(path) = path else { continue };
             if Instant::now() >= deadline {
                 break;
             }

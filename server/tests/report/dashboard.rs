@@ -125,3 +125,33 @@ async fn a_kept_report_is_rebuilt_when_a_run_arrives(pool: sqlx::PgPool) {
     assert_ne!(after, json);
     assert_eq!(runs(&after), runs(&json) + 1, "{after:#}");
 }
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn a_comparison_whose_report_fails_leaves_the_listings_up(pool: sqlx::PgPool) {
+    let app = TestApp::new(pool.clone()).await;
+    let lab = app.register("lab").await;
+    let broken = app.submit("[PATCH] fs: a dup win", "lab", &[1], 3).await;
+    while let Some(spec) = app.claim(lab).await {
+        app.run_job(lab, &spec, &[1], faster, true).await;
+    }
+    // A stored run its report cannot read back (as a value the door let
+    // through once could be): its report fails to build.
+    sqlx::query("UPDATE runs SET measurement = 'no-such-mode' WHERE comparison_id = $1")
+        .bind(broken)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let (status, _) = app.get(&format!("/api/v1/comparisons/{broken}")).await;
+    assert!(status.is_server_error(), "{status}");
+    // The listings show it without a verdict instead of failing whole.
+    let (status, page) = app.get("/").await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    let text = squash(&crate::browser::visible_text(&page));
+    assert!(
+        text.contains("done 6/6 boots, 6 runs [PATCH] fs: a dup win"),
+        "{text}"
+    );
+    let list = app.get_json("/api/v1/comparisons").await;
+    assert_eq!(list["comparisons"][0]["id"], broken);
+    assert!(list["comparisons"][0]["verdict"].is_null(), "{list:#}");
+}

@@ -7,6 +7,8 @@
 //! the database says now: every lookup reads them (one indexed query) and
 //! a new run, a status change, added boots or a new noise floor makes the
 //! entry miss. Nothing is ever served that was built from older runs.
+//! Requests that miss together wait for one build instead of each making
+//! their own (fifty browsers on the newest comparison after a new run).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -14,6 +16,7 @@ use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
 use patchperf_common::comparison::ComparisonStatus;
+use tokio::sync::Mutex as BuildLock;
 
 use super::ComparisonReport;
 use crate::db::comparisons::ComparisonRow;
@@ -68,6 +71,8 @@ struct Entry {
 #[derive(Debug, Default)]
 pub struct ReportCache {
     entries: Mutex<HashMap<i64, Entry>>,
+    /// One lock per comparison whose report is being built now.
+    building: Mutex<HashMap<i64, Arc<BuildLock<()>>>>,
     clock: AtomicU64,
     builds: AtomicU64,
 }
@@ -104,6 +109,15 @@ impl ReportCache {
                 used,
             },
         );
+    }
+
+    /// The lock whose holder builds comparison `id`'s report; who waits
+    /// for it should look again before building.
+    pub fn builder(&self, id: i64) -> Arc<BuildLock<()>> {
+        let mut building = self.building.lock().unwrap_or_else(|p| p.into_inner());
+        // Forget the locks of builds over, so the map holds only live ones.
+        building.retain(|_, lock| Arc::strong_count(lock) > 1);
+        Arc::clone(building.entry(id).or_default())
     }
 
     /// How many reports this server has built (cache misses).
@@ -153,6 +167,18 @@ mod tests {
         assert!(cache.get(7, &inputs(3)).is_none(), "a new run misses");
         assert!(cache.get(8, &inputs(2)).is_none());
         assert_eq!(cache.builds(), 1);
+    }
+
+    #[test]
+    fn one_build_at_a_time_per_comparison() {
+        let cache = ReportCache::default();
+        let (a, b) = (cache.builder(7), cache.builder(7));
+        assert!(Arc::ptr_eq(&a, &b));
+        assert!(!Arc::ptr_eq(&a, &cache.builder(8)));
+        drop((a, b));
+        let _c = cache.builder(9);
+        let building = cache.building.lock().unwrap();
+        assert_eq!(building.len(), 1, "finished builds are forgotten");
     }
 
     #[test]

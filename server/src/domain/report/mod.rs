@@ -91,6 +91,11 @@ pub async fn load_shared(
     if let Some(kept) = state.reports.get(c.id, &inputs) {
         return Ok(kept);
     }
+    let builder = state.reports.builder(c.id);
+    let _building = builder.lock().await;
+    if let Some(kept) = state.reports.get(c.id, &inputs) {
+        return Ok(kept);
+    }
     let built = Arc::new(load_uncached(state, c).await?);
     state.reports.put(c.id, inputs, Arc::clone(&built));
     Ok(built)

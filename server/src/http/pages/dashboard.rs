@@ -159,7 +159,7 @@ pub(super) async fn page(
     )
     .await?;
     // Finished since the keeper last ran: stored now, once, not per request.
-    stored::fill(&state, &mut listed).await?;
+    stored::fill(&state, &mut listed).await;
     let unfinished: Vec<i64> = listed
         .iter()
         .filter(|s| s.verdict.is_none())
