@@ -44,42 +44,22 @@ pub async fn of_comparisons(
 }
 
 /// What of a comparison's runs decides whether its report changed: how
-/// many there are, the newest (runs are only ever added), and the A/A
-/// comparison whose noise floor it is judged against.
+/// many there are and the newest (runs are only ever added).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RunsSoFar {
     /// Runs stored.
     pub runs: i64,
     /// Id of the newest.
     pub last_run: Option<i64>,
-    /// The machine's latest finished A/A comparison, for an A/B one.
-    pub latest_aa: Option<i64>,
 }
 
-/// The runs so far of comparison `id` (zero runs for an unknown id).
+/// The runs so far of comparison `id`.
 pub async fn runs_so_far(db: impl PgExecutor<'_>, id: i64) -> Result<RunsSoFar, sqlx::Error> {
-    let row = sqlx::query!(
-        r#"SELECT (SELECT count(*) FROM runs r WHERE r.comparison_id = c.id) AS "runs!",
-                  (SELECT max(r.id) FROM runs r WHERE r.comparison_id = c.id) AS last_run,
-                  CASE WHEN c.kind = 'ab' THEN
-                      (SELECT max(a.id) FROM comparisons a
-                       WHERE a.machine_id = c.machine_id AND a.kind = 'aa' AND a.status = 'done')
-                  END AS latest_aa
-           FROM comparisons c WHERE c.id = $1"#,
+    sqlx::query_as!(
+        RunsSoFar,
+        r#"SELECT count(*) AS "runs!", max(id) AS last_run FROM runs WHERE comparison_id = $1"#,
         id
     )
-    .fetch_optional(db)
-    .await?;
-    Ok(row.map_or(
-        RunsSoFar {
-            runs: 0,
-            last_run: None,
-            latest_aa: None,
-        },
-        |r| RunsSoFar {
-            runs: r.runs,
-            last_run: r.last_run,
-            latest_aa: r.latest_aa,
-        },
-    ))
+    .fetch_one(db)
+    .await
 }

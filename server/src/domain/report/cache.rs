@@ -39,14 +39,16 @@ pub struct Inputs {
     runs_per_side: i32,
     runs_added: usize,
     machine_id: Option<i64>,
-    /// Runs stored so far and the newest of them, and the A/A comparison
-    /// that sets the noise floor.
+    /// Runs stored so far and the newest of them.
     runs: RunsSoFar,
+    /// The A/A comparison that sets the noise floor.
+    latest_aa: Option<i64>,
 }
 
 impl Inputs {
-    /// The inputs of comparison `c` with its runs as read now.
-    pub fn new(c: &ComparisonRow, runs: RunsSoFar) -> Self {
+    /// The inputs of comparison `c` with its runs and noise floor's A/A
+    /// comparison as read now.
+    pub fn new(c: &ComparisonRow, runs: RunsSoFar, latest_aa: Option<i64>) -> Self {
         Inputs {
             updated_at: c.updated_at,
             status: c.status,
@@ -54,6 +56,7 @@ impl Inputs {
             runs_added: c.runs_added_at.len(),
             machine_id: c.machine_id,
             runs,
+            latest_aa,
         }
     }
 }
@@ -150,8 +153,8 @@ mod tests {
             runs: RunsSoFar {
                 runs,
                 last_run: Some(runs),
-                latest_aa: None,
             },
+            latest_aa: None,
         }
     }
 

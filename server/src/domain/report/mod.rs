@@ -87,7 +87,11 @@ pub async fn load_shared(
 ) -> Result<Arc<ComparisonReport>, Error> {
     // Read before building: a run stored meanwhile then only makes the
     // entry miss next time, never a report of old runs look current.
-    let inputs = cache::Inputs::new(c, db::progress::runs_so_far(&state.db, c.id).await?);
+    let runs = db::progress::runs_so_far(&state.db, c.id).await?;
+    let latest_aa = db::verdicts::fingerprint(&state.db, c.id)
+        .await?
+        .and_then(|f| f.latest_aa);
+    let inputs = cache::Inputs::new(c, runs, latest_aa);
     if let Some(kept) = state.reports.get(c.id, &inputs) {
         return Ok(kept);
     }
