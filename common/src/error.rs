@@ -25,7 +25,7 @@ pub enum Error {
     /// A message's headers cannot be read as mail headers.
     #[error(
         "message {message} of the mbox: bad headers ({detail}); \
-         produce the series with `git format-patch`"
+         send the series as `git format-patch --stdout` writes it"
     )]
     MboxHeaders {
         /// Which message, counting from 1.
@@ -35,8 +35,9 @@ pub enum Error {
     },
     /// A message carries a diff but not the headers that name the patch.
     #[error(
-        "message {message} of the mbox has a diff but no Subject or From header; \
-         produce the series with `git format-patch`"
+        "message {message} of the mbox has a diff but no Subject or From header \
+         (a plain `git diff` or `diff -u` names no patch); send the series as \
+         `git format-patch --stdout` writes it"
     )]
     MboxDiffWithoutHeaders {
         /// Which message, counting from 1.
@@ -46,4 +47,8 @@ pub enum Error {
     /// by its JSON path and says what is allowed.
     #[error("{0}")]
     InvalidSubmission(String),
+    /// A run breaks a rule ([`crate::run::RunResult::validate`]); the
+    /// message names the field or metric and says what is allowed.
+    #[error("{0}")]
+    InvalidRun(String),
 }

@@ -74,10 +74,12 @@ pub struct ClaimRequest {
     pub wait_seconds: u32,
 }
 
-/// Where the base tree comes from.
+/// Where the base tree comes from. A field the variant does not have is
+/// refused, so that a misspelt or misplaced one (`commit` on a tarball) is
+/// not silently ignored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(tag = "kind", rename_all = "lowercase")]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
 pub enum BaseSource {
     /// A git repository and a commit (id or ref) in it.
     Git {
@@ -178,9 +180,11 @@ mod percent {
     }
 }
 
-/// Workload parameters of a comparison (0-day's `parameters:` block).
+/// Workload parameters of a comparison (0-day's `parameters:` block). An
+/// unknown field is refused, as it is at the top of a submission.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
 pub struct WorkloadParams {
     /// Processes or threads.
     #[serde(default)]
@@ -564,6 +568,35 @@ mod tests {
         let v: Vec<NrTask> = serde_json::from_str(r#"[1, "50%", 8]"#).unwrap();
         assert_eq!(v, [NrTask::Count(1), NrTask::Percent(50), NrTask::Count(8)]);
         assert_eq!(serde_json::to_string(&v).unwrap(), r#"[1,"50%",8]"#);
+    }
+
+    #[test]
+    fn base_and_params_refuse_fields_they_do_not_have() {
+        let base: BaseSource =
+            serde_json::from_str(r#"{"kind":"git","url":"/srv/linux.git","commit":"v6.1"}"#)
+                .unwrap();
+        assert_eq!(serde_json::to_value(&base).unwrap()["kind"], "git");
+        for (json, field) in [
+            (
+                r#"{"kind":"tarball","name":"linux-source-6.1","commit":"v6.1"}"#,
+                "commit",
+            ),
+            (
+                r#"{"kind":"git","url":"/srv/linux.git","commit":"v6.1","branch":"x"}"#,
+                "branch",
+            ),
+        ] {
+            let e = serde_json::from_str::<BaseSource>(json).unwrap_err();
+            assert!(
+                e.to_string().contains(&format!("unknown field `{field}`")),
+                "{e}"
+            );
+        }
+        let e = serde_json::from_str::<WorkloadParams>(
+            r#"{"nr_task":[1],"seconds":5,"warmup_seconds":1,"perf_sta":true}"#,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("unknown field `perf_sta`"), "{e}");
     }
 
     #[test]

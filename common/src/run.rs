@@ -2,7 +2,15 @@
 //! one booted kernel. This is the unit the runner writes to `--json`, keeps
 //! in a local results directory and uploads; the server stores it as is.
 
+use std::collections::HashSet;
+
 use serde::{Deserialize, Serialize};
+
+use crate::Error;
+use crate::limits::{
+    MAX_METRICS, MAX_NR_TASK, MAX_SAMPLES, MAX_SECONDS, MAX_SERIES, MAX_SERIES_POINTS,
+    MAX_WARMUP_SECONDS, max_value,
+};
 
 /// Processes (will-it-scale's default) or threads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
@@ -228,5 +236,237 @@ impl RunResult {
             .iter()
             .find(|m| m.name == name)
             .map(|m| m.value)
+    }
+
+    /// Checks that every number of the run is one a real run can produce
+    /// (within [`crate::limits`]), that metric and series names are given
+    /// once each, and that a run has metrics. The message names the field
+    /// or metric and the allowed range.
+    pub fn validate(&self) -> Result<(), Error> {
+        let bad = |m: String| Err(Error::InvalidRun(m));
+        for (field, value, max) in [
+            ("seconds", self.seconds, MAX_SECONDS),
+            ("warmup_seconds", self.warmup_seconds, MAX_WARMUP_SECONDS),
+            ("nr_task", self.nr_task, MAX_NR_TASK),
+        ] {
+            if value > max {
+                return bad(format!("{field} is {value}; at most {max}"));
+            }
+        }
+        if self.nr_task == 0 {
+            return bad("nr_task is 0; a run has at least one task".into());
+        }
+        for (what, count, max) in [
+            ("samples", self.samples.len(), MAX_SAMPLES),
+            ("metrics", self.metrics.len(), MAX_METRICS),
+            ("series", self.series.len(), MAX_SERIES),
+            ("unsupported metrics", self.unsupported.len(), MAX_METRICS),
+        ] {
+            if count > max {
+                return bad(format!("run has {count} {what}; at most {max}"));
+            }
+        }
+        let mut names = HashSet::new();
+        for m in &self.metrics {
+            if m.name.trim().is_empty() {
+                return bad("a metric has an empty name".into());
+            }
+            if !m.value.is_finite() {
+                return bad(format!(
+                    "metric `{}` is {} ; record metrics that could not be counted under \
+                     `unsupported` instead",
+                    m.name, m.value
+                ));
+            }
+            let max = max_value(&m.name);
+            if m.value.abs() > max {
+                return bad(format!(
+                    "metric `{}` is {:e}; no counter or rate gets beyond ±{max:e}",
+                    m.name, m.value
+                ));
+            }
+            if !names.insert(m.name.as_str()) {
+                return bad(format!("metric `{}` appears twice", m.name));
+            }
+        }
+        if self.metrics.is_empty() {
+            return bad("run has no metrics".into());
+        }
+        let mut series_names = HashSet::new();
+        for s in &self.series {
+            if !(s.interval_seconds.is_finite()
+                && s.interval_seconds > 0.0
+                && s.interval_seconds <= f64::from(MAX_SECONDS))
+            {
+                return bad(format!(
+                    "series `{}` has interval_seconds {}; it must be positive and at most {MAX_SECONDS}",
+                    s.name, s.interval_seconds
+                ));
+            }
+            if s.points.len() > MAX_SERIES_POINTS {
+                return bad(format!(
+                    "series `{}` has {} points; at most {MAX_SERIES_POINTS}",
+                    s.name,
+                    s.points.len()
+                ));
+            }
+            if let Some(p) = s.points.iter().find(|p| !p.is_finite()) {
+                return bad(format!("series `{}` has a non-finite point ({p})", s.name));
+            }
+            let max = max_value(&s.name);
+            if let Some(p) = s.points.iter().find(|p| p.abs() > max) {
+                return bad(format!(
+                    "series `{}` has a point of {p:e}; no counter or rate gets beyond ±{max:e}",
+                    s.name
+                ));
+            }
+            if !series_names.insert(s.name.as_str()) {
+                return bad(format!("series `{}` appears twice", s.name));
+            }
+        }
+        if self.unsupported.iter().any(|n| n.trim().is_empty()) {
+            return bad("an unsupported metric has an empty name".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::limits::{MAX_PERCENT, MAX_VALUE};
+
+    fn run() -> RunResult {
+        RunResult {
+            workload: "dup1".into(),
+            mode: TaskMode::Process,
+            nr_task: 2,
+            warmup_seconds: 1,
+            seconds: 5,
+            measurement: MeasurementMode::Kvm,
+            kernel: None,
+            samples: vec![
+                SecondSample {
+                    total: 200_000,
+                    min: 99_000,
+                    max: 101_000,
+                };
+                5
+            ],
+            metrics: vec![
+                MetricValue {
+                    name: "will-it-scale.per_process_ops".into(),
+                    value: 100_000.0,
+                },
+                MetricValue {
+                    name: "perf-profile.self.cycles-pp.alloc_fd".into(),
+                    value: 12.5,
+                },
+            ],
+            series: vec![Series {
+                name: "will-it-scale.2.processes".into(),
+                interval_seconds: 1.0,
+                points: vec![200_000.0; 5],
+            }],
+            unsupported: Vec::new(),
+            profile_event: None,
+            warnings: Vec::new(),
+        }
+    }
+
+    fn refusal(edit: impl FnOnce(&mut RunResult)) -> String {
+        let mut r = run();
+        edit(&mut r);
+        r.validate().unwrap_err().to_string()
+    }
+
+    #[test]
+    fn an_ordinary_run_passes() {
+        assert_eq!(run().validate(), Ok(()));
+    }
+
+    #[test]
+    fn values_no_counter_or_rate_reaches_are_refused_naming_the_metric() {
+        for v in [1.7e308, -1e308, MAX_VALUE * 2.0] {
+            let m = refusal(|r| r.metrics[0].value = v);
+            assert!(
+                m.starts_with("metric `will-it-scale.per_process_ops` is "),
+                "{m}"
+            );
+        }
+        let m = refusal(|r| r.metrics[1].value = MAX_PERCENT + 1.0);
+        assert!(m.contains("perf-profile.self.cycles-pp.alloc_fd"), "{m}");
+        let m = refusal(|r| r.metrics[0].value = f64::NAN);
+        assert!(m.contains("`unsupported`"), "{m}");
+        let m = refusal(|r| r.series[0].points[3] = 1e300);
+        assert!(
+            m.starts_with("series `will-it-scale.2.processes` has a point"),
+            "{m}"
+        );
+        // The bounds themselves are values a run may have.
+        let mut r = run();
+        r.metrics[0].value = -MAX_VALUE;
+        r.metrics[1].value = MAX_PERCENT;
+        assert_eq!(r.validate(), Ok(()));
+    }
+
+    #[test]
+    fn counts_beyond_the_limits_are_refused_naming_the_field() {
+        assert_eq!(
+            refusal(|r| r.seconds = 2_147_483_648),
+            "seconds is 2147483648; at most 3600"
+        );
+        assert_eq!(
+            refusal(|r| r.warmup_seconds = u32::MAX),
+            "warmup_seconds is 4294967295; at most 3600"
+        );
+        assert_eq!(
+            refusal(|r| r.nr_task = 10_000),
+            "nr_task is 10000; at most 8192"
+        );
+        assert_eq!(
+            refusal(|r| r.nr_task = 0),
+            "nr_task is 0; a run has at least one task"
+        );
+        assert_eq!(
+            refusal(|r| r.samples = vec![r.samples[0]; MAX_SAMPLES + 1]),
+            "run has 3601 samples; at most 3600"
+        );
+        assert_eq!(
+            refusal(|r| r.series[0].points = vec![1.0; MAX_SERIES_POINTS + 1]),
+            "series `will-it-scale.2.processes` has 36001 points; at most 36000"
+        );
+        assert_eq!(
+            refusal(|r| r.series[0].interval_seconds = 0.0),
+            "series `will-it-scale.2.processes` has interval_seconds 0; it must be positive \
+             and at most 3600"
+        );
+        let many: Vec<MetricValue> = (0..=MAX_METRICS)
+            .map(|i| MetricValue {
+                name: format!("perf-stat.ps.e{i}"),
+                value: 1.0,
+            })
+            .collect();
+        assert_eq!(
+            refusal(|r| r.metrics = many),
+            "run has 10001 metrics; at most 10000"
+        );
+    }
+
+    #[test]
+    fn names_are_given_once_and_not_empty() {
+        assert_eq!(
+            refusal(|r| r.metrics[1].name = r.metrics[0].name.clone()),
+            "metric `will-it-scale.per_process_ops` appears twice"
+        );
+        assert_eq!(refusal(|r| r.metrics.clear()), "run has no metrics");
+        assert_eq!(
+            refusal(|r| r.metrics[0].name = " ".into()),
+            "a metric has an empty name"
+        );
+        assert_eq!(
+            refusal(|r| r.series.push(r.series[0].clone())),
+            "series `will-it-scale.2.processes` appears twice"
+        );
     }
 }

@@ -3,18 +3,27 @@
 //! register, claim, fail honestly without a pipeline; results written
 //! while the server is down reach it once it is back; and a job claimed
 //! before a reboot (kexec) is finished by the agent started after it.
+//! The spool against a real server and a small fake one: what the server
+//! refuses for good moves to `rejected/` and what is behind it goes on; an
+//! entry the server keeps failing on stops holding up the rest, while a
+//! server failing on everything (or refusing the token) loses nothing.
+//! NULs a console printed reach the server replaced, not refused.
 
-use std::sync::mpsc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
-use patchperf_common::protocol::{FailureReason, FinishRequest, JobSpec, JobState, RunUpload};
-use patchperf_common::run::{MeasurementMode, MetricValue, RunResult, TaskMode};
+use patchperf_common::protocol::{
+    BootSlot, FailureReason, FinishRequest, JobSpec, JobState, RunUpload,
+};
+use patchperf_common::run::{MeasurementMode, MetricValue, RunResult, Side, TaskMode};
 use patchperf_runner::agent::backoff::Backoff;
-use patchperf_runner::agent::client::Client;
+use patchperf_runner::agent::client::{Client, Lease};
 use patchperf_runner::agent::executor::{
     JobExecutor, JobReporter, PIPELINE_UNAVAILABLE, UnsupportedExecutor,
 };
 use patchperf_runner::agent::inventory;
+use patchperf_runner::agent::spool::{Delivery, Entry, Item, STUCK_AFTER, Spool};
 use patchperf_runner::agent::worker::{Agent, AgentOptions, Step};
 use patchperf_runner::kernel::pipeline::failure::JobFailure;
 use patchperf_server::http::auth::TokenKind;
@@ -308,5 +317,317 @@ async fn an_agent_started_after_a_reboot_resumes_the_job_claimed_before_it(pool:
         .await
         .unwrap();
     assert_eq!(runs, 2);
+    server.stop().await;
+}
+
+/// A claimed job of a fresh comparison, and its lease, on the real server.
+fn claimed_lease(url: &str, runner: &str, ci: &str, spool: &std::path::Path) -> (JobSpec, Lease) {
+    submit(url, ci);
+    let mut agent = agent(url, runner, spool);
+    let machine_id = agent.register().unwrap();
+    let job = Client::new(url, runner)
+        .claim(&patchperf_common::protocol::ClaimRequest {
+            machine_id,
+            wait_seconds: 1,
+        })
+        .unwrap()
+        .expect("a job to claim");
+    let lease = Lease {
+        job_id: job.job_id,
+        machine_id,
+        attempt: job.attempt,
+    };
+    (job, lease)
+}
+
+fn upload_entry(lease: Lease, boot: BootSlot, result: RunResult) -> Entry {
+    Entry::new(lease, Item::Upload(Box::new(RunUpload { boot, result })))
+}
+
+/// The files in `spool`'s `rejected/`, sorted.
+fn rejected(spool: &Spool) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(spool.dir().join("rejected"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_run_the_server_refuses_moves_to_rejected_and_the_next_is_delivered(pool: PgPool) {
+    let server = TestServer::start(pool.clone(), "127.0.0.1:0".parse().unwrap()).await;
+    let (runner, ci) = (
+        token(&pool, TokenKind::Runner).await,
+        token(&pool, TokenKind::Ci).await,
+    );
+    let url = server.url();
+    let dir = tempfile::tempdir().unwrap();
+    let spool_dir = dir.path().to_path_buf();
+
+    let (job, spool, first, second) = tokio::task::spawn_blocking(move || {
+        let (job, lease) = claimed_lease(&url, &runner, &ci, &spool_dir);
+        let spool = Spool::open(&spool_dir).unwrap();
+        // A metric name with a NUL in it, as a console can print one.
+        let mut bad = run("open1");
+        bad.metrics[0].name = "will-it-scale.per_process_ops\0".into();
+        let bad = spool.push(&upload_entry(lease, job.boots[0], bad)).unwrap();
+        spool
+            .push(&upload_entry(lease, job.boots[1], run("open1")))
+            .unwrap();
+        let first = spool.deliver(&Client::new(&url, &runner)).unwrap();
+        let second = spool.deliver(&Client::new(&url, &runner)).unwrap();
+        let bad = bad.file_name().unwrap().to_string_lossy().into_owned();
+        (job, spool, (first, bad), second)
+    })
+    .await
+    .unwrap();
+
+    let (first, bad) = first;
+    assert_eq!(
+        first,
+        Delivery {
+            delivered: 1,
+            rejected: 1,
+            remaining: 0,
+            passed_over: 0,
+        }
+    );
+    assert_eq!(second, Delivery::default());
+    assert!(spool.pending().unwrap().is_empty());
+    assert_eq!(rejected(&spool), [bad.clone(), format!("{bad}.error")]);
+    let reason =
+        std::fs::read_to_string(spool.dir().join("rejected").join(format!("{bad}.error"))).unwrap();
+    assert!(reason.contains("422") && reason.contains("NUL"), "{reason}");
+    let seqs: Vec<i32> = sqlx::query_scalar("SELECT boot_seq FROM runs WHERE job_id = $1")
+        .bind(job.job_id)
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+    assert_eq!(seqs, [i32::try_from(job.boots[1].seq).unwrap()]);
+    server.stop().await;
+}
+
+/// A fake server's run endpoint: answers each job with the status set for
+/// it (201 takes the run), and records which jobs' runs it took, in order.
+#[derive(Debug, Default)]
+struct Fake {
+    status: HashMap<i64, u16>,
+    taken: Vec<i64>,
+}
+
+async fn fake_runs(
+    axum::extract::State(fake): axum::extract::State<Arc<Mutex<Fake>>>,
+    axum::extract::Path(job): axum::extract::Path<i64>,
+) -> (axum::http::StatusCode, axum::Json<serde_json::Value>) {
+    let mut fake = fake.lock().unwrap();
+    let status = fake.status.get(&job).copied().unwrap_or(201);
+    if status == 201 {
+        fake.taken.push(job);
+        let taken = json!({ "run_id": job, "stored": true });
+        return (axum::http::StatusCode::CREATED, axum::Json(taken));
+    }
+    let status = axum::http::StatusCode::from_u16(status).unwrap();
+    (
+        status,
+        axum::Json(json!({ "error": format!("job {job}: {status}") })),
+    )
+}
+
+async fn fake_server(fake: Arc<Mutex<Fake>>) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let app = axum::Router::new()
+        .route("/api/v1/jobs/{id}/runs", axum::routing::post(fake_runs))
+        .with_state(fake);
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    url
+}
+
+/// A spool holding one run of each of `jobs`, in that order.
+fn spool_of(dir: &std::path::Path, jobs: &[i64]) -> Spool {
+    let spool = Spool::open(dir).unwrap();
+    for &job_id in jobs {
+        let lease = Lease {
+            job_id,
+            machine_id: 1,
+            attempt: 1,
+        };
+        let boot = BootSlot {
+            seq: 0,
+            side: Side::Base,
+        };
+        spool
+            .push(&upload_entry(lease, boot, run("open1")))
+            .unwrap();
+    }
+    spool
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_entry_the_server_keeps_failing_on_stops_blocking_the_ones_behind_it() {
+    let fake = Arc::new(Mutex::new(Fake::default()));
+    fake.lock().unwrap().status.insert(1, 500);
+    let url = fake_server(fake.clone()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let spool_dir = dir.path().to_path_buf();
+
+    let (spool, passes) = tokio::task::spawn_blocking(move || {
+        let spool = spool_of(&spool_dir, &[1, 2, 3]);
+        let client = Client::new(&url, "t");
+        let passes: Vec<Delivery> = (0..STUCK_AFTER + 1)
+            .map(|_| spool.deliver(&client).unwrap())
+            .collect();
+        (spool, passes)
+    })
+    .await
+    .unwrap();
+
+    // At first a 5xx holds everything up, as a server that is down does.
+    let waiting = Delivery {
+        remaining: 3,
+        ..Delivery::default()
+    };
+    for pass in &passes[..STUCK_AFTER as usize - 1] {
+        assert_eq!(*pass, waiting);
+    }
+    // Then the server takes the runs behind it, and it moves aside.
+    assert_eq!(
+        passes[STUCK_AFTER as usize - 1],
+        Delivery {
+            delivered: 2,
+            rejected: 1,
+            remaining: 0,
+            passed_over: 0,
+        }
+    );
+    assert_eq!(passes[STUCK_AFTER as usize], Delivery::default());
+    assert_eq!(fake.lock().unwrap().taken, [2, 3]);
+    let names = rejected(&spool);
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(names[0].ends_with("-job1.json"), "{names:?}");
+    let reason = std::fs::read_to_string(spool.dir().join("rejected").join(&names[1])).unwrap();
+    assert!(reason.contains("500"), "{reason}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_failing_on_everything_or_refusing_the_token_loses_nothing_and_keeps_the_order() {
+    let fake = Arc::new(Mutex::new(Fake::default()));
+    let url = fake_server(fake.clone()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let spool_dir = dir.path().to_path_buf();
+
+    let set_all = |status: u16| {
+        let mut f = fake.lock().unwrap();
+        for job in [1, 2, 3] {
+            f.status.insert(job, status);
+        }
+    };
+    let deliver = |spool: Spool, passes: u32| {
+        let url = url.clone();
+        tokio::task::spawn_blocking(move || {
+            let client = Client::new(&url, "t");
+            let last = (0..passes)
+                .map(|_| spool.deliver(&client).unwrap())
+                .last()
+                .unwrap();
+            (spool, last)
+        })
+    };
+
+    set_all(503);
+    let spool = spool_of(&spool_dir, &[1, 2, 3]);
+    let (spool, last) = deliver(spool, 3 * STUCK_AFTER).await.unwrap();
+    assert_eq!(
+        last,
+        Delivery {
+            remaining: 3,
+            passed_over: 3,
+            ..Delivery::default()
+        }
+    );
+    set_all(401);
+    let (spool, last) = deliver(spool, 2).await.unwrap();
+    assert_eq!(
+        last,
+        Delivery {
+            remaining: 3,
+            ..Delivery::default()
+        }
+    );
+    assert!(rejected(&spool).is_empty());
+    assert!(fake.lock().unwrap().taken.is_empty());
+
+    // The server is back: everything goes, in the order it was written.
+    fake.lock().unwrap().status.clear();
+    let (spool, last) = deliver(spool, 1).await.unwrap();
+    assert_eq!(
+        last,
+        Delivery {
+            delivered: 3,
+            ..Delivery::default()
+        }
+    );
+    assert_eq!(fake.lock().unwrap().taken, [1, 2, 3]);
+    assert!(spool.pending().unwrap().is_empty());
+    assert!(rejected(&spool).is_empty());
+}
+
+/// Fails the job the way a kernel whose console printed NULs does.
+struct NulConsoleExecutor;
+
+impl JobExecutor for NulConsoleExecutor {
+    fn execute(&mut self, _: &JobSpec, reporter: &mut dyn JobReporter) -> Result<(), JobFailure> {
+        reporter.state(JobState::Booting, "booting\0", "[    0.0] Linux\0\0");
+        Err(JobFailure {
+            reason: FailureReason::BootFailed,
+            detail: "no login prompt after \0".into(),
+            log_tail: "[    1.2] serial: \0\0\0".into(),
+        })
+    }
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_console_with_nuls_reaches_the_server_with_them_replaced(pool: PgPool) {
+    let server = TestServer::start(pool.clone(), "127.0.0.1:0".parse().unwrap()).await;
+    let (runner, ci) = (
+        token(&pool, TokenKind::Runner).await,
+        token(&pool, TokenKind::Ci).await,
+    );
+    let url = server.url();
+    let spool = tempfile::tempdir().unwrap();
+    let spool_dir = spool.path().to_path_buf();
+
+    let (step, waiting) = tokio::task::spawn_blocking(move || {
+        submit(&url, &ci);
+        let mut agent = agent(&url, &runner, &spool_dir);
+        let step = agent.step(&mut NulConsoleExecutor).unwrap();
+        (step, agent.spool().pending().unwrap().len())
+    })
+    .await
+    .unwrap();
+
+    let Step::Ran { job_id, .. } = step else {
+        panic!("no job ran: {step:?}");
+    };
+    assert_eq!(waiting, 0, "the finish waits in the spool");
+    let (state, detail, log_tail): (String, String, String) =
+        sqlx::query_as("SELECT state, failure_detail, log_tail FROM jobs WHERE id = $1")
+            .bind(job_id)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(state, "failed");
+    assert_eq!(detail, "no login prompt after \u{FFFD}");
+    assert_eq!(log_tail, "[    1.2] serial: \u{FFFD}\u{FFFD}\u{FFFD}");
+    let (message, tail): (String, String) = sqlx::query_as(
+        "SELECT message, log_tail FROM job_events WHERE job_id = $1 AND state = 'booting'",
+    )
+    .bind(job_id)
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(message, "booting\u{FFFD}");
+    assert_eq!(tail, "[    0.0] Linux\u{FFFD}\u{FFFD}");
     server.stop().await;
 }

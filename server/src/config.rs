@@ -21,6 +21,12 @@ pub struct Config {
     /// Absolute base URL for links in answers (`https://perf.example.org`);
     /// links are relative when unset.
     pub public_url: Option<String>,
+    /// Longest a report's statistics or its plots may compute before the
+    /// request answers 503 (see `domain::report::offload`).
+    pub report_time_limit: Duration,
+    /// Whether reading (the pages, and every `GET` of the API but
+    /// `/healthz`) needs a token too; any valid token kind may read.
+    pub private_reads: bool,
 }
 
 impl Default for Config {
@@ -32,6 +38,8 @@ impl Default for Config {
             claim_poll: Duration::from_secs(2),
             body_limit: 16 * 1024 * 1024,
             public_url: None,
+            report_time_limit: Duration::from_secs(10),
+            private_reads: false,
         }
     }
 }

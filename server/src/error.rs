@@ -17,6 +17,9 @@
 //! - [`Error::Unprocessable`] (422): the request was read but its content is
 //!   invalid: unknown workload, fewer than 3 runs, an mbox without a patch,
 //!   a non-finite metric. Name the field and the allowed values.
+//! - [`Error::Unavailable`] (503): the request is fine but answering it
+//!   would take longer than the server allows (a report that takes too
+//!   long to compute). Say what took too long.
 //! - [`Error::Setup`]: starting up or a command-line command failed (no
 //!   Postgres binaries, unusable data directory); never from a handler.
 //! - [`Error::Database`] / [`Error::Internal`] (500): our fault. Logged with
@@ -54,6 +57,9 @@ pub enum Error {
     /// 422: readable but invalid content.
     #[error("{0}")]
     Unprocessable(String),
+    /// 503: answering would take longer than allowed.
+    #[error("{0}")]
+    Unavailable(String),
     /// 500: a database error.
     #[error("database error: {0}")]
     Database(#[from] sqlx::Error),
@@ -79,6 +85,7 @@ impl Error {
             Error::Conflict(_) => StatusCode::CONFLICT,
             Error::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Error::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            Error::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             Error::Database(_) | Error::Internal(_) | Error::Setup(_) => {
                 StatusCode::INTERNAL_SERVER_ERROR
             }
@@ -89,11 +96,17 @@ impl Error {
 impl IntoResponse for Error {
     fn into_response(self) -> Response {
         let status = self.status();
-        let message = if status.is_server_error() {
-            tracing::error!(error = %self, "request failed");
-            "internal server error; the server log has the details".to_string()
-        } else {
-            self.to_string()
+        let message = match &self {
+            // What took too long is worth telling the caller.
+            Error::Unavailable(m) => {
+                tracing::warn!(error = %m, "request given up");
+                m.clone()
+            }
+            _ if status.is_server_error() => {
+                tracing::error!(error = %self, "request failed");
+                "internal server error; the server log has the details".to_string()
+            }
+            _ => self.to_string(),
         };
         (status, Json(ErrorBody { error: message })).into_response()
     }

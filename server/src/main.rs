@@ -1,18 +1,31 @@
 //! `patchperf-server`: parse the command line and hand it to the command.
 
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::Parser;
 use patchperf_server::{cli, commands};
 
-#[tokio::main]
-async fn main() -> ExitCode {
-    commands::init_logging();
-    match commands::run(cli::Cli::parse()).await {
-        Ok(()) => ExitCode::SUCCESS,
+fn main() -> ExitCode {
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
         Err(e) => {
-            eprintln!("patchperf-server: {e}");
-            ExitCode::FAILURE
+            eprintln!("patchperf-server: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
         }
-    }
+    };
+    let code = runtime.block_on(async {
+        commands::init_logging();
+        match commands::run(cli::Cli::parse()).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("patchperf-server: {e}");
+                ExitCode::FAILURE
+            }
+        }
+    });
+    // Report work given up after its time limit may still be computing on a
+    // blocking thread; it must not keep a stopped server from exiting.
+    runtime.shutdown_timeout(Duration::from_secs(2));
+    code
 }

@@ -8,6 +8,10 @@
 //! `trust` authentication is safe: only its owner (and root) can connect.
 //! As root, Debian's binaries must run as the `postgres` user (initdb
 //! refuses root), so the directory is handed to that user.
+//!
+//! `owner.pid` names the process that stops the cluster on shutdown: the
+//! one that started it, or the next one to find it running after that
+//! process died without stopping it.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -23,16 +27,19 @@ pub const DATABASE: &str = "patchperf";
 const PORT: u16 = 5432;
 
 /// A running private cluster; stopped on [`PrivatePostgres::stop`] or drop
-/// when this process started it.
+/// when this process owns it.
 #[derive(Debug)]
 pub struct PrivatePostgres {
     bin: PathBuf,
     data: PathBuf,
     run: PathBuf,
-    /// Whether we started it (and so must stop it). Another patchperf
-    /// process (a `token create` beside a running `serve`) may find it
-    /// already running and just use it.
-    started_here: bool,
+    /// `<root>/owner.pid`: the process that must stop the cluster.
+    owner_file: PathBuf,
+    /// Whether this process owns it (and so must stop it): it started it,
+    /// or adopted it from an owner that is gone (a crashed `serve`).
+    /// Another patchperf process (a `token create` beside a running
+    /// `serve`) may find it running under a live owner and just use it.
+    owned: bool,
 }
 
 /// Debian's newest Postgres `bin/` directory (`/usr/lib/postgresql/<v>/bin`),
@@ -104,6 +111,28 @@ fn run(mut cmd: Command, what: &str) -> Result<String, Error> {
     }
 }
 
+/// The pid in `owner_file` if that process (not this one) is still alive;
+/// `None` when the file is missing or its process is gone (or a zombie), so
+/// the running cluster has no owner left. Any live process with that pid
+/// counts: mistaking a recycled pid for the owner only leaves the cluster
+/// running, while mistaking a live owner for a dead one would stop its
+/// cluster under it.
+fn live_owner(owner_file: &Path) -> Option<u32> {
+    let pid: u32 = std::fs::read_to_string(owner_file)
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    if pid == std::process::id() {
+        return None;
+    }
+    // `/proc/<pid>/stat` is `pid (comm) state …`; comm may hold spaces or
+    // parentheses, so the state is read after the last `)`.
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let state = stat.rsplit_once(')')?.1.trim_start().chars().next()?;
+    (state != 'Z').then_some(pid)
+}
+
 impl PrivatePostgres {
     /// Creates the cluster under `<data_dir>/pg` if needed and starts it
     /// unless it is running already. Blocking: call at startup.
@@ -172,8 +201,21 @@ impl PrivatePostgres {
         let mut status = pg_command(&bin, "pg_ctl");
         status.arg("status").arg("-D").arg(&data);
         let running = status.output().map(|o| o.status.success()).unwrap_or(false);
-        if running {
-            tracing::info!(dir = %data.display(), "private Postgres already running; using it");
+        let owner_file = root.join("owner.pid");
+        let live_owner = running.then(|| live_owner(&owner_file)).flatten();
+        let owned = live_owner.is_none();
+        if owned {
+            // Written before starting, so that another patchperf process
+            // finding the cluster running meanwhile sees a live owner.
+            std::fs::write(&owner_file, std::process::id().to_string())
+                .map_err(|e| Error::Setup(format!("{}: {e}", owner_file.display())))?;
+        }
+        if let Some(pid) = live_owner {
+            tracing::info!(dir = %data.display(), owner = pid, "private Postgres already running; using it");
+        } else if running {
+            // Its owner died without stopping it (killed, crashed, power
+            // cut): nobody else will ever stop it, so this process must.
+            tracing::warn!(dir = %data.display(), "private Postgres left running by a process that is gone; adopting it (it stops on shutdown)");
         } else {
             tracing::info!(dir = %data.display(), "starting private Postgres");
             let mut start = pg_command(&bin, "pg_ctl");
@@ -198,7 +240,8 @@ impl PrivatePostgres {
             bin,
             data,
             run: run_dir,
-            started_here: !running,
+            owner_file,
+            owned,
         })
     }
 
@@ -212,19 +255,22 @@ impl PrivatePostgres {
     }
 
     /// Stops the cluster (fast shutdown: open sessions are ended, data is
-    /// flushed) if this process started it. Safe to call twice.
+    /// flushed) if this process owns it. Safe to call twice.
     pub fn stop(&mut self) {
-        if !self.started_here {
+        if !self.owned {
             return;
         }
-        self.started_here = false;
+        self.owned = false;
         let mut stop = pg_command(&self.bin, "pg_ctl");
         stop.arg("stop")
             .arg("-D")
             .arg(&self.data)
             .args(["-m", "fast", "-w"]);
         match run(stop, "stopping the private Postgres") {
-            Ok(_) => tracing::info!(dir = %self.data.display(), "private Postgres stopped"),
+            Ok(_) => {
+                let _ = std::fs::remove_file(&self.owner_file);
+                tracing::info!(dir = %self.data.display(), "private Postgres stopped");
+            }
             Err(e) => tracing::error!(error = %e, "private Postgres did not stop cleanly"),
         }
     }

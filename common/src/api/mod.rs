@@ -6,6 +6,7 @@
 //! With the `openapi` feature every type also describes itself as an
 //! OpenAPI schema, from which the server builds its API document.
 
+pub mod git;
 pub mod submission;
 pub mod view;
 

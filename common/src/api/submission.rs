@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::git;
 use crate::Error;
 use crate::protocol::{BaseSource, NrTask, WorkloadParams};
 use crate::run::MeasurementMode;
@@ -110,9 +111,19 @@ fn check_base(base: &BaseSource) -> Result<(), Error> {
             if url.trim().is_empty() {
                 return invalid("base.url must not be empty".into());
             }
-            if commit.trim().is_empty() || commit.chars().any(char::is_whitespace) {
+            if let Err(why) = git::check_url(url) {
+                return invalid(format!(
+                    "base.url {url:?} is not a URL to fetch from: {why}"
+                ));
+            }
+            if commit.trim().is_empty() {
                 return invalid(format!(
                     "base.commit {commit:?} must be a commit id, tag or branch"
+                ));
+            }
+            if let Err(why) = git::check_commit(commit) {
+                return invalid(format!(
+                    "base.commit {commit:?} must be a commit id, tag or branch: {why}"
                 ));
             }
         }

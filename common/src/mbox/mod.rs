@@ -142,13 +142,14 @@ pub fn parse(mbox: &str) -> Result<Series, Error> {
 
 /// Splits at mbox `From ` separator lines (at the start or after a blank
 /// line) and drops the separators; text without one is a single message.
-/// Messages that are only whitespace are left out.
+/// Messages that are only whitespace are left out. The runner writes each
+/// message it applies from this split, so both sides see the same patches.
 pub fn split(mbox: &str) -> Vec<&str> {
     let mut starts = Vec::new();
     let mut offset = 0;
     let mut previous_blank = true;
     for line in mbox.split_inclusive('\n') {
-        if previous_blank && line.starts_with("From ") {
+        if previous_blank && is_separator(line) {
             starts.push(offset);
         }
         previous_blank = line.trim_end().is_empty();
@@ -162,15 +163,42 @@ pub fn split(mbox: &str) -> Vec<&str> {
         let end = starts.get(i + 1).copied().unwrap_or(mbox.len());
         let text = &mbox[start..end];
         // The separator line is not a header.
-        let text = match text.strip_prefix("From ") {
-            Some(rest) => rest.split_once('\n').map_or("", |(_, after)| after),
-            None => text,
+        let text = match text.split_once('\n') {
+            Some((first, after)) if is_separator(first) => after,
+            None if is_separator(text) => "",
+            _ => text,
         };
         if !text.trim().is_empty() {
             messages.push(text);
         }
     }
     messages
+}
+
+/// Whether `line` separates two messages: `From `, a sender and a date
+/// ending in the time and the year (`From 1a2b… Mon Sep 17 00:00:00 2001`),
+/// the shape `git mailsplit` looks for, so that a paragraph of a commit
+/// message that starts with "From " does not cut the message in two.
+fn is_separator(line: &str) -> bool {
+    let Some(rest) = line.strip_prefix("From ") else {
+        return false;
+    };
+    let Some(colon) = rest.rfind(':') else {
+        return false;
+    };
+    let digit = |i: Option<usize>| {
+        i.and_then(|i| rest.as_bytes().get(i))
+            .is_some_and(u8::is_ascii_digit)
+    };
+    let year = rest[colon + 1..]
+        .get(2..)
+        .and_then(|after| after.split_whitespace().next())
+        .and_then(|y| y.parse::<u32>().ok());
+    digit(colon.checked_sub(2))
+        && digit(colon.checked_sub(1))
+        && digit(Some(colon + 1))
+        && digit(Some(colon + 2))
+        && year.is_some_and(|y| y > 90)
 }
 
 #[cfg(test)]

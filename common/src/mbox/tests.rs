@@ -196,3 +196,55 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn plain_diffs_are_refused_saying_what_to_send() {
+    for plain in [
+        "diff --git a/fs/open.c b/fs/open.c\nindex 1234567..89abcde 100644\n\
+         --- a/fs/open.c\n+++ b/fs/open.c\n@@ -1 +1 @@\n-a\n+b\n",
+        "--- a/fs/open.c\t2024-01-01 00:00:00.000000000 +0000\n\
+         +++ b/fs/open.c\t2024-01-01 00:00:00.000000000 +0000\n@@ -1 +1 @@\n-a\n+b\n",
+        "diff -u a/fs/open.c b/fs/open.c\n--- a/fs/open.c\n+++ b/fs/open.c\n@@ -1 +1 @@\n-a\n+b\n",
+        "Index: fs/open.c\n=====\n--- a/fs/open.c\n+++ b/fs/open.c\n@@ -1 +1 @@\n-a\n+b\n",
+    ] {
+        let e = parse(plain).unwrap_err();
+        assert_eq!(e, Error::MboxDiffWithoutHeaders { message: 1 }, "{plain}");
+        assert!(e.to_string().contains("git format-patch --stdout"), "{e}");
+    }
+}
+
+#[test]
+fn a_paragraph_starting_with_from_does_not_split_a_message() {
+    let mbox = "\
+From 1111111111111111111111111111111111111111 Mon Sep 17 00:00:00 2001
+From: A <a@example.org>
+Subject: [PATCH] fs: open
+
+From the report on the list: open is slow.
+
+From 6.1 on, every open pays for it.
+---
+diff --git a/fs/open.c b/fs/open.c
+--- a/fs/open.c
++++ b/fs/open.c
+@@ -1 +1 @@
+-a
++b
+
+From mboxrd@z Thu Jan  1 00:00:00 1970
+From: B <b@example.org>
+Subject: Re: [PATCH] fs: open
+
+Looks good.
+";
+    let messages = split(mbox);
+    assert_eq!(messages.len(), 2, "{messages:#?}");
+    assert!(messages[0].starts_with("From: A"));
+    assert!(messages[0].contains("From the report"));
+    assert!(messages[1].starts_with("From: B"));
+    let series = parse(mbox).unwrap();
+    assert_eq!(
+        series.patch_subjects().collect::<Vec<_>>(),
+        ["[PATCH] fs: open"]
+    );
+}

@@ -1,6 +1,7 @@
 //! The agent's [`JobReporter`]: state changes go straight to the server
 //! (best effort), runs are uploaded with retries and spooled to disk when
-//! the server stays unreachable.
+//! the server stays unreachable. Text from consoles and logs leaves here
+//! without NUL characters, which the server refuses.
 
 use std::sync::Arc;
 
@@ -32,8 +33,8 @@ impl JobReporter for AgentReporter<'_> {
     fn state(&mut self, state: JobState, message: &str, log_tail: &str) {
         let update = StateUpdate {
             state,
-            message: message.to_string(),
-            log_tail: log_tail.to_string(),
+            message: without_nul(message),
+            log_tail: without_nul(log_tail),
         };
         if let Err(e) = self.client.state(self.lease, &update) {
             eprintln!(
@@ -45,13 +46,6 @@ impl JobReporter for AgentReporter<'_> {
     }
 
     fn upload(&mut self, upload: RunUpload) -> Result<(), Error> {
-        // Results keep their order: while older ones wait, newer ones wait
-        // behind them.
-        if !self.spool.is_empty() {
-            if let Err(e) = self.spool.deliver(self.client) {
-                eprintln!("patchperf-runner agent: spool delivery failed: {e}");
-            }
-        }
         if self.spool.is_empty() {
             match self
                 .backoff
@@ -66,15 +60,38 @@ impl JobReporter for AgentReporter<'_> {
                 ),
             }
         }
+        // Results keep their order: while older ones wait, a newer one
+        // waits behind them, and goes with them once the server takes them.
+        let waiting = !self.spool.is_empty();
         self.spool
-            .push(&Entry {
-                lease: self.lease,
-                item: Item::Upload(Box::new(upload)),
-            })
-            .map(|_| ())
+            .push(&Entry::new(self.lease, Item::Upload(Box::new(upload))))?;
+        if waiting {
+            if let Err(e) = self.spool.deliver(self.client) {
+                eprintln!("patchperf-runner agent: spool delivery failed: {e}");
+            }
+        }
+        Ok(())
     }
 
     fn cancelled(&self) -> bool {
         self.flags.should_stop() || crate::proc::interrupted()
+    }
+}
+
+/// `text` with every NUL character replaced by U+FFFD. Console output is
+/// read with `from_utf8_lossy`, which keeps NULs, and a serial console
+/// prints them; the server stores no NUL and would refuse the whole update.
+pub fn without_nul(text: &str) -> String {
+    text.replace('\0', "\u{FFFD}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nuls_become_replacement_characters() {
+        assert_eq!(without_nul("a\0b\0"), "a\u{FFFD}b\u{FFFD}");
+        assert_eq!(without_nul("[    0.0] Linux"), "[    0.0] Linux");
     }
 }

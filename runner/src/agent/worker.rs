@@ -17,7 +17,7 @@ use crate::agent::backoff::Backoff;
 use crate::agent::client::{Client, Lease};
 use crate::agent::executor::JobExecutor;
 use crate::agent::heartbeat::{self, Heartbeat, JobFlags};
-use crate::agent::reporter::AgentReporter;
+use crate::agent::reporter::{AgentReporter, without_nul};
 use crate::agent::spool::{Entry, Item, Spool};
 
 /// How the agent behaves.
@@ -106,8 +106,9 @@ impl Agent {
         }
         match self.spool.deliver(&self.client) {
             Ok(d) => eprintln!(
-                "patchperf-runner agent: spool: {} delivered, {} refused, {} still waiting",
-                d.delivered, d.rejected, d.remaining
+                "patchperf-runner agent: spool: {} delivered, {} refused (moved to rejected/), \
+                 {} still waiting ({} of them passed over: the server keeps failing on them)",
+                d.delivered, d.rejected, d.remaining, d.passed_over
             ),
             Err(e) => eprintln!("patchperf-runner agent: spool: {e}"),
         }
@@ -221,14 +222,14 @@ impl Agent {
             Err(f) if flags.cancelled.load(std::sync::atomic::Ordering::SeqCst) => {
                 FinishRequest::Failed {
                     reason: FailureReason::Cancelled,
-                    detail: format!("comparison cancelled; stopped at: {}", f.detail),
-                    log_tail: f.log_tail,
+                    detail: without_nul(&format!("comparison cancelled; stopped at: {}", f.detail)),
+                    log_tail: without_nul(&f.log_tail),
                 }
             }
             Err(f) => FinishRequest::Failed {
                 reason: f.reason,
-                detail: f.detail,
-                log_tail: f.log_tail,
+                detail: without_nul(&f.detail),
+                log_tail: without_nul(&f.log_tail),
             },
         };
         if flags.lease_lost.load(std::sync::atomic::Ordering::SeqCst) {
@@ -287,10 +288,7 @@ impl Agent {
 
     fn spool_finish(&self, lease: Lease, finish: &FinishRequest) -> Result<(), Error> {
         self.spool
-            .push(&Entry {
-                lease,
-                item: Item::Finish(finish.clone()),
-            })
+            .push(&Entry::new(lease, Item::Finish(finish.clone())))
             .map(|_| ())
     }
 

@@ -3,7 +3,7 @@
 //!
 //! ```toml
 //! base = "linux-source-6.1"          # a tarball name (/usr/src/<name>.tar.*) or path
-//! # base = { git = "https://…/linux.git", commit = "v6.1" }
+//! # base = { git = "https://…/linux.git", commit = "v6.1" }   # or a repository path
 //! patches = "fs-close.mbox"          # the series, relative to this file
 //! # config = "extra.config"          # optional Kconfig fragment for both sides
 //! workloads = ["open1", "dup1"]
@@ -22,6 +22,7 @@
 
 use std::path::{Path, PathBuf};
 
+use patchperf_common::api::git;
 use patchperf_common::protocol::{BaseSource, BootSlot, JobSpec, NrTask, WorkloadParams};
 use patchperf_common::run::{MeasurementMode, Side, TaskMode};
 use rand::Rng;
@@ -198,10 +199,18 @@ impl JobFile {
                 };
                 BaseSource::Tarball { name }
             }
-            BaseEntry::Git { git, commit } => BaseSource::Git {
-                url: git.clone(),
-                commit: commit.clone(),
-            },
+            BaseEntry::Git { git: url, commit } => {
+                let url = local_repository(dir, url)?;
+                git::check_url(&url)
+                    .map_err(|why| Error::Usage(format!("job file: base git {url:?}: {why}")))?;
+                git::check_commit(commit).map_err(|why| {
+                    Error::Usage(format!("job file: base commit {commit:?}: {why}"))
+                })?;
+                BaseSource::Git {
+                    url,
+                    commit: commit.clone(),
+                }
+            }
         };
         let seed = self.seed.unwrap_or_else(|| rand::rng().random());
         Ok(JobSpec {
@@ -227,6 +236,17 @@ impl JobFile {
             boots: abba_order(self.runs, seed),
         })
     }
+}
+
+/// A git base written as a path relative to the job file (`../linux`),
+/// made absolute as a clone URL must be; URLs and absolute paths as they are.
+fn local_repository(dir: &Path, url: &str) -> Result<String, Error> {
+    if url.contains(':') || url.starts_with(['/', '-']) {
+        return Ok(url.to_string());
+    }
+    let path = std::path::absolute(dir.join(url))
+        .map_err(|e| Error::io(format!("resolving {url} against {}", dir.display()), e))?;
+    Ok(path.to_string_lossy().into_owned())
 }
 
 /// `runs` boots of each side in blocks of two, each block base-then-patched
@@ -319,6 +339,52 @@ mod tests {
                 commit: "v6.1".into()
             }
         );
+        std::fs::write(dir.path().join("s"), "").unwrap();
+        for (git, url) in [
+            (
+                "../linux",
+                dir.path().join("../linux").display().to_string(),
+            ),
+            (
+                "git@example.org:linux.git",
+                "git@example.org:linux.git".into(),
+            ),
+        ] {
+            std::fs::write(
+                &path,
+                format!(
+                    "base = {{ git = \"{git}\", commit = \"v6.1\" }}\npatches = \"s\"\n\
+                     workloads = [\"dup1\"]\n"
+                ),
+            )
+            .unwrap();
+            let spec = JobFile::load(&path).unwrap().to_spec(&path).unwrap();
+            assert_eq!(
+                spec.base,
+                BaseSource::Git {
+                    url,
+                    commit: "v6.1".into()
+                }
+            );
+        }
+        for (git, commit) in [
+            ("--upload-pack=x", "v6.1"),
+            ("/srv/linux.git", "--output=x"),
+        ] {
+            std::fs::write(
+                &path,
+                format!(
+                    "base = {{ git = \"{git}\", commit = \"{commit}\" }}\npatches = \"s\"\n\
+                     workloads = [\"dup1\"]\n"
+                ),
+            )
+            .unwrap();
+            let job = JobFile::load(&path).unwrap();
+            assert!(
+                matches!(job.to_spec(&path), Err(Error::Usage(_))),
+                "{git} {commit}"
+            );
+        }
         for bad in [
             "patches = \"s\"\nworkloads = []\n",
             "patches = \"s\"\nworkloads = [\"nosuch\"]\n",

@@ -8,19 +8,18 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use patchperf_common::mbox::Message;
+use patchperf_common::mbox::{self, Message};
 
 use crate::Error;
 use crate::kernel::source::{SourceKind, Tree};
 use crate::kernel::tree_view::View;
-use crate::proc::Cmd;
 
 const APPLY_LIMIT: Duration = Duration::from_secs(10 * 60);
 
 /// One message of a series that carries a diff.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PatchFile {
-    /// The message on its own, as `git mailsplit` wrote it.
+    /// The message on its own, as [`split_mbox`] wrote it.
     pub path: PathBuf,
     /// Its `Subject:` header (`[PATCH 1/2] fs: …`).
     pub subject: String,
@@ -49,38 +48,36 @@ impl From<Error> for ApplyError {
     }
 }
 
-/// Splits an mbox into its messages (in `dir`) and keeps those that carry a
-/// diff; cover letters and replies are left out. A message the server would
-/// refuse (unreadable headers, a diff without Subject or From) stops the
-/// series here too.
+/// The separator `git format-patch` writes before each message; put back
+/// before each split message so that `git am` reads the file as a mailbox.
+const SEPARATOR: &str = "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n";
+
+/// Splits an mbox into its messages (one file each, in `dir`) and keeps
+/// those that carry a diff; cover letters and replies are left out. The
+/// split is the shared crate's ([`mbox::split`]), the one the server
+/// accepted the series by, so a message saved without its `From ` line is
+/// one patch here as it was there (`git mailsplit` called it a corrupt
+/// mailbox). A message the server would refuse (unreadable headers, a diff
+/// without Subject or From) stops the series here too.
 pub fn split_mbox(mbox: &Path, dir: &Path) -> Result<Vec<PatchFile>, ApplyError> {
     std::fs::create_dir_all(dir)
         .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
-    let mut out_arg = std::ffi::OsString::from("-o");
-    out_arg.push(dir);
-    // --keep-cr: a CRLF patch must reach patch(1) as it is.
-    Cmd::new("git")
-        .args(["mailsplit", "--keep-cr"])
-        .arg(out_arg)
-        .arg(mbox)
-        .run()?;
-    let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| Error::io(format!("reading {}", dir.display()), e))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    names.sort();
+    let text = std::fs::read_to_string(mbox)
+        .map_err(|e| Error::io(format!("reading {}", mbox.display()), e))?;
+    let messages = mbox::split(&text);
+    let count = messages.len();
     let mut patches = Vec::new();
-    let count = names.len();
-    for (index, path) in names.into_iter().enumerate() {
-        let text = std::fs::read(&path)
-            .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
-        let message = Message::read(&String::from_utf8_lossy(&text), index).map_err(|e| {
-            ApplyError::DoesNotApply {
-                patch: format!("message {}/{count}", index + 1),
-                detail: e.to_string(),
-            }
+    for (index, message_text) in messages.into_iter().enumerate() {
+        let message = Message::read(message_text, index).map_err(|e| ApplyError::DoesNotApply {
+            patch: format!("message {}/{count}", index + 1),
+            detail: e.to_string(),
         })?;
         if message.has_diff {
+            // Written as the mbox holds it, CRs included: a CRLF patch must
+            // reach patch(1) as it is.
+            let path = dir.join(format!("{:04}", index + 1));
+            std::fs::write(&path, format!("{SEPARATOR}{message_text}"))
+                .map_err(|e| Error::io(format!("writing {}", path.display()), e))?;
             patches.push(PatchFile {
                 subject: message.subject,
                 path,
@@ -323,6 +320,7 @@ mod tests {
     use crate::kernel::cache::Cache;
     use crate::kernel::source::{Pristine, fetch};
     use crate::kernel::tree_view::overlay_works;
+    use crate::proc::Cmd;
     use patchperf_common::protocol::BaseSource;
 
     const SERIES: &str = "\
@@ -630,6 +628,56 @@ diff --git a/fs/close.c b/fs/close.c
     #[test]
     fn a_rejected_hunk_is_reported_for_git_trees() {
         check_rejection(git_pristine);
+    }
+
+    /// One patch saved from a mail client: headers, but no `From ` line
+    /// (the series' first patch, as the shared split reads it).
+    fn bare_message() -> &'static str {
+        patchperf_common::mbox::split(SERIES)[1]
+    }
+
+    fn check_bare_message(make: fn(&Path, &crate::kernel::cache::CacheLock, &str) -> Pristine) {
+        let dir = tempfile::tempdir().unwrap();
+        let mbox = dir.path().join("one.eml");
+        assert!(bare_message().starts_with("From: "));
+        std::fs::write(&mbox, bare_message()).unwrap();
+        assert!(patchperf_common::mbox::parse(bare_message()).is_ok());
+        let cache = Cache::at(dir.path().join("cache"));
+        let lock = cache.lock().unwrap();
+        let pristine = make(dir.path(), &lock, "int a;\nint open;\nint z;\n");
+        let scratch = lock.scratch("t").unwrap();
+        let tree = Tree::copy_of(&pristine, &scratch.path().join("linux")).unwrap();
+        assert_eq!(apply(&tree, &mbox, scratch.path()).unwrap().patches, 1);
+        assert_eq!(
+            tree.view.read_to_string("fs/open.c").unwrap(),
+            "int a;\nint open_fast;\nint z;\n"
+        );
+    }
+
+    #[test]
+    fn a_message_without_its_from_line_applies_to_a_tarball_tree() {
+        check_bare_message(tarball_pristine);
+    }
+
+    #[test]
+    fn a_message_without_its_from_line_applies_to_a_git_tree() {
+        check_bare_message(git_pristine);
+    }
+
+    #[test]
+    fn a_plain_diff_is_refused_as_the_server_refuses_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mbox = dir.path().join("plain.diff");
+        let bare = bare_message();
+        let plain = &bare[bare.find("diff --git ").unwrap()..];
+        std::fs::write(&mbox, plain).unwrap();
+        let server = patchperf_common::mbox::parse(plain)
+            .unwrap_err()
+            .to_string();
+        match split_mbox(&mbox, &dir.path().join("split")) {
+            Err(ApplyError::DoesNotApply { detail, .. }) => assert_eq!(detail, server),
+            other => panic!("expected a refusal, got {other:?}"),
+        }
     }
 
     #[test]

@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use nix::sys::stat::{UtimensatFlags, utimensat};
 use nix::sys::time::TimeSpec;
+use patchperf_common::api::git;
 use patchperf_common::digest::sha256_hex;
 use patchperf_common::protocol::BaseSource;
 use sha2::{Digest, Sha256};
@@ -190,9 +191,11 @@ fn fetch_tarball(cache: &Cache, name: &str) -> Result<Pristine, Error> {
 }
 
 fn fetch_git(cache: &Cache, url: &str, commit: &str) -> Result<Pristine, Error> {
-    if commit.is_empty() || commit.starts_with('-') {
-        return Err(Error::Usage(format!("bad commit {commit:?}")));
-    }
+    // The server refused these at submission already; a job file or an
+    // older server may still send them, and they become git arguments here.
+    git::check_url(url).map_err(|why| Error::Usage(format!("bad git URL {url:?}: {why}")))?;
+    git::check_commit(commit)
+        .map_err(|why| Error::Usage(format!("bad commit {commit:?}: {why}")))?;
     let mirror = cache
         .git_dir()
         .join(format!("{}.git", &sha256_hex(url.as_bytes())[..16]));
@@ -577,6 +580,28 @@ mod tests {
             !worktrees.contains(copy_dir.to_str().unwrap()),
             "worktree still registered:\n{worktrees}"
         );
+    }
+
+    #[test]
+    fn git_options_as_url_or_commit_are_refused_before_git_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::at(dir.path().join("cache"));
+        let lock = cache.lock().unwrap();
+        let marker = dir.path().join("pwned");
+        for (url, commit) in [
+            (
+                format!("--upload-pack=touch {}", marker.display()),
+                "v6.1".to_string(),
+            ),
+            (
+                "/srv/git/linux.git".to_string(),
+                format!("--output={}", marker.display()),
+            ),
+        ] {
+            let base = BaseSource::Git { url, commit };
+            assert!(matches!(fetch(&lock, &base), Err(Error::Usage(_))));
+        }
+        assert!(!marker.exists());
     }
 
     #[test]

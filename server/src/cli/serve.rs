@@ -28,4 +28,12 @@ pub struct ServeArgs {
     /// https://perf.example.org); links are relative when unset.
     #[arg(long, env = "PATCHPERF_PUBLIC_URL")]
     pub public_url: Option<String>,
+    /// Require a token (of any kind) to read: the pages and every GET of the
+    /// API but /healthz answer 401 without one. Off: reads are public.
+    #[arg(
+        long,
+        visible_alias = "require-token-for-reads",
+        env = "PATCHPERF_PRIVATE"
+    )]
+    pub private: bool,
 }

@@ -20,6 +20,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
         max_attempts: args.max_attempts.max(1),
         body_limit: args.body_limit,
         public_url: args.public_url.clone(),
+        private_reads: args.private,
         ..Config::default()
     };
     let state = AppState::new(database.pool.clone(), config);
@@ -39,7 +40,10 @@ async fn serve(state: &AppState, args: &ServeArgs) -> Result<(), Error> {
     let addr = listener
         .local_addr()
         .map_err(|e| Error::Setup(format!("listening socket: {e}")))?;
-    tracing::info!("listening on http://{addr}");
+    tracing::info!(
+        private_reads = state.config.private_reads,
+        "listening on http://{addr}"
+    );
     let stopping = state.clone();
     axum::serve(listener, crate::app(state.clone()))
         .with_graceful_shutdown(async move {

@@ -11,8 +11,9 @@ pub struct MachineRow {
     pub id: i64,
     /// Operator-chosen unique name.
     pub name: String,
-    /// The token that registered it last; only that token (or an admin)
-    /// may act for it.
+    /// The token it belongs to: the first to register it, or the admin
+    /// or runner token it passed to (see [`upsert`]); only that token (or
+    /// an admin) may act for it.
     #[serde(skip)]
     pub token_id: i64,
     /// Host name.
@@ -41,14 +42,18 @@ pub struct MachineRow {
     pub last_seen: DateTime<Utc>,
 }
 
-/// Creates the machine `name` or replaces its inventory, binding it to
-/// `token_id`; returns its id.
+/// Creates the machine `name` bound to `token_id`, or replaces its
+/// inventory when it may pass to `token_id`: it is that token's already,
+/// `take_over` (an admin registers it), or its token was revoked. Returns
+/// its id, or `None` when another live token owns the name (nothing
+/// written).
 pub async fn upsert(
     conn: &mut PgConnection,
     name: &str,
     token_id: i64,
+    take_over: bool,
     inv: &MachineInventory,
-) -> Result<i64, sqlx::Error> {
+) -> Result<Option<i64>, sqlx::Error> {
     let backends: Vec<String> = inv
         .backends
         .iter()
@@ -67,6 +72,10 @@ pub async fn upsert(
                arch = EXCLUDED.arch, kvm_usable = EXCLUDED.kvm_usable,
                pmu_usable = EXCLUDED.pmu_usable, backends = EXCLUDED.backends,
                notes = EXCLUDED.notes, last_seen = now()
+           WHERE machines.token_id = EXCLUDED.token_id
+              OR $13::boolean
+              OR EXISTS (SELECT 1 FROM tokens t
+                         WHERE t.id = machines.token_id AND t.revoked_at IS NOT NULL)
            RETURNING id"#,
         name,
         token_id,
@@ -79,9 +88,35 @@ pub async fn upsert(
         inv.kvm_usable,
         inv.pmu_usable,
         &backends,
-        &inv.notes
+        &inv.notes,
+        take_over
     )
-    .fetch_one(conn)
+    .fetch_optional(conn)
+    .await
+}
+
+/// The token a machine is registered under, as its owner is named to
+/// another token that tries to register it.
+#[derive(Debug, Clone)]
+pub struct Owner {
+    /// Token row id.
+    pub token_id: i64,
+    /// `runner`, `ci` or `admin`.
+    pub kind: String,
+    /// Operator-given token name.
+    pub name: String,
+}
+
+/// The token machine `name` is registered under.
+pub async fn owner(db: impl PgExecutor<'_>, name: &str) -> Result<Option<Owner>, sqlx::Error> {
+    sqlx::query_as!(
+        Owner,
+        r#"SELECT t.id AS token_id, t.kind, t.name
+           FROM machines m JOIN tokens t ON t.id = m.token_id
+           WHERE m.name = $1"#,
+        name
+    )
+    .fetch_optional(db)
     .await
 }
 

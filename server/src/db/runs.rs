@@ -35,10 +35,15 @@ pub async fn insert(
         .kernel
         .as_ref()
         .map(|k| serde_json::to_value(k).unwrap_or(serde_json::Value::Null));
+    // Bounded at upload (`RunResult::validate`); NULL rather than a wrong
+    // number should a caller skip that.
+    let seconds = i32::try_from(result.seconds).ok();
+    let warmup_seconds = i32::try_from(result.warmup_seconds).ok();
     let inserted = sqlx::query_scalar!(
         r#"INSERT INTO runs (comparison_id, job_id, boot_seq, side, workload, nr_task, mode,
-                             measurement, kernel, attempt, machine_id, result)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+                             measurement, kernel, attempt, machine_id, result, seconds,
+                             warmup_seconds)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
            ON CONFLICT (comparison_id, boot_seq, workload, nr_task, mode) DO NOTHING
            RETURNING id"#,
         key.comparison_id,
@@ -52,7 +57,9 @@ pub async fn insert(
         kernel,
         key.attempt,
         key.machine_id,
-        Json(result) as _
+        Json(result) as _,
+        seconds,
+        warmup_seconds
     )
     .fetch_optional(&mut *conn)
     .await?;
@@ -212,9 +219,10 @@ pub struct RunMeta {
     pub kernel: Option<Json<KernelIdentity>>,
     /// Event perf sampled, if the run was profiled.
     pub profile_event: Option<String>,
-    /// Measured seconds.
+    /// Measured seconds (NULL for a run stored, before uploads were
+    /// bounded, with seconds no `integer` holds).
     pub seconds: Option<i32>,
-    /// Warm-up seconds.
+    /// Warm-up seconds (NULL as for `seconds`).
     pub warmup_seconds: Option<i32>,
     /// The run's warnings.
     pub warnings: Option<Json<Vec<String>>>,
@@ -230,8 +238,7 @@ pub async fn of_comparison(
         r#"SELECT id, job_id, boot_seq, side AS "side: Side", workload, nr_task, mode, measurement,
                   kernel AS "kernel: Json<KernelIdentity>",
                   result->>'profile_event' AS profile_event,
-                  (result->>'seconds')::int AS seconds,
-                  (result->>'warmup_seconds')::int AS warmup_seconds,
+                  seconds, warmup_seconds,
                   result->'warnings' AS "warnings: Json<Vec<String>>"
            FROM runs WHERE comparison_id = $1
            ORDER BY boot_seq, workload, nr_task"#,

@@ -4,6 +4,10 @@
 //! job event of what it did and brings the comparison's status in step with
 //! its jobs, so a state never changes without its history or its status.
 //! Route handlers and the queue call these; nothing else writes a state.
+//! Runner log tails are cut here too ([`kept_log_tail`]), so no route can
+//! store an unbounded one.
+
+use std::borrow::Cow;
 
 use patchperf_common::protocol::{FailureReason, JobState};
 use sqlx::PgConnection;
@@ -11,6 +15,28 @@ use sqlx::PgConnection;
 use crate::Error;
 use crate::db::{self, jobs::JobRow, machines::MachineRow};
 use crate::domain::interleave::BootPlan;
+
+/// The most of a runner's log tail a job and each of its events keep: the
+/// end of a build or boot log says what went wrong, and a runner sending
+/// megabytes on every state update must not fill the database.
+pub const LOG_TAIL_MAX: usize = 64 * 1024;
+
+/// `log` as stored: whole when it fits in [`LOG_TAIL_MAX`] bytes, else its
+/// last `LOG_TAIL_MAX` bytes (from the next character boundary) after a
+/// line saying how much was cut.
+pub fn kept_log_tail(log: &str) -> Cow<'_, str> {
+    if log.len() <= LOG_TAIL_MAX {
+        return Cow::Borrowed(log);
+    }
+    let mut start = log.len() - LOG_TAIL_MAX;
+    while !log.is_char_boundary(start) {
+        start += 1;
+    }
+    Cow::Owned(format!(
+        "[log cut: first {start} bytes dropped]\n{}",
+        &log[start..]
+    ))
+}
 
 /// Failures that every later job of the comparison would repeat (the same
 /// tree, patch, config and runner), so the rest of the comparison is failed
@@ -92,6 +118,7 @@ pub async fn progress(
     message: &str,
     log_tail: &str,
 ) -> Result<(), Error> {
+    let log_tail = &kept_log_tail(log_tail);
     db::jobs::set_state(conn, job.id, state, message, log_tail).await?;
     db::events::insert(
         conn,
@@ -151,6 +178,7 @@ pub async fn finish_done(
     job: &JobRow,
     log_tail: &str,
 ) -> Result<(), Error> {
+    let log_tail = &kept_log_tail(log_tail);
     db::jobs::finish_done(conn, job.id, log_tail).await?;
     db::events::insert(
         conn,
@@ -176,6 +204,7 @@ pub async fn finish_failed(
     detail: &str,
     log_tail: &str,
 ) -> Result<(), Error> {
+    let log_tail = &kept_log_tail(log_tail);
     db::jobs::finish_failed(conn, job.id, reason, detail, log_tail).await?;
     let message = format!("failed: {}: {detail}", reason.as_str());
     db::events::insert(
@@ -252,4 +281,26 @@ pub async fn add_runs(
     db::comparisons::add_runs(conn, comparison_id, runs).await?;
     db::comparisons::refresh_status(conn, comparison_id).await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_log_tail_that_fits_is_kept_whole() {
+        let log = "x".repeat(LOG_TAIL_MAX);
+        assert!(matches!(kept_log_tail(&log), Cow::Borrowed(l) if l == log));
+    }
+
+    #[test]
+    fn a_long_log_tail_keeps_its_end_on_a_character_boundary() {
+        let tail = "a".repeat(LOG_TAIL_MAX - 1);
+        // The last LOG_TAIL_MAX bytes would start inside the third "é".
+        let log = format!("ééé{tail}");
+        assert_eq!(
+            kept_log_tail(&log),
+            format!("[log cut: first 6 bytes dropped]\n{tail}")
+        );
+    }
 }

@@ -107,17 +107,9 @@ impl FromRequestParts<AppState> for Caller {
                     .into(),
             )
         })?;
-        let token = header
-            .to_str()
-            .ok()
-            .and_then(|h| h.strip_prefix("Bearer "))
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-            .ok_or_else(|| {
-                Error::Unauthorized(
-                    "malformed Authorization header: expected `Bearer <token>`".into(),
-                )
-            })?;
+        let token = header.to_str().ok().and_then(bearer_token).ok_or_else(|| {
+            Error::Unauthorized("malformed Authorization header: expected `Bearer <token>`".into())
+        })?;
         let row = db::tokens::find_by_hash(&state.db, &sha256_hex(token.as_bytes()))
             .await?
             .ok_or_else(|| Error::Unauthorized("unknown token".into()))?;
@@ -135,6 +127,15 @@ impl FromRequestParts<AppState> for Caller {
             name: row.name,
         })
     }
+}
+
+/// The token of an `Authorization` value `Bearer <token>`. The scheme is
+/// case-insensitive (RFC 9110, section 11.1), so `bearer` and `BEARER` are
+/// `Bearer` too; spaces separate it from the token.
+fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim_start().split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("Bearer") && !token.is_empty()).then_some(token)
 }
 
 /// A kind of caller an endpoint requires (admins always pass).

@@ -141,6 +141,7 @@ async fn create(
         (status = 200, description = "The comparison.", body = ComparisonView),
         (status = 400, description = "The id is not a number.", body = ErrorBody),
         (status = 404, description = "No such comparison.", body = ErrorBody),
+        (status = 503, description = "Computing the report took longer than the server allows.", body = ErrorBody),
     )
 )]
 async fn show(State(state): State<AppState>, Path(id): Path<i64>) -> Result<Json<ComparisonView>> {

@@ -202,6 +202,15 @@ async fn upload_run(
     let comparison = db::comparisons::find(&mut *tx, job.comparison_id)
         .await?
         .ok_or_else(|| Error::Internal(format!("job {job_id} has no comparison")))?;
+    // The lease outlives a cancel until the runner hears of it by heartbeat;
+    // its runs would count in a report nobody wants any more.
+    if comparison.status == ComparisonStatus::Cancelled {
+        return Err(Error::Conflict(format!(
+            "comparison {} was cancelled; its runs are no longer wanted: finish job {job_id} \
+             as failed (cancelled)",
+            comparison.id
+        )));
+    }
 
     let boots = db::boots::for_job(&mut *tx, job.id).await?;
     let seq = i32::try_from(upload.boot.seq).unwrap_or(i32::MAX);
@@ -241,8 +250,8 @@ async fn upload_run(
     Ok((status, Json(RunUploadResponse { run_id, stored })))
 }
 
-/// Checks a run against what its comparison asked for, and that every
-/// number is a number.
+/// Checks a run against what its comparison asked for, then that every
+/// number is one a real run can produce ([`RunResult::validate`]).
 fn validate_run(comparison: &ComparisonRow, run: &RunResult) -> Result<()> {
     let bad = |m: String| Err(Error::Unprocessable(m));
     if !comparison.workloads.contains(&run.workload) {
@@ -286,44 +295,8 @@ fn validate_run(comparison: &ComparisonRow, run: &RunResult) -> Result<()> {
             ));
         }
     }
-    let mut names = HashSet::new();
-    for m in &run.metrics {
-        if m.name.trim().is_empty() {
-            return bad("a metric has an empty name".into());
-        }
-        if !m.value.is_finite() {
-            return bad(format!(
-                "metric `{}` is {} ; record metrics that could not be counted under \
-                 `unsupported` instead",
-                m.name, m.value
-            ));
-        }
-        if !names.insert(m.name.as_str()) {
-            return bad(format!("metric `{}` appears twice", m.name));
-        }
-    }
-    if run.metrics.is_empty() {
-        return bad("run has no metrics".into());
-    }
-    let mut series_names = HashSet::new();
-    for s in &run.series {
-        if !(s.interval_seconds.is_finite() && s.interval_seconds > 0.0) {
-            return bad(format!(
-                "series `{}` has interval_seconds {}; it must be positive",
-                s.name, s.interval_seconds
-            ));
-        }
-        if let Some(p) = s.points.iter().find(|p| !p.is_finite()) {
-            return bad(format!("series `{}` has a non-finite point ({p})", s.name));
-        }
-        if !series_names.insert(s.name.as_str()) {
-            return bad(format!("series `{}` appears twice", s.name));
-        }
-    }
-    if run.unsupported.iter().any(|n| n.trim().is_empty()) {
-        return bad("an unsupported metric has an empty name".into());
-    }
-    Ok(())
+    run.validate()
+        .map_err(|e| Error::Unprocessable(e.to_string()))
 }
 
 /// Answer of `POST /api/v1/jobs/{id}/finish`.

@@ -69,15 +69,16 @@ pub(super) async fn held_job(
 /// Checks that `lease` holds `job`, already locked by the caller.
 pub(super) fn check_held(job: &JobRow, machine: &MachineRow, lease: LeaseClaim) -> Result<()> {
     if !job.state.is_leased() {
+        // A queued job with no attempt yet was never claimed; one with
+        // attempts was, and went back to the queue when its lease ran out.
+        let why = match job.state {
+            JobState::Queued if job.attempt == 0 => " (it was never claimed)",
+            JobState::Queued => " (its lease ran out and it was queued again)",
+            _ => "",
+        };
         return Err(Error::Conflict(format!(
-            "job {} is {}, not leased to anyone{}",
-            job.id,
-            job.state,
-            if job.state == JobState::Queued {
-                " (its lease ran out and it was queued again)"
-            } else {
-                ""
-            }
+            "job {} is {}, not leased to anyone{why}",
+            job.id, job.state
         )));
     }
     if job.machine_id != Some(machine.id) {

@@ -21,6 +21,7 @@ pub mod lease;
 pub mod machines;
 pub mod openapi;
 pub mod pages;
+pub mod read_access;
 pub mod reports;
 pub mod runner;
 pub mod tokens;
@@ -43,9 +44,13 @@ pub fn api() -> OpenApiRouter<AppState> {
 pub fn app(state: AppState) -> Router {
     let body_limit = state.config.body_limit;
     let (api, _document) = api().split_for_parts();
+    let api = api.layer(axum::middleware::from_fn_with_state(
+        state.clone(),
+        read_access::require_token,
+    ));
     Router::new()
         .merge(api)
-        .merge(pages::router())
+        .merge(pages::router(&state))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(TraceLayer::new_for_http())

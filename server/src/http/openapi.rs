@@ -35,7 +35,9 @@ pub fn router() -> OpenApiRouter<AppState> {
         description = "Kernel patch performance comparisons: the CI API and the runner protocol. \
                        Errors are JSON {\"error\": \"…\"}. Calls marked with the bearer scheme \
                        take `Authorization: Bearer <token>`; each says which kind of token \
-                       (runner, ci or admin) it needs."
+                       (runner, ci or admin) it needs. Reads are public unless the server \
+                       runs with `--private`: then every GET but /healthz needs a token of \
+                       any kind and answers 401 without one."
     ),
     components(schemas(ErrorBody)),
     modifiers(&BearerTokens)
@@ -75,7 +77,8 @@ impl IntoResponses for JobCallErrors {
             (404, "No such job, or the machine is not registered."),
             (
                 409,
-                "The machine does not hold this attempt's lease, or the job is final.",
+                "The machine does not hold this attempt's lease, the job is final, or (runs) \
+                 its comparison was cancelled.",
             ),
             (413, "Body larger than the server's limit."),
             (422, "Invalid content; the message names the field."),

@@ -27,6 +27,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         (status = 200, description = "The report.", body = String, content_type = "text/plain"),
         (status = 400, description = "The id is not a number.", body = ErrorBody),
         (status = 404, description = "No such comparison.", body = ErrorBody),
+        (status = 503, description = "Computing the report took longer than the server allows.", body = ErrorBody),
     )
 )]
 async fn text(State(state): State<AppState>, Path(id): Path<i64>) -> Result<impl IntoResponse> {

@@ -1,7 +1,10 @@
-//! `POST /api/v1/runner/register`: a runner creates or updates its machine.
+//! `POST /api/v1/runner/register`: a runner creates or updates its machine,
+//! and the rule every runner call keeps: a machine belongs to one token,
+//! and only that token (or an admin) acts for it and its leased jobs.
 
 use axum::extract::State;
 use patchperf_common::protocol::{ErrorBody, RegisterRequest, RegisterResponse};
+use sqlx::PgConnection;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -18,7 +21,10 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// Create or update this runner's machine (by name).
 ///
-/// Requires a runner token (or an admin token).
+/// Requires a runner token (or an admin token). A machine belongs to the
+/// token that registered it first; another runner token registering the
+/// name gets 409 until an admin revokes the owner (or an admin token takes
+/// the machine over by registering it).
 #[utoipa::path(
     post,
     path = "/api/v1/runner/register",
@@ -44,12 +50,43 @@ async fn register(
             "inventory.nr_cpu must be at least 1".into(),
         ));
     }
+    let caller = &auth.caller;
     let mut tx = state.db.begin().await?;
-    let machine_id =
-        db::machines::upsert(&mut tx, &req.name, auth.caller.token_id, &req.inventory).await?;
+    let take_over = caller.kind == TokenKind::Admin;
+    let Some(machine_id) = db::machines::upsert(
+        &mut tx,
+        &req.name,
+        caller.token_id,
+        take_over,
+        &req.inventory,
+    )
+    .await?
+    else {
+        return Err(taken(&mut tx, &req.name).await);
+    };
     tx.commit().await?;
     tracing::info!(machine = %req.name, id = machine_id, token = %auth.caller.name, "runner registered");
     Ok(Json(RegisterResponse { machine_id }))
+}
+
+/// The 409 for registering a machine another live token owns: who owns it
+/// and how an admin frees it.
+async fn taken(conn: &mut PgConnection, name: &str) -> Error {
+    match db::machines::owner(&mut *conn, name).await {
+        Ok(Some(owner)) => Error::Conflict(format!(
+            "machine `{name}` is registered under {} token `{}` (id {id}); another token \
+             cannot register it. An admin frees it by revoking that token (`patchperf-server \
+             token revoke {id}` or POST /api/v1/tokens/{id}/revoke), or takes it over by \
+             registering it with an admin token",
+            owner.kind,
+            owner.name,
+            id = owner.token_id
+        )),
+        Ok(None) => Error::Conflict(format!(
+            "machine `{name}` changed while registering; register again"
+        )),
+        Err(e) => e.into(),
+    }
 }
 
 /// Machine names appear in URLs, filters and report headers: keep them
@@ -76,9 +113,9 @@ pub fn check_machine_owner(caller: &Caller, machine: &MachineRow) -> Result<()> 
         Ok(())
     } else {
         Err(Error::Forbidden(format!(
-            "machine `{}` is registered under another token; register it again with this \
-             token first",
-            machine.name
+            "machine `{}` is registered under another token; token `{}` may not act for it \
+             or its jobs",
+            machine.name, caller.name
         )))
     }
 }

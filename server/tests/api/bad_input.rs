@@ -14,6 +14,7 @@ async fn assert_nothing_stored(app: &TestApp) {
     }
 }
 
+/// Posts the test submission with `extra` merged in, as the ci token.
 async fn submit_raw(app: &TestApp, body: &str) -> crate::helpers::Answer {
     app.send(
         Method::POST,
@@ -147,13 +148,7 @@ async fn invalid_submissions_are_422_naming_the_field(pool: PgPool) {
         ),
     ];
     for (extra, message) in cases {
-        let a = app
-            .post(
-                "/api/v1/comparisons",
-                &app.ci,
-                comparison_request(3, extra.clone()),
-            )
-            .await;
+        let a = app.try_submit(extra.clone()).await;
         assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY, "{extra}: {a:?}");
         assert_eq!(a.error(), message, "{extra}");
     }
@@ -187,4 +182,106 @@ async fn unknown_endpoints_answer_json_404(pool: PgPool) {
         a.error(),
         "no such endpoint: /api/v1/nothing-here; see /api/v1/openapi.json"
     );
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn unknown_fields_inside_params_and_base_are_400_naming_them(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let cases = [
+        (
+            json!({"params": {"nr_task": [1], "seconds": 5, "warmup_seconds": 1, "secnods": 9}}),
+            "unknown field `secnods`",
+        ),
+        (
+            json!({"base": {"kind": "tarball", "name": "linux-source-6.1", "commit": "v6.1"}}),
+            "unknown field `commit`",
+        ),
+        (
+            json!({"base": {"kind": "git", "url": "https://git.example.org/linux.git",
+                            "commit": "v6.1", "branch": "main"}}),
+            "unknown field `branch`",
+        ),
+    ];
+    for (extra, field) in cases {
+        let a = submit_raw(&app, &comparison_request(3, extra.clone()).to_string()).await;
+        // As an unknown top-level field answers: the body is unreadable.
+        assert_eq!(a.status, StatusCode::BAD_REQUEST, "{extra}: {a:?}");
+        assert!(a.error().contains(field), "{extra}: {}", a.error());
+    }
+    assert_nothing_stored(&app).await;
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn git_options_posing_as_url_or_commit_are_422_naming_the_field(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let git =
+        |url: &str, commit: &str| json!({"base": {"kind": "git", "url": url, "commit": commit}});
+    let cases = [
+        (git("--upload-pack=touch /tmp/pwned", "v6.1"), "base.url"),
+        (git("-u", "v6.1"), "base.url"),
+        (
+            git("ssh://-oProxyCommand=touch%20x/linux", "v6.1"),
+            "base.url",
+        ),
+        (git("ext::sh -c touch% /tmp/pwned", "v6.1"), "base.url"),
+        (
+            git("https://git.example.org/linux.git\n", "v6.1"),
+            "base.url",
+        ),
+        (
+            git("https://git.example.org/linux.git", "--output=/tmp/x"),
+            "base.commit",
+        ),
+        (
+            git("https://git.example.org/linux.git", "v6.1..master"),
+            "base.commit",
+        ),
+        (
+            git("https://git.example.org/linux.git", "HEAD@{1}"),
+            "base.commit",
+        ),
+    ];
+    for (extra, field) in cases {
+        let a = app.try_submit(extra.clone()).await;
+        assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY, "{extra}: {a:?}");
+        assert!(a.error().starts_with(field), "{extra}: {}", a.error());
+    }
+    assert_nothing_stored(&app).await;
+    for (url, commit) in [
+        (
+            "https://git.kernel.org/pub/scm/linux/kernel/git/torvalds/linux.git",
+            "v6.1",
+        ),
+        ("git@github.com:torvalds/linux.git", "deadbeef"),
+        ("ssh://git@git.example.org/linux.git", "refs/heads/for-next"),
+        (
+            "/srv/git/linux.git",
+            "830b3c68c1fb1e9176028d02ef86f3cf76aa2476",
+        ),
+        ("file:///srv/git/linux.git", "master"),
+    ] {
+        let a = app.try_submit(git(url, commit)).await;
+        assert_eq!(a.status, StatusCode::CREATED, "{url} {commit}: {a:?}");
+    }
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_plain_diff_is_422_saying_what_to_send(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let plain = [
+        "diff --git a/fs/open.c b/fs/open.c\nindex 1234567..89abcde 100644\n\
+         --- a/fs/open.c\n+++ b/fs/open.c\n@@ -1 +1 @@\n-old\n+new\n",
+        "--- a/fs/open.c\t2024-01-01 00:00:00.000000000 +0000\n\
+         +++ b/fs/open.c\t2024-01-01 00:00:00.000000000 +0000\n@@ -1 +1 @@\n-old\n+new\n",
+    ];
+    for mbox in plain {
+        let a = app.try_submit(json!({ "mbox": mbox })).await;
+        assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY, "{a:?}");
+        assert!(
+            a.error().contains("git format-patch --stdout"),
+            "{}",
+            a.error()
+        );
+    }
+    assert_nothing_stored(&app).await;
 }

@@ -180,13 +180,7 @@ async fn cancelling_fails_the_queued_jobs_and_tells_the_runner_by_heartbeat(pool
     let id = app.submit(3, json!({})).await;
     let job = app.claim(machine).await.unwrap();
 
-    let a = app
-        .post(
-            &format!("/api/v1/comparisons/{id}/cancel"),
-            &app.ci,
-            json!({}),
-        )
-        .await;
+    let a = app.cancel(id).await;
     assert_eq!(a.status, StatusCode::OK, "{a:?}");
     assert_eq!(a.json["status"], "cancelled");
 
@@ -216,13 +210,7 @@ async fn cancelling_fails_the_queued_jobs_and_tells_the_runner_by_heartbeat(pool
     assert_eq!(app.comparison(id).await["status"], "cancelled");
     assert!(app.claim(machine).await.is_none());
 
-    let again = app
-        .post(
-            &format!("/api/v1/comparisons/{id}/cancel"),
-            &app.ci,
-            json!({}),
-        )
-        .await;
+    let again = app.cancel(id).await;
     assert_eq!(again.status, StatusCode::CONFLICT);
     assert_eq!(
         again.error(),

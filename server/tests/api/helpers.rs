@@ -47,10 +47,52 @@ impl TestApp {
         self.register_machine(name, token, inventory(name)).await
     }
 
+    /// Cancels comparison `id` with the CI token.
+    pub async fn cancel(&self, id: i64) -> Answer {
+        self.post(
+            &format!("/api/v1/comparisons/{id}/cancel"),
+            &self.ci,
+            json!({}),
+        )
+        .await
+    }
+
+    /// The id of the token named `name`.
+    pub async fn token_id(&self, name: &str) -> i64 {
+        sqlx::query_scalar("SELECT id FROM tokens WHERE name = $1")
+            .bind(name)
+            .fetch_one(&self.pool)
+            .await
+            .unwrap()
+    }
+
+    /// Revokes token `id` with the admin token; it must be revoked.
+    pub async fn revoke(&self, id: i64) {
+        let a = self
+            .post(
+                &format!("/api/v1/tokens/{id}/revoke"),
+                &self.admin,
+                json!({}),
+            )
+            .await;
+        assert_eq!(a.status, axum::http::StatusCode::NO_CONTENT, "{a:?}");
+    }
+
     /// Submits a comparison of `runs` a side of open1 with 1 and 2 tasks,
     /// with `extra` fields merged into the request; returns its id.
     pub async fn submit(&self, runs: u32, extra: Value) -> i64 {
         self.post_comparison(comparison_request(runs, extra)).await
+    }
+
+    /// Submits the comparison [`TestApp::submit`] would with `extra`
+    /// merged in, 3 runs a side; returns the answer, whatever it is.
+    pub async fn try_submit(&self, extra: Value) -> Answer {
+        self.post(
+            "/api/v1/comparisons",
+            &self.ci,
+            comparison_request(3, extra),
+        )
+        .await
     }
 
     /// Uploads a run of every workload and nr_task for every boot of the

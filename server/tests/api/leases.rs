@@ -208,3 +208,50 @@ async fn only_the_machine_holding_the_lease_may_act_on_the_job(pool: PgPool) {
     assert_eq!(app.count("runs").await, 0);
     assert_eq!(app.count("metric_values").await, 0);
 }
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_call_on_a_job_never_claimed_says_so(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let machine = app.register("m1").await;
+    let id = app.submit(3, json!({})).await;
+    let never: i64 = sqlx::query_scalar(
+        "SELECT id FROM jobs WHERE comparison_id = $1 ORDER BY seq DESC LIMIT 1",
+    )
+    .bind(id)
+    .fetch_one(&app.pool)
+    .await
+    .unwrap();
+    let a = app
+        .job_call_as(
+            &app.runner.clone(),
+            machine,
+            never,
+            1,
+            "heartbeat",
+            json!({}),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::CONFLICT);
+    assert_eq!(
+        a.error(),
+        format!("job {never} is queued, not leased to anyone (it was never claimed)")
+    );
+
+    // A job whose lease ran out is queued again, and the answer says that.
+    let first = app.claim(machine).await.unwrap();
+    app.expire_leases().await;
+    let mut tx = app.pool.begin().await.unwrap();
+    patchperf_server::domain::lifecycle::expire_leases(&mut tx)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    let a = app.job_call(machine, &first, "heartbeat", json!({})).await;
+    assert_eq!(a.status, StatusCode::CONFLICT);
+    assert_eq!(
+        a.error(),
+        format!(
+            "job {} is queued, not leased to anyone (its lease ran out and it was queued again)",
+            first.job_id
+        )
+    );
+}

@@ -145,3 +145,75 @@ async fn claim_and_progress_each_leave_an_event(pool: PgPool) {
     assert_eq!(events[0].message, "claimed by m1");
     assert_eq!(events[1].machine_id, Some(machine));
 }
+
+#[sqlx::test(migrations = "../migrations")]
+async fn runs_into_a_cancelled_comparison_are_refused(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let machine = app.register("m1").await;
+    let id = app.submit(3, json!({})).await;
+    let job = app.claim(machine).await.unwrap();
+    let a = app.cancel(id).await;
+    assert_eq!(a.status, axum::http::StatusCode::OK, "{a:?}");
+
+    let upload = json!({ "boot": job.boots[0], "result": crate::helpers::run_result("open1", 1) });
+    let a = app.job_call(machine, &job, "runs", upload).await;
+    assert_eq!(a.status, axum::http::StatusCode::CONFLICT, "{a:?}");
+    assert_eq!(
+        a.error(),
+        format!(
+            "comparison {id} was cancelled; its runs are no longer wanted: finish job {} as \
+             failed (cancelled)",
+            job.job_id
+        )
+    );
+    assert_eq!(app.count("runs").await, 0);
+    assert_eq!(app.count("metric_values").await, 0);
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_huge_log_tail_is_stored_cut_to_its_end(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let machine = app.register("m1").await;
+    app.submit(3, json!({})).await;
+    let job = app.claim(machine).await.unwrap();
+    // 1 MiB of two-byte characters and an odd-length end, so that keeping
+    // the last 64 KiB by bytes alone would split a character.
+    let log = format!("{}END OF LOG!", "ü".repeat(512 * 1024));
+    let job_tail = || async {
+        let tail: String = sqlx::query_scalar("SELECT log_tail FROM jobs WHERE id = $1")
+            .bind(job.job_id)
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+        tail
+    };
+    let event_tail = || async {
+        let tail: String = sqlx::query_scalar(
+            "SELECT log_tail FROM job_events WHERE job_id = $1 ORDER BY id DESC LIMIT 1",
+        )
+        .bind(job.job_id)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+        tail
+    };
+    let check = |tail: String| {
+        assert!(tail.len() <= 64 * 1024 + 100, "{} bytes stored", tail.len());
+        assert!(tail.len() >= 60 * 1024, "{} bytes stored", tail.len());
+        assert!(tail.starts_with("[log cut:"), "{}", &tail[..40]);
+        assert!(tail.ends_with("üüEND OF LOG!"));
+    };
+
+    let update = json!({"state": "building", "message": "make", "log_tail": log});
+    let a = app.job_call(machine, &job, "state", update).await;
+    assert_eq!(a.status, axum::http::StatusCode::NO_CONTENT, "{a:?}");
+    check(job_tail().await);
+    check(event_tail().await);
+
+    let finish =
+        json!({"outcome": "failed", "reason": "build-failed", "detail": "make", "log_tail": log});
+    let a = app.job_call(machine, &job, "finish", finish).await;
+    assert_eq!(a.status, axum::http::StatusCode::OK, "{a:?}");
+    check(job_tail().await);
+    check(event_tail().await);
+}

@@ -4,7 +4,8 @@
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::unix::fs::PermissionsExt;
-use std::process::{Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn healthz(port: u16) -> Option<String> {
@@ -17,23 +18,26 @@ fn healthz(port: u16) -> Option<String> {
     Some(answer)
 }
 
-#[test]
-fn serve_without_database_url_runs_its_own_postgres_and_stops_it() {
-    if let Err(e) = patchperf_server::postgres::find_bin() {
-        println!("skipped: {e}");
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    // The cluster runs as the postgres user when we are root; it must be
-    // able to reach the data directory.
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let data_dir = dir.path().join("data");
-    let port = TcpListener::bind("127.0.0.1:0")
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
-        .port();
+        .port()
+}
 
+/// A temporary directory the postgres user can reach (the cluster runs as
+/// that user when we are root), with `data/` to serve from.
+fn data_dir() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let data_dir = dir.path().join("data");
+    (dir, data_dir)
+}
+
+/// `patchperf-server serve` on `port` with `data_dir` and no DATABASE_URL,
+/// once it answers /healthz.
+fn serve(data_dir: &Path, port: u16) -> Child {
     let mut server = Command::new(env!("CARGO_BIN_EXE_patchperf-server"))
         .args([
             "serve",
@@ -41,7 +45,7 @@ fn serve_without_database_url_runs_its_own_postgres_and_stops_it() {
             &format!("127.0.0.1:{port}"),
             "--data-dir",
         ])
-        .arg(&data_dir)
+        .arg(data_dir)
         .env_remove("DATABASE_URL")
         .env_remove("PATCHPERF_DATA_DIR")
         .stdout(Stdio::null())
@@ -55,14 +59,7 @@ fn serve_without_database_url_runs_its_own_postgres_and_stops_it() {
             break answer;
         }
         if let Some(status) = server.try_wait().unwrap() {
-            let mut err = String::new();
-            server
-                .stderr
-                .take()
-                .unwrap()
-                .read_to_string(&mut err)
-                .unwrap();
-            panic!("server exited with {status}: {err}");
+            panic!("server exited with {status}: {}", stderr(&mut server));
         }
         assert!(
             started.elapsed() < Duration::from_secs(120),
@@ -71,15 +68,10 @@ fn serve_without_database_url_runs_its_own_postgres_and_stops_it() {
         std::thread::sleep(Duration::from_millis(200));
     };
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
-    let pid_file = data_dir.join("pg/data/postmaster.pid");
-    assert!(pid_file.exists(), "the private cluster is running");
+    server
+}
 
-    let kill = Command::new("kill")
-        .args(["-TERM", &server.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    let status = server.wait().unwrap();
+fn stderr(server: &mut Child) -> String {
     let mut err = String::new();
     server
         .stderr
@@ -87,10 +79,123 @@ fn serve_without_database_url_runs_its_own_postgres_and_stops_it() {
         .unwrap()
         .read_to_string(&mut err)
         .unwrap();
+    err
+}
+
+/// Stops the server with SIGTERM; returns its stderr once it exited 0.
+fn terminate(mut server: Child) -> String {
+    let kill = Command::new("kill")
+        .args(["-TERM", &server.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let status = server.wait().unwrap();
+    let err = stderr(&mut server);
     assert!(status.success(), "exit {status}: {err}");
+    err
+}
+
+/// Stops a cluster a failed test left running, so it does not outlive the
+/// test.
+struct ClusterGuard(PathBuf);
+
+impl Drop for ClusterGuard {
+    fn drop(&mut self) {
+        if !self.0.join("postmaster.pid").exists() {
+            return;
+        }
+        let Ok(bin) = patchperf_server::postgres::find_bin() else {
+            return;
+        };
+        let as_postgres = Command::new("runuser")
+            .args(["-u", "postgres", "--"])
+            .arg(bin.join("pg_ctl"))
+            .args(["stop", "-m", "immediate", "-D"])
+            .arg(&self.0)
+            .status();
+        if !as_postgres.is_ok_and(|s| s.success()) {
+            let _ = Command::new(bin.join("pg_ctl"))
+                .args(["stop", "-m", "immediate", "-D"])
+                .arg(&self.0)
+                .status();
+        }
+    }
+}
+
+#[test]
+fn serve_without_database_url_runs_its_own_postgres_and_stops_it() {
+    if let Err(e) = patchperf_server::postgres::find_bin() {
+        println!("skipped: {e}");
+        return;
+    }
+    let (_dir, data_dir) = data_dir();
+    let _guard = ClusterGuard(data_dir.join("pg/data"));
+    let server = serve(&data_dir, free_port());
+    let pid_file = data_dir.join("pg/data/postmaster.pid");
+    assert!(pid_file.exists(), "the private cluster is running");
+
+    let err = terminate(server);
     assert!(
         !pid_file.exists(),
         "Postgres still running after shutdown: {err}"
     );
     assert!(err.contains("private Postgres stopped"), "{err}");
+}
+
+#[test]
+fn a_cluster_left_running_by_a_crash_is_adopted_and_stopped() {
+    if let Err(e) = patchperf_server::postgres::find_bin() {
+        println!("skipped: {e}");
+        return;
+    }
+    let (_dir, data_dir) = data_dir();
+    let _guard = ClusterGuard(data_dir.join("pg/data"));
+    let pid_file = data_dir.join("pg/data/postmaster.pid");
+
+    // The first server dies without a chance to stop its cluster.
+    let mut crashed = serve(&data_dir, free_port());
+    crashed.kill().unwrap();
+    crashed.wait().unwrap();
+    assert!(pid_file.exists(), "the cluster outlives the crash");
+
+    // The next one finds it running, adopts it, and stops it on SIGTERM as
+    // it would one it started.
+    let server = serve(&data_dir, free_port());
+    let err = terminate(server);
+    assert!(err.contains("adopting"), "{err}");
+    assert!(
+        !pid_file.exists(),
+        "adopted Postgres still running after shutdown: {err}"
+    );
+    assert!(err.contains("private Postgres stopped"), "{err}");
+}
+
+#[test]
+fn a_command_beside_a_running_server_leaves_its_cluster_running() {
+    if let Err(e) = patchperf_server::postgres::find_bin() {
+        println!("skipped: {e}");
+        return;
+    }
+    let (_dir, data_dir) = data_dir();
+    let _guard = ClusterGuard(data_dir.join("pg/data"));
+    let pid_file = data_dir.join("pg/data/postmaster.pid");
+    let port = free_port();
+    let server = serve(&data_dir, port);
+
+    let out = Command::new(env!("CARGO_BIN_EXE_patchperf-server"))
+        .args(["token", "create", "--kind", "ci", "--name", "beside"])
+        .arg("--data-dir")
+        .arg(&data_dir)
+        .env_remove("DATABASE_URL")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("adopting"), "{err}");
+    assert!(pid_file.exists(), "the server's cluster was stopped: {err}");
+    let answer = healthz(port).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+
+    let err = terminate(server);
+    assert!(!pid_file.exists(), "{err}");
 }

@@ -45,18 +45,7 @@ async fn malformed_unknown_and_revoked_tokens_are_401(pool: PgPool) {
     assert_eq!(a.status, StatusCode::UNAUTHORIZED);
     assert_eq!(a.error(), "unknown token");
 
-    let ci_id: i64 = sqlx::query_scalar("SELECT id FROM tokens WHERE kind = 'ci'")
-        .fetch_one(&app.pool)
-        .await
-        .unwrap();
-    let a = app
-        .post(
-            &format!("/api/v1/tokens/{ci_id}/revoke"),
-            &app.admin,
-            json!({}),
-        )
-        .await;
-    assert_eq!(a.status, StatusCode::NO_CONTENT, "{a:?}");
+    app.revoke(app.token_id("kernel-ci").await).await;
     let a = app
         .post(
             "/api/v1/comparisons",
@@ -172,4 +161,23 @@ async fn only_the_sha256_of_a_token_is_stored(pool: PgPool) {
     // And the new token works for its kind.
     let m = app.register_with("rack-7", &token).await;
     assert!(m > 0);
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn the_bearer_scheme_is_case_insensitive(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    // RFC 9110 §11.1: the scheme is case-insensitive; any spaces may follow it.
+    for scheme in ["bearer", "BEARER", "bEaReR"] {
+        let header = [("authorization", format!("{scheme}  {}", app.admin))];
+        let a = app
+            .send(Method::GET, "/api/v1/tokens", None, &header, None)
+            .await;
+        assert_eq!(a.status, StatusCode::OK, "{scheme}: {a:?}");
+    }
+    let glued = [("authorization", format!("Bearer{}", app.admin))];
+    let a = app
+        .send(Method::GET, "/api/v1/tokens", None, &glued, None)
+        .await;
+    assert_eq!(a.status, StatusCode::UNAUTHORIZED);
+    assert!(a.error().contains("malformed"), "{}", a.error());
 }

@@ -5,6 +5,7 @@
 
 mod browser;
 mod dashboard;
+mod extreme_values;
 mod helpers;
 mod more_runs;
 mod verdicts;

@@ -7,12 +7,14 @@
 //! comparison's runs or verdict inputs change.
 
 pub mod cache;
+pub mod offload;
 pub mod plots;
 pub mod stored;
 pub mod verdict;
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use patchperf_common::comparison::ComparisonKind;
 use patchperf_common::protocol::{BaseSource, NrTask};
@@ -115,15 +117,28 @@ async fn load_uncached(state: &AppState, c: &ComparisonRow) -> Result<Comparison
         series_sha256: db::patches::series_sha256(&state.db, c.series_id).await?,
         report_url: Some(state.config.link(&format!("/comparisons/{}", c.id))),
     };
-    let floors = noise_floors(&state.db, c).await?;
-    build(&state.db, c, &facts, &VerdictPolicy::default(), &floors).await
+    let limit = state.config.report_time_limit;
+    let floors = noise_floors(&state.db, c, limit).await?;
+    build(
+        &state.db,
+        c,
+        &facts,
+        &VerdictPolicy::default(),
+        &floors,
+        limit,
+    )
+    .await
 }
 
 /// The noise floor of each (workload, mode, nr_task, measurement) as the
 /// machine's latest finished A/A comparison measured it: the largest change
 /// its 95% interval of the headline metric allows between two sets of boots
 /// of the same kernel. A/A comparisons themselves are judged without one.
-async fn noise_floors(db: &PgPool, c: &ComparisonRow) -> Result<NoiseFloors, Error> {
+async fn noise_floors(
+    db: &PgPool,
+    c: &ComparisonRow,
+    limit: Duration,
+) -> Result<NoiseFloors, Error> {
     let mut floors = NoiseFloors::default();
     let Some(machine_id) = c.machine_id else {
         return Ok(floors);
@@ -143,6 +158,7 @@ async fn noise_floors(db: &PgPool, c: &ComparisonRow) -> Result<NoiseFloors, Err
         &HeaderFacts::default(),
         &VerdictPolicy::default(),
         &NoiseFloors::default(),
+        limit,
     ))
     .await?;
     for g in &report.groups {
@@ -191,13 +207,15 @@ impl NoiseFloors {
     }
 }
 
-/// Builds the report of comparison `c` from its stored runs.
+/// Builds the report of comparison `c` from its stored runs; the
+/// statistics run off the async workers, given up (503) after `limit`.
 pub async fn build(
     db: &PgPool,
     c: &ComparisonRow,
     facts: &HeaderFacts,
     policy: &VerdictPolicy,
     floors: &NoiseFloors,
+    limit: Duration,
 ) -> Result<ComparisonReport, Error> {
     let values = db::runs::report_values(db, c.id).await?;
     let metas = db::runs::of_comparison(db, c.id).await?;
@@ -225,9 +243,13 @@ pub async fn build(
             result,
         });
     }
-    Ok(ComparisonReport {
-        groups: group_reports(c, facts, runs, policy, floors)?,
+    let what = format!("the report of comparison {}", c.id);
+    let (c, facts, policy, floors) = (c.clone(), facts.clone(), *policy, floors.clone());
+    let groups = offload::off_workers(limit, &what, move || {
+        group_reports(&c, &facts, runs, &policy, &floors)
     })
+    .await??;
+    Ok(ComparisonReport { groups })
 }
 
 /// Splits the runs by (workload, mode, nr_task) and builds each report.

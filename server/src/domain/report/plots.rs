@@ -3,6 +3,7 @@
 //! rendered by the browser). plotters escapes the text it writes, so metric
 //! names from uploads cannot inject markup.
 
+use patchperf_common::limits::MAX_VALUE;
 use patchperf_common::report::MetricComparison;
 use patchperf_common::run::Side;
 use patchperf_common::stats::{ChangeUnit, Interval};
@@ -21,15 +22,40 @@ fn side_colour(side: Side) -> RGBColor {
     }
 }
 
-/// Lower and upper bound with a margin, never an empty range.
-fn padded(lo: f64, hi: f64) -> (f64, f64) {
+/// The value axis of a plot: the range of the finite `values`, with a
+/// margin; `None` when there is none.
+///
+/// plotters looks for an axis' key points by stepping through the range;
+/// over an infinite range, or one no wider than a few spacings of `f64`
+/// near its values, that search never ends. So values are clamped to what
+/// a run may carry ([`MAX_VALUE`]: rows stored before uploads were bounded
+/// can hold more), and a range narrower than a billionth of its magnitude
+/// is widened by 1% of it, as a single value's is.
+fn axis(values: impl IntoIterator<Item = f64>) -> Option<(f64, f64)> {
+    let (lo, hi) = values
+        .into_iter()
+        .filter(|v| v.is_finite())
+        .map(|v| v.clamp(-MAX_VALUE, MAX_VALUE))
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+    if lo > hi {
+        return None;
+    }
+    let magnitude = lo.abs().max(hi.abs());
     let span = hi - lo;
-    let pad = if span > 0.0 {
+    let pad = if span > (magnitude * 1e-9).max(1e-12) {
         span * 0.15
     } else {
-        lo.abs().max(1.0) * 0.01
+        magnitude.max(1.0) * 0.01
     };
-    (lo - pad, hi + pad)
+    Some((lo - pad, hi + pad))
+}
+
+/// `v` drawn within the axis `(lo, hi)`; `None` for a value that is not a
+/// number.
+fn on_axis(v: f64, (lo, hi): (f64, f64)) -> Option<f64> {
+    (!v.is_nan()).then(|| v.clamp(lo, hi))
 }
 
 /// Per-run dots of one metric: base on the left, patched on the right, each
@@ -37,30 +63,16 @@ fn padded(lo: f64, hi: f64) -> (f64, f64) {
 /// patched side as the range where the patched mean plausibly lies relative
 /// to the base mean. `None` when neither side has values.
 pub fn runs_plot(m: &MetricComparison) -> Option<String> {
-    let all: Vec<f64> = m
-        .base
-        .values
-        .iter()
-        .chain(&m.patched.values)
-        .copied()
-        .collect();
-    if all.is_empty() {
-        return None;
-    }
     let interval = match (m.interval, m.base.mean) {
         (Some(Interval::Bounded { low, high }), Some(base)) => Some(match m.unit {
             ChangeUnit::Percent => (base * (1.0 + low / 100.0), base * (1.0 + high / 100.0)),
             ChangeUnit::Points => (base + low, base + high),
         }),
         _ => None,
-    };
-    let mut lo = all.iter().copied().fold(f64::INFINITY, f64::min);
-    let mut hi = all.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if let Some((a, b)) = interval {
-        lo = lo.min(a);
-        hi = hi.max(b);
     }
-    let (lo, hi) = padded(lo, hi);
+    .filter(|(a, b)| a.is_finite() && b.is_finite());
+    let values = m.base.values.iter().chain(&m.patched.values).copied();
+    let (lo, hi) = axis(values.chain(interval.into_iter().flat_map(|(a, b)| [a, b])))?;
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (420, 260)).into_drawing_area();
@@ -88,13 +100,13 @@ pub fn runs_plot(m: &MetricComparison) -> Option<String> {
             let colour = side_colour(side);
             let n = values.len().max(1) as f64;
             chart
-                .draw_series(values.iter().enumerate().map(|(i, &v)| {
+                .draw_series(values.iter().enumerate().filter_map(|(i, &v)| {
                     // spread the dots sideways so equal values stay visible
                     let x = centre - 0.25 + 0.5 * (i as f64 + 0.5) / n;
-                    Circle::new((x, v), 4, colour.filled())
+                    Some(Circle::new((x, on_axis(v, (lo, hi))?), 4, colour.filled()))
                 }))
                 .ok()?;
-            if let Some(mean) = mean {
+            if let Some(mean) = mean.and_then(|v| on_axis(v, (lo, hi))) {
                 chart
                     .draw_series(std::iter::once(PathElement::new(
                         vec![(centre - 0.3, mean), (centre + 0.3, mean)],
@@ -110,7 +122,7 @@ pub fn runs_plot(m: &MetricComparison) -> Option<String> {
                 )))
                 .ok()?;
         }
-        if let Some((a, b)) = interval {
+        if let Some((a, b)) = interval.map(|(a, b)| (a.clamp(lo, hi), b.clamp(lo, hi))) {
             let x = 1.88;
             chart
                 .draw_series(std::iter::once(PathElement::new(
@@ -135,22 +147,13 @@ pub fn runs_plot(m: &MetricComparison) -> Option<String> {
 /// One line per run of a per-second series (will-it-scale ops each second),
 /// coloured by side: drift or a slow boot shows at a glance.
 pub fn series_plot(name: &str, runs: &[(Side, String, Vec<f64>)]) -> Option<String> {
-    let points: Vec<f64> = runs
-        .iter()
-        .flat_map(|(_, _, p)| p.iter().copied())
-        .collect();
-    if points.is_empty() {
-        return None;
-    }
+    let (lo, hi) = axis(runs.iter().flat_map(|(_, _, p)| p.iter().copied()))?;
     let len = runs
         .iter()
         .map(|(_, _, p)| p.len())
         .max()
         .unwrap_or(1)
         .max(2);
-    let lo = points.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = points.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let (lo, hi) = padded(lo, hi);
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (640, 280)).into_drawing_area();
@@ -182,7 +185,9 @@ pub fn series_plot(name: &str, runs: &[(Side, String, Vec<f64>)]) -> Option<Stri
             let colour = side_colour(*side);
             chart
                 .draw_series(LineSeries::new(
-                    p.iter().enumerate().map(|(i, &v)| (i as f64, v)),
+                    p.iter()
+                        .enumerate()
+                        .filter_map(|(i, &v)| Some((i as f64, on_axis(v, (lo, hi))?))),
                     colour.stroke_width(1),
                 ))
                 .ok()?
@@ -201,16 +206,18 @@ pub fn scaling_plot(name: &str, points: &[(u32, Option<f64>, Option<f64>)]) -> O
     if points.len() < 2 {
         return None;
     }
-    let values: Vec<f64> = points
-        .iter()
-        .flat_map(|&(_, b, p)| [b, p])
-        .flatten()
-        .collect();
-    if values.is_empty() {
-        return None;
-    }
-    let max_task = points.iter().map(|p| p.0).max().unwrap_or(1);
-    let hi = values.iter().copied().fold(0.0, f64::max);
+    let values = points.iter().flat_map(|&(_, b, p)| [b, p]).flatten();
+    // No mean on either side: nothing to draw.
+    values.clone().next()?;
+    // From zero (below it only for negative values), so the curves show
+    // how far from nothing they are.
+    let (lo, hi) = axis(values.clone().chain([0.0]))?;
+    let lo = if values.clone().any(|v| v < 0.0) {
+        lo
+    } else {
+        0.0
+    };
+    let max_task = points.iter().map(|p| p.0).max().unwrap_or(1).max(1);
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (640, 300)).into_drawing_area();
@@ -220,7 +227,7 @@ pub fn scaling_plot(name: &str, points: &[(u32, Option<f64>, Option<f64>)]) -> O
             .margin(8)
             .x_label_area_size(30)
             .y_label_area_size(70)
-            .build_cartesian_2d(0.0f64..f64::from(max_task) * 1.05, 0.0..hi * 1.1)
+            .build_cartesian_2d(0.0f64..f64::from(max_task) * 1.05, lo..hi)
             .ok()?;
         chart
             .configure_mesh()
@@ -233,7 +240,7 @@ pub fn scaling_plot(name: &str, points: &[(u32, Option<f64>, Option<f64>)]) -> O
             let colour = side_colour(side);
             let line: Vec<(f64, f64)> = points
                 .iter()
-                .filter_map(|&(n, b, p)| [b, p][pick].map(|v| (f64::from(n), v)))
+                .filter_map(|&(n, b, p)| Some((f64::from(n), on_axis([b, p][pick]?, (lo, hi))?)))
                 .collect();
             chart
                 .draw_series(LineSeries::new(line.clone(), colour.stroke_width(2)))
@@ -355,6 +362,59 @@ mod tests {
         )
         .unwrap();
         assert_eq!(svg.matches("<circle").count(), 4);
+    }
+
+    /// `plot()`'s answer, or a failure when it does not come within a few
+    /// seconds (plotters would search for axis key points forever).
+    fn within_seconds<T: Send + 'static>(plot: impl FnOnce() -> T + Send + 'static) -> T {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(plot()));
+        rx.recv_timeout(std::time::Duration::from_secs(10))
+            .expect("plotting did not finish")
+    }
+
+    #[test]
+    fn extreme_and_degenerate_values_are_plotted_promptly() {
+        let cases: [(&[f64], &[f64]); 6] = [
+            (&[0.0, 0.0, 0.0], &[1.7e308, 1.7e308, 1.7e308]),
+            (&[-1e308], &[1e308]),
+            (&[f64::MAX], &[f64::MIN]),
+            (&[1e15, 1e15], &[1e15 + 0.125, 1e15]),
+            (&[5e-324], &[1e-320]),
+            (&[f64::NAN, 1.0], &[f64::INFINITY, 2.0]),
+        ];
+        for (base, patched) in cases {
+            let m = metric("will-it-scale.per_process_ops", base, patched);
+            let svg = within_seconds(move || runs_plot(&m)).unwrap();
+            assert!(svg.starts_with("<svg"), "{base:?} {patched:?}");
+            let runs = vec![
+                (Side::Base, "boot 0 base".to_string(), base.to_vec()),
+                (
+                    Side::Patched,
+                    "boot 1 patched".to_string(),
+                    patched.to_vec(),
+                ),
+            ];
+            let svg = within_seconds(move || series_plot("x", &runs)).unwrap();
+            assert!(svg.starts_with("<svg"));
+            let points = vec![
+                (1, base.first().copied(), patched.first().copied()),
+                (2, Some(0.0), None),
+            ];
+            let svg = within_seconds(move || scaling_plot("x", &points)).unwrap();
+            assert!(svg.starts_with("<svg"));
+        }
+    }
+
+    #[test]
+    fn axes_are_finite_and_never_empty() {
+        assert_eq!(axis([]), None);
+        assert_eq!(axis([f64::NAN, f64::INFINITY]), None);
+        let (lo, hi) = axis([0.0, 1.7e308]).unwrap();
+        assert!(lo.is_finite() && hi.is_finite() && lo < 0.0 && hi > MAX_VALUE);
+        let (lo, hi) = axis([1e15, 1e15 + 0.125]).unwrap();
+        assert!(hi - lo >= 1e13, "{lo} {hi}");
+        assert_eq!(axis([100.0, 200.0]), Some((85.0, 215.0)));
     }
 
     #[test]

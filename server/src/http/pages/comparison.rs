@@ -18,6 +18,7 @@ use super::plot::{self, PlotQuery};
 use super::view;
 use crate::db::comparisons::ComparisonRow;
 use crate::domain::report;
+use crate::domain::report::offload::off_workers;
 use crate::domain::report::verdict::verdict_view;
 use crate::domain::report::{GroupReport, plots};
 use crate::error::Result;
@@ -250,7 +251,7 @@ pub(super) async fn page(
                     .map(|r| view::failure_text(r, j.failure_detail.as_deref())),
             })
             .collect(),
-        scaling: scaling_views(&built.groups),
+        scaling: scaling_views(&state, id, &built.groups).await?,
         groups,
     })
 }
@@ -318,14 +319,21 @@ async fn group_view(state: &AppState, comparison_id: i64, g: &GroupReport) -> Re
             plotted.push(m);
         }
     }
-    let plots = plotted
+    let hrefs: Vec<String> = plotted
         .iter()
-        .filter_map(|m| {
-            Some(PlotView {
-                svg: plots::runs_plot(m)?,
-                href: PlotQuery::link(comparison_id, "runs", g, Some(&m.name)),
-            })
-        })
+        .map(|m| PlotQuery::link(comparison_id, "runs", g, Some(&m.name)))
+        .collect();
+    let plotted: Vec<MetricComparison> = plotted.into_iter().cloned().collect();
+    let svgs = off_workers(
+        state.config.report_time_limit,
+        &format!("the plots of comparison {comparison_id}"),
+        move || plotted.iter().map(plots::runs_plot).collect::<Vec<_>>(),
+    )
+    .await?;
+    let plots = svgs
+        .into_iter()
+        .zip(hrefs)
+        .filter_map(|(svg, href)| Some(PlotView { svg: svg?, href }))
         .collect();
 
     // The per-second series of every run: total ops each second.
@@ -395,8 +403,12 @@ async fn group_view(state: &AppState, comparison_id: i64, g: &GroupReport) -> Re
 
 /// One scaling curve per (workload, mode) measured at several nr_task:
 /// the mean per-task ops of each kernel.
-fn scaling_views(groups: &[GroupReport]) -> Vec<ScalingView> {
-    let mut out = Vec::new();
+async fn scaling_views(
+    state: &AppState,
+    comparison_id: i64,
+    groups: &[GroupReport],
+) -> Result<Vec<ScalingView>> {
+    let mut curves = Vec::new();
     let mut seen: Vec<(String, &'static str)> = Vec::new();
     for g in groups {
         let h = &g.comparison.header;
@@ -417,14 +429,24 @@ fn scaling_views(groups: &[GroupReport]) -> Vec<ScalingView> {
             })
             .collect();
         points.sort_by_key(|p| p.0);
-        if let Some(svg) = plots::scaling_plot(&name, &points) {
-            out.push(ScalingView {
-                title: format!("{} · {}", key.0, key.1),
-                svg,
-            });
-        }
+        curves.push((format!("{} · {}", key.0, key.1), name, points));
     }
-    out
+    off_workers(
+        state.config.report_time_limit,
+        &format!("the scaling plots of comparison {comparison_id}"),
+        move || {
+            curves
+                .into_iter()
+                .filter_map(|(title, name, points)| {
+                    Some(ScalingView {
+                        title,
+                        svg: plots::scaling_plot(&name, &points)?,
+                    })
+                })
+                .collect()
+        },
+    )
+    .await
 }
 
 /// What the runs line says about boots added while undecided.

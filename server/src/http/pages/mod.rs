@@ -18,8 +18,8 @@ mod machine;
 mod plot;
 pub mod view;
 
-/// Routes of this module.
-pub fn router() -> Router<AppState> {
+/// Routes of this module; reads need a token when `state` says so.
+pub fn router(state: &AppState) -> Router<AppState> {
     Router::new()
         .route("/", get(dashboard::page))
         .route("/comparisons/{id}", get(comparison::page))
@@ -29,5 +29,10 @@ pub fn router() -> Router<AppState> {
         .route("/machines/{name}", get(machine::page))
         .route("/jobs/{id}/log", get(job_log::page))
         .route("/static/{file}", get(assets::file))
+        // Inside the error page, so that a 401 is answered as a page.
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            super::read_access::require_token,
+        ))
         .layer(axum::middleware::from_fn(error_page::html_errors))
 }

@@ -10,6 +10,7 @@ use patchperf_common::run::{Side, TaskMode};
 use serde::Deserialize;
 
 use crate::domain::report;
+use crate::domain::report::offload::off_workers;
 use crate::domain::report::{GroupReport, plots};
 use crate::error::Result;
 use crate::http::extract::{Path, Query};
@@ -105,8 +106,14 @@ pub(super) async fn runs(
         .comparison
         .metric(name)
         .ok_or_else(|| Error::NotFound(format!("this report has no metric `{name}`")))?;
-    let body = plots::runs_plot(m)
-        .ok_or_else(|| Error::NotFound(format!("`{name}` has no values to plot")))?;
+    let m = m.clone();
+    let body = off_workers(
+        state.config.report_time_limit,
+        &format!("the plot of `{name}` of comparison {id}"),
+        move || plots::runs_plot(&m),
+    )
+    .await?
+    .ok_or_else(|| Error::NotFound(format!("`{name}` has no values to plot")))?;
     Ok(svg(body))
 }
 
@@ -143,7 +150,12 @@ pub(super) async fn series_svg(
             ))
         })
         .collect();
-    Ok(plots::series_plot(&series_name, &series_runs))
+    off_workers(
+        state.config.report_time_limit,
+        &format!("the per-second plot of comparison {comparison_id}"),
+        move || plots::series_plot(&series_name, &series_runs),
+    )
+    .await
 }
 
 #[cfg(test)]
