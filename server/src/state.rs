@@ -7,6 +7,7 @@ use sqlx::PgPool;
 use tokio::sync::{Notify, watch};
 
 use crate::Config;
+use crate::domain::report::cache::ReportCache;
 
 /// Cloned into every handler; cheap to clone.
 #[derive(Debug, Clone)]
@@ -20,6 +21,8 @@ pub struct AppState {
     /// Becomes true when the server starts shutting down, so long-polling
     /// claims answer at once instead of holding the shutdown up.
     pub shutting_down: Arc<watch::Sender<bool>>,
+    /// The reports this server built, kept until their inputs change.
+    pub reports: Arc<ReportCache>,
 }
 
 impl AppState {
@@ -30,6 +33,7 @@ impl AppState {
             config: Arc::new(config),
             jobs_changed: Arc::new(Notify::new()),
             shutting_down: Arc::new(watch::Sender::new(false)),
+            reports: Arc::new(ReportCache::default()),
         }
     }
 

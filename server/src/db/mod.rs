@@ -12,6 +12,7 @@ pub mod jobs;
 pub mod machines;
 pub mod notify;
 pub mod patches;
+pub mod progress;
 pub mod runs;
 pub mod tokens;
 pub mod verdicts;

@@ -312,7 +312,7 @@ async fn list(
         limit,
     };
     let mut comparisons = db::comparisons::list(&state.db, &filter).await?;
-    crate::domain::report::stored::fill(&state, &mut comparisons).await?;
+    crate::domain::report::stored::fill(&state, &mut comparisons).await;
     let next_before = if comparisons.len() == usize::try_from(limit).unwrap_or(usize::MAX) {
         comparisons.last().map(|c| c.id)
     } else {

@@ -4,6 +4,7 @@
 //! what a user should see.
 
 mod browser;
+mod dashboard;
 mod extreme_values;
 mod helpers;
 mod more_runs;

@@ -3,14 +3,17 @@
 //! [`Comparison`](patchperf_common::report::Comparison) per (workload, mode,
 //! nr_task) with the shared crate's statistics. The JSON API, the text
 //! report and the HTML pages all render what this returns, so they show the
-//! same numbers.
+//! same numbers. Each server keeps what it built in [`cache`] until the
+//! comparison's runs or verdict inputs change.
 
+pub mod cache;
 pub mod offload;
 pub mod plots;
 pub mod stored;
 pub mod verdict;
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use patchperf_common::comparison::ComparisonKind;
@@ -69,10 +72,42 @@ pub struct HeaderFacts {
     pub report_url: Option<String>,
 }
 
-/// Builds the report of comparison `c`, with the header facts (patch
-/// subject, series hash, report URL) read from the database, judged against
-/// its machine's noise floor when an A/A comparison has measured one.
+/// The report of comparison `c`, with the header facts (patch subject,
+/// series hash, report URL) read from the database, judged against its
+/// machine's noise floor when an A/A comparison has measured one. Built
+/// once per change of its inputs: the kept one is returned while the
+/// database says its runs, row and noise floor are still those it was built
+/// from (see [`cache`]).
 pub async fn load(state: &AppState, c: &ComparisonRow) -> Result<ComparisonReport, Error> {
+    Ok(load_shared(state, c).await?.as_ref().clone())
+}
+
+/// [`load`] without copying the kept report.
+pub async fn load_shared(
+    state: &AppState,
+    c: &ComparisonRow,
+) -> Result<Arc<ComparisonReport>, Error> {
+    // Read before building: a run stored meanwhile then only makes the
+    // entry miss next time, never a report of old runs look current.
+    let runs = db::progress::runs_so_far(&state.db, c.id).await?;
+    let latest_aa = db::verdicts::fingerprint(&state.db, c.id)
+        .await?
+        .and_then(|f| f.latest_aa);
+    let inputs = cache::Inputs::new(c, runs, latest_aa);
+    if let Some(kept) = state.reports.get(c.id, &inputs) {
+        return Ok(kept);
+    }
+    let builder = state.reports.builder(c.id);
+    let _building = builder.lock().await;
+    if let Some(kept) = state.reports.get(c.id, &inputs) {
+        return Ok(kept);
+    }
+    let built = Arc::new(load_uncached(state, c).await?);
+    state.reports.put(c.id, inputs, Arc::clone(&built));
+    Ok(built)
+}
+
+async fn load_uncached(state: &AppState, c: &ComparisonRow) -> Result<ComparisonReport, Error> {
     let messages = db::patches::messages(&state.db, c.series_id).await?;
     let facts = HeaderFacts {
         subject: messages

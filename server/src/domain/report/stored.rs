@@ -83,20 +83,21 @@ pub async fn catch_up(state: &AppState) -> Result<(), Error> {
 }
 
 /// Fills in the verdict of listed comparisons that are final but have no
-/// current stored verdict yet.
-pub async fn fill(
-    state: &AppState,
-    listed: &mut [db::comparisons::ComparisonSummary],
-) -> Result<(), Error> {
+/// current stored verdict yet. One whose report fails to build is logged
+/// and left without, so that it cannot take the listing down with it.
+pub async fn fill(state: &AppState, listed: &mut [db::comparisons::ComparisonSummary]) {
     for s in listed.iter_mut() {
         if s.verdict.is_none() && s.status.is_final() {
-            if let Some((verdict, headline)) = refresh(state, s.id).await? {
-                s.verdict = Some(verdict);
-                s.headline = Some(headline);
+            match refresh(state, s.id).await {
+                Ok(Some((verdict, headline))) => {
+                    s.verdict = Some(verdict);
+                    s.headline = Some(headline);
+                }
+                Ok(None) => {}
+                Err(e) => tracing::warn!(comparison = s.id, error = %e, "cannot store its verdict"),
             }
         }
     }
-    Ok(())
 }
 
 /// Spawns the task that stores verdicts as comparisons finish: it wakes

@@ -1,6 +1,9 @@
 //! `/`: recent comparisons with their verdicts, regressions first, filtered
-//! by machine, workload, status and verdict. Finished comparisons show
-//! their stored verdict (`report::stored`); running ones are judged live.
+//! by machine, workload, status and verdict. It reads stored state only and
+//! builds no report: finished comparisons show their stored verdict
+//! (`report::stored`), queued and running ones how far they have come
+//! (`db::progress`), since a verdict of half the boots is no verdict and
+//! judging thirty comparisons a request is what made the page slow.
 
 use askama::Template;
 use askama_web::WebTemplate;
@@ -10,9 +13,8 @@ use serde::Deserialize;
 
 use super::view;
 use crate::db::comparisons::{ComparisonSummary, ListFilter};
-use crate::domain::report;
+use crate::db::progress::Progress;
 use crate::domain::report::stored;
-use crate::domain::report::verdict::verdict_view;
 use crate::error::Result;
 use crate::http::extract::Query;
 use crate::http::one_of;
@@ -50,8 +52,13 @@ pub struct Choice {
 #[derive(Debug)]
 pub struct Row {
     id: i64,
-    overall: OverallVerdict,
-    overall_class: String,
+    /// The stored verdict, or the status of one not finished.
+    shown: String,
+    shown_class: String,
+    /// Where it ranks: with its verdict, or among the undecided while it
+    /// runs.
+    rank: usize,
+    /// Headline metrics of a finished one, progress of a running one.
     headline: String,
     subject: String,
     workloads: String,
@@ -89,21 +96,32 @@ fn rank(overall: OverallVerdict) -> usize {
         .unwrap_or(OverallVerdict::ALL.len())
 }
 
-/// The verdict and headline of a listed comparison: stored once it is
-/// final (see [`stored::fill`]), judged from the runs so far while it runs.
-async fn judged(
-    state: &AppState,
-    s: &ComparisonSummary,
-) -> Result<Option<(OverallVerdict, String)>> {
-    if let (Some(v), Some(h)) = (s.verdict, &s.headline) {
-        return Ok(Some((v, h.clone())));
+/// What the dashboard says of a comparison not finished yet: `4/6 boots,
+/// 12 runs, now booting`.
+fn progress_text(p: &Progress) -> String {
+    let mut text = format!("{}/{} boots, {} runs", p.booted, p.boots, p.runs);
+    if let Some(state) = &p.active {
+        text.push_str(&format!(", now {state}"));
     }
-    let Some(c) = db::comparisons::find(&state.db, s.id).await? else {
-        return Ok(None);
-    };
-    let built = report::load(state, &c).await?;
-    let overall = verdict_view(&built, String::new()).overall;
-    Ok(Some((overall, stored::headline(&built))))
+    text
+}
+
+/// The verdict cell, its class, rank and headline of a listed comparison.
+fn shown(s: &ComparisonSummary, progress: Option<&Progress>) -> (String, String, usize, String) {
+    match (s.verdict, &s.headline) {
+        (Some(v), Some(h)) => (
+            v.as_str().to_string(),
+            view::overall_class(v),
+            rank(v),
+            h.clone(),
+        ),
+        _ => (
+            s.status.as_str().to_string(),
+            s.status.as_str().to_string(),
+            rank(OverallVerdict::Undecided),
+            progress.map(progress_text).unwrap_or_default(),
+        ),
+    }
 }
 
 pub(super) async fn page(
@@ -140,26 +158,35 @@ pub(super) async fn page(
         },
     )
     .await?;
-    stored::fill(&state, &mut listed).await?;
-    let mut rows = Vec::with_capacity(listed.len());
-    for s in listed {
-        let Some((overall, headline)) = judged(&state, &s).await? else {
-            continue;
-        };
-        rows.push(Row {
-            id: s.id,
-            overall_class: view::overall_class(overall),
-            overall,
-            headline,
-            subject: s.subject.unwrap_or_else(|| "(no subject)".into()),
-            workloads: s.workloads.join(", "),
-            machine: s.machine,
-            status: s.status,
-            runs_per_side: s.runs_per_side,
-            created: view::time(s.created_at),
-        });
-    }
-    rows.sort_by_key(|r| (rank(r.overall), std::cmp::Reverse(r.id)));
+    // Finished since the keeper last ran: stored now, once, not per request.
+    stored::fill(&state, &mut listed).await;
+    let unfinished: Vec<i64> = listed
+        .iter()
+        .filter(|s| s.verdict.is_none())
+        .map(|s| s.id)
+        .collect();
+    let progress = db::progress::of_comparisons(&state.db, &unfinished).await?;
+    let mut rows: Vec<Row> = listed
+        .into_iter()
+        .map(|s| {
+            let (shown, shown_class, rank, headline) =
+                shown(&s, progress.iter().find(|p| p.id == s.id));
+            Row {
+                id: s.id,
+                shown,
+                shown_class,
+                rank,
+                headline,
+                subject: s.subject.unwrap_or_else(|| "(no subject)".into()),
+                workloads: s.workloads.join(", "),
+                machine: s.machine,
+                status: s.status,
+                runs_per_side: s.runs_per_side,
+                created: view::time(s.created_at),
+            }
+        })
+        .collect();
+    rows.sort_by_key(|r| (r.rank, std::cmp::Reverse(r.id)));
     let machine_names: Vec<String> = db::machines::list(&state.db)
         .await?
         .into_iter()

@@ -1,0 +1,65 @@
+//! How far comparisons have come, read from the jobs, boots and runs
+//! tables by counting alone: what the dashboard shows of a running
+//! comparison, and what tells a kept report (see
+//! `domain::report::cache`) whether new runs arrived since it was built.
+
+use sqlx::PgExecutor;
+
+/// A comparison's boots and runs so far, and what its runner is doing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Progress {
+    /// Comparison id.
+    pub id: i64,
+    /// Boots planned (both sides, boots added while undecided included).
+    pub boots: i64,
+    /// Boots that uploaded at least one run.
+    pub booted: i64,
+    /// Runs stored.
+    pub runs: i64,
+    /// The state of the first job a runner holds now (`building`,
+    /// `running`, …), if one does.
+    pub active: Option<String>,
+}
+
+/// The progress of each of these comparisons, in no particular order.
+pub async fn of_comparisons(
+    db: impl PgExecutor<'_>,
+    ids: &[i64],
+) -> Result<Vec<Progress>, sqlx::Error> {
+    sqlx::query_as!(
+        Progress,
+        r#"SELECT c.id AS "id!",
+                  (SELECT count(*) FROM boots b WHERE b.comparison_id = c.id) AS "boots!",
+                  (SELECT count(DISTINCT r.boot_seq) FROM runs r
+                   WHERE r.comparison_id = c.id) AS "booted!",
+                  (SELECT count(*) FROM runs r WHERE r.comparison_id = c.id) AS "runs!",
+                  (SELECT j.state FROM jobs j
+                   WHERE j.comparison_id = c.id AND j.state NOT IN ('queued', 'done', 'failed')
+                   ORDER BY j.seq LIMIT 1) AS active
+           FROM unnest($1::bigint[]) AS c(id)"#,
+        ids
+    )
+    .fetch_all(db)
+    .await
+}
+
+/// What of a comparison's runs decides whether its report changed: how
+/// many there are and the newest (runs are only ever added).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunsSoFar {
+    /// Runs stored.
+    pub runs: i64,
+    /// Id of the newest.
+    pub last_run: Option<i64>,
+}
+
+/// The runs so far of comparison `id`.
+pub async fn runs_so_far(db: impl PgExecutor<'_>, id: i64) -> Result<RunsSoFar, sqlx::Error> {
+    sqlx::query_as!(
+        RunsSoFar,
+        r#"SELECT count(*) AS "runs!", max(id) AS last_run FROM runs WHERE comparison_id = $1"#,
+        id
+    )
+    .fetch_one(db)
+    .await
+}

@@ -1,0 +1,199 @@
+//! Built reports kept per comparison, so that the report page, its JSON,
+//! its text and its plots build a comparison's report once per change of
+//! its inputs rather than once per request.
+//!
+//! Several servers may stand behind one load balancer and each keeps its
+//! own cache, so an entry is trusted only while its [`Inputs`] equal what
+//! the database says now: every lookup reads them (one indexed query) and
+//! a new run, a status change, added boots or a new noise floor makes the
+//! entry miss. Nothing is ever served that was built from older runs.
+//! Requests that miss together wait for one build instead of each making
+//! their own (fifty browsers on the newest comparison after a new run).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use chrono::{DateTime, Utc};
+use patchperf_common::comparison::ComparisonStatus;
+use tokio::sync::Mutex as BuildLock;
+
+use super::ComparisonReport;
+use crate::db::comparisons::ComparisonRow;
+use crate::db::progress::RunsSoFar;
+
+/// How many comparisons' reports one server keeps. A report holds its runs'
+/// metric values, a few hundred kB for a large comparison; the pages people
+/// look at are the newest few dozen.
+pub const CAPACITY: usize = 64;
+
+/// What a comparison's report is built from, as read before building it.
+/// Two equal `Inputs` mean the same runs judged against the same floor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inputs {
+    /// The comparison row's last change (status, machine pinned, boots
+    /// added), and what of it the header shows, since one transaction can
+    /// change the row twice under one `now()`.
+    updated_at: DateTime<Utc>,
+    status: ComparisonStatus,
+    runs_per_side: i32,
+    runs_added: usize,
+    machine_id: Option<i64>,
+    /// Runs stored so far and the newest of them.
+    runs: RunsSoFar,
+    /// The A/A comparison that sets the noise floor.
+    latest_aa: Option<i64>,
+}
+
+impl Inputs {
+    /// The inputs of comparison `c` with its runs and noise floor's A/A
+    /// comparison as read now.
+    pub fn new(c: &ComparisonRow, runs: RunsSoFar, latest_aa: Option<i64>) -> Self {
+        Inputs {
+            updated_at: c.updated_at,
+            status: c.status,
+            runs_per_side: c.runs_per_side,
+            runs_added: c.runs_added_at.len(),
+            machine_id: c.machine_id,
+            runs,
+            latest_aa,
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Entry {
+    inputs: Inputs,
+    report: Arc<ComparisonReport>,
+    used: u64,
+}
+
+/// The reports this server built, by comparison id, least recently used
+/// first to go; with the count of builds, which tests read to show what
+/// made none.
+#[derive(Debug, Default)]
+pub struct ReportCache {
+    entries: Mutex<HashMap<i64, Entry>>,
+    /// One lock per comparison whose report is being built now.
+    building: Mutex<HashMap<i64, Arc<BuildLock<()>>>>,
+    clock: AtomicU64,
+    builds: AtomicU64,
+}
+
+impl ReportCache {
+    /// The report of comparison `id` if it was built from exactly `inputs`.
+    pub fn get(&self, id: i64, inputs: &Inputs) -> Option<Arc<ComparisonReport>> {
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        let e = entries.get_mut(&id)?;
+        if &e.inputs != inputs {
+            return None;
+        }
+        e.used = self.clock.fetch_add(1, Ordering::Relaxed);
+        Some(Arc::clone(&e.report))
+    }
+
+    /// Keeps a report just built from `inputs`, dropping the least recently
+    /// used one when full.
+    pub fn put(&self, id: i64, inputs: Inputs, report: Arc<ComparisonReport>) {
+        self.builds.fetch_add(1, Ordering::Relaxed);
+        let used = self.clock.fetch_add(1, Ordering::Relaxed);
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        if entries.len() >= CAPACITY && !entries.contains_key(&id) {
+            let oldest = entries.iter().min_by_key(|(_, e)| e.used).map(|(k, _)| *k);
+            if let Some(oldest) = oldest {
+                entries.remove(&oldest);
+            }
+        }
+        entries.insert(
+            id,
+            Entry {
+                inputs,
+                report,
+                used,
+            },
+        );
+    }
+
+    /// The lock whose holder builds comparison `id`'s report; who waits
+    /// for it should look again before building.
+    pub fn builder(&self, id: i64) -> Arc<BuildLock<()>> {
+        let mut building = self.building.lock().unwrap_or_else(|p| p.into_inner());
+        // Forget the locks of builds over, so the map holds only live ones.
+        building.retain(|_, lock| Arc::strong_count(lock) > 1);
+        Arc::clone(building.entry(id).or_default())
+    }
+
+    /// How many reports this server has built (cache misses).
+    pub fn builds(&self) -> u64 {
+        self.builds.load(Ordering::Relaxed)
+    }
+
+    /// How many reports are kept now.
+    pub fn len(&self) -> usize {
+        self.entries.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
+    /// Whether none is kept.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inputs(runs: i64) -> Inputs {
+        Inputs {
+            updated_at: DateTime::<Utc>::UNIX_EPOCH,
+            status: ComparisonStatus::Running,
+            runs_per_side: 3,
+            runs_added: 0,
+            machine_id: Some(1),
+            runs: RunsSoFar {
+                runs,
+                last_run: Some(runs),
+            },
+            latest_aa: None,
+        }
+    }
+
+    fn report() -> Arc<ComparisonReport> {
+        Arc::new(ComparisonReport { groups: Vec::new() })
+    }
+
+    #[test]
+    fn an_entry_serves_only_its_own_inputs() {
+        let cache = ReportCache::default();
+        cache.put(7, inputs(2), report());
+        assert!(cache.get(7, &inputs(2)).is_some());
+        assert!(cache.get(7, &inputs(3)).is_none(), "a new run misses");
+        assert!(cache.get(8, &inputs(2)).is_none());
+        assert_eq!(cache.builds(), 1);
+    }
+
+    #[test]
+    fn one_build_at_a_time_per_comparison() {
+        let cache = ReportCache::default();
+        let (a, b) = (cache.builder(7), cache.builder(7));
+        assert!(Arc::ptr_eq(&a, &b));
+        assert!(!Arc::ptr_eq(&a, &cache.builder(8)));
+        drop((a, b));
+        let _c = cache.builder(9);
+        let building = cache.building.lock().unwrap();
+        assert_eq!(building.len(), 1, "finished builds are forgotten");
+    }
+
+    #[test]
+    fn the_least_recently_used_goes_first() {
+        let cache = ReportCache::default();
+        for id in 0..i64::try_from(CAPACITY).unwrap() {
+            cache.put(id, inputs(1), report());
+        }
+        assert!(cache.get(0, &inputs(1)).is_some());
+        cache.put(1000, inputs(1), report());
+        assert_eq!(cache.len(), CAPACITY);
+        assert!(cache.get(0, &inputs(1)).is_some(), "used just now");
+        assert!(cache.get(1, &inputs(1)).is_none(), "the oldest went");
+    }
+}

@@ -1,0 +1,157 @@
+//! What reading costs: the dashboard builds no report (a running
+//! comparison shows its progress, a finished one its stored verdict), and
+//! a report page builds its report once per new run, never serving one
+//! from before the run.
+
+use axum::http::StatusCode;
+use patchperf_common::run::Side;
+
+use crate::helpers::{TestApp, squash};
+
+/// dup1 ops a patch making it 5% faster, with 0.1% boot-to-boot noise.
+fn faster(side: Side, seq: u32, _: u32) -> f64 {
+    let base = 100_000.0 * (1.0 + 0.001 * f64::from(seq % 2));
+    match side {
+        Side::Base => base,
+        Side::Patched => base * 1.05,
+    }
+}
+
+/// Reports built by the app so far.
+fn builds(app: &TestApp) -> u64 {
+    app.state.reports.builds()
+}
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn the_dashboard_shows_progress_and_stored_verdicts_and_builds_no_report(pool: sqlx::PgPool) {
+    let app = TestApp::new(pool).await;
+    // One finished comparison, then eight running ones with runs stored,
+    // each on its own machine (a machine holds one job at a time).
+    let lab = app.register("lab").await;
+    let done = app.submit("[PATCH] fs: a dup win", "lab", &[1], 3).await;
+    while let Some(spec) = app.claim(lab).await {
+        app.run_job(lab, &spec, &[1], faster, true).await;
+    }
+    let mut running = Vec::new();
+    for i in 0..8 {
+        let name = format!("lab{i}");
+        let machine = app.register(&name).await;
+        let id = app
+            .submit(&format!("[PATCH] mm: change {i}"), &name, &[1, 2], 3)
+            .await;
+        let spec = app.claim(machine).await.expect("a job to claim");
+        app.run_job(machine, &spec, &[1, 2], faster, false).await;
+        running.push(id);
+    }
+
+    // The first look stores the verdict of the one that finished since the
+    // keeper (not running in tests) last looked: one build, once.
+    let before = builds(&app);
+    let (status, page) = app.get("/").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(builds(&app) - before, 1, "only the finished one's verdict");
+    let text = squash(&crate::browser::visible_text(&page));
+    assert!(text.contains("done 3 a side"), "{text}");
+    assert!(
+        text.contains("improvement dup1 nr_task 1: +5.1% improvement [PATCH] fs: a dup win"),
+        "{text}"
+    );
+    // Every later look reads stored state only.
+    for _ in 0..3 {
+        let (status, again) = app.get("/").await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(again, page);
+    }
+    assert_eq!(builds(&app) - before, 1, "the dashboard built a report");
+
+    // A running comparison: its status and its boots so far, no verdict.
+    for id in &running {
+        let row = page
+            .split("<tr class=")
+            .find(|r| r.contains(&format!("href=\"/comparisons/{id}\"")))
+            .unwrap_or_else(|| panic!("comparison {id} is listed: {page}"));
+        let row = squash(&crate::browser::visible_text(row));
+        assert!(
+            row.contains("running 2/6 boots, 4 runs, now claimed"),
+            "{row}"
+        );
+        assert!(!row.contains("improvement"), "{row}");
+    }
+    // The finished one ranks with its verdict, the running among the
+    // undecided: improvements come after them.
+    let at = |id: i64| page.find(&format!("href=\"/comparisons/{id}\"")).unwrap();
+    assert!(running.iter().all(|&id| at(id) < at(done)));
+}
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn a_kept_report_is_rebuilt_when_a_run_arrives(pool: sqlx::PgPool) {
+    let app = TestApp::new(pool).await;
+    let lab = app.register("lab").await;
+    let id = app.submit("[PATCH] fs: a dup win", "lab", &[1], 3).await;
+    let first = app.claim(lab).await.unwrap();
+    app.run_job(lab, &first, &[1], faster, true).await;
+
+    let before = builds(&app);
+    let json = app.get_json(&format!("/api/v1/comparisons/{id}")).await;
+    assert_eq!(builds(&app) - before, 1);
+    // The page, the text and the JSON again all render the kept report.
+    for uri in [
+        format!("/comparisons/{id}"),
+        format!("/api/v1/comparisons/{id}/report.txt"),
+        format!("/api/v1/comparisons/{id}"),
+    ] {
+        let (status, _) = app.get(&uri).await;
+        assert_eq!(status, StatusCode::OK, "{uri}");
+    }
+    assert_eq!(builds(&app) - before, 1, "a report was built twice");
+    assert_eq!(
+        app.get_json(&format!("/api/v1/comparisons/{id}")).await,
+        json
+    );
+
+    // One more run: the next request sees it.
+    let runs = |j: &serde_json::Value| {
+        let report = &j["verdict"]["reports"][0];
+        let n = |side: &str| report[side].as_u64().unwrap_or_else(|| panic!("{j:#}"));
+        n("base_runs") + n("patched_runs")
+    };
+    let second = app.claim(lab).await.unwrap();
+    let boot = second.boots[0];
+    let ops = faster(boot.side, boot.seq, 1);
+    app.upload(lab, &second, boot, crate::helpers::run_result(1, ops))
+        .await;
+    let after = app.get_json(&format!("/api/v1/comparisons/{id}")).await;
+    assert_eq!(builds(&app) - before, 2);
+    assert_ne!(after, json);
+    assert_eq!(runs(&after), runs(&json) + 1, "{after:#}");
+}
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn a_comparison_whose_report_fails_leaves_the_listings_up(pool: sqlx::PgPool) {
+    let app = TestApp::new(pool.clone()).await;
+    let lab = app.register("lab").await;
+    let broken = app.submit("[PATCH] fs: a dup win", "lab", &[1], 3).await;
+    while let Some(spec) = app.claim(lab).await {
+        app.run_job(lab, &spec, &[1], faster, true).await;
+    }
+    // A stored run its report cannot read back (as a value the door let
+    // through once could be): its report fails to build.
+    sqlx::query("UPDATE runs SET measurement = 'no-such-mode' WHERE comparison_id = $1")
+        .bind(broken)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let (status, _) = app.get(&format!("/api/v1/comparisons/{broken}")).await;
+    assert!(status.is_server_error(), "{status}");
+    // The listings show it without a verdict instead of failing whole.
+    let (status, page) = app.get("/").await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    let text = squash(&crate::browser::visible_text(&page));
+    assert!(
+        text.contains("done 6/6 boots, 6 runs [PATCH] fs: a dup win"),
+        "{text}"
+    );
+    let list = app.get_json("/api/v1/comparisons").await;
+    assert_eq!(list["comparisons"][0]["id"], broken);
+    assert!(list["comparisons"][0]["verdict"].is_null(), "{list:#}");
+}
