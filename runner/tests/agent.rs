@@ -32,6 +32,29 @@ use patchperf_testkit::{TestServer, token};
 use serde_json::json;
 use sqlx::PgPool;
 
+/// A real server on a loopback port with a runner and a ci token, and an
+/// empty spool directory: where every agent test against the server starts.
+struct Lab {
+    server: TestServer,
+    url: String,
+    runner: String,
+    ci: String,
+    spool: tempfile::TempDir,
+}
+
+impl Lab {
+    async fn start(pool: &PgPool) -> Lab {
+        let server = TestServer::start(pool.clone(), "127.0.0.1:0".parse().unwrap()).await;
+        Lab {
+            url: server.url(),
+            runner: token(pool, TokenKind::Runner).await,
+            ci: token(pool, TokenKind::Ci).await,
+            server,
+            spool: tempfile::tempdir().unwrap(),
+        }
+    }
+}
+
 /// Submits a comparison of 3 boots a side of open1 with one task.
 fn submit(server: &str, ci: &str) -> i64 {
     let body = json!({
@@ -66,13 +89,13 @@ fn agent(server: &str, token: &str, spool: &std::path::Path) -> Agent {
 
 #[sqlx::test(migrations = "../migrations")]
 async fn without_a_pipeline_the_agent_fails_the_job_as_unsupported(pool: PgPool) {
-    let server = TestServer::start(pool.clone(), "127.0.0.1:0".parse().unwrap()).await;
-    let (runner, ci) = (
-        token(&pool, TokenKind::Runner).await,
-        token(&pool, TokenKind::Ci).await,
-    );
-    let url = server.url();
-    let spool = tempfile::tempdir().unwrap();
+    let Lab {
+        server,
+        url,
+        runner,
+        ci,
+        spool,
+    } = Lab::start(&pool).await;
     let spool_dir = spool.path().to_path_buf();
 
     let (comparison, step) = tokio::task::spawn_blocking(move || {
@@ -174,14 +197,14 @@ impl JobExecutor for OutageExecutor {
 
 #[sqlx::test(migrations = "../migrations")]
 async fn results_spooled_while_the_server_is_down_are_delivered_when_it_is_back(pool: PgPool) {
-    let server = TestServer::start(pool.clone(), "127.0.0.1:0".parse().unwrap()).await;
+    let Lab {
+        server,
+        url,
+        runner,
+        ci,
+        spool,
+    } = Lab::start(&pool).await;
     let addr = server.addr();
-    let (runner, ci) = (
-        token(&pool, TokenKind::Runner).await,
-        token(&pool, TokenKind::Ci).await,
-    );
-    let url = server.url();
-    let spool = tempfile::tempdir().unwrap();
     let spool_dir = spool.path().to_path_buf();
 
     let (stop_tx, mut stop_rx) = tokio::sync::mpsc::unbounded_channel();
@@ -262,13 +285,13 @@ impl JobExecutor for UploadingExecutor {
 
 #[sqlx::test(migrations = "../migrations")]
 async fn an_agent_started_after_a_reboot_resumes_the_job_claimed_before_it(pool: PgPool) {
-    let server = TestServer::start(pool.clone(), "127.0.0.1:0".parse().unwrap()).await;
-    let (runner, ci) = (
-        token(&pool, TokenKind::Runner).await,
-        token(&pool, TokenKind::Ci).await,
-    );
-    let url = server.url();
-    let spool = tempfile::tempdir().unwrap();
+    let Lab {
+        server,
+        url,
+        runner,
+        ci,
+        spool,
+    } = Lab::start(&pool).await;
     let spool_dir = spool.path().to_path_buf();
 
     let (claimed, step) = tokio::task::spawn_blocking(move || {
@@ -356,13 +379,13 @@ fn rejected(spool: &Spool) -> Vec<String> {
 
 #[sqlx::test(migrations = "../migrations")]
 async fn a_run_the_server_refuses_moves_to_rejected_and_the_next_is_delivered(pool: PgPool) {
-    let server = TestServer::start(pool.clone(), "127.0.0.1:0".parse().unwrap()).await;
-    let (runner, ci) = (
-        token(&pool, TokenKind::Runner).await,
-        token(&pool, TokenKind::Ci).await,
-    );
-    let url = server.url();
-    let dir = tempfile::tempdir().unwrap();
+    let Lab {
+        server,
+        url,
+        runner,
+        ci,
+        spool: dir,
+    } = Lab::start(&pool).await;
     let spool_dir = dir.path().to_path_buf();
 
     let (job, spool, first, second) = tokio::task::spawn_blocking(move || {
@@ -589,13 +612,13 @@ impl JobExecutor for NulConsoleExecutor {
 
 #[sqlx::test(migrations = "../migrations")]
 async fn a_console_with_nuls_reaches_the_server_with_them_replaced(pool: PgPool) {
-    let server = TestServer::start(pool.clone(), "127.0.0.1:0".parse().unwrap()).await;
-    let (runner, ci) = (
-        token(&pool, TokenKind::Runner).await,
-        token(&pool, TokenKind::Ci).await,
-    );
-    let url = server.url();
-    let spool = tempfile::tempdir().unwrap();
+    let Lab {
+        server,
+        url,
+        runner,
+        ci,
+        spool,
+    } = Lab::start(&pool).await;
     let spool_dir = spool.path().to_path_buf();
 
     let (step, waiting) = tokio::task::spawn_blocking(move || {
