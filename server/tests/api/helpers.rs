@@ -57,6 +57,20 @@ impl TestApp {
         .await
     }
 
+    /// A new token of `kind` named `name`, made by the admin through the
+    /// API; returns its text.
+    pub async fn create_token(&self, kind: &str, name: &str) -> String {
+        let a = self
+            .post(
+                "/api/v1/tokens",
+                &self.admin,
+                json!({ "kind": kind, "name": name }),
+            )
+            .await;
+        assert_eq!(a.status, axum::http::StatusCode::CREATED, "{a:?}");
+        a.json["token"].as_str().unwrap().to_string()
+    }
+
     /// The id of the token named `name`.
     pub async fn token_id(&self, name: &str) -> i64 {
         sqlx::query_scalar("SELECT id FROM tokens WHERE name = $1")

@@ -165,17 +165,7 @@ async fn only_the_machine_holding_the_lease_may_act_on_the_job(pool: PgPool) {
     );
 
     // Another operator's token naming m1: not allowed to act for m1.
-    let other = app
-        .post(
-            "/api/v1/tokens",
-            &app.admin,
-            json!({"kind": "runner", "name": "other-lab"}),
-        )
-        .await
-        .json["token"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let other = app.create_token("runner", "other-lab").await;
     let a = app
         .job_call_as(&other, m1, job.job_id, job.attempt, "runs", upload.clone())
         .await;

@@ -9,19 +9,6 @@ use sqlx::PgPool;
 
 use crate::helpers::{TestApp, inventory, run_result};
 
-/// A second runner token, `other-lab`, made by the admin.
-async fn other_runner(app: &TestApp) -> String {
-    let a = app
-        .post(
-            "/api/v1/tokens",
-            &app.admin,
-            json!({"kind": "runner", "name": "other-lab"}),
-        )
-        .await;
-    assert_eq!(a.status, StatusCode::CREATED, "{a:?}");
-    a.json["token"].as_str().unwrap().to_string()
-}
-
 async fn owner_of(app: &TestApp, machine: &str) -> String {
     sqlx::query_scalar(
         "SELECT t.name FROM machines m JOIN tokens t ON t.id = m.token_id WHERE m.name = $1",
@@ -38,7 +25,7 @@ async fn another_runner_token_cannot_take_over_a_machine_or_its_job(pool: PgPool
     let m1 = app.register("m1").await;
     app.submit(3, json!({})).await;
     let job = app.claim(m1).await.unwrap();
-    let r2 = other_runner(&app).await;
+    let r2 = app.create_token("runner", "other-lab").await;
 
     // Registering m1's name with another runner token is refused and
     // changes nothing.
@@ -107,7 +94,7 @@ async fn another_runner_token_cannot_take_over_a_machine_or_its_job(pool: PgPool
 async fn an_admin_moves_a_machine_by_revoking_its_token_or_registering_it(pool: PgPool) {
     let app = TestApp::new(pool).await;
     let m1 = app.register("m1").await;
-    let r2 = other_runner(&app).await;
+    let r2 = app.create_token("runner", "other-lab").await;
 
     // An admin token may register (take over) any machine.
     let admin = app.admin.clone();
