@@ -23,6 +23,10 @@ pub struct AppState {
     pub shutting_down: Arc<watch::Sender<bool>>,
     /// The reports this server built, kept until their inputs change.
     pub reports: Arc<ReportCache>,
+    /// Woken when this server stored a run, so the report builder (see
+    /// `domain::report::stored`) rebuilds that comparison's report soon;
+    /// changes made through other servers reach it by its poll.
+    pub reports_stale: Arc<Notify>,
 }
 
 impl AppState {
@@ -34,6 +38,7 @@ impl AppState {
             jobs_changed: Arc::new(Notify::new()),
             shutting_down: Arc::new(watch::Sender::new(false)),
             reports: Arc::new(ReportCache::default()),
+            reports_stale: Arc::new(Notify::new()),
         }
     }
 

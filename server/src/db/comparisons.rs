@@ -234,15 +234,14 @@ pub async fn list(
                    WHERE p.series_id = c.series_id AND p.has_diff
                    ORDER BY p.position LIMIT 1) AS subject,
                   c.workloads, c.runs_per_side, m.name AS "machine?", c.created_at,
-                  v.verdict AS "verdict?: OverallVerdict", v.headline AS "headline?"
+                  c.verdict AS "verdict?: OverallVerdict", c.headline AS "headline?"
            FROM comparisons c
            LEFT JOIN machines m ON m.id = c.machine_id
-           LEFT JOIN current_verdicts v ON v.id = c.id
            WHERE ($1::text IS NULL OR c.status = $1)
              AND ($2::text IS NULL OR m.name = $2)
              AND ($3::text IS NULL OR $3 = ANY (c.workloads))
              AND ($4::bigint IS NULL OR c.id < $4)
-             AND ($5::text IS NULL OR v.verdict = $5)
+             AND ($5::text IS NULL OR c.verdict = $5)
            ORDER BY c.id DESC
            LIMIT $6"#,
         filter.status.map(ComparisonStatus::as_str),
@@ -268,7 +267,7 @@ pub async fn pin_and_start(
          SET machine_id = COALESCE(machine_id, $2),
              machine_inventory = COALESCE(machine_inventory, $3),
              status = CASE WHEN status = 'queued' THEN 'running' ELSE status END,
-             updated_at = now()
+             updated_at = now(), report_stale = true
          WHERE id = $1",
         id,
         machine_id,
@@ -281,12 +280,15 @@ pub async fn pin_and_start(
 
 /// Recomputes the status from the jobs (a cancelled comparison stays
 /// cancelled): done when every job is done, failed when every job is final
-/// and one failed, running once any job left the queue.
-pub async fn refresh_status(conn: &mut PgConnection, id: i64) -> Result<(), sqlx::Error> {
-    sqlx::query!(
+/// and one failed, running once any job left the queue. Returns whether
+/// this made an A/A comparison done, which changes its machine's noise
+/// floor.
+pub async fn refresh_status(conn: &mut PgConnection, id: i64) -> Result<bool, sqlx::Error> {
+    let aa_done = sqlx::query_scalar!(
         r#"UPDATE comparisons c
            SET status = s.status,
                updated_at = now(),
+               report_stale = true,
                finished_at = CASE WHEN s.status IN ('done', 'failed')
                                   THEN COALESCE(c.finished_at, now()) END
            FROM (SELECT CASE
@@ -295,13 +297,15 @@ pub async fn refresh_status(conn: &mut PgConnection, id: i64) -> Result<(), sqlx
                           WHEN bool_or(state <> 'queued') THEN 'running'
                           ELSE 'queued'
                         END AS status
-                 FROM jobs WHERE comparison_id = $1) s
-           WHERE c.id = $1 AND c.status <> 'cancelled'"#,
+                 FROM jobs WHERE comparison_id = $1) s,
+                (SELECT status FROM comparisons WHERE id = $1) before
+           WHERE c.id = $1 AND c.status <> 'cancelled'
+           RETURNING c.kind = 'aa' AND s.status = 'done' AND before.status <> 'done' AS "aa_done!""#,
         id
     )
-    .execute(conn)
+    .fetch_optional(conn)
     .await?;
-    Ok(())
+    Ok(aa_done.unwrap_or(false))
 }
 
 /// Raises the boots a side to `runs` (more were added while undecided),
@@ -310,7 +314,7 @@ pub async fn add_runs(conn: &mut PgConnection, id: i64, runs: i32) -> Result<(),
     sqlx::query!(
         "UPDATE comparisons
          SET runs_added_at = runs_added_at || runs_per_side, runs_per_side = $2,
-             updated_at = now()
+             updated_at = now(), report_stale = true
          WHERE id = $1",
         id,
         runs
@@ -323,7 +327,8 @@ pub async fn add_runs(conn: &mut PgConnection, id: i64, runs: i32) -> Result<(),
 /// Marks the comparison cancelled.
 pub async fn cancel(conn: &mut PgConnection, id: i64) -> Result<(), sqlx::Error> {
     sqlx::query!(
-        "UPDATE comparisons SET status = 'cancelled', updated_at = now(), finished_at = now()
+        "UPDATE comparisons
+         SET status = 'cancelled', updated_at = now(), finished_at = now(), report_stale = true
          WHERE id = $1",
         id
     )

@@ -13,6 +13,7 @@ pub mod machines;
 pub mod notify;
 pub mod patches;
 pub mod progress;
+pub mod reports;
 pub mod runs;
 pub mod tokens;
 pub mod verdicts;

@@ -45,7 +45,7 @@ pub async fn of_comparisons(
 
 /// What of a comparison's runs decides whether its report changed: how
 /// many there are and the newest (runs are only ever added).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RunsSoFar {
     /// Runs stored.
     pub runs: i64,

@@ -164,7 +164,7 @@ pub async fn expire_leases(conn: &mut PgConnection) -> Result<usize, Error> {
             "",
         )
         .await?;
-        db::comparisons::refresh_status(conn, job.comparison_id).await?;
+        refresh_status(conn, job.comparison_id).await?;
     }
     if requeued {
         db::notify_jobs_changed(conn).await?;
@@ -190,7 +190,7 @@ pub async fn finish_done(
         log_tail,
     )
     .await?;
-    db::comparisons::refresh_status(conn, job.comparison_id).await?;
+    refresh_status(conn, job.comparison_id).await?;
     db::notify_jobs_changed(conn).await?;
     Ok(())
 }
@@ -221,7 +221,7 @@ pub async fn finish_failed(
         let skipped = format!("not run: job {} {message}", job.seq);
         fail_queued(conn, job.comparison_id, reason, &skipped).await?;
     }
-    db::comparisons::refresh_status(conn, job.comparison_id).await?;
+    refresh_status(conn, job.comparison_id).await?;
     db::notify_jobs_changed(conn).await?;
     Ok(())
 }
@@ -245,6 +245,21 @@ pub async fn cancel(conn: &mut PgConnection, id: i64, by: &str) -> Result<(), Er
     // No status refresh: a cancelled comparison stays cancelled whatever
     // its jobs do.
     fail_queued(conn, id, FailureReason::Cancelled, &detail).await
+}
+
+/// Brings the comparison's status in step with its jobs; an A/A comparison
+/// that became done sets a new noise floor, which makes the reports of its
+/// machine's A/B comparisons stale.
+async fn refresh_status(conn: &mut PgConnection, comparison_id: i64) -> Result<(), Error> {
+    if db::comparisons::refresh_status(conn, comparison_id).await? {
+        let flagged = db::reports::mark_floor_changed(conn, comparison_id).await?;
+        tracing::info!(
+            aa = comparison_id,
+            flagged,
+            "new noise floor: reports of the machine's comparisons to rebuild"
+        );
+    }
+    Ok(())
 }
 
 /// Fails every still-queued job of a comparison with `reason`, each with
@@ -279,7 +294,7 @@ pub async fn add_runs(
         db::events::insert(conn, job, JobState::Queued, 0, None, why, "").await?;
     }
     db::comparisons::add_runs(conn, comparison_id, runs).await?;
-    db::comparisons::refresh_status(conn, comparison_id).await?;
+    refresh_status(conn, comparison_id).await?;
     Ok(())
 }
 

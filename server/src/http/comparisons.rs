@@ -296,9 +296,6 @@ async fn list(
         OverallVerdict::ALL,
         OverallVerdict::as_str,
     )?;
-    if q.verdict.is_some() {
-        crate::domain::report::stored::catch_up(&state).await?;
-    }
     let limit = q.limit.unwrap_or(50);
     if !(1..=500).contains(&limit) {
         return Err(Error::BadRequest(format!("limit {limit} must be 1 to 500")));
@@ -311,8 +308,7 @@ async fn list(
         before: q.before,
         limit,
     };
-    let mut comparisons = db::comparisons::list(&state.db, &filter).await?;
-    crate::domain::report::stored::fill(&state, &mut comparisons).await;
+    let comparisons = db::comparisons::list(&state.db, &filter).await?;
     let next_before = if comparisons.len() == usize::try_from(limit).unwrap_or(usize::MAX) {
         comparisons.last().map(|c| c.id)
     } else {

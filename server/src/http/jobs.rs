@@ -241,7 +241,13 @@ async fn upload_run(
         machine_id: machine.id,
     };
     let (run_id, stored) = db::runs::insert(&mut tx, &key, &upload.result).await?;
+    if stored {
+        db::reports::mark_stale(&mut tx, job.comparison_id).await?;
+    }
     tx.commit().await?;
+    if stored {
+        state.reports_stale.notify_one();
+    }
     let status = if stored {
         StatusCode::CREATED
     } else {

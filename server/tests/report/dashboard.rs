@@ -44,25 +44,29 @@ async fn the_dashboard_shows_progress_and_stored_verdicts_and_builds_no_report(p
         running.push(id);
     }
 
-    // The first look stores the verdict of the one that finished since the
-    // keeper (not running in tests) last looked: one build, once.
+    // The builder built each report once as its runs arrived, and the
+    // finished one's verdict with it; with nothing changed since, a second
+    // pass takes nothing.
+    let before = builds(&app);
+    assert_eq!(app.build_reports().await, 9);
+    assert_eq!(builds(&app) - before, 9, "one build per comparison");
+    assert_eq!(app.build_reports().await, 0, "nothing changed");
+    // The dashboard reads stored state only.
     let before = builds(&app);
     let (status, page) = app.get("/").await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(builds(&app) - before, 1, "only the finished one's verdict");
     let text = squash(&crate::browser::visible_text(&page));
     assert!(text.contains("done 3 a side"), "{text}");
     assert!(
         text.contains("improvement dup1 nr_task 1: +5.1% improvement [PATCH] fs: a dup win"),
         "{text}"
     );
-    // Every later look reads stored state only.
     for _ in 0..3 {
         let (status, again) = app.get("/").await;
         assert_eq!(status, StatusCode::OK);
         assert_eq!(again, page);
     }
-    assert_eq!(builds(&app) - before, 1, "the dashboard built a report");
+    assert_eq!(builds(&app) - before, 0, "the dashboard built a report");
 
     // A running comparison: its status and its boots so far, no verdict.
     for id in &running {
@@ -143,7 +147,9 @@ async fn a_comparison_whose_report_fails_leaves_the_listings_up(pool: sqlx::PgPo
         .unwrap();
     let (status, _) = app.get(&format!("/api/v1/comparisons/{broken}")).await;
     assert!(status.is_server_error(), "{status}");
-    // The listings show it without a verdict instead of failing whole.
+    // The builder logs it and goes on; the listings show it without a
+    // verdict instead of failing whole.
+    assert_eq!(app.build_reports().await, 1, "taken, failed, left");
     let (status, page) = app.get("/").await;
     assert_eq!(status, StatusCode::OK, "{page}");
     let text = squash(&crate::browser::visible_text(&page));

@@ -78,6 +78,20 @@ impl TestApp {
         .await
     }
 
+    /// Runs the report builder until nothing is flagged, as the server's
+    /// background builder does within a moment of each change; returns how
+    /// many comparisons it took.
+    pub async fn build_reports(&self) -> usize {
+        let mut taken = 0;
+        loop {
+            match patchperf_server::domain::report::stored::build_stale(&self.state).await {
+                Ok(0) => return taken,
+                Ok(n) => taken += n,
+                Err(e) => panic!("the report builder failed: {e}"),
+            }
+        }
+    }
+
     pub async fn get(&self, uri: &str) -> (StatusCode, String) {
         self.request("GET", uri, None, &[], None).await
     }

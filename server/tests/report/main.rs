@@ -8,6 +8,7 @@ mod dashboard;
 mod extreme_values;
 mod helpers;
 mod more_runs;
+mod stored;
 mod verdicts;
 mod waiting;
 
@@ -28,13 +29,15 @@ fn ops(side: Side, seq: u32, nr_task: u32) -> f64 {
     (per_task + noise) / f64::from(nr_task).sqrt()
 }
 
-/// Submits a comparison and runs all of its jobs.
+/// Submits a comparison, runs all of its jobs, and lets the report
+/// builder store its report and verdict as the server's would.
 async fn completed_comparison(app: &TestApp, subject: &str) -> i64 {
     let machine = app.register("lab1").await;
     let id = app.submit(subject, "lab1", &[1, 2], 3).await;
     while let Some(spec) = app.claim(machine).await {
         app.run_job(machine, &spec, &[1, 2], ops, true).await;
     }
+    app.build_reports().await;
     id
 }
 

@@ -56,6 +56,10 @@ async fn listings_filter_by_stored_verdicts_that_follow_the_noise_floor(pool: sq
     let loss = app.submit("[PATCH] fs: a dup loss", "lab", &[1], 3).await;
     run_all(&app, lab, changed_by(-0.10)).await;
     let waiting = app.submit("[PATCH] fs: not run yet", "lab", &[1], 3).await;
+    // Listings show what the builder stored; before it ran, no verdicts.
+    assert!(listed(&app, "").await.iter().all(|r| r.1.is_null()));
+    assert!(listed(&app, "?verdict=regression").await.is_empty());
+    app.build_reports().await;
 
     let all = listed(&app, "").await;
     assert_eq!(ids(&all), [waiting, loss, small_win]);
@@ -93,6 +97,7 @@ async fn listings_filter_by_stored_verdicts_that_follow_the_noise_floor(pool: sq
     .await;
     let aa_view = app.get_json(&format!("/api/v1/comparisons/{aa}")).await;
     assert_eq!(aa_view["status"], "done");
+    app.build_reports().await;
     let own = app
         .get_json(&format!("/api/v1/comparisons/{small_win}"))
         .await;
@@ -116,6 +121,7 @@ async fn the_dashboard_filters_by_verdict(pool: sqlx::PgPool) {
     run_all(&app, lab, changed_by(0.05)).await;
     let loss = app.submit("[PATCH] fs: a dup loss", "lab", &[1], 3).await;
     run_all(&app, lab, changed_by(-0.05)).await;
+    app.build_reports().await;
     let link = |id: i64| format!("href=\"/comparisons/{id}\"");
 
     let (status, page) = app.get("/").await;

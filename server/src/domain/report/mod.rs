@@ -14,7 +14,7 @@ pub mod verdict;
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use patchperf_common::comparison::ComparisonKind;
 use patchperf_common::protocol::{BaseSource, NrTask};
@@ -23,6 +23,7 @@ use patchperf_common::report::{
 };
 use patchperf_common::run::{MeasurementMode, MetricValue, RunResult, Side, TaskMode};
 use patchperf_common::stats::{Interval, VerdictPolicy};
+use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 
 use crate::db::comparisons::ComparisonRow;
@@ -30,7 +31,7 @@ use crate::db::runs::RunMeta;
 use crate::{AppState, Error, db};
 
 /// A stored run with the values a report uses.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StoredRun {
     /// Run id.
     pub id: i64,
@@ -45,7 +46,7 @@ pub struct StoredRun {
 }
 
 /// The report of one (workload, mode, nr_task) of a comparison.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GroupReport {
     /// The statistics and verdicts.
     pub comparison: Comparison,
@@ -54,7 +55,7 @@ pub struct GroupReport {
 }
 
 /// Everything the report of a comparison shows.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ComparisonReport {
     /// One report per (workload, mode, nr_task) with runs, in the order of
     /// the requested workloads, then nr_task.
@@ -75,9 +76,10 @@ pub struct HeaderFacts {
 /// The report of comparison `c`, with the header facts (patch subject,
 /// series hash, report URL) read from the database, judged against its
 /// machine's noise floor when an A/A comparison has measured one. Built
-/// once per change of its inputs: the kept one is returned while the
-/// database says its runs, row and noise floor are still those it was built
-/// from (see [`cache`]).
+/// once per change of its inputs and stored: the one this server holds is
+/// returned while the database says its runs, row and noise floor are
+/// still those it was built from (see [`cache`]), else the stored one when
+/// it is current (see [`stored`]), and only then is it built.
 pub async fn load(state: &AppState, c: &ComparisonRow) -> Result<ComparisonReport, Error> {
     Ok(load_shared(state, c).await?.as_ref().clone())
 }
@@ -89,11 +91,7 @@ pub async fn load_shared(
 ) -> Result<Arc<ComparisonReport>, Error> {
     // Read before building: a run stored meanwhile then only makes the
     // entry miss next time, never a report of old runs look current.
-    let runs = db::progress::runs_so_far(&state.db, c.id).await?;
-    let latest_aa = db::verdicts::fingerprint(&state.db, c.id)
-        .await?
-        .and_then(|f| f.latest_aa);
-    let inputs = cache::Inputs::new(c, runs, latest_aa);
+    let inputs = inputs(state, c).await?;
     if let Some(kept) = state.reports.get(c.id, &inputs) {
         return Ok(kept);
     }
@@ -102,9 +100,30 @@ pub async fn load_shared(
     if let Some(kept) = state.reports.get(c.id, &inputs) {
         return Ok(kept);
     }
-    let built = Arc::new(load_uncached(state, c).await?);
-    state.reports.put(c.id, inputs, Arc::clone(&built));
-    Ok(built)
+    let report = match stored::read(state, c.id, &inputs).await? {
+        Some(report) => Arc::new(report),
+        None => {
+            let started = Instant::now();
+            let built = Arc::new(load_uncached(state, c).await?);
+            state.reports.count_build();
+            stored::write(state, c.id, &inputs, &built, started.elapsed()).await?;
+            built
+        }
+    };
+    state.reports.put(c.id, inputs, Arc::clone(&report));
+    Ok(report)
+}
+
+/// What comparison `c`'s report would be built from now.
+async fn inputs(state: &AppState, c: &ComparisonRow) -> Result<cache::Inputs, Error> {
+    let runs = db::progress::runs_so_far(&state.db, c.id).await?;
+    let latest_aa = match (c.kind, c.machine_id) {
+        (ComparisonKind::Ab, Some(machine_id)) => {
+            db::comparisons::latest_aa(&state.db, machine_id).await?
+        }
+        _ => None,
+    };
+    Ok(cache::Inputs::new(c, runs, latest_aa))
 }
 
 async fn load_uncached(state: &AppState, c: &ComparisonRow) -> Result<ComparisonReport, Error> {
@@ -118,7 +137,7 @@ async fn load_uncached(state: &AppState, c: &ComparisonRow) -> Result<Comparison
         report_url: Some(state.config.link(&format!("/comparisons/{}", c.id))),
     };
     let limit = state.config.report_time_limit;
-    let floors = noise_floors(&state.db, c, limit).await?;
+    let floors = noise_floors(state, c).await?;
     build(
         &state.db,
         c,
@@ -134,11 +153,7 @@ async fn load_uncached(state: &AppState, c: &ComparisonRow) -> Result<Comparison
 /// machine's latest finished A/A comparison measured it: the largest change
 /// its 95% interval of the headline metric allows between two sets of boots
 /// of the same kernel. A/A comparisons themselves are judged without one.
-async fn noise_floors(
-    db: &PgPool,
-    c: &ComparisonRow,
-    limit: Duration,
-) -> Result<NoiseFloors, Error> {
+async fn noise_floors(state: &AppState, c: &ComparisonRow) -> Result<NoiseFloors, Error> {
     let mut floors = NoiseFloors::default();
     let Some(machine_id) = c.machine_id else {
         return Ok(floors);
@@ -146,21 +161,15 @@ async fn noise_floors(
     if c.kind == ComparisonKind::Aa {
         return Ok(floors);
     }
-    let Some(aa_id) = db::comparisons::latest_aa(db, machine_id).await? else {
+    let Some(aa_id) = db::comparisons::latest_aa(&state.db, machine_id).await? else {
         return Ok(floors);
     };
-    let Some(aa) = db::comparisons::find(db, aa_id).await? else {
+    let Some(aa) = db::comparisons::find(&state.db, aa_id).await? else {
         return Ok(floors);
     };
-    let report = Box::pin(build(
-        db,
-        &aa,
-        &HeaderFacts::default(),
-        &VerdictPolicy::default(),
-        &NoiseFloors::default(),
-        limit,
-    ))
-    .await?;
+    // The A/A comparison's own report, built once like any other (it has
+    // no floor of its own, so this does not recurse further).
+    let report = Box::pin(load_shared(state, &aa)).await?;
     for g in &report.groups {
         let h = &g.comparison.header;
         let (Some(measurement), Some(m)) = (h.measurement, g.comparison.headline_metric()) else {

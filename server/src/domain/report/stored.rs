@@ -1,19 +1,33 @@
-//! Keeps the stored overall verdicts of finished comparisons current (see
-//! `db::verdicts`): a comparison's verdict is computed once it is final and
-//! again when its machine's noise floor changes, by a background task and,
-//! for anything it has not reached yet, by the listing that needs it.
+//! Reports stored in the database once per change of their inputs, and
+//! the background builder that keeps them current: whatever changes a
+//! report's inputs flags its comparison (`comparisons.report_stale`: a run
+//! stored, a status change, boots added, the machine's A/A comparison
+//! finishing), and the builder takes the flagged ones, newest first, builds
+//! each report once, stores it, and for a finished comparison stores its
+//! overall verdict and dashboard headline (`db::verdicts`) for listings to
+//! filter by. Its work follows what changed; listings and the dashboard
+//! only ever read what it stored.
 
 use std::time::Duration;
 
-use patchperf_common::comparison::OverallVerdict;
 use patchperf_common::report::format;
 
-use super::ComparisonReport;
+use super::cache::Inputs;
 use super::verdict::verdict_view;
+use super::{ComparisonReport, load_shared};
 use crate::{AppState, Error, db};
 
-/// How many stale verdicts one pass of the keeper recomputes.
+/// How many flagged comparisons one pass of the builder takes.
 const BATCH: i64 = 50;
+
+/// How long the builder lets changes gather after a wake-up before it
+/// looks: a boot uploads its runs one after another, and one build after
+/// the last of them serves as well as one per run.
+const SETTLE: Duration = Duration::from_millis(250);
+
+/// How often the builder looks without being woken (changes made through
+/// another server behind the same database).
+const POLL: Duration = Duration::from_secs(5);
 
 /// The dashboard's one-line summary of a report: each (workload, nr_task)
 /// with its headline metric's change and verdict.
@@ -36,90 +50,104 @@ pub fn headline(report: &ComparisonReport) -> String {
         .join("; ")
 }
 
-/// Builds the report of a finished comparison and stores its verdict and
-/// headline; returns them, or `None` when the comparison is gone or not
-/// final.
-pub async fn refresh(state: &AppState, id: i64) -> Result<Option<(OverallVerdict, String)>, Error> {
-    let Some(from) = db::verdicts::fingerprint(&state.db, id).await? else {
+/// The stored report of comparison `id` if it was built from `inputs`.
+/// One that cannot be decoded (written by another version) counts as none.
+pub async fn read(
+    state: &AppState,
+    id: i64,
+    inputs: &Inputs,
+) -> Result<Option<ComparisonReport>, Error> {
+    let Some(stored) = db::reports::find(&state.db, id).await? else {
         return Ok(None);
     };
+    if serde_json::from_value::<Inputs>(stored.inputs)
+        .ok()
+        .as_ref()
+        != Some(inputs)
+    {
+        return Ok(None);
+    }
+    match ciborium::from_reader(stored.body.as_slice()) {
+        Ok(report) => Ok(Some(report)),
+        Err(e) => {
+            tracing::warn!(comparison = id, error = %e, "stored report unreadable; building it");
+            Ok(None)
+        }
+    }
+}
+
+/// Stores comparison `id`'s report built from `inputs`.
+pub async fn write(
+    state: &AppState,
+    id: i64,
+    inputs: &Inputs,
+    report: &ComparisonReport,
+    took: Duration,
+) -> Result<(), Error> {
+    let mut body = Vec::new();
+    ciborium::into_writer(report, &mut body)
+        .map_err(|e| Error::Internal(format!("encoding the report of comparison {id}: {e}")))?;
+    let inputs = serde_json::to_value(inputs)
+        .map_err(|e| Error::Internal(format!("encoding report inputs: {e}")))?;
+    let build_ms = i32::try_from(took.as_millis()).unwrap_or(i32::MAX);
+    db::reports::store(&state.db, id, &inputs, &body, build_ms).await?;
+    Ok(())
+}
+
+/// Brings comparison `id`'s stored report up to date (building it only if
+/// the stored one is not current), and stores the overall verdict of a
+/// finished one.
+pub async fn refresh(state: &AppState, id: i64) -> Result<(), Error> {
     let Some(c) = db::comparisons::find(&state.db, id).await? else {
-        return Ok(None);
+        return Ok(());
     };
-    if !c.status.is_final() {
-        return Ok(None);
-    }
-    let report = super::load(state, &c).await?;
-    let verdict = verdict_view(&report, String::new()).overall;
-    let headline = headline(&report);
-    db::verdicts::store(&state.db, id, verdict, &headline, from).await?;
-    Ok(Some((verdict, headline)))
-}
-
-/// Recomputes up to [`BATCH`] stale verdicts; returns how many it stored.
-/// A comparison whose report fails to build is logged and skipped, so one
-/// cannot hold up the others.
-pub async fn refresh_stale(state: &AppState) -> Result<usize, Error> {
-    let mut stored = 0;
-    for id in db::verdicts::stale(&state.db, BATCH).await? {
-        match refresh(state, id).await {
-            Ok(_) => stored += 1,
-            Err(e) => tracing::warn!(comparison = id, error = %e, "cannot store its verdict"),
-        }
-    }
-    Ok(stored)
-}
-
-/// Brings every stale verdict up to date before a listing filters by
-/// verdict. The keeper leaves few behind; a server without it (tests, a
-/// database just migrated) catches up here, a few batches per request.
-pub async fn catch_up(state: &AppState) -> Result<(), Error> {
-    for _ in 0..4 {
-        if i64::try_from(refresh_stale(state).await?) != Ok(BATCH) {
-            break;
-        }
+    let report = load_shared(state, &c).await?;
+    if c.status.is_final() {
+        let verdict = verdict_view(&report, String::new()).overall;
+        db::verdicts::store(&state.db, id, verdict, &headline(&report)).await?;
     }
     Ok(())
 }
 
-/// Fills in the verdict of listed comparisons that are final but have no
-/// current stored verdict yet. One whose report fails to build is logged
-/// and left without, so that it cannot take the listing down with it.
-pub async fn fill(state: &AppState, listed: &mut [db::comparisons::ComparisonSummary]) {
-    for s in listed.iter_mut() {
-        if s.verdict.is_none() && s.status.is_final() {
-            match refresh(state, s.id).await {
-                Ok(Some((verdict, headline))) => {
-                    s.verdict = Some(verdict);
-                    s.headline = Some(headline);
-                }
-                Ok(None) => {}
-                Err(e) => tracing::warn!(comparison = s.id, error = %e, "cannot store its verdict"),
-            }
+/// One pass of the builder: takes up to [`BATCH`] flagged comparisons and
+/// refreshes each; returns how many it took. A comparison whose report
+/// fails to build is logged and left (its pages show the error; the next
+/// change flags it again), so one cannot hold up the others.
+pub async fn build_stale(state: &AppState) -> Result<usize, Error> {
+    let mut conn = state.db.acquire().await?;
+    let ids = db::reports::take_stale(&mut conn, BATCH).await?;
+    drop(conn);
+    for &id in &ids {
+        if let Err(e) = refresh(state, id).await {
+            tracing::warn!(comparison = id, error = %e, "cannot build its report");
         }
     }
+    Ok(ids.len())
 }
 
-/// Spawns the task that stores verdicts as comparisons finish: it wakes
-/// when jobs change (a finished job may have finished its comparison) and
-/// every few seconds (cancellations and A/A comparisons finishing elsewhere).
+/// Spawns the builder: it wakes when this server stored a run or a job
+/// changed (a finished job may have finished its comparison), lets changes
+/// settle for [`SETTLE`], and polls every [`POLL`] for changes made
+/// elsewhere.
 pub fn spawn_keeper(state: &AppState) {
     let state = state.clone();
     tokio::spawn(async move {
         loop {
-            let wake = state.jobs_changed.notified();
-            match refresh_stale(&state).await {
-                // A full batch stored: more may be waiting.
+            let jobs = state.jobs_changed.notified();
+            let runs = state.reports_stale.notified();
+            match build_stale(&state).await {
+                // A full batch taken: more may be waiting.
                 Ok(n) if i64::try_from(n) == Ok(BATCH) => continue,
                 Ok(_) => {}
-                Err(e) => tracing::warn!(error = %e, "storing comparison verdicts failed"),
+                Err(e) => tracing::warn!(error = %e, "building stale reports failed"),
             }
             if state.db.is_closed() {
                 return;
             }
             tokio::select! {
-                () = wake => {}
-                () = tokio::time::sleep(Duration::from_secs(5)) => {}
+                () = jobs => tokio::time::sleep(SETTLE).await,
+                () = runs => tokio::time::sleep(SETTLE).await,
+                () = tokio::time::sleep(POLL) => {}
             }
         }
     });

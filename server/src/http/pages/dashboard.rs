@@ -14,7 +14,6 @@ use serde::Deserialize;
 use super::view;
 use crate::db::comparisons::{ComparisonSummary, ListFilter};
 use crate::db::progress::Progress;
-use crate::domain::report::stored;
 use crate::error::Result;
 use crate::http::extract::Query;
 use crate::http::one_of;
@@ -143,10 +142,7 @@ pub(super) async fn page(
         OverallVerdict::ALL,
         OverallVerdict::as_str,
     )?;
-    if wanted_verdict.is_some() {
-        stored::catch_up(&state).await?;
-    }
-    let mut listed = db::comparisons::list(
+    let listed = db::comparisons::list(
         &state.db,
         &ListFilter {
             status: wanted_status,
@@ -158,8 +154,6 @@ pub(super) async fn page(
         },
     )
     .await?;
-    // Finished since the keeper last ran: stored now, once, not per request.
-    stored::fill(&state, &mut listed).await;
     let unfinished: Vec<i64> = listed
         .iter()
         .filter(|s| s.verdict.is_none())

@@ -1,0 +1,146 @@
+//! Stored reports: built once per change of their inputs and kept in the
+//! database, so a restarted server (or a second one) serves them without
+//! building; built again when, and only when, a run arrives or the
+//! machine's noise floor changes.
+
+use patchperf_common::run::Side;
+use patchperf_server::domain::report;
+use patchperf_server::{AppState, Config, db};
+
+use crate::helpers::TestApp;
+
+/// dup1 ops a patch making it 5% faster, with 0.1% boot-to-boot noise.
+fn faster(side: Side, seq: u32, _: u32) -> f64 {
+    let base = 100_000.0 * (1.0 + 0.001 * f64::from(seq % 2));
+    match side {
+        Side::Base => base,
+        Side::Patched => base * 1.05,
+    }
+}
+
+/// Runs every queued job of `machine` with `ops`.
+async fn run_all(app: &TestApp, machine: i64, ops: fn(Side, u32, u32) -> f64) {
+    while let Some(spec) = app.claim(machine).await {
+        app.run_job(machine, &spec, &[1], ops, true).await;
+    }
+}
+
+/// Reports built by the app so far.
+fn builds(state: &AppState) -> u64 {
+    state.reports.builds()
+}
+
+/// Comparison `id`'s report as server `state` serves it, in JSON.
+async fn report_json(state: &AppState, id: i64) -> serde_json::Value {
+    let c = db::comparisons::find(&state.db, id).await.unwrap().unwrap();
+    let built = report::load_shared(state, &c).await.unwrap();
+    serde_json::to_value(report::verdict::verdict_view(&built, String::new())).unwrap()
+}
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn a_second_server_serves_the_stored_report_without_building(pool: sqlx::PgPool) {
+    let app = TestApp::new(pool.clone()).await;
+    let lab = app.register("lab").await;
+    let id = app.submit("[PATCH] fs: a dup win", "lab", &[1], 3).await;
+    run_all(&app, lab, faster).await;
+    let first = report_json(&app.state, id).await;
+    assert_eq!(builds(&app.state), 1);
+
+    // A restarted server: nothing in memory, everything in the database.
+    let other = AppState::new(pool, Config::default());
+    let again = report_json(&other, id).await;
+    assert_eq!(builds(&other), 0, "the stored report was built again");
+    assert_eq!(again, first, "the stored report reads back exactly");
+    // Its pages, text and JSON read it too.
+    let text = app
+        .get(&format!("/api/v1/comparisons/{id}/report.txt"))
+        .await;
+    assert!(text.1.contains("5.1% improvement"), "{}", text.1);
+    assert_eq!(builds(&app.state), 1);
+}
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn a_run_rebuilds_its_own_comparison_only(pool: sqlx::PgPool) {
+    let app = TestApp::new(pool.clone()).await;
+    let (lab, lab2) = (app.register("lab").await, app.register("lab2").await);
+    let done = app.submit("[PATCH] fs: a dup win", "lab2", &[1], 3).await;
+    run_all(&app, lab2, faster).await;
+    let id = app.submit("[PATCH] fs: another win", "lab", &[1], 3).await;
+    let spec = app.claim(lab).await.unwrap();
+    app.run_job(lab, &spec, &[1], faster, true).await;
+    assert_eq!(app.build_reports().await, 2);
+    let built = builds(&app.state);
+    // Reading everything again builds nothing.
+    for c in [done, id] {
+        report_json(&app.state, c).await;
+        let (status, _) = app.get(&format!("/comparisons/{c}")).await;
+        assert!(status.is_success());
+    }
+    assert_eq!(app.build_reports().await, 0);
+    assert_eq!(builds(&app.state), built);
+
+    // One run of `id` arrives: the builder takes `id` alone and builds it
+    // once; what readers get then has the run.
+    let spec = app.claim(lab).await.unwrap();
+    let boot = spec.boots[0];
+    let ops = faster(boot.side, boot.seq, 1);
+    app.upload(lab, &spec, boot, crate::helpers::run_result(1, ops))
+        .await;
+    assert_eq!(app.build_reports().await, 1);
+    assert_eq!(builds(&app.state), built + 1);
+    let view = report_json(&app.state, id).await;
+    let runs = &view["reports"][0];
+    assert_eq!(
+        runs["base_runs"].as_u64().unwrap() + runs["patched_runs"].as_u64().unwrap(),
+        3
+    );
+    assert_eq!(
+        builds(&app.state),
+        built + 1,
+        "served from what the builder stored"
+    );
+    // The same upload again stores nothing and flags nothing.
+    app.upload(lab, &spec, boot, crate::helpers::run_result(1, ops))
+        .await;
+    assert_eq!(app.build_reports().await, 0);
+}
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn a_new_noise_floor_rebuilds_its_machines_comparisons_only(pool: sqlx::PgPool) {
+    let app = TestApp::new(pool.clone()).await;
+    let (lab, lab2) = (app.register("lab").await, app.register("lab2").await);
+    let here = app.submit("[PATCH] fs: a dup win", "lab", &[1], 3).await;
+    run_all(&app, lab, faster).await;
+    let elsewhere = app.submit("[PATCH] fs: a dup win", "lab2", &[1], 3).await;
+    run_all(&app, lab2, faster).await;
+    app.build_reports().await;
+    let stored_before = report_json(&app.state, here).await;
+    let built = builds(&app.state);
+
+    // An A/A comparison finishes on `lab`: its own report and that of the
+    // one A/B comparison judged against its floor are built again; `lab2`'s
+    // is not.
+    let aa = app.submit_aa("lab", 3).await;
+    run_all(&app, lab, |_, seq, _| {
+        100_000.0 * (1.0 + 0.001 * f64::from(seq % 2))
+    })
+    .await;
+    let flagged: Vec<i64> =
+        sqlx::query_scalar("SELECT id FROM comparisons WHERE report_stale ORDER BY id")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    assert_eq!(flagged, [here, aa]);
+    app.build_reports().await;
+    assert_eq!(builds(&app.state) - built, 2, "the A/A and `here`");
+    let now = report_json(&app.state, here).await;
+    assert_ne!(now, stored_before, "judged against the new floor");
+    assert!(
+        now["reports"][0]["header"]["noise_floor_source"]
+            .as_str()
+            .is_some_and(|s| s.contains(&format!("A/A comparison {aa}"))),
+        "{now:#}"
+    );
+    report_json(&app.state, elsewhere).await;
+    assert_eq!(builds(&app.state) - built, 2, "`elsewhere` was rebuilt");
+}
