@@ -36,7 +36,7 @@ pub async fn add_if_undecided(
     if c.status != ComparisonStatus::Done || c.runs_per_side >= max {
         return Ok(None);
     }
-    let built = report::load(state, &c).await?;
+    let built = report::load_shared(state, &c).await?;
     let undecided: Vec<String> = built
         .groups
         .iter()

@@ -148,12 +148,12 @@ async fn show(State(state): State<AppState>, Path(id): Path<i64>) -> Result<Json
     let c = db::comparisons::find(&state.db, id)
         .await?
         .ok_or_else(|| Error::NotFound(format!("no comparison {id}")))?;
-    let (_, sha256) = db::patches::mbox(&state.db, c.series_id).await?;
+    let sha256 = db::patches::series_sha256(&state.db, c.series_id).await?;
     let messages = db::patches::messages(&state.db, c.series_id).await?;
     let jobs = db::jobs::for_comparison(&state.db, id).await?;
     let boots = db::boots::for_comparison(&state.db, id).await?;
     let counts = db::runs::counts_per_job(&state.db, id).await?;
-    let report = crate::domain::report::load(&state, &c).await?;
+    let report = crate::domain::report::load_shared(&state, &c).await?;
     let waiting = crate::domain::waiting::note(&state.db, &c).await?;
     let verdict = crate::domain::report::verdict::verdict_view(
         &report,

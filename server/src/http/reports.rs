@@ -34,7 +34,7 @@ async fn text(State(state): State<AppState>, Path(id): Path<i64>) -> Result<impl
     let c = db::comparisons::find(&state.db, id)
         .await?
         .ok_or_else(|| Error::NotFound(format!("no comparison {id}")))?;
-    let built = report::load(&state, &c).await?;
+    let built = report::load_shared(&state, &c).await?;
     Ok((
         [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
         report::verdict::text_report(&built),

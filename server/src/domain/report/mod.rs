@@ -80,11 +80,6 @@ pub struct HeaderFacts {
 /// returned while the database says its runs, row and noise floor are
 /// still those it was built from (see [`cache`]), else the stored one when
 /// it is current (see [`stored`]), and only then is it built.
-pub async fn load(state: &AppState, c: &ComparisonRow) -> Result<ComparisonReport, Error> {
-    Ok(load_shared(state, c).await?.as_ref().clone())
-}
-
-/// [`load`] without copying the kept report.
 pub async fn load_shared(
     state: &AppState,
     c: &ComparisonRow,

@@ -153,7 +153,7 @@ pub(super) async fn page(
     let c = db::comparisons::find(&state.db, id)
         .await?
         .ok_or_else(|| Error::NotFound(format!("no comparison {id}")))?;
-    let built = report::load(&state, &c).await?;
+    let built = report::load_shared(&state, &c).await?;
     let waiting = crate::domain::waiting::note(&state.db, &c).await?;
     let messages = db::patches::messages(&state.db, c.series_id).await?;
     let boots = db::boots::for_comparison(&state.db, id).await?;

@@ -2,6 +2,8 @@
 //! each plot of a report page on its own, as an SVG document, so a plot can
 //! be opened, linked from a mail or a bug, and saved.
 
+use std::sync::Arc;
+
 use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
@@ -11,7 +13,7 @@ use serde::Deserialize;
 
 use crate::domain::report;
 use crate::domain::report::offload::off_workers;
-use crate::domain::report::{GroupReport, plots};
+use crate::domain::report::{ComparisonReport, GroupReport, plots};
 use crate::error::Result;
 use crate::http::extract::{Path, Query};
 use crate::{AppState, Error, db};
@@ -63,15 +65,17 @@ fn encode(s: &str) -> String {
     out
 }
 
-async fn group(state: &AppState, id: i64, q: &PlotQuery) -> Result<GroupReport> {
+/// The comparison's kept report and the position of the group `q` asks
+/// for in it (not a copy: a large report's group holds thousands of values).
+async fn group(state: &AppState, id: i64, q: &PlotQuery) -> Result<(Arc<ComparisonReport>, usize)> {
     let c = db::comparisons::find(&state.db, id)
         .await?
         .ok_or_else(|| Error::NotFound(format!("no comparison {id}")))?;
-    let built = report::load(state, &c).await?;
-    built
+    let built = report::load_shared(state, &c).await?;
+    let at = built
         .groups
-        .into_iter()
-        .find(|g| {
+        .iter()
+        .position(|g| {
             let h = &g.comparison.header;
             h.workload == q.workload && h.mode == q.mode && h.nr_task == q.nr_task
         })
@@ -82,7 +86,8 @@ async fn group(state: &AppState, id: i64, q: &PlotQuery) -> Result<GroupReport> 
                 q.mode.as_str(),
                 q.nr_task
             ))
-        })
+        })?;
+    Ok((built, at))
 }
 
 fn svg(body: String) -> impl IntoResponse {
@@ -98,7 +103,8 @@ pub(super) async fn runs(
     Path(id): Path<i64>,
     Query(q): Query<PlotQuery>,
 ) -> Result<impl IntoResponse> {
-    let g = group(&state, id, &q).await?;
+    let (report, at) = group(&state, id, &q).await?;
+    let g = &report.groups[at];
     let name = q.metric.as_deref().ok_or_else(|| {
         Error::BadRequest("the `metric` parameter names the metric to plot".into())
     })?;
@@ -123,8 +129,8 @@ pub(super) async fn series(
     Path(id): Path<i64>,
     Query(q): Query<PlotQuery>,
 ) -> Result<impl IntoResponse> {
-    let g = group(&state, id, &q).await?;
-    let body = series_svg(&state, id, &g)
+    let (report, at) = group(&state, id, &q).await?;
+    let body = series_svg(&state, id, &report.groups[at])
         .await?
         .ok_or_else(|| Error::NotFound("these runs stored no per-second series".into()))?;
     Ok(svg(body))
