@@ -115,6 +115,13 @@ async fn a_new_noise_floor_rebuilds_its_machines_comparisons_only(pool: sqlx::Pg
     run_all(&app, lab2, faster).await;
     app.build_reports().await;
     let stored_before = report_json(&app.state, here).await;
+    let page = format!("/comparisons/{here}");
+    let (_, page_before) = app.get(&page).await;
+    assert_eq!(
+        app.get(&page).await.1,
+        page_before,
+        "rendered once, served again"
+    );
     let built = builds(&app.state);
 
     // An A/A comparison finishes on `lab`: its own report and that of the
@@ -140,6 +147,13 @@ async fn a_new_noise_floor_rebuilds_its_machines_comparisons_only(pool: sqlx::Pg
             .as_str()
             .is_some_and(|s| s.contains(&format!("A/A comparison {aa}"))),
         "{now:#}"
+    );
+    // The page kept from before goes with the report it came from.
+    let (_, page_after) = app.get(&page).await;
+    assert_ne!(page_after, page_before);
+    assert!(
+        page_after.contains(&format!("A/A comparison {aa}")),
+        "{page_after}"
     );
     report_json(&app.state, elsewhere).await;
     assert_eq!(builds(&app.state) - built, 2, "`elsewhere` was rebuilt");
