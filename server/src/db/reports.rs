@@ -52,14 +52,28 @@ pub async fn store(
 
 /// Takes up to `limit` comparisons whose report is stale, newest first,
 /// clearing their flag: a change after this sets it again, so nothing is
-/// missed, and servers sharing the database never take the same one.
-pub async fn take_stale(conn: &mut PgConnection, limit: i64) -> Result<Vec<i64>, sqlx::Error> {
+/// missed, and servers sharing the database never take the same one. A
+/// comparison still running whose report was built less than
+/// `running_every_seconds` ago waits (flagged) for a later pass, so runs
+/// arriving one after another cost one build per interval, not one each.
+pub async fn take_stale(
+    conn: &mut PgConnection,
+    limit: i64,
+    running_every_seconds: f64,
+) -> Result<Vec<i64>, sqlx::Error> {
     sqlx::query_scalar!(
         "UPDATE comparisons SET report_stale = false
-         WHERE id IN (SELECT id FROM comparisons WHERE report_stale
-                      ORDER BY id DESC LIMIT $1 FOR UPDATE SKIP LOCKED)
+         WHERE id IN (
+             SELECT c.id FROM comparisons c
+             WHERE c.report_stale
+               AND (c.status IN ('done', 'failed', 'cancelled')
+                    OR NOT EXISTS (SELECT 1 FROM comparison_reports r
+                                   WHERE r.comparison_id = c.id
+                                     AND r.built_at > now() - make_interval(secs => $2)))
+             ORDER BY c.id DESC LIMIT $1 FOR UPDATE SKIP LOCKED)
          RETURNING id",
-        limit
+        limit,
+        running_every_seconds
     )
     .fetch_all(conn)
     .await

@@ -79,13 +79,21 @@ async fn a_run_rebuilds_its_own_comparison_only(pool: sqlx::PgPool) {
     assert_eq!(app.build_reports().await, 0);
     assert_eq!(builds(&app.state), built);
 
-    // One run of `id` arrives: the builder takes `id` alone and builds it
-    // once; what readers get then has the run.
+    // One run of `id` arrives. `id` is still running and its report was
+    // built a moment ago: the builder lets it wait, so runs arriving one
+    // after another cost a build per interval, not one each.
     let spec = app.claim(lab).await.unwrap();
     let boot = spec.boots[0];
     let ops = faster(boot.side, boot.seq, 1);
     app.upload(lab, &spec, boot, crate::helpers::run_result(1, ops))
         .await;
+    assert_eq!(app.build_reports().await, 0, "built again at once");
+    // Once the interval has passed, it takes `id` alone and builds it
+    // once; what readers get then has the run.
+    sqlx::query("UPDATE comparison_reports SET built_at = built_at - interval '1 minute'")
+        .execute(&pool)
+        .await
+        .unwrap();
     assert_eq!(app.build_reports().await, 1);
     assert_eq!(builds(&app.state), built + 1);
     let view = report_json(&app.state, id).await;

@@ -26,8 +26,14 @@ const BATCH: i64 = 50;
 const SETTLE: Duration = Duration::from_millis(250);
 
 /// How often the builder looks without being woken (changes made through
-/// another server behind the same database).
+/// another server behind the same database, running comparisons that
+/// waited for [`RUNNING_EVERY`]).
 const POLL: Duration = Duration::from_secs(5);
+
+/// The least time between two builds of a running comparison's report by
+/// the builder: its runs arrive one after another, and a reader opening
+/// the page meanwhile gets the newest runs anyway (the request builds).
+const RUNNING_EVERY: Duration = Duration::from_secs(5);
 
 /// The dashboard's one-line summary of a report: each (workload, nr_task)
 /// with its headline metric's change and verdict.
@@ -115,7 +121,7 @@ pub async fn refresh(state: &AppState, id: i64) -> Result<(), Error> {
 /// change flags it again), so one cannot hold up the others.
 pub async fn build_stale(state: &AppState) -> Result<usize, Error> {
     let mut conn = state.db.acquire().await?;
-    let ids = db::reports::take_stale(&mut conn, BATCH).await?;
+    let ids = db::reports::take_stale(&mut conn, BATCH, RUNNING_EVERY.as_secs_f64()).await?;
     drop(conn);
     for &id in &ids {
         if let Err(e) = refresh(state, id).await {
