@@ -40,10 +40,10 @@ impl Options {
 /// The default lab (10⁴ comparisons, ~10⁶ values) or, with `--small`,
 /// one a tenth of its size, to show what grows with the database.
 fn preset(small: bool) -> Options {
-    let (comparisons, typical, large) = if small {
-        (1_000, 40, 1)
+    let (comparisons, typical, large, ingest) = if small {
+        (1_000, 40, 1, 16)
     } else {
-        (10_000, 150, 10)
+        (10_000, 150, 14, 32)
     };
     Options {
         url: String::new(),
@@ -56,7 +56,7 @@ fn preset(small: bool) -> Options {
         typical,
         large,
         machines: 16,
-        ingest: 16,
+        ingest,
         seconds: 30,
         requests: 20,
         sequential: Duration::from_secs(10),
