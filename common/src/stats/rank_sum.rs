@@ -32,7 +32,9 @@ pub(crate) fn rank_sum_ways(tie_sizes: &[usize], m: usize) -> Arc<[f64]> {
 /// `ways[k][s]` counts the subsets of k of the ranks seen so far summing to
 /// s. Row k is only visited where row k − 1 can be non-zero (sums of k − 1
 /// of the ranks seen so far lie between the k − 1 smallest and the k − 1
-/// largest of them), which skips only additions of zero.
+/// largest of them). Every count and partial sum is a whole number below
+/// 2⁵³, so each addition is exact and the result does not depend on their
+/// order.
 fn count_ways(tie_sizes: &[usize], m: usize) -> Vec<f64> {
     // A tie group at 0-based positions i..i+t holds ranks i+1..=i+t; twice
     // their mean is 2i + t + 1.
@@ -55,11 +57,12 @@ fn count_ways(tie_sizes: &[usize], m: usize) -> Vec<f64> {
         for k in (1..=m.min(i + 1)).rev() {
             let lowest = r + prefix[k - 1];
             let highest = (r + prefix[i] - prefix[i + 1 - k]).min(width - 1);
-            for s in (lowest..=highest).rev() {
-                let from = ways[(k - 1) * width + s - r];
-                if from != 0.0 {
-                    ways[k * width + s] += from;
-                }
+            // Row k gains row k − 1 shifted by r. Adding a zero count
+            // changes nothing, so the whole range is added in one go.
+            let (before, from_k) = ways.split_at_mut(k * width);
+            let from = &before[(k - 1) * width + lowest - r..=(k - 1) * width + highest - r];
+            for (to, from) in from_k[lowest..=highest].iter_mut().zip(from) {
+                *to += from;
             }
         }
     }
