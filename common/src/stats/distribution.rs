@@ -141,7 +141,7 @@ pub fn t_two_sided_p(t: f64, df: f64) -> f64 {
 /// pattern: integer df (a constant side) and rebuilt reports repeat.
 pub fn t_critical(alpha: f64, df: f64) -> f64 {
     static CRITICAL: Memo<(u64, u64), f64> = Memo::new(4096);
-    CRITICAL.get_or_compute((alpha.to_bits(), df.to_bits()), || {
+    CRITICAL.get_or_compute(&(alpha.to_bits(), df.to_bits()), || {
         StudentT::new(df).critical(alpha)
     })
 }
@@ -276,7 +276,7 @@ impl StudentT {
 /// bisection, kept per alpha (reports use one level).
 fn normal_critical(alpha: f64) -> f64 {
     static CRITICAL: Memo<u64, f64> = Memo::new(64);
-    CRITICAL.get_or_compute(alpha.to_bits(), || {
+    CRITICAL.get_or_compute(&alpha.to_bits(), || {
         bisect(|z| normal_two_sided_p(z) > alpha)
     })
 }

@@ -4,6 +4,7 @@
 //! answer changes no number: it is the value the function returns for that
 //! key, bit for bit.
 
+use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::{Mutex, OnceLock, PoisonError};
@@ -26,11 +27,16 @@ impl<K: Eq + Hash, V: Clone> Memo<K, V> {
 
     /// The kept answer for `key`, or `compute()`'s, kept. The lock is not
     /// held while computing: two threads may compute the same answer once
-    /// each, never wait on each other's arithmetic.
-    pub(crate) fn get_or_compute(&self, key: K, compute: impl FnOnce() -> V) -> V {
+    /// each, never wait on each other's arithmetic. The key is looked up
+    /// borrowed and copied only to keep a new answer.
+    pub(crate) fn get_or_compute<Q>(&self, key: &Q, compute: impl FnOnce() -> V) -> V
+    where
+        K: Borrow<Q>,
+        Q: Eq + Hash + ToOwned<Owned = K> + ?Sized,
+    {
         let map = self.map.get_or_init(Default::default);
         let lock = || map.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(v) = lock().get(&key) {
+        if let Some(v) = lock().get(key) {
             return v.clone();
         }
         let v = compute();
@@ -38,7 +44,7 @@ impl<K: Eq + Hash, V: Clone> Memo<K, V> {
         if map.len() >= self.capacity {
             map.clear();
         }
-        map.insert(key, v.clone());
+        map.insert(key.to_owned(), v.clone());
         v
     }
 }
@@ -52,7 +58,7 @@ mod tests {
         let memo: Memo<u32, u32> = Memo::new(2);
         let mut calls = 0;
         let mut get = |k: u32| {
-            memo.get_or_compute(k, || {
+            memo.get_or_compute(&k, || {
                 calls += 1;
                 k * 10
             })

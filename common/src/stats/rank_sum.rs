@@ -7,6 +7,7 @@
 
 use std::sync::Arc;
 
+use super::mann_whitney::EXACT_MAX_RUNS;
 use super::memo::Memo;
 
 /// Patterns kept. A distribution is at most ~1,200 numbers (20 of 40
@@ -14,18 +15,28 @@ use super::memo::Memo;
 /// need one pattern each, tied runs a few more.
 const KEPT_PATTERNS: usize = 1024;
 
-static WAYS: Memo<Box<[u8]>, Arc<[f64]>> = Memo::new(KEPT_PATTERNS);
+static WAYS: Memo<Vec<u8>, Arc<[f64]>> = Memo::new(KEPT_PATTERNS);
+
+/// m and up to [`EXACT_MAX_RUNS`] tie sizes.
+const KEY_BYTES: usize = EXACT_MAX_RUNS + 1;
 
 /// `ways[s]`: the number of ways to choose `m` of the doubled ranks that
-/// tie groups of `tie_sizes` (in rank order, at most 255 runs) give, summing
+/// tie groups of `tie_sizes` (in rank order, at most [`EXACT_MAX_RUNS`]
+/// runs) give, summing
 /// to `s`. Counts are whole numbers below 2⁵³ for the run counts the exact
 /// test takes (C(40, 20) ≈ 1.4e11), so f64 holds them exactly.
 pub(crate) fn rank_sum_ways(tie_sizes: &[usize], m: usize) -> Arc<[f64]> {
-    let key: Box<[u8]> = std::iter::once(m)
-        .chain(tie_sizes.iter().copied())
-        .map(|x| u8::try_from(x).expect("the exact test takes at most 40 runs"))
-        .collect();
-    WAYS.get_or_compute(key, || count_ways(tie_sizes, m).into())
+    // the key: m, then the tie sizes, a byte each
+    let mut key = [0u8; KEY_BYTES];
+    let len = tie_sizes.len() + 1;
+    assert!(len <= KEY_BYTES, "the exact test takes at most 40 runs");
+    for (byte, x) in key
+        .iter_mut()
+        .zip(std::iter::once(m).chain(tie_sizes.iter().copied()))
+    {
+        *byte = u8::try_from(x).expect("the exact test takes at most 40 runs");
+    }
+    WAYS.get_or_compute(&key[..len], || count_ways(tie_sizes, m).into())
 }
 
 /// The subset-sum count, one rank at a time in ascending order:
