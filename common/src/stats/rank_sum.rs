@@ -11,8 +11,9 @@ use super::mann_whitney::EXACT_MAX_RUNS;
 use super::memo::Memo;
 
 /// Patterns kept. A distribution is at most ~1,200 numbers (20 of 40
-/// runs), so this bounds the memo at about 10 MB; run counts without ties
-/// need one pattern each, tied runs a few more.
+/// runs), so this bounds the memo at about 10 MB. Run counts without ties
+/// need one pattern each; tied runs (perf-profile shares rounded to 0.01)
+/// give many, most seen once, so the memo starts afresh now and then.
 const KEPT_PATTERNS: usize = 1024;
 
 static WAYS: Memo<Vec<u8>, Arc<[f64]>> = Memo::new(KEPT_PATTERNS);
@@ -22,9 +23,9 @@ const KEY_BYTES: usize = EXACT_MAX_RUNS + 1;
 
 /// `ways[s]`: the number of ways to choose `m` of the doubled ranks that
 /// tie groups of `tie_sizes` (in rank order, at most [`EXACT_MAX_RUNS`]
-/// runs) give, summing
-/// to `s`. Counts are whole numbers below 2⁵³ for the run counts the exact
-/// test takes (C(40, 20) ≈ 1.4e11), so f64 holds them exactly.
+/// runs) give, summing to `s`. Counts are whole numbers below 2⁵³ for the
+/// run counts the exact test takes (C(40, 20) ≈ 1.4e11), so f64 holds them
+/// exactly.
 pub(crate) fn rank_sum_ways(tie_sizes: &[usize], m: usize) -> Arc<[f64]> {
     // the key: m, then the tie sizes, a byte each
     let mut key = [0u8; KEY_BYTES];
@@ -56,11 +57,12 @@ fn count_ways(tie_sizes: &[usize], m: usize) -> Vec<f64> {
     }
     let n = ranks2.len();
     // prefix[i]: sum of the i smallest ranks
-    let mut prefix = Vec::with_capacity(n + 1);
-    prefix.push(0);
-    for &r in &ranks2 {
-        prefix.push(prefix.last().copied().unwrap_or(0) + r);
-    }
+    let prefix: Vec<usize> = std::iter::once(0)
+        .chain(ranks2.iter().scan(0, |sum, &r| {
+            *sum += r;
+            Some(*sum)
+        }))
+        .collect();
     let width = prefix[n] - prefix[n - m] + 1;
     let mut ways = vec![0f64; (m + 1) * width];
     ways[0] = 1.0;

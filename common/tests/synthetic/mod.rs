@@ -4,10 +4,7 @@
 //! report benchmark (`benches/report_build.rs`) and the test that the report
 //! reproduces its recorded JSON byte for byte (`tests/report_fixture.rs`).
 
-#![allow(dead_code)] // each includer uses a part
-
-use patchperf_common::report::Comparison;
-use patchperf_common::report::{ReportHeader, build_comparison, header_from_runs};
+use patchperf_common::report::{Comparison, ReportHeader, build_comparison, header_from_runs};
 use patchperf_common::run::{MeasurementMode, MetricValue, RunResult, TaskMode};
 use patchperf_common::stats::VerdictPolicy;
 
