@@ -278,15 +278,15 @@ pub async fn pin_and_start(
          SET machine_id = COALESCE(machine_id, $2),
              machine_inventory = COALESCE(machine_inventory, $3),
              status = CASE WHEN status = 'queued' THEN 'running' ELSE status END,
-             updated_at = now(), report_stale = true
+             updated_at = now()
          WHERE id = $1",
         id,
         machine_id,
         inventory
     )
-    .execute(conn)
+    .execute(&mut *conn)
     .await?;
-    Ok(())
+    super::reports::mark_stale(conn, id).await
 }
 
 /// Recomputes the status from the jobs (a cancelled comparison stays
@@ -299,7 +299,6 @@ pub async fn refresh_status(conn: &mut PgConnection, id: i64) -> Result<bool, sq
         r#"UPDATE comparisons c
            SET status = s.status,
                updated_at = now(),
-               report_stale = true,
                finished_at = CASE WHEN s.status IN ('done', 'failed')
                                   THEN COALESCE(c.finished_at, now()) END
            FROM (SELECT CASE
@@ -314,8 +313,9 @@ pub async fn refresh_status(conn: &mut PgConnection, id: i64) -> Result<bool, sq
            RETURNING c.kind = 'aa' AND s.status = 'done' AND before.status <> 'done' AS "aa_done!""#,
         id
     )
-    .fetch_optional(conn)
+    .fetch_optional(&mut *conn)
     .await?;
+    super::reports::mark_stale(conn, id).await?;
     Ok(aa_done.unwrap_or(false))
 }
 
@@ -325,25 +325,24 @@ pub async fn add_runs(conn: &mut PgConnection, id: i64, runs: i32) -> Result<(),
     sqlx::query!(
         "UPDATE comparisons
          SET runs_added_at = runs_added_at || runs_per_side, runs_per_side = $2,
-             updated_at = now(), report_stale = true
+             updated_at = now()
          WHERE id = $1",
         id,
         runs
     )
-    .execute(conn)
+    .execute(&mut *conn)
     .await?;
-    Ok(())
+    super::reports::mark_stale(conn, id).await
 }
 
 /// Marks the comparison cancelled.
 pub async fn cancel(conn: &mut PgConnection, id: i64) -> Result<(), sqlx::Error> {
     sqlx::query!(
-        "UPDATE comparisons
-         SET status = 'cancelled', updated_at = now(), finished_at = now(), report_stale = true
+        "UPDATE comparisons SET status = 'cancelled', updated_at = now(), finished_at = now()
          WHERE id = $1",
         id
     )
-    .execute(conn)
+    .execute(&mut *conn)
     .await?;
-    Ok(())
+    super::reports::mark_stale(conn, id).await
 }

@@ -141,7 +141,7 @@ async fn a_new_noise_floor_rebuilds_its_machines_comparisons_only(pool: sqlx::Pg
     })
     .await;
     let flagged: Vec<i64> =
-        sqlx::query_scalar("SELECT id FROM comparisons WHERE report_stale ORDER BY id")
+        sqlx::query_scalar("SELECT comparison_id FROM stale_reports ORDER BY 1")
             .fetch_all(&pool)
             .await
             .unwrap();
