@@ -125,6 +125,9 @@ async fn a_new_noise_floor_rebuilds_its_machines_comparisons_only(pool: sqlx::Pg
     let stored_before = report_json(&app.state, here).await;
     let page = format!("/comparisons/{here}");
     let (_, page_before) = app.get(&page).await;
+    let json = format!("/api/v1/comparisons/{here}");
+    let json_before = app.get_json(&json).await;
+    assert_eq!(app.get_json(&json).await, json_before);
     assert_eq!(
         app.get(&page).await.1,
         page_before,
@@ -159,6 +162,9 @@ async fn a_new_noise_floor_rebuilds_its_machines_comparisons_only(pool: sqlx::Pg
     // The page kept from before goes with the report it came from.
     let (_, page_after) = app.get(&page).await;
     assert_ne!(page_after, page_before);
+    let json_after = app.get_json(&json).await;
+    assert_ne!(json_after["verdict"], json_before["verdict"]);
+    assert_eq!(json_after["verdict"]["reports"], now["reports"]);
     assert!(
         page_after.contains(&format!("A/A comparison {aa}")),
         "{page_after}"
