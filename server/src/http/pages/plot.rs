@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use axum::extract::State;
 use axum::http::header;
-use axum::response::IntoResponse;
+use axum::response::{IntoResponse, Response};
 use patchperf_common::metric;
 use patchperf_common::run::{Side, TaskMode};
 use serde::Deserialize;
@@ -30,6 +30,17 @@ pub(super) struct PlotQuery {
 }
 
 impl PlotQuery {
+    /// What a `kind` plot of this query is kept as beside its report.
+    fn kept_as(&self, kind: &str) -> String {
+        format!(
+            "{kind} {} {} {} {}",
+            self.workload,
+            self.mode.as_str(),
+            self.nr_task,
+            self.metric.as_deref().unwrap_or("")
+        )
+    }
+
     /// The query string naming this plot (URL-encoded).
     pub(super) fn link(
         comparison_id: i64,
@@ -102,37 +113,27 @@ pub(super) async fn runs(
     State(state): State<AppState>,
     Path(id): Path<i64>,
     Query(q): Query<PlotQuery>,
-) -> Result<impl IntoResponse> {
+) -> Result<Response> {
     let (report, at) = group(&state, id, &q).await?;
-    let g = &report.groups[at];
     let name = q.metric.as_deref().ok_or_else(|| {
         Error::BadRequest("the `metric` parameter names the metric to plot".into())
     })?;
-    let what = format!(
-        "runs.svg {} {} {} {name}",
-        q.workload,
-        q.mode.as_str(),
-        q.nr_task
-    );
-    if let Some(kept) = state.reports.rendered(id, &report, &what) {
-        return Ok(svg(kept.to_string()));
-    }
-    let m = g
+    let m = report.groups[at]
         .comparison
         .metric(name)
-        .ok_or_else(|| Error::NotFound(format!("this report has no metric `{name}`")))?;
-    let m = m.clone();
-    let body = off_workers(
-        state.config.report_time_limit,
-        &format!("the plot of `{name}` of comparison {id}"),
-        move || plots::runs_plot(&m),
-    )
-    .await?
-    .ok_or_else(|| Error::NotFound(format!("`{name}` has no values to plot")))?;
-    state
-        .reports
-        .keep_rendered(id, &report, &what, body.clone());
-    Ok(svg(body))
+        .ok_or_else(|| Error::NotFound(format!("this report has no metric `{name}`")))?
+        .clone();
+    let limit = state.config.report_time_limit;
+    once(&state, id, &report, &q.kept_as("runs.svg"), async move {
+        off_workers(
+            limit,
+            &format!("the plot of `{name}` of comparison {id}"),
+            move || plots::runs_plot(&m),
+        )
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("`{name}` has no values to plot")))
+    })
+    .await
 }
 
 /// The per-second will-it-scale series of every run of one report.
@@ -140,24 +141,31 @@ pub(super) async fn series(
     State(state): State<AppState>,
     Path(id): Path<i64>,
     Query(q): Query<PlotQuery>,
-) -> Result<impl IntoResponse> {
+) -> Result<Response> {
     let (report, at) = group(&state, id, &q).await?;
-    let what = format!(
-        "series.svg {} {} {}",
-        q.workload,
-        q.mode.as_str(),
-        q.nr_task
-    );
-    if let Some(kept) = state.reports.rendered(id, &report, &what) {
-        return Ok(svg(kept.to_string()));
+    once(&state, id, &report, &q.kept_as("series.svg"), async {
+        series_svg(&state, id, &report.groups[at])
+            .await?
+            .ok_or_else(|| Error::NotFound("these runs stored no per-second series".into()))
+    })
+    .await
+}
+
+/// The plot kept as `what` with this report, else `render`ed now and kept:
+/// a report's plots change only with the report.
+async fn once(
+    state: &AppState,
+    id: i64,
+    report: &Arc<ComparisonReport>,
+    what: &str,
+    render: impl Future<Output = Result<String>>,
+) -> Result<Response> {
+    if let Some(kept) = state.reports.rendered(id, report, what) {
+        return Ok(svg(kept.to_string()).into_response());
     }
-    let body = series_svg(&state, id, &report.groups[at])
-        .await?
-        .ok_or_else(|| Error::NotFound("these runs stored no per-second series".into()))?;
-    state
-        .reports
-        .keep_rendered(id, &report, &what, body.clone());
-    Ok(svg(body))
+    let body = render.await?;
+    state.reports.keep_rendered(id, report, what, body.clone());
+    Ok(svg(body).into_response())
 }
 
 /// The per-second series plot of a report's runs: total ops each second.
