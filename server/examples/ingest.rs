@@ -106,8 +106,8 @@ fn ticks(pid: u32) -> u64 {
 
 /// Ticks of `pid` and of its direct children (Postgres's backends).
 fn tree_ticks(pid: u32) -> u64 {
-    let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
-        .unwrap_or_default();
+    let children =
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
     ticks(pid)
         + children
             .split_whitespace()
@@ -277,12 +277,14 @@ fn run(boot: BootSlot, nr_task: u32) -> RunResult {
         interval_seconds: 1.0,
         points: per_second.clone(),
     }];
-    series.extend((0..14).map(|k| Series {
-        name: format!("perf-stat.ps.event_{k}"),
-        interval_seconds: 1.0,
-        points: (0..RUN_SECONDS)
-            .map(|s| 1e9 * wobble(s + k) * f64::from(k + 1))
-            .collect(),
+    series.extend((0..14).map(|k| {
+        Series {
+            name: format!("perf-stat.ps.event_{k}"),
+            interval_seconds: 1.0,
+            points: (0..RUN_SECONDS)
+                .map(|s| 1e9 * wobble(s + k) * f64::from(k + 1))
+                .collect(),
+        }
     }));
     RunResult {
         workload: "dup1".into(),
