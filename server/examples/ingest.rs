@@ -22,9 +22,7 @@ use patchperf_common::protocol::{
     ATTEMPT_HEADER, BootSlot, ClaimRequest, FinishRequest, JobSpec, MACHINE_HEADER,
     RegisterRequest, RunUpload,
 };
-use patchperf_common::run::{
-    MeasurementMode, MetricValue, RunResult, SecondSample, Series, Side, TaskMode,
-};
+use patchperf_common::run::{MetricValue, RunResult, Series, Side};
 use serde_json::{Value, json};
 
 /// Measured seconds of every run, hence the points of each series.
@@ -242,7 +240,7 @@ fn uploader(o: &Options, name: &str, deadline: Instant, counts: &Counts) -> Resu
     Ok(())
 }
 
-/// A dup1 run as a lab machine's: will-it-scale, 40 perf-stat and 200
+/// A dup1 run as a lab machine's: will-it-scale, 40 perf-stat and 208
 /// perf-profile metrics, 15 per-second series of `RUN_SECONDS` points.
 fn run(boot: BootSlot, nr_task: u32) -> RunResult {
     let side = match boot.side {
@@ -254,30 +252,16 @@ fn run(boot: BootSlot, nr_task: u32) -> RunResult {
     let per_second: Vec<f64> = (0..RUN_SECONDS)
         .map(|s| ops * f64::from(nr_task) * wobble(s))
         .collect();
-    let mut metrics = vec![
-        MetricValue {
-            name: "will-it-scale.per_process_ops".into(),
-            value: ops,
-        },
-        MetricValue {
-            name: "will-it-scale.workload".into(),
-            value: per_second.iter().sum(),
-        },
-    ];
-    metrics.extend((0..40).map(|k| MetricValue {
+    let mut run = patchperf_testkit::runs::run_result("dup1", nr_task, per_second, ops);
+    run.metrics.extend((0..40).map(|k| MetricValue {
         name: format!("perf-stat.ps.event_{k}"),
         value: 1e9 * wobble(k) * f64::from(k + 1),
     }));
-    metrics.extend((0..208).map(|k| MetricValue {
+    run.metrics.extend((0..208).map(|k| MetricValue {
         name: format!("perf-profile.children.cycles-pp.kernel_function_{k}"),
         value: 0.05 * f64::from(k % 50 + 1) * wobble(k),
     }));
-    let mut series = vec![Series {
-        name: format!("will-it-scale.{nr_task}.processes"),
-        interval_seconds: 1.0,
-        points: per_second.clone(),
-    }];
-    series.extend((0..14).map(|k| {
+    run.series.extend((0..14).map(|k| {
         Series {
             name: format!("perf-stat.ps.event_{k}"),
             interval_seconds: 1.0,
@@ -286,28 +270,9 @@ fn run(boot: BootSlot, nr_task: u32) -> RunResult {
                 .collect(),
         }
     }));
-    RunResult {
-        workload: "dup1".into(),
-        mode: TaskMode::Process,
-        nr_task,
-        warmup_seconds: 1,
-        seconds: RUN_SECONDS,
-        measurement: MeasurementMode::TcgIcount,
-        kernel: None,
-        samples: per_second
-            .iter()
-            .map(|&t| SecondSample {
-                total: t as u64,
-                min: (t / f64::from(nr_task)) as u64,
-                max: (t / f64::from(nr_task)) as u64,
-            })
-            .collect(),
-        metrics,
-        series,
-        unsupported: vec!["perf-stat.ps.topdown-retiring".into()],
-        profile_event: Some("cpu-clock".into()),
-        warnings: vec!["perf: no hardware counters in the guest; cpu-clock sampled".into()],
-    }
+    run.profile_event = Some("cpu-clock".into());
+    run.warnings = vec!["perf: no hardware counters in the guest; cpu-clock sampled".into()];
+    run
 }
 
 /// One phase with `n` uploaders; prints its line.

@@ -2,21 +2,12 @@
 //! and stopped `result` repeating the metrics and series: runs stored
 //! before it keep every number, and their reports read the same after.
 
-use patchperf_common::run::Side;
 use sqlx::PgPool;
 
 use crate::helpers::TestApp;
 
 /// The migration under test.
 const VERSION: i64 = 20261201040000;
-
-fn ops(side: Side, seq: u32, _nr_task: u32) -> f64 {
-    let noise = f64::from(seq % 3) * 40.0;
-    match side {
-        Side::Base => 100_000.0 + noise,
-        Side::Patched => 104_000.0 + noise,
-    }
-}
 
 /// Each run's (id, profile_event, warnings, samples, unsupported).
 type Meta = (
@@ -40,13 +31,7 @@ async fn run_meta(pool: &PgPool) -> Vec<Meta> {
 #[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
 async fn runs_stored_before_the_run_columns_keep_their_numbers_and_reports(pool: PgPool) {
     let app = TestApp::new(pool.clone()).await;
-    let machine = app.register("lab1").await;
-    let id = app
-        .submit("[PATCH] fs: dup faster", "lab1", &[1, 2], 3)
-        .await;
-    while let Some(spec) = app.claim(machine).await {
-        app.run_job(machine, &spec, &[1, 2], ops, true).await;
-    }
+    let id = crate::completed_comparison(&app, "[PATCH] fs: dup faster").await;
     // Profiled runs with warnings, but the newest, which is as uploads
     // without them are.
     sqlx::query(
