@@ -7,15 +7,18 @@
 # CPU the server and Postgres spent per value, and the load average.
 # Target: 10,000 values/s with 8 uploaders.
 #
-# usage: bench/ingest.sh [SECONDS]     (per phase; default 20, at most 600)
+# usage: bench/ingest.sh [SECONDS] [--bare]   (per phase; default 20, at most 600)
+#        --bare: runs of 2 metrics and 1 series, to see what an upload
+#        costs apart from its values (what batching could save at most).
 # env:   INGEST_UPLOADERS (1,8): the phases' uploader counts.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 SECONDS_WANTED="${1:-20}"
+shift || true
 if ! [[ "$SECONDS_WANTED" =~ ^[0-9]+$ ]] || ((SECONDS_WANTED < 1 || SECONDS_WANTED > 600)); then
-    echo "usage: bench/ingest.sh [SECONDS]   (1 to 600)" >&2
+    echo "usage: bench/ingest.sh [SECONDS] [--bare]   (1 to 600)" >&2
     exit 2
 fi
 
@@ -52,5 +55,5 @@ runner_token="$("$server" token create --kind runner --name ingest-runner --data
 echo "ingest: $(nproc) cores, load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$ROOT/target/release/examples/ingest" "$url" "$ci_token" "$runner_token" \
     --server-pid "$server_pid" --postgres-pid "$(head -1 "$data/pg/data/postmaster.pid")" \
-    --uploaders "${INGEST_UPLOADERS:-1,8}" --seconds "$SECONDS_WANTED"
+    --uploaders "${INGEST_UPLOADERS:-1,8}" --seconds "$SECONDS_WANTED" "$@"
 echo "ingest: load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

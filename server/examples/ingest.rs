@@ -13,7 +13,11 @@
 //! postmaster with all its children.
 //!
 //! usage: ingest URL CI_TOKEN RUNNER_TOKEN --server-pid PID --postgres-pid PID
-//!        [--uploaders 1,8] [--seconds S] [--batch N]
+//!        [--uploaders 1,8] [--seconds S] [--bare]
+//!
+//! `--bare` uploads runs of two metrics and one series instead: what an
+//! upload costs apart from its values, i.e. what batching several runs in
+//! one request could save at most.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -39,6 +43,7 @@ struct Options {
     postgres_pid: u32,
     uploaders: Vec<usize>,
     seconds: u64,
+    bare: bool,
 }
 
 fn options() -> Result<Options, String> {
@@ -47,6 +52,7 @@ fn options() -> Result<Options, String> {
     let (mut server_pid, mut postgres_pid) = (0, 0);
     let mut uploaders = vec![1, 8];
     let mut seconds = 20;
+    let mut bare = false;
     while let Some(a) = args.next() {
         let mut value = || args.next().ok_or_else(|| format!("{a} needs a value"));
         match a.as_str() {
@@ -55,6 +61,7 @@ fn options() -> Result<Options, String> {
                 postgres_pid = value()?.parse().map_err(|_| "bad --postgres-pid")?;
             }
             "--seconds" => seconds = value()?.parse().map_err(|_| "bad --seconds")?,
+            "--bare" => bare = true,
             "--uploaders" => {
                 uploaders = value()?
                     .split(',')
@@ -67,7 +74,7 @@ fn options() -> Result<Options, String> {
         }
     }
     let [url, ci_token, runner_token] = <[String; 3]>::try_from(positional)
-        .map_err(|_| "usage: ingest URL CI_TOKEN RUNNER_TOKEN --server-pid PID --postgres-pid PID [--uploaders 1,8] [--seconds S]".to_string())?;
+        .map_err(|_| "usage: ingest URL CI_TOKEN RUNNER_TOKEN --server-pid PID --postgres-pid PID [--uploaders 1,8] [--seconds S] [--bare]".to_string())?;
     if server_pid == 0 || postgres_pid == 0 {
         return Err("--server-pid and --postgres-pid are required".into());
     }
@@ -82,6 +89,7 @@ fn options() -> Result<Options, String> {
         postgres_pid,
         uploaders,
         seconds,
+        bare,
     })
 }
 
@@ -212,7 +220,7 @@ fn uploader(o: &Options, name: &str, deadline: Instant, counts: &Counts) -> Resu
         let path = |action: &str| format!("/api/v1/jobs/{}/{action}", spec.job_id);
         for boot in &spec.boots {
             for nr_task in NR_TASKS {
-                let result = run(*boot, nr_task);
+                let result = run(*boot, nr_task, o.bare);
                 let (values, points) = (
                     result.metrics.len() as u64,
                     result.series.iter().map(|s| s.points.len() as u64).sum(),
@@ -241,8 +249,9 @@ fn uploader(o: &Options, name: &str, deadline: Instant, counts: &Counts) -> Resu
 }
 
 /// A dup1 run as a lab machine's: will-it-scale, 40 perf-stat and 208
-/// perf-profile metrics, 15 per-second series of `RUN_SECONDS` points.
-fn run(boot: BootSlot, nr_task: u32) -> RunResult {
+/// perf-profile metrics, 15 per-second series of `RUN_SECONDS` points;
+/// `bare`: the test kit's run alone (2 metrics, 1 series).
+fn run(boot: BootSlot, nr_task: u32, bare: bool) -> RunResult {
     let side = match boot.side {
         Side::Base => 1.0,
         Side::Patched => 1.02,
@@ -253,6 +262,9 @@ fn run(boot: BootSlot, nr_task: u32) -> RunResult {
         .map(|s| ops * f64::from(nr_task) * wobble(s))
         .collect();
     let mut run = patchperf_testkit::runs::run_result("dup1", nr_task, per_second, ops);
+    if bare {
+        return run;
+    }
     run.metrics.extend((0..40).map(|k| MetricValue {
         name: format!("perf-stat.ps.event_{k}"),
         value: 1e9 * wobble(k) * f64::from(k + 1),
