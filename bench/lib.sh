@@ -1,4 +1,5 @@
-# Shared by the server benchmarks (bench/load.sh, bench/server.sh); source
+# Shared by the server benchmarks (bench/load.sh, bench/server.sh,
+# bench/ingest.sh); source
 # it, do not run it. `bench_start_server NAME` starts a release
 # `patchperf-server serve` with its private Postgres under a temporary data
 # directory, listening on 127.0.0.1 only, and stops both and removes the

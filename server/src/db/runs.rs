@@ -39,11 +39,28 @@ pub async fn insert(
     // number should a caller skip that.
     let seconds = i32::try_from(result.seconds).ok();
     let warmup_seconds = i32::try_from(result.warmup_seconds).ok();
+    // What only `result` holds (the samples, the unsupported names as
+    // uploaded); the metrics and series go to their tables alone.
+    let unprojected = RunResult {
+        workload: result.workload.clone(),
+        mode: result.mode,
+        nr_task: result.nr_task,
+        warmup_seconds: result.warmup_seconds,
+        seconds: result.seconds,
+        measurement: result.measurement,
+        kernel: result.kernel.clone(),
+        samples: result.samples.clone(),
+        metrics: Vec::new(),
+        series: Vec::new(),
+        unsupported: result.unsupported.clone(),
+        profile_event: result.profile_event.clone(),
+        warnings: result.warnings.clone(),
+    };
     let inserted = sqlx::query_scalar!(
         r#"INSERT INTO runs (comparison_id, job_id, boot_seq, side, workload, nr_task, mode,
                              measurement, kernel, attempt, machine_id, result, seconds,
-                             warmup_seconds)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+                             warmup_seconds, profile_event, warnings)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
            ON CONFLICT (comparison_id, boot_seq, workload, nr_task, mode) DO NOTHING
            RETURNING id"#,
         key.comparison_id,
@@ -57,9 +74,11 @@ pub async fn insert(
         kernel,
         key.attempt,
         key.machine_id,
-        Json(result) as _,
+        Json(&unprojected) as _,
         seconds,
-        warmup_seconds
+        warmup_seconds,
+        result.profile_event,
+        &result.warnings
     )
     .fetch_optional(&mut *conn)
     .await?;
@@ -103,17 +122,34 @@ pub async fn insert(
     )
     .execute(&mut *conn)
     .await?;
-    for series in &result.series {
-        sqlx::query!(
-            "INSERT INTO run_series (run_id, name, interval_seconds, points) VALUES ($1, $2, $3, $4)",
-            run_id,
-            series.name,
-            series.interval_seconds,
-            &series.points
-        )
-        .execute(&mut *conn)
-        .await?;
+    // One statement for every series: Postgres cannot unnest a ragged 2-D
+    // array, so the points travel as one flat array cut by (start, length).
+    let mut starts = Vec::with_capacity(result.series.len());
+    let mut lengths = Vec::with_capacity(result.series.len());
+    let mut points = Vec::new();
+    for s in &result.series {
+        // Bounded at upload (`RunResult::validate`: 1,000 series of 36,000
+        // points at most), so these fit an `integer`.
+        starts.push(i32::try_from(points.len()).unwrap_or(i32::MAX));
+        lengths.push(i32::try_from(s.points.len()).unwrap_or(i32::MAX));
+        points.extend_from_slice(&s.points);
     }
+    let names: Vec<&str> = result.series.iter().map(|s| s.name.as_str()).collect();
+    let intervals: Vec<f64> = result.series.iter().map(|s| s.interval_seconds).collect();
+    sqlx::query!(
+        "INSERT INTO run_series (run_id, name, interval_seconds, points)
+         SELECT $1, s.name, s.interval_seconds, ($6::float8[])[s.start + 1 : s.start + s.length]
+         FROM UNNEST($2::text[], $3::float8[], $4::int[], $5::int[])
+              AS s(name, interval_seconds, start, length)",
+        run_id,
+        &names as &[&str],
+        &intervals,
+        &starts,
+        &lengths,
+        &points
+    )
+    .execute(&mut *conn)
+    .await?;
     Ok((run_id, true))
 }
 
@@ -225,7 +261,7 @@ pub struct RunMeta {
     /// Warm-up seconds (NULL as for `seconds`).
     pub warmup_seconds: Option<i32>,
     /// The run's warnings.
-    pub warnings: Option<Json<Vec<String>>>,
+    pub warnings: Vec<String>,
 }
 
 /// Every run of a comparison, in boot order.
@@ -237,9 +273,7 @@ pub async fn of_comparison(
         RunMeta,
         r#"SELECT id, job_id, boot_seq, side AS "side: Side", workload, nr_task, mode, measurement,
                   kernel AS "kernel: Json<KernelIdentity>",
-                  result->>'profile_event' AS profile_event,
-                  seconds, warmup_seconds,
-                  result->'warnings' AS "warnings: Json<Vec<String>>"
+                  profile_event, seconds, warmup_seconds, warnings
            FROM runs WHERE comparison_id = $1
            ORDER BY boot_seq, workload, nr_task"#,
         comparison_id

@@ -4,6 +4,7 @@
 
 use axum::http::StatusCode;
 use patchperf_common::protocol::JobState;
+use patchperf_common::run::{RunResult, Series};
 use patchperf_server::db;
 use serde_json::json;
 use sqlx::PgPool;
@@ -62,6 +63,102 @@ async fn an_upload_retried_is_stored_once(pool: PgPool) {
     assert_eq!(points, [2000.0, 2020.0]);
     let c = app.comparison(id).await;
     assert_eq!(c["runs"][side], 1);
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_run_is_stored_once_each_part_in_its_own_place(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let machine = app.register("m1").await;
+    let id = app.submit(3, json!({})).await;
+    let job = app.claim(machine).await.unwrap();
+    let mut run = run_result("open1", 2);
+    // Series of different lengths, one of none, go in one statement.
+    run.series = [
+        ("a", vec![1.0, 2.0]),
+        ("b", vec![]),
+        ("c", vec![3.0, 4.0, 5.5]),
+    ]
+    .into_iter()
+    .map(|(name, points)| Series {
+        name: format!("perf-stat.ps.{name}"),
+        interval_seconds: 0.5,
+        points,
+    })
+    .collect();
+    run.profile_event = Some("cpu-clock".into());
+    run.warnings = vec!["perf: no PMU in the guest".into(), "second".into()];
+    let body = json!({ "boot": job.boots[0], "result": run });
+    let stored = app.job_call(machine, &job, "runs", body).await;
+    assert_eq!(stored.status, StatusCode::CREATED, "{stored:?}");
+
+    let series: Vec<(String, f64, Vec<f64>)> =
+        sqlx::query_as("SELECT name, interval_seconds, points FROM run_series ORDER BY name")
+            .fetch_all(&app.pool)
+            .await
+            .unwrap();
+    let sent: Vec<(String, f64, Vec<f64>)> = run
+        .series
+        .iter()
+        .map(|s| (s.name.clone(), s.interval_seconds, s.points.clone()))
+        .collect();
+    assert_eq!(series, sent);
+    // What the report reads of a run comes from columns.
+    let runs = db::runs::of_comparison(&app.pool, id).await.unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].profile_event.as_deref(), Some("cpu-clock"));
+    assert_eq!(runs[0].warnings, run.warnings);
+    // `result` keeps what no table holds and repeats nothing they hold.
+    let kept: sqlx::types::Json<RunResult> = sqlx::query_scalar("SELECT result FROM runs")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(
+        kept.0,
+        RunResult {
+            metrics: Vec::new(),
+            series: Vec::new(),
+            ..run
+        }
+    );
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_metric_value_must_agree_with_its_run(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let machine = app.register("m1").await;
+    app.submit(3, json!({})).await;
+    let job = app.claim(machine).await.unwrap();
+    let body = json!({ "boot": job.boots[0], "result": run_result("open1", 2) });
+    app.job_call(machine, &job, "runs", body).await;
+    // The copies of the run's comparison, side, workload and nr_task that
+    // let a report read one index range are checked against the run.
+    for (column, wrong) in [
+        ("comparison_id", "comparison_id + 1"),
+        (
+            "side",
+            "CASE side WHEN 'base' THEN 'patched' ELSE 'base' END",
+        ),
+        ("workload", "'dup1'"),
+        ("nr_task", "nr_task + 1"),
+    ] {
+        let columns = ["comparison_id", "run_id", "side", "workload", "nr_task"];
+        let copied: Vec<&str> = columns
+            .iter()
+            .map(|c| if *c == column { wrong } else { c })
+            .collect();
+        let copy = format!(
+            "INSERT INTO metric_values ({}, name, value)
+             SELECT {}, 'x', 1 FROM metric_values LIMIT 1",
+            columns.join(", "),
+            copied.join(", ")
+        );
+        let err = sqlx::query(&copy).execute(&app.pool).await.unwrap_err();
+        assert!(
+            err.to_string().contains("metric_values_run_fkey"),
+            "{column}: {err}"
+        );
+    }
+    assert_eq!(app.count("metric_values").await, 2);
 }
 
 #[sqlx::test(migrations = "../migrations")]

@@ -8,6 +8,7 @@ mod dashboard;
 mod extreme_values;
 mod helpers;
 mod more_runs;
+mod run_projections;
 mod stored;
 mod verdicts;
 mod waiting;

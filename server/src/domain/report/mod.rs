@@ -342,7 +342,7 @@ fn run_result(
         series: Vec::new(),
         unsupported: unsupported.unwrap_or_default(),
         profile_event: m.profile_event.clone(),
-        warnings: m.warnings.clone().map(|w| w.0).unwrap_or_default(),
+        warnings: m.warnings.clone(),
     })
 }
 
