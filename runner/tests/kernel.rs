@@ -128,6 +128,8 @@ fn job(mbox: &str, workload: &str, seconds: u32, boots: &[Side]) -> JobSpec {
         mbox: mbox.to_string(),
         aa: false,
         patches_sha256: sha256_hex(mbox.as_bytes()),
+        base_mbox: String::new(),
+        base_patches_sha256: String::new(),
         config_fragment: None,
         workloads: vec![workload.to_string()],
         params: WorkloadParams {

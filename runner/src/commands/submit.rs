@@ -119,6 +119,7 @@ fn request_body(args: &SubmitArgs) -> Result<ComparisonCreateRequest, Error> {
         // An A/A comparison boots the base kernel on both sides: no patch.
         mbox: if args.aa { String::new() } else { mbox },
         aa: args.aa,
+        per_patch: args.per_patch,
         workloads: args.workloads.clone(),
         params,
         runs: args.runs,

@@ -230,6 +230,8 @@ impl JobFile {
             patches_sha256: sha256_hex(mbox.as_bytes()),
             mbox,
             aa: false,
+            base_mbox: String::new(),
+            base_patches_sha256: String::new(),
             config_fragment,
             workloads: self.workloads.clone(),
             params: WorkloadParams {
