@@ -147,6 +147,27 @@ async fn each_step_runs_in_order_on_one_machine_then_the_whole_series(pool: PgPo
     assert_eq!(header["base"]["id"], "linux-source-6.1+patch 1");
     assert_eq!(header["patched"]["id"], "linux-source-6.1+patches 1..2");
     assert_eq!(header["patched"]["subject"], "[PATCH 2/3] fs: step 2");
+
+    // The series' page tables its steps, each row linking to the step's
+    // page, which names its patch and links back.
+    let page = app.get(&format!("/comparisons/{parent_id}")).await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.body.contains("Patch by patch"), "{}", page.body);
+    for (k, id) in steps.iter().enumerate() {
+        let row = format!("<a href=\"/comparisons/{id}\">patch {}/3</a>", k + 1);
+        assert!(page.body.contains(&row), "{row} in {}", page.body);
+    }
+    let page = app.get(&format!("/comparisons/{}", steps[1])).await;
+    assert!(
+        page.body
+            .contains("patch 2/3 `[PATCH 2/3] fs: step 2` against patch 1/3"),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body
+            .contains(&format!("<a href=\"/comparisons/{parent_id}\">"))
+    );
 }
 
 #[sqlx::test(migrations = "../migrations")]
