@@ -399,3 +399,123 @@ fn make_bzimage(make: &Make, events: &mut dyn Events) -> Result<f64, JobFailure>
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::cache::Cache;
+    use crate::kernel::make::tests::toolchain;
+    use patchperf_common::mbox;
+
+    struct Quiet;
+    impl Events for Quiet {
+        fn state(&mut self, _: JobState, _: &str) {}
+        fn line(&mut self, _: &str) {}
+        fn result(
+            &mut self,
+            _: patchperf_common::protocol::BootSlot,
+            _: patchperf_common::run::RunResult,
+        ) -> Result<(), Error> {
+            Ok(())
+        }
+        fn cancelled(&self) -> bool {
+            false
+        }
+    }
+
+    /// A 3-patch series, patch n changing file `fn` of the tree.
+    fn series() -> String {
+        (1..=3)
+            .map(|n| {
+                format!(
+                    "{}From: A <a@example.org>\nSubject: [PATCH {n}/3] f{n}\n\n---\n\
+                     --- a/f{n}\n+++ b/f{n}\n@@ -1 +1 @@\n-a\n+b\n\n",
+                    mbox::SEPARATOR
+                )
+            })
+            .collect()
+    }
+
+    /// A pristine "tree" of files f1..f3 (each `a`), in a cache under `root`.
+    fn setup(root: &Path) -> (Cache, BuildSetup) {
+        let dir = root.join("source");
+        std::fs::create_dir_all(&dir).unwrap();
+        for n in 1..=3 {
+            std::fs::write(dir.join(format!("f{n}")), "a\n").unwrap();
+        }
+        let recipe = ConfigRecipe::new(None).unwrap();
+        let toolchain = toolchain("gcc (Debian 12.2.0-14) 12.2.0");
+        let source_id = "tiny sha256:00".to_string();
+        let base_key = build::base_key(&source_id, &recipe, &toolchain);
+        let setup = BuildSetup {
+            pristine: Pristine {
+                dir,
+                source_id,
+                kind: SourceKind::Tarball,
+            },
+            recipe,
+            toolchain,
+            base_key,
+        };
+        (Cache::at(root.join("cache")), setup)
+    }
+
+    /// Stores a kernel record as [`BuiltKernel::store`] would.
+    fn cached(cache: &Cache, key: &str) {
+        let dir = cache.kernels_dir().join(key);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("bzImage"), "image").unwrap();
+        let k = BuiltKernel {
+            key: key.into(),
+            source: "tiny sha256:00".into(),
+            patches_sha256: None,
+            patches: Some(1),
+            config_sha256: "cf".into(),
+            compiler: "gcc".into(),
+            build_seconds: 1.0,
+            image_bytes: 5,
+            dir: dir.clone(),
+        };
+        std::fs::write(dir.join("kernel.json"), serde_json::to_string(&k).unwrap()).unwrap();
+    }
+
+    #[test]
+    fn a_base_with_patches_is_built_like_a_patched_kernel_and_found_by_the_next_step() {
+        let root = tempfile::tempdir().unwrap();
+        let (cache, setup) = setup(root.path());
+        let lock = cache.lock().unwrap();
+        let prefixes = mbox::prefixes(&series());
+        // No patches: the pristine kernel.
+        let base = pending(&lock, &setup, "", Side::Base, &mut Quiet).unwrap();
+        assert!(matches!(base, Pending::Pristine));
+        // Step 2's base carries patch 1: applied on a copy of the tree, as
+        // a patched side is, and built on the pristine build tree.
+        let base = pending(&lock, &setup, &prefixes[0], Side::Base, &mut Quiet).unwrap();
+        let Pending::Applied(tree) = base else {
+            panic!("patch 1 should go on a fresh tree");
+        };
+        assert_eq!(tree.applied.patches, 1);
+        assert_eq!(tree.applied.files, ["f1"]);
+        assert_eq!(tree.patches_sha256, sha256_hex(prefixes[0].as_bytes()));
+        // Once step 1 built its patched kernel (patch 1), step 2 finds it
+        // for its base side: same key.
+        let step1_patched =
+            build::patched_key(&setup.base_key, &sha256_hex(prefixes[0].as_bytes()));
+        cached(&cache, &step1_patched);
+        match pending(&lock, &setup, &prefixes[0], Side::Base, &mut Quiet).unwrap() {
+            Pending::Cached(k) => assert_eq!(k.key, step1_patched),
+            _ => panic!("step 2's base kernel is step 1's patched kernel"),
+        }
+        // A prefix that does not apply names its patch.
+        std::fs::write(setup.pristine.dir.join("f2"), "changed\n").unwrap();
+        let Err(f) = pending(&lock, &setup, &prefixes[1], Side::Patched, &mut Quiet) else {
+            panic!("patch 2 should not apply");
+        };
+        assert_eq!(f.reason, FailureReason::PatchDoesNotApply);
+        assert!(
+            f.detail.starts_with("patch 2/2 \"[PATCH 2/3] f2\""),
+            "{}",
+            f.detail
+        );
+    }
+}
