@@ -50,6 +50,16 @@ pub fn run(args: SubmitArgs) -> Result<(), Error> {
     for line in &end.verdict.headlines {
         println!("{line}");
     }
+    for step in &end.steps {
+        println!(
+            "patch {}/{} {}: {} ({})",
+            step.step,
+            end.steps.len(),
+            step.subject,
+            step.overall,
+            step.status
+        );
+    }
     println!("verdict: {}", end.verdict.overall);
     println!("report: {report_url}");
     match end.status {
