@@ -16,17 +16,23 @@ CREATE TABLE comparison_reports (
     built_at       timestamptz NOT NULL DEFAULT now()
 );
 
--- Set by whatever changes a report's inputs (a run stored, a status change,
--- boots added, the machine's A/A comparison finishing); cleared by the
--- background builder as it takes the comparison. The builder's scan is an
--- index scan of the flagged rows only, so its work follows what changed,
--- not the size of the database.
-ALTER TABLE comparisons ADD COLUMN report_stale boolean NOT NULL DEFAULT true;
-CREATE INDEX comparisons_report_stale ON comparisons (id DESC) WHERE report_stale;
+-- Comparisons whose report is stale: a row is added by whatever changes a
+-- report's inputs (a run stored, a status change, boots added, the
+-- machine's A/A comparison finishing) and taken away by the background
+-- builder as it takes the comparison. The builder reads this table, not
+-- `comparisons`, so its work follows what changed rather than the size of
+-- the database; and it never locks a comparison row, which a claim (which
+-- skips locked comparisons) would otherwise pass over.
+CREATE TABLE stale_reports (
+    comparison_id  bigint PRIMARY KEY REFERENCES comparisons (id) ON DELETE CASCADE,
+    since          timestamptz NOT NULL DEFAULT now()
+);
+-- Every comparison stored before gets its report built once.
+INSERT INTO stale_reports (comparison_id) SELECT id FROM comparisons;
 
 -- The verdict columns now hold the verdict of the newest stored report of
 -- a finished comparison; whether it is current is the builder's business
--- (`report_stale`), so the view that re-derived it per row goes, and with
+-- (`stale_reports`), so the view that re-derived it per row goes, and with
 -- it the planner's one-row estimate that made every listing and keeper
 -- scan grow with the whole table.
 DROP VIEW current_verdicts;

@@ -3,7 +3,7 @@
 //! every statistic, controls the false-discovery rate across the report and
 //! judges each metric.
 
-use std::collections::BTreeSet;
+use std::collections::HashMap;
 
 use super::model::{Comparison, MetricComparison, PipelineFact, Presence, ReportHeader, SideStats};
 use super::order::sort_rows;
@@ -25,32 +25,29 @@ pub fn build_comparison(
 ) -> Result<Comparison, Error> {
     check_same_parameters(base.iter().chain(patched))?;
 
-    let mut names = BTreeSet::new();
-    for run in base.iter().chain(patched) {
-        names.extend(run.metrics.iter().map(|m| m.name.as_str()));
-        names.extend(run.unsupported.iter().map(String::as_str));
-    }
-
-    let (facts, names): (Vec<&str>, Vec<&str>) =
-        names.into_iter().partition(|name| is_pipeline_fact(name));
+    let table = ValueTable::gather(base, patched);
+    let (facts, names): (Vec<usize>, Vec<usize>) = table
+        .sorted_metrics()
+        .into_iter()
+        .partition(|&i| is_pipeline_fact(table.names[i]));
     let pipeline = facts
         .into_iter()
-        .map(|name| {
-            let side_mean = |runs: &[RunResult]| {
-                let v: Vec<f64> = runs.iter().filter_map(|r| r.metric(name)).collect();
+        .map(|i| {
+            let side_mean = |column: &[Option<f64>]| {
+                let v: Vec<f64> = column.iter().flatten().copied().collect();
                 mean(&v)
             };
             PipelineFact {
-                name: name.to_string(),
-                base: side_mean(base),
-                patched: side_mean(patched),
+                name: table.names[i].to_string(),
+                base: side_mean(table.base(i)),
+                patched: side_mean(table.patched(i)),
             }
         })
         .collect();
 
     let mut metrics: Vec<MetricComparison> = names
         .into_iter()
-        .map(|name| compare_metric(name, base, patched))
+        .map(|i| compare_metric(&table, i, base, patched))
         .collect();
 
     // False-discovery control over every metric that has a test.
@@ -183,10 +180,96 @@ fn check_same_parameters<'a>(mut runs: impl Iterator<Item = &'a RunResult>) -> R
     Ok(())
 }
 
-fn compare_metric(name: &str, base: &[RunResult], patched: &[RunResult]) -> MetricComparison {
+/// Every metric's value in every run, gathered in one pass over the runs
+/// (looking each metric up in each run would cost metrics × values).
+struct ValueTable<'a> {
+    /// Metric names (measured or unsupported) in order of first sight.
+    names: Vec<&'a str>,
+    /// Runs: the base runs, then the patched ones.
+    runs: usize,
+    base_runs: usize,
+    /// `values[metric * runs + run]`: the run's value, the first if a run
+    /// has the name twice.
+    values: Vec<Option<f64>>,
+    /// Per run: it was profiled (has a profile event or a perf-profile
+    /// entry).
+    profiled: Vec<bool>,
+}
+
+impl<'a> ValueTable<'a> {
+    fn gather(base: &'a [RunResult], patched: &'a [RunResult]) -> Self {
+        let runs = base.len() + patched.len();
+        let mut index: HashMap<&'a str, usize> = HashMap::new();
+        let mut names = Vec::new();
+        let mut values: Vec<Option<f64>> = Vec::new();
+        let mut profiled = Vec::with_capacity(runs);
+        for (r, run) in base.iter().chain(patched).enumerate() {
+            let measured = run.metrics.iter().map(|m| (m.name.as_str(), Some(m.value)));
+            let unsupported = run.unsupported.iter().map(|u| (u.as_str(), None));
+            for (name, value) in measured.chain(unsupported) {
+                let i = *index.entry(name).or_insert_with(|| {
+                    names.push(name);
+                    values.resize(values.len() + runs, None);
+                    names.len() - 1
+                });
+                let cell = &mut values[i * runs + r];
+                if cell.is_none() {
+                    *cell = value;
+                }
+            }
+            profiled.push(
+                run.profile_event.is_some()
+                    || run
+                        .metrics
+                        .iter()
+                        .any(|m| m.name.starts_with("perf-profile.")),
+            );
+        }
+        ValueTable {
+            names,
+            runs,
+            base_runs: base.len(),
+            values,
+            profiled,
+        }
+    }
+
+    /// Metric indices in name order.
+    fn sorted_metrics(&self) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..self.names.len()).collect();
+        order.sort_unstable_by_key(|&i| self.names[i]);
+        order
+    }
+
+    fn base(&self, metric: usize) -> &[Option<f64>] {
+        &self.values[metric * self.runs..][..self.base_runs]
+    }
+
+    fn patched(&self, metric: usize) -> &[Option<f64>] {
+        &self.values[metric * self.runs + self.base_runs..][..self.runs - self.base_runs]
+    }
+}
+
+fn compare_metric(
+    table: &ValueTable<'_>,
+    metric: usize,
+    base: &[RunResult],
+    patched: &[RunResult],
+) -> MetricComparison {
+    let name = table.names[metric];
     let unit = ChangeUnit::for_metric(name);
-    let b = side(name, base);
-    let p = side(name, patched);
+    let b = side(
+        name,
+        table.base(metric),
+        &table.profiled[..base.len()],
+        base,
+    );
+    let p = side(
+        name,
+        table.patched(metric),
+        &table.profiled[base.len()..],
+        patched,
+    );
     let (bv, pv) = (&b.values, &p.values);
     let both = !bv.is_empty() && !pv.is_empty();
     MetricComparison {
@@ -213,22 +296,16 @@ fn compare_metric(name: &str, base: &[RunResult], patched: &[RunResult]) -> Metr
     }
 }
 
-/// One side's values of a metric. A perf-profile entry missing from a run
-/// that was profiled is below the collector's 0.05% cut-off: it counts as 0
-/// there, as in 0-day's tables (`0.00 +0.1 0.07 …dup@plt`).
-fn side(name: &str, runs: &[RunResult]) -> SideStats {
+/// One side's values of a metric (`column`: each run's value, if any). A
+/// perf-profile entry missing from a run that was profiled is below the
+/// collector's 0.05% cut-off: it counts as 0 there, as in 0-day's tables
+/// (`0.00 +0.1 0.07 …dup@plt`).
+fn side(name: &str, column: &[Option<f64>], profiled: &[bool], runs: &[RunResult]) -> SideStats {
     let is_profile = name.starts_with("perf-profile.");
-    let values: Vec<f64> = runs
+    let values: Vec<f64> = column
         .iter()
-        .filter_map(|r| {
-            r.metric(name).or_else(|| {
-                let profiled = r.profile_event.is_some()
-                    || r.metrics
-                        .iter()
-                        .any(|m| m.name.starts_with("perf-profile."));
-                (is_profile && profiled).then_some(0.0)
-            })
-        })
+        .zip(profiled)
+        .filter_map(|(&value, &profiled)| value.or((is_profile && profiled).then_some(0.0)))
         .collect();
     let presence = if !values.is_empty() {
         Presence::Measured

@@ -65,22 +65,45 @@ fn sort_key(name: &str) -> &str {
 
 /// Sorts `rows` into 0-day's order (see the module documentation).
 pub fn sort_rows<R: Row>(rows: &mut [R]) {
-    let mut counts: HashMap<String, usize> = HashMap::new();
+    let mut counts: HashMap<&str, usize> = HashMap::new();
     for r in rows.iter() {
-        *counts.entry(family(r.name()).to_string()).or_default() += 1;
+        *counts.entry(family(r.name())).or_default() += 1;
     }
-    rows.sort_by(|a, b| {
-        let (fa, fb) = (counts[family(a.name())], counts[family(b.name())]);
+    // Each row's key once, not once per comparison: a stable sort of the
+    // row indices by it, then the rows moved into that order.
+    let keys: Vec<(usize, &str, Option<f64>, &str)> = rows
+        .iter()
+        .map(|r| {
+            let name = r.name();
+            (counts[family(name)], sort_key(name), r.change(), name)
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    order.sort_by(|&a, &b| {
+        let ((fa, ka, ca, na), (fb, kb, cb, nb)) = (keys[a], keys[b]);
         fa.cmp(&fb)
-            .then_with(|| sort_key(a.name()).cmp(sort_key(b.name())))
-            .then_with(|| match (a.change(), b.change()) {
+            .then_with(|| ka.cmp(kb))
+            .then_with(|| match (ca, cb) {
                 (Some(x), Some(y)) => x.total_cmp(&y),
                 (Some(_), None) => Ordering::Less,
                 (None, Some(_)) => Ordering::Greater,
                 (None, None) => Ordering::Equal,
             })
-            .then_with(|| a.name().cmp(b.name()))
+            .then_with(|| na.cmp(nb))
     });
+    // destination[i]: where the row now at i belongs; each swap puts one
+    // row in its place.
+    let mut destination = vec![0; order.len()];
+    for (to, &from) in order.iter().enumerate() {
+        destination[from] = to;
+    }
+    for i in 0..rows.len() {
+        while destination[i] != i {
+            let to = destination[i];
+            rows.swap(i, to);
+            destination.swap(i, to);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -8,6 +8,8 @@ pub mod distribution;
 pub mod fdr;
 pub mod interval;
 pub mod mann_whitney;
+mod memo;
+mod rank_sum;
 pub mod summary;
 pub mod verdict;
 pub mod welch;

@@ -1,6 +1,6 @@
 //! `comparison_reports`, the built report of each comparison with what it
-//! was built from, and the `report_stale` flag of `comparisons` that tells
-//! the background builder which ones to build again.
+//! was built from, and `stale_reports`, the comparisons whose report the
+//! background builder is to build again.
 
 use sqlx::types::Json;
 use sqlx::{PgConnection, PgExecutor};
@@ -51,24 +51,39 @@ pub async fn store(
 }
 
 /// Takes up to `limit` comparisons whose report is stale, newest first,
-/// clearing their flag: a change after this sets it again, so nothing is
-/// missed, and servers sharing the database never take the same one.
-pub async fn take_stale(conn: &mut PgConnection, limit: i64) -> Result<Vec<i64>, sqlx::Error> {
+/// removing their mark: a change after this marks them again, so nothing
+/// is missed, and servers sharing the database never take the same one. A
+/// comparison still running whose report was built less than
+/// `running_every_seconds` ago stays marked for a later pass, so runs
+/// arriving one after another cost one build per interval, not one each.
+pub async fn take_stale(
+    conn: &mut PgConnection,
+    limit: i64,
+    running_every_seconds: f64,
+) -> Result<Vec<i64>, sqlx::Error> {
     sqlx::query_scalar!(
-        "UPDATE comparisons SET report_stale = false
-         WHERE id IN (SELECT id FROM comparisons WHERE report_stale
-                      ORDER BY id DESC LIMIT $1 FOR UPDATE SKIP LOCKED)
-         RETURNING id",
-        limit
+        "DELETE FROM stale_reports
+         WHERE comparison_id IN (
+             SELECT s.comparison_id FROM stale_reports s
+             JOIN comparisons c ON c.id = s.comparison_id
+             WHERE c.status IN ('done', 'failed', 'cancelled')
+                OR NOT EXISTS (SELECT 1 FROM comparison_reports r
+                               WHERE r.comparison_id = s.comparison_id
+                                 AND r.built_at > now() - make_interval(secs => $2))
+             ORDER BY s.comparison_id DESC LIMIT $1
+             FOR UPDATE OF s SKIP LOCKED)
+         RETURNING comparison_id",
+        limit,
+        running_every_seconds
     )
     .fetch_all(conn)
     .await
 }
 
-/// Flags comparison `id`'s report stale (a run was stored).
+/// Marks comparison `id`'s report stale.
 pub async fn mark_stale(conn: &mut PgConnection, id: i64) -> Result<(), sqlx::Error> {
     sqlx::query!(
-        "UPDATE comparisons SET report_stale = true WHERE id = $1 AND NOT report_stale",
+        "INSERT INTO stale_reports (comparison_id) VALUES ($1) ON CONFLICT DO NOTHING",
         id
     )
     .execute(conn)
@@ -76,19 +91,19 @@ pub async fn mark_stale(conn: &mut PgConnection, id: i64) -> Result<(), sqlx::Er
     Ok(())
 }
 
-/// Flags stale the report of every A/B comparison of the machine whose
+/// Marks stale the report of every A/B comparison of the machine whose
 /// A/A comparison `aa_id` just finished (their noise floor changed); does
 /// nothing when `aa_id` is not a finished A/A comparison. Returns how many
-/// it flagged.
+/// it marked.
 pub async fn mark_floor_changed(conn: &mut PgConnection, aa_id: i64) -> Result<u64, sqlx::Error> {
-    let flagged = sqlx::query!(
-        "UPDATE comparisons c SET report_stale = true
-         FROM comparisons aa
-         WHERE aa.id = $1 AND aa.kind = 'aa' AND aa.status = 'done'
-           AND c.machine_id = aa.machine_id AND c.kind = 'ab' AND NOT c.report_stale",
+    let marked = sqlx::query!(
+        "INSERT INTO stale_reports (comparison_id)
+         SELECT c.id FROM comparisons c JOIN comparisons aa ON aa.machine_id = c.machine_id
+         WHERE aa.id = $1 AND aa.kind = 'aa' AND aa.status = 'done' AND c.kind = 'ab'
+         ON CONFLICT DO NOTHING",
         aa_id
     )
     .execute(conn)
     .await?;
-    Ok(flagged.rows_affected())
+    Ok(marked.rows_affected())
 }

@@ -307,10 +307,10 @@ pub async fn cancel(conn: &mut PgConnection, id: i64, by: &str) -> Result<(), Er
 /// machine's A/B comparisons stale.
 async fn refresh_status(conn: &mut PgConnection, comparison_id: i64) -> Result<(), Error> {
     if db::comparisons::refresh_status(conn, comparison_id).await? {
-        let flagged = db::reports::mark_floor_changed(conn, comparison_id).await?;
+        let marked = db::reports::mark_floor_changed(conn, comparison_id).await?;
         tracing::info!(
             aa = comparison_id,
-            flagged,
+            marked,
             "new noise floor: reports of the machine's comparisons to rebuild"
         );
     }

@@ -16,8 +16,9 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::db::comparisons::{ComparisonSummary, ListFilter, NewComparison};
+use crate::db::comparisons::{ComparisonRow, ComparisonSummary, ListFilter, NewComparison};
 use crate::db::{self, boots::BootRow, jobs::JobRow};
+use crate::domain::report::ComparisonReport;
 use crate::domain::report::verdict::VerdictView;
 use crate::domain::{interleave, lifecycle, steps};
 use crate::error::Result;
@@ -152,21 +153,53 @@ async fn create(
         (status = 503, description = "Computing the report took longer than the server allows.", body = ErrorBody),
     )
 )]
-async fn show(State(state): State<AppState>, Path(id): Path<i64>) -> Result<Json<ComparisonView>> {
+async fn show(State(state): State<AppState>, Path(id): Path<i64>) -> Result<impl IntoResponse> {
     let c = db::comparisons::find(&state.db, id)
         .await?
         .ok_or_else(|| Error::NotFound(format!("no comparison {id}")))?;
+    let report = crate::domain::report::load_shared(&state, &c).await?;
+    // Once done or failed, every job is final: the answer changes only with
+    // the report (a new noise floor), so it is written once per report.
+    let settled = matches!(c.status, ComparisonStatus::Done | ComparisonStatus::Failed);
+    let kept = settled
+        .then(|| state.reports.rendered(id, &report, "json"))
+        .flatten();
+    let body = match kept {
+        Some(body) => body,
+        None => {
+            let view = view(&state, c, &report).await?;
+            let body = serde_json::to_string(&view)
+                .map_err(|e| Error::Internal(format!("comparison {id} as JSON: {e}")))?;
+            if settled {
+                state.reports.keep_rendered(id, &report, "json", body)
+            } else {
+                body.into()
+            }
+        }
+    };
+    Ok((
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    ))
+}
+
+/// What `show` answers for comparison `c` with its report.
+async fn view(
+    state: &AppState,
+    c: ComparisonRow,
+    report: &ComparisonReport,
+) -> Result<ComparisonView> {
+    let id = c.id;
     let sha256 = db::patches::series_sha256(&state.db, c.series_id).await?;
     let messages = db::patches::messages(&state.db, c.series_id).await?;
     let jobs = db::jobs::for_comparison(&state.db, id).await?;
     let boots = db::boots::for_comparison(&state.db, id).await?;
     let counts = db::runs::counts_per_job(&state.db, id).await?;
-    let report = crate::domain::report::load_shared(&state, &c).await?;
     let waiting = crate::domain::waiting::note(&state.db, &c).await?;
-    let step_views = steps::views(&state, &c).await?;
-    let step_of = steps::step_of(&state, &c).await?;
+    let step_views = steps::views(state, &c).await?;
+    let step_of = steps::step_of(state, &c).await?;
     let verdict = crate::domain::report::verdict::verdict_view(
-        &report,
+        report,
         state
             .config
             .link(&format!("/api/v1/comparisons/{id}/report.txt")),
@@ -188,7 +221,7 @@ async fn show(State(state): State<AppState>, Path(id): Path<i64>) -> Result<Json
         (Some(name), None) => Some(serde_json::json!({ "name": name })),
         _ => None,
     };
-    Ok(Json(ComparisonView {
+    Ok(ComparisonView {
         id: c.id,
         kind: c.kind,
         status: c.status,
@@ -227,7 +260,7 @@ async fn show(State(state): State<AppState>, Path(id): Path<i64>) -> Result<Json
         verdict,
         steps: step_views,
         step_of,
-    }))
+    })
 }
 
 fn job_view(j: JobRow, boots: &[BootRow], counts: &[(i64, i64, i64)], per_boot: i64) -> JobView {

@@ -79,13 +79,21 @@ async fn a_run_rebuilds_its_own_comparison_only(pool: sqlx::PgPool) {
     assert_eq!(app.build_reports().await, 0);
     assert_eq!(builds(&app.state), built);
 
-    // One run of `id` arrives: the builder takes `id` alone and builds it
-    // once; what readers get then has the run.
+    // One run of `id` arrives. `id` is still running and its report was
+    // built a moment ago: the builder lets it wait, so runs arriving one
+    // after another cost a build per interval, not one each.
     let spec = app.claim(lab).await.unwrap();
     let boot = spec.boots[0];
     let ops = faster(boot.side, boot.seq, 1);
     app.upload(lab, &spec, boot, crate::helpers::run_result(1, ops))
         .await;
+    assert_eq!(app.build_reports().await, 0, "built again at once");
+    // Once the interval has passed, it takes `id` alone and builds it
+    // once; what readers get then has the run.
+    sqlx::query("UPDATE comparison_reports SET built_at = built_at - interval '1 minute'")
+        .execute(&pool)
+        .await
+        .unwrap();
     assert_eq!(app.build_reports().await, 1);
     assert_eq!(builds(&app.state), built + 1);
     let view = report_json(&app.state, id).await;
@@ -115,6 +123,16 @@ async fn a_new_noise_floor_rebuilds_its_machines_comparisons_only(pool: sqlx::Pg
     run_all(&app, lab2, faster).await;
     app.build_reports().await;
     let stored_before = report_json(&app.state, here).await;
+    let page = format!("/comparisons/{here}");
+    let (_, page_before) = app.get(&page).await;
+    let json = format!("/api/v1/comparisons/{here}");
+    let json_before = app.get_json(&json).await;
+    assert_eq!(app.get_json(&json).await, json_before);
+    assert_eq!(
+        app.get(&page).await.1,
+        page_before,
+        "rendered once, served again"
+    );
     let built = builds(&app.state);
 
     // An A/A comparison finishes on `lab`: its own report and that of the
@@ -126,7 +144,7 @@ async fn a_new_noise_floor_rebuilds_its_machines_comparisons_only(pool: sqlx::Pg
     })
     .await;
     let flagged: Vec<i64> =
-        sqlx::query_scalar("SELECT id FROM comparisons WHERE report_stale ORDER BY id")
+        sqlx::query_scalar("SELECT comparison_id FROM stale_reports ORDER BY 1")
             .fetch_all(&pool)
             .await
             .unwrap();
@@ -140,6 +158,16 @@ async fn a_new_noise_floor_rebuilds_its_machines_comparisons_only(pool: sqlx::Pg
             .as_str()
             .is_some_and(|s| s.contains(&format!("A/A comparison {aa}"))),
         "{now:#}"
+    );
+    // The page kept from before goes with the report it came from.
+    let (_, page_after) = app.get(&page).await;
+    assert_ne!(page_after, page_before);
+    let json_after = app.get_json(&json).await;
+    assert_ne!(json_after["verdict"], json_before["verdict"]);
+    assert_eq!(json_after["verdict"]["reports"], now["reports"]);
+    assert!(
+        page_after.contains(&format!("A/A comparison {aa}")),
+        "{page_after}"
     );
     report_json(&app.state, elsewhere).await;
     assert_eq!(builds(&app.state) - built, 2, "`elsewhere` was rebuilt");

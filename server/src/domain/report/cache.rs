@@ -64,11 +64,18 @@ impl Inputs {
     }
 }
 
+/// How many rendered forms (page, text, JSON, one per plot) one report
+/// keeps; a plot per metric of a large report could otherwise be thousands.
+pub const RENDERED_PER_REPORT: usize = 32;
+
 #[derive(Debug)]
 struct Entry {
     inputs: Inputs,
     report: Arc<ComparisonReport>,
     used: u64,
+    /// What was rendered from `report`, by what it is (`text`, a plot's
+    /// query, …). It goes with the report: a new report renders anew.
+    rendered: HashMap<String, Arc<str>>,
 }
 
 /// The reports this server holds, by comparison id, least recently used
@@ -118,8 +125,46 @@ impl ReportCache {
                 inputs,
                 report,
                 used,
+                rendered: HashMap::new(),
             },
         );
+    }
+
+    /// What was rendered as `what` from exactly this `report` (the one
+    /// [`get`](Self::get) returned), if it was kept.
+    pub fn rendered(
+        &self,
+        id: i64,
+        report: &Arc<ComparisonReport>,
+        what: &str,
+    ) -> Option<Arc<str>> {
+        let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        let e = entries
+            .get(&id)
+            .filter(|e| Arc::ptr_eq(&e.report, report))?;
+        e.rendered.get(what).cloned()
+    }
+
+    /// Keeps `body`, rendered as `what` from `report`, while that report is
+    /// the one kept for comparison `id`; returns it.
+    pub fn keep_rendered(
+        &self,
+        id: i64,
+        report: &Arc<ComparisonReport>,
+        what: &str,
+        body: String,
+    ) -> Arc<str> {
+        let body: Arc<str> = body.into();
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(e) = entries
+            .get_mut(&id)
+            .filter(|e| Arc::ptr_eq(&e.report, report))
+        {
+            if e.rendered.len() < RENDERED_PER_REPORT || e.rendered.contains_key(what) {
+                e.rendered.insert(what.to_string(), Arc::clone(&body));
+            }
+        }
+        body
     }
 
     /// The lock whose holder builds comparison `id`'s report; who waits
@@ -177,6 +222,33 @@ mod tests {
         assert!(cache.get(7, &inputs(2)).is_some());
         assert!(cache.get(7, &inputs(3)).is_none(), "a new run misses");
         assert!(cache.get(8, &inputs(2)).is_none());
+    }
+
+    #[test]
+    fn rendered_forms_go_with_their_report() {
+        let cache = ReportCache::default();
+        let first = report();
+        cache.put(7, inputs(2), Arc::clone(&first));
+        cache.keep_rendered(7, &first, "text", "report one".into());
+        assert_eq!(
+            cache.rendered(7, &first, "text").as_deref(),
+            Some("report one")
+        );
+        assert!(cache.rendered(7, &first, "page").is_none());
+        // A new report for new inputs: nothing rendered from the old one
+        // is served, and what is rendered from the old one is not kept.
+        let second = report();
+        cache.put(7, inputs(3), Arc::clone(&second));
+        assert!(cache.rendered(7, &second, "text").is_none());
+        cache.keep_rendered(7, &first, "text", "stale".into());
+        assert!(cache.rendered(7, &second, "text").is_none());
+        for i in 0..RENDERED_PER_REPORT + 5 {
+            cache.keep_rendered(7, &second, &format!("plot {i}"), String::new());
+        }
+        let kept = (0..RENDERED_PER_REPORT + 5)
+            .filter(|i| cache.rendered(7, &second, &format!("plot {i}")).is_some())
+            .count();
+        assert_eq!(kept, RENDERED_PER_REPORT);
     }
 
     #[test]

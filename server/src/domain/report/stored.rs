@@ -1,8 +1,8 @@
 //! Reports stored in the database once per change of their inputs, and
 //! the background builder that keeps them current: whatever changes a
-//! report's inputs flags its comparison (`comparisons.report_stale`: a run
+//! report's inputs marks its comparison (`stale_reports`: a run
 //! stored, a status change, boots added, the machine's A/A comparison
-//! finishing), and the builder takes the flagged ones, newest first, builds
+//! finishing), and the builder takes the marked ones, newest first, builds
 //! each report once, stores it, and for a finished comparison stores its
 //! overall verdict and dashboard headline (`db::verdicts`) for listings to
 //! filter by. Its work follows what changed; listings and the dashboard
@@ -17,7 +17,7 @@ use super::verdict::verdict_view;
 use super::{ComparisonReport, load_shared};
 use crate::{AppState, Error, db};
 
-/// How many flagged comparisons one pass of the builder takes.
+/// How many marked comparisons one pass of the builder takes.
 const BATCH: i64 = 50;
 
 /// How long the builder lets changes gather after a wake-up before it
@@ -26,8 +26,14 @@ const BATCH: i64 = 50;
 const SETTLE: Duration = Duration::from_millis(250);
 
 /// How often the builder looks without being woken (changes made through
-/// another server behind the same database).
+/// another server behind the same database, running comparisons that
+/// waited for [`RUNNING_EVERY`]).
 const POLL: Duration = Duration::from_secs(5);
+
+/// The least time between two builds of a running comparison's report by
+/// the builder: its runs arrive one after another, and a reader opening
+/// the page meanwhile gets the newest runs anyway (the request builds).
+const RUNNING_EVERY: Duration = Duration::from_secs(5);
 
 /// The dashboard's one-line summary of a report: each (workload, nr_task)
 /// with its headline metric's change and verdict.
@@ -109,13 +115,13 @@ pub async fn refresh(state: &AppState, id: i64) -> Result<(), Error> {
     Ok(())
 }
 
-/// One pass of the builder: takes up to [`BATCH`] flagged comparisons and
+/// One pass of the builder: takes up to [`BATCH`] marked comparisons and
 /// refreshes each; returns how many it took. A comparison whose report
 /// fails to build is logged and left (its pages show the error; the next
-/// change flags it again), so one cannot hold up the others.
+/// change marks it again), so one cannot hold up the others.
 pub async fn build_stale(state: &AppState) -> Result<usize, Error> {
     let mut conn = state.db.acquire().await?;
-    let ids = db::reports::take_stale(&mut conn, BATCH).await?;
+    let ids = db::reports::take_stale(&mut conn, BATCH, RUNNING_EVERY.as_secs_f64()).await?;
     drop(conn);
     for &id in &ids {
         if let Err(e) = refresh(state, id).await {

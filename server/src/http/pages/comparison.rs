@@ -4,9 +4,9 @@
 //! the comparison's JSON and reloads the page when something changed.
 
 use askama::Template;
-use askama_web::WebTemplate;
 use axum::extract::State;
-use patchperf_common::comparison::ComparisonKind;
+use axum::response::Html;
+use patchperf_common::comparison::{ComparisonKind, ComparisonStatus};
 use patchperf_common::metric;
 use patchperf_common::report::text::{
     TextOptions, pipeline_line, selected_rows, summary_line, unsupported_line,
@@ -20,7 +20,7 @@ use crate::db::comparisons::ComparisonRow;
 use crate::domain::report;
 use crate::domain::report::offload::off_workers;
 use crate::domain::report::verdict::verdict_view;
-use crate::domain::report::{GroupReport, plots};
+use crate::domain::report::{ComparisonReport, GroupReport, plots};
 use crate::error::Result;
 use crate::http::extract::Path;
 use crate::{AppState, Error, db};
@@ -114,7 +114,7 @@ pub struct ScalingView {
     svg: String,
 }
 
-#[derive(Debug, Template, WebTemplate)]
+#[derive(Debug, Template)]
 #[template(path = "comparison.html")]
 pub(super) struct ComparisonPage {
     title: String,
@@ -153,24 +153,51 @@ pub(super) struct ComparisonPage {
 pub(super) async fn page(
     State(state): State<AppState>,
     Path(id): Path<i64>,
-) -> Result<ComparisonPage> {
+) -> Result<Html<String>> {
     let c = db::comparisons::find(&state.db, id)
         .await?
         .ok_or_else(|| Error::NotFound(format!("no comparison {id}")))?;
     let built = report::load_shared(&state, &c).await?;
-    let waiting = crate::domain::waiting::note(&state.db, &c).await?;
+    // Once done or failed, every job is final: the page changes only with
+    // its report (a new noise floor), so it is rendered once per report.
+    // A cancelled one may still have a job a runner holds.
+    let settled = matches!(c.status, ComparisonStatus::Done | ComparisonStatus::Failed);
+    if settled {
+        if let Some(kept) = state.reports.rendered(id, &built, "page") {
+            return Ok(Html(kept.to_string()));
+        }
+    }
+    let html = page_of(&state, &c, &built)
+        .await?
+        .render()
+        .map_err(|e| Error::Internal(format!("rendering the page of comparison {id}: {e}")))?;
+    if settled {
+        state
+            .reports
+            .keep_rendered(id, &built, "page", html.clone());
+    }
+    Ok(Html(html))
+}
+
+async fn page_of(
+    state: &AppState,
+    c: &ComparisonRow,
+    built: &ComparisonReport,
+) -> Result<ComparisonPage> {
+    let id = c.id;
+    let waiting = crate::domain::waiting::note(&state.db, c).await?;
     let messages = db::patches::messages(&state.db, c.series_id).await?;
     let boots = db::boots::for_comparison(&state.db, id).await?;
     let jobs = db::jobs::for_comparison(&state.db, id).await?;
     let series_sha256 = db::patches::series_sha256(&state.db, c.series_id).await?;
-    let step_views = crate::domain::steps::views(&state, &c).await?;
-    let step_of = crate::domain::steps::step_of(&state, &c).await?;
+    let step_views = crate::domain::steps::views(state, c).await?;
+    let step_of = crate::domain::steps::step_of(state, c).await?;
 
     let mut groups = Vec::with_capacity(built.groups.len());
     for g in &built.groups {
-        groups.push(group_view(&state, id, g).await?);
+        groups.push(group_view(state, id, g).await?);
     }
-    let verdict = verdict_view(&built, String::new());
+    let verdict = verdict_view(built, String::new());
     let subjects: Vec<String> = messages.iter().map(|m| m.subject.clone()).collect();
     let first_subject = messages
         .iter()
@@ -224,7 +251,7 @@ pub(super) async fn page(
             if p.perf_profile { ", perf profile" } else { "" },
         ),
         runs_per_side: c.runs_per_side,
-        more_runs: more_runs_text(&c),
+        more_runs: more_runs_text(c),
         waiting,
         stored_base: stored(Side::Base),
         stored_patched: stored(Side::Patched),
@@ -260,7 +287,7 @@ pub(super) async fn page(
                     .map(|r| view::failure_text(r, j.failure_detail.as_deref())),
             })
             .collect(),
-        scaling: scaling_views(&state, id, &built.groups).await?,
+        scaling: scaling_views(state, id, &built.groups).await?,
         groups,
         steps: steps::table(&step_views),
         step_of: step_of.map(|s| {

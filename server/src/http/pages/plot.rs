@@ -108,6 +108,15 @@ pub(super) async fn runs(
     let name = q.metric.as_deref().ok_or_else(|| {
         Error::BadRequest("the `metric` parameter names the metric to plot".into())
     })?;
+    let what = format!(
+        "runs.svg {} {} {} {name}",
+        q.workload,
+        q.mode.as_str(),
+        q.nr_task
+    );
+    if let Some(kept) = state.reports.rendered(id, &report, &what) {
+        return Ok(svg(kept.to_string()));
+    }
     let m = g
         .comparison
         .metric(name)
@@ -120,6 +129,9 @@ pub(super) async fn runs(
     )
     .await?
     .ok_or_else(|| Error::NotFound(format!("`{name}` has no values to plot")))?;
+    state
+        .reports
+        .keep_rendered(id, &report, &what, body.clone());
     Ok(svg(body))
 }
 
@@ -130,9 +142,21 @@ pub(super) async fn series(
     Query(q): Query<PlotQuery>,
 ) -> Result<impl IntoResponse> {
     let (report, at) = group(&state, id, &q).await?;
+    let what = format!(
+        "series.svg {} {} {}",
+        q.workload,
+        q.mode.as_str(),
+        q.nr_task
+    );
+    if let Some(kept) = state.reports.rendered(id, &report, &what) {
+        return Ok(svg(kept.to_string()));
+    }
     let body = series_svg(&state, id, &report.groups[at])
         .await?
         .ok_or_else(|| Error::NotFound("these runs stored no per-second series".into()))?;
+    state
+        .reports
+        .keep_rendered(id, &report, &what, body.clone());
     Ok(svg(body))
 }
 

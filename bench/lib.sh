@@ -1,0 +1,82 @@
+# Shared by the server benchmarks (bench/load.sh, bench/server.sh); source
+# it, do not run it. `bench_start_server NAME` starts a release
+# `patchperf-server serve` with its private Postgres under a temporary data
+# directory, listening on 127.0.0.1 only, and stops both and removes the
+# directory when the calling script exits. It sets:
+#   data          the data directory (server log in $data/server.log)
+#   url           http://127.0.0.1:PORT
+#   server_pid    the server process
+#   ci_token      a ci token
+#   runner_token  a runner token
+# `bench_ticks PID...` and `bench_postgres_pids` give CPU ticks and the
+# Postgres processes to count, `bench_hz` ticks per second.
+
+bench_hz="$(getconf CLK_TCK)"
+server_pid=""
+data=""
+
+bench_cleanup() {
+    if [[ -n "$server_pid" ]]; then
+        kill -TERM "$server_pid" 2>/dev/null || true
+        wait "$server_pid" 2>/dev/null || true
+    fi
+    # The server stops its Postgres on the way out; make sure of it.
+    if [[ -n "$data" && -f "$data/pg/data/postmaster.pid" ]]; then
+        local bin
+        bin="/usr/lib/postgresql/$(ls /usr/lib/postgresql | sort -n | tail -1)/bin"
+        if [[ "$(id -u)" == 0 ]]; then
+            runuser -u postgres -- "$bin/pg_ctl" -D "$data/pg/data" -m fast stop >/dev/null 2>&1 || true
+        else
+            "$bin/pg_ctl" -D "$data/pg/data" -m fast stop >/dev/null 2>&1 || true
+        fi
+    fi
+    [[ -n "$data" ]] && rm -rf "$data"
+}
+
+# bench_start_server NAME: the server binary is $ROOT/target/release/patchperf-server.
+bench_start_server() {
+    local name="$1" server="$ROOT/target/release/patchperf-server" port
+    # The private Postgres runs as user postgres, which must reach the directory.
+    data="$(mktemp -d "/tmp/patchperf-$name.XXXXXX")"
+    chmod 755 "$data"
+    trap bench_cleanup EXIT
+    port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+    url="http://127.0.0.1:$port"
+    echo "$name: server on $url, data in $data (log $data/server.log)"
+    RUST_LOG="${RUST_LOG:-warn}" "$server" serve --listen "127.0.0.1:$port" --data-dir "$data" \
+        >>"$data/server.log" 2>&1 &
+    server_pid=$!
+    for _ in $(seq 1 120); do
+        curl -fsS "$url/healthz" >/dev/null 2>&1 && break
+        if ! kill -0 "$server_pid" 2>/dev/null; then
+            tail -20 "$data/server.log" >&2
+            echo "$name: the server did not start (log above)" >&2
+            exit 1
+        fi
+        sleep 0.5
+    done
+    curl -fsS "$url/healthz" >/dev/null
+    ci_token="$("$server" token create --kind ci --name "$name-ci" --data-dir "$data" 2>/dev/null)"
+    runner_token="$("$server" token create --kind runner --name "$name-runner" --data-dir "$data" 2>/dev/null)"
+}
+
+# CPU ticks (user + system) processes and their reaped children used so far:
+# fields 14-17 of /proc/PID/stat are utime, stime, cutime, cstime.
+bench_ticks() {
+    local total=0 pid
+    for pid in "$@"; do
+        [[ -r "/proc/$pid/stat" ]] || continue
+        total=$((total + $(sed 's/^.*) //' "/proc/$pid/stat" | awk '{print $12 + $13 + $14 + $15}')))
+    done
+    echo "$total"
+}
+
+# The postmaster first, then its backends and helpers.
+bench_postmaster_pid() {
+    head -1 "$data/pg/data/postmaster.pid"
+}
+bench_postgres_pids() {
+    local main
+    main="$(bench_postmaster_pid)"
+    echo "$main" $(pgrep -P "$main")
+}
