@@ -235,6 +235,15 @@ pub struct JobSpec {
     pub aa: bool,
     /// sha256 of `mbox`, part of the patched kernel's identity.
     pub patches_sha256: String,
+    /// Patches the base kernel carries, as mbox text: empty for the pristine
+    /// source; for a step of a per-patch comparison, patches 1..k-1 of the
+    /// series, while `mbox` holds patches 1..k.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub base_mbox: String,
+    /// sha256 of `base_mbox` (empty with it), part of the base kernel's
+    /// identity.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub base_patches_sha256: String,
     /// Extra Kconfig lines applied on top of the benchmark config (both sides).
     #[serde(default)]
     pub config_fragment: Option<String>,

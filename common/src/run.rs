@@ -144,6 +144,11 @@ pub struct KernelIdentity {
     /// sha256 of the applied patch series (mbox), absent for the base.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub patches_sha256: Option<String>,
+    /// How many patches of the series it carries (patches 1..n), absent
+    /// for the pristine source; a step of a per-patch comparison boots
+    /// kernels with patches on both sides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patches: Option<u32>,
     /// sha256 of the final `.config`.
     pub config_sha256: String,
     /// `gcc --version` first line (or clang's).

@@ -21,6 +21,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use patchperf_common::digest::sha256_hex;
+use patchperf_common::mbox;
 use patchperf_common::protocol::{
     BaseSource, BootSlot, FailureReason, FinishRequest, JobSpec, JobState, NrTask, WorkloadParams,
 };
@@ -43,6 +44,9 @@ static SERIAL: Mutex<()> = Mutex::new(());
 
 const SEED_002: &str =
     include_str!("../../examples/patches/002-fs-use-__fput_sync-in-close-2.patch");
+const SEED_004: &str = include_str!(
+    "../../examples/patches/004-fs-file.c-remove-sanity_check-and-add-likely-unlikely-in-alloc_fd.patch"
+);
 
 /// Shared by every checkout on the machine: the team's test runs build the
 /// test kernels once and take turns on them.
@@ -128,6 +132,8 @@ fn job(mbox: &str, workload: &str, seconds: u32, boots: &[Side]) -> JobSpec {
         mbox: mbox.to_string(),
         aa: false,
         patches_sha256: sha256_hex(mbox.as_bytes()),
+        base_mbox: String::new(),
+        base_patches_sha256: String::new(),
         config_fragment: None,
         workloads: vec![workload.to_string()],
         params: WorkloadParams {
@@ -269,6 +275,66 @@ fn base_and_patched_kernels_boot_and_report_their_identities() {
     assert!(!built_anything(&again), "{:?}", again.states);
     assert_eq!(kernels.patched.patches_sha256, pk.patches_sha256);
     drop(lock);
+    assert_no_leftovers();
+}
+
+#[test]
+fn a_series_measured_per_patch_builds_each_kernel_once() {
+    skip_without_tools!();
+    let _exclusive = exclusive();
+    // Seeds 002 and 004 as a 2-patch series, step by step: step 1 boots
+    // the base against patch 1, step 2 patch 1 against patches 1..2.
+    let series = format!("{SEED_002}\n{SEED_004}");
+    let prefixes = mbox::prefixes(&series);
+    assert_eq!(prefixes.len(), 2);
+    let step = |base_mbox: &str, mbox: &str| JobSpec {
+        base_mbox: base_mbox.to_string(),
+        base_patches_sha256: if base_mbox.is_empty() {
+            String::new()
+        } else {
+            sha256_hex(base_mbox.as_bytes())
+        },
+        ..job(mbox, "dup1", 1, &[Side::Base, Side::Patched])
+    };
+    let (_, outcome) = run(&pipeline(), &step("", &prefixes[0]));
+    outcome.unwrap();
+    let step2 = step(&prefixes[0], &prefixes[1]);
+    let (rec, outcome) = run(&pipeline(), &step2);
+    outcome.unwrap();
+    // Step 2's base is step 1's patched kernel, from the cache; only the
+    // patched side (patches 1..2) is built.
+    assert!(
+        rec.states
+            .iter()
+            .any(|(_, m)| m == "base kernel found in the cache"),
+        "{:?}",
+        rec.states
+    );
+    let built: Vec<&str> = rec
+        .states
+        .iter()
+        .filter(|(s, m)| *s == JobState::Building && m.starts_with("building the"))
+        .map(|(_, m)| m.as_str())
+        .collect();
+    assert!(
+        built
+            .iter()
+            .all(|m| m.starts_with("building the patched kernel (2 patches")),
+        "{built:?}"
+    );
+    let kernel = |side: Side| {
+        rec.results
+            .iter()
+            .find(|(b, _)| b.side == side)
+            .and_then(|(_, r)| r.kernel.clone())
+            .unwrap()
+    };
+    let (bk, pk) = (kernel(Side::Base), kernel(Side::Patched));
+    assert_eq!(bk.patches_sha256, Some(step2.base_patches_sha256.clone()));
+    assert_eq!(bk.patches, Some(1));
+    assert_eq!(pk.patches_sha256, Some(step2.patches_sha256.clone()));
+    assert_eq!(pk.patches, Some(2));
+    assert_ne!(bk.version, pk.version);
     assert_no_leftovers();
 }
 

@@ -16,5 +16,5 @@ mod schema;
 pub use submission::{ComparisonCreateRequest, ComparisonSubmission, MAX_RUNS, MIN_RUNS};
 pub use view::{
     BootView, CancelResponse, ComparisonCreated, ComparisonListQuery, ComparisonView, FailureView,
-    JobView, PatchMessage, PatchesView, RunCounts, VerdictSummary,
+    JobView, PatchMessage, PatchesView, RunCounts, StepHeadline, StepOf, StepView, VerdictSummary,
 };

@@ -33,6 +33,11 @@ pub struct ComparisonCreateRequest {
     /// reports on that machine call real.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub aa: bool,
+    /// Measure each patch on its own as well: a series of N ≥ 2 patches
+    /// becomes the whole-series comparison plus N step comparisons, step k
+    /// booting patches 1..k-1 against patches 1..k.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub per_patch: bool,
     /// Workload names from the catalogue.
     #[cfg_attr(feature = "openapi", schema(schema_with = super::schema::workload_names))]
     pub workloads: Vec<String>,
@@ -94,6 +99,13 @@ impl TryFrom<ComparisonCreateRequest> for ComparisonSubmission {
             return invalid(
                 "an A/A comparison (aa: true) boots the base kernel on both sides; \
                  leave out mbox"
+                    .into(),
+            );
+        }
+        if req.aa && req.per_patch {
+            return invalid(
+                "an A/A comparison (aa: true) has no patch to measure one by one; \
+                 leave out per_patch"
                     .into(),
             );
         }
@@ -245,6 +257,7 @@ mod tests {
             },
             mbox: "From x\n".into(),
             aa: false,
+            per_patch: false,
             workloads: vec![workload::WORKLOADS[0].name.to_string()],
             params: WorkloadParams {
                 mode: TaskMode::Process,
@@ -301,7 +314,9 @@ mod tests {
         let mut r = request();
         r.aa = true;
         r.mbox = " \n".into();
-        assert!(ComparisonSubmission::try_from(r).is_ok());
+        assert!(ComparisonSubmission::try_from(r.clone()).is_ok());
+        r.per_patch = true;
+        assert!(rejection(r).ends_with("leave out per_patch"));
     }
 
     #[test]

@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::comparison::{ComparisonKind, ComparisonStatus, OverallVerdict};
 use crate::protocol::{BaseSource, FailureReason, JobState, WorkloadParams};
-use crate::run::Side;
+use crate::run::{Side, TaskMode};
+use crate::stats::Verdict;
 
 /// `201` answer of `POST /api/v1/comparisons`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -79,6 +80,68 @@ pub struct ComparisonView<V> {
     pub runs: RunCounts,
     /// The statistical verdict, from the runs stored so far.
     pub verdict: V,
+    /// A per-patch comparison's steps, patch by patch (empty otherwise).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<StepView>,
+    /// For a step of a per-patch comparison: which patch it measures and
+    /// the whole-series comparison it belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_of: Option<StepOf>,
+}
+
+/// Where a step comparison belongs: patch `step` of `of`, measured against
+/// patch `step - 1` (the pristine base for the first).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct StepOf {
+    /// The whole-series comparison.
+    pub parent_id: i64,
+    /// Which patch (1-based).
+    pub step: u32,
+    /// Patches in the series.
+    pub of: u32,
+    /// The patch's subject.
+    pub subject: String,
+}
+
+/// One step of a per-patch comparison as the whole-series one lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct StepView {
+    /// Which patch (1-based).
+    pub step: u32,
+    /// The step's own comparison.
+    pub comparison_id: i64,
+    /// The patch's subject.
+    pub subject: String,
+    /// queued, running, done, failed or cancelled.
+    pub status: ComparisonStatus,
+    /// Overall verdict of the step's runs so far.
+    pub overall: OverallVerdict,
+    /// Each report's headline metric, in report order.
+    pub headlines: Vec<StepHeadline>,
+    /// Why the step did not run or failed (its first failed job's words).
+    pub failure: Option<String>,
+}
+
+/// The headline metric of one (workload, mode, nr_task) report of a step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct StepHeadline {
+    /// Workload name.
+    pub workload: String,
+    /// Processes or threads.
+    pub mode: TaskMode,
+    /// Tasks.
+    pub nr_task: u32,
+    /// The headline metric's name.
+    pub metric: String,
+    /// %change (points for a percentage metric); absent when a side has
+    /// no value.
+    pub change: Option<f64>,
+    /// Its verdict: improvement, regression, changed, no-change, undecided.
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub verdict: Verdict,
 }
 
 /// The part of a comparison's verdict a CI job prints.

@@ -6,9 +6,11 @@
 //! on which messages are patches.
 
 pub mod diff;
+pub mod prefix;
 pub mod subject;
 
 pub use diff::has_diff;
+pub use prefix::{SEPARATOR, prefixes};
 pub use subject::Subject;
 
 use crate::Error;

@@ -501,6 +501,7 @@ mod tests {
             release: "6.1.0".into(),
             source: "linux-source-6.1".into(),
             patches_sha256: patches.map(String::from),
+            patches: patches.map(|_| 1),
             config_sha256: "0123456789abcdef0123".into(),
             compiler: "gcc (Debian 12.2.0-14) 12.2.0".into(),
             version: String::new(),

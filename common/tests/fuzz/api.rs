@@ -7,11 +7,12 @@ use chrono::{TimeZone, Utc};
 use patchperf_common::api::{
     BootView, CancelResponse, ComparisonCreateRequest, ComparisonCreated, ComparisonListQuery,
     ComparisonSubmission, ComparisonView, FailureView, JobView, MAX_RUNS, MIN_RUNS, PatchMessage,
-    PatchesView, RunCounts, VerdictSummary,
+    PatchesView, RunCounts, StepHeadline, StepOf, StepView, VerdictSummary,
 };
 use patchperf_common::comparison::{ComparisonKind, ComparisonStatus, OverallVerdict};
 use patchperf_common::protocol::{BaseSource, FailureReason, JobState, NrTask, WorkloadParams};
 use patchperf_common::run::{MeasurementMode, Side, TaskMode};
+use patchperf_common::stats::Verdict;
 use patchperf_common::workload;
 use proptest::prelude::*;
 
@@ -26,6 +27,7 @@ fn submission() -> ComparisonCreateRequest {
                diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"
             .into(),
         aa: false,
+        per_patch: true,
         workloads: vec!["open1".into(), "dup1".into()],
         params: WorkloadParams {
             mode: TaskMode::Process,
@@ -118,6 +120,28 @@ fn comparison_view() -> ComparisonView<VerdictSummary> {
             overall: OverallVerdict::NoChange,
             headlines: vec!["dup1: no change".into()],
         },
+        steps: vec![StepView {
+            step: 1,
+            comparison_id: 4,
+            subject: "[PATCH 1/2] x".into(),
+            status: ComparisonStatus::Done,
+            overall: OverallVerdict::Improvement,
+            headlines: vec![StepHeadline {
+                workload: "dup1".into(),
+                mode: TaskMode::Process,
+                nr_task: 1,
+                metric: "will-it-scale.per_process_ops".into(),
+                change: Some(4.5),
+                verdict: Verdict::Improvement,
+            }],
+            failure: None,
+        }],
+        step_of: Some(StepOf {
+            parent_id: 2,
+            step: 2,
+            of: 2,
+            subject: "[PATCH 2/2] y".into(),
+        }),
     }
 }
 

@@ -30,6 +30,10 @@ pub struct SubmitArgs {
     /// change later reports on that machine call real.
     #[arg(long, conflicts_with = "mbox")]
     pub aa: bool,
+    /// Also measure each patch of the series on its own: patch k against
+    /// patches 1..k-1, one comparison per patch beside the whole series'.
+    #[arg(long, conflicts_with = "aa")]
+    pub per_patch: bool,
     /// Base tree as a source tarball the runner knows by name.
     #[arg(long, default_value = "linux-source-6.1", conflicts_with = "git")]
     pub base: String,

@@ -1,8 +1,9 @@
 //! `patchperf-runner job`: a whole comparison on this machine, no server.
 //! Builds both kernels, boots them in randomized ABBA order and writes a
 //! results directory that `patchperf-runner compare OUT/base OUT/patched`
-//! reads. Progress shows as a spinner on a terminal, as plain lines
-//! otherwise.
+//! reads. With `per_patch = true`, each patch of the series is measured
+//! against the patches before it first (OUT/step-K/). Progress shows as a
+//! spinner on a terminal, as plain lines otherwise.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -36,6 +37,25 @@ pub fn run(args: JobArgs) -> Result<(), Error> {
         pipeline.cache = Cache::at(cache);
     }
     crate::proc::install_interrupt_handler()?;
+    // Per patch: the steps first, each into OUT/step-K; a step whose patch
+    // does not apply or build ends the job there (every later kernel
+    // carries that patch), the steps before keep their results.
+    let steps = if job.per_patch {
+        job.step_specs(&spec)
+    } else {
+        Vec::new()
+    };
+    for (k, step) in (1..).zip(&steps) {
+        let dir = out.join(format!("step-{k}"));
+        eprintln!("patch {k}/{} against the patches before it:", steps.len());
+        let summary = run_job(&pipeline, step, &dir)?;
+        eprintln!(
+            "{summary} runs in {}; compare with: patchperf-runner compare {} {}",
+            dir.display(),
+            dir.join("base").display(),
+            dir.join("patched").display()
+        );
+    }
     let summary = run_job(&pipeline, &spec, &out)?;
     eprintln!(
         "{} runs in {}; compare with: patchperf-runner compare {} {}",

@@ -50,6 +50,16 @@ pub fn run(args: SubmitArgs) -> Result<(), Error> {
     for line in &end.verdict.headlines {
         println!("{line}");
     }
+    for step in &end.steps {
+        println!(
+            "patch {}/{} {}: {} ({})",
+            step.step,
+            end.steps.len(),
+            step.subject,
+            step.overall,
+            step.status
+        );
+    }
     println!("verdict: {}", end.verdict.overall);
     println!("report: {report_url}");
     match end.status {
@@ -119,6 +129,7 @@ fn request_body(args: &SubmitArgs) -> Result<ComparisonCreateRequest, Error> {
         // An A/A comparison boots the base kernel on both sides: no patch.
         mbox: if args.aa { String::new() } else { mbox },
         aa: args.aa,
+        per_patch: args.per_patch,
         workloads: args.workloads.clone(),
         params,
         runs: args.runs,

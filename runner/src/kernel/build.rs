@@ -28,6 +28,10 @@ pub struct BuiltKernel {
     pub source: String,
     /// sha256 of the patch series, for the patched side.
     pub patches_sha256: Option<String>,
+    /// How many patches the series holds, for a patched kernel (absent in
+    /// kernels cached before it was recorded).
+    #[serde(default)]
+    pub patches: Option<u32>,
     /// sha256 of the final `.config`.
     pub config_sha256: String,
     /// `gcc --version`'s first line.
@@ -59,6 +63,7 @@ impl BuiltKernel {
             release: release.to_string(),
             source: self.source.clone(),
             patches_sha256: self.patches_sha256.clone(),
+            patches: self.patches,
             config_sha256: self.config_sha256.clone(),
             compiler: self.compiler.clone(),
             version: version.to_string(),
@@ -98,6 +103,7 @@ impl BuiltKernel {
             key: finished.key.to_string(),
             source: finished.source.to_string(),
             patches_sha256: finished.patches_sha256.map(str::to_string),
+            patches: finished.patches,
             config_sha256: finished.config_sha256,
             compiler: make.toolchain().compiler.clone(),
             build_seconds: finished.build_seconds,
@@ -123,6 +129,8 @@ pub struct Finished<'a> {
     pub source: &'a str,
     /// sha256 of the patch series, for the patched side.
     pub patches_sha256: Option<&'a str>,
+    /// How many patches the series holds, for a patched kernel.
+    pub patches: Option<u32>,
     /// sha256 of the final `.config`.
     pub config_sha256: String,
     /// Wall time of the `make bzImage`.

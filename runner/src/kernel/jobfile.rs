@@ -10,6 +10,7 @@
 //! runs = 3                           # boots per side (1 to 100), in randomized ABBA blocks
 //! backend = "tcg-icount"             # kvm | tcg | tcg-icount; default: best here
 //! # seed = 42                        # fixes the boot order
+//! # per_patch = true                 # also each patch against the ones before it
 //!
 //! [params]
 //! mode = "process"
@@ -23,6 +24,7 @@
 use std::path::{Path, PathBuf};
 
 use patchperf_common::api::{MAX_RUNS, git};
+use patchperf_common::mbox;
 use patchperf_common::protocol::{BaseSource, BootSlot, JobSpec, NrTask, WorkloadParams};
 use patchperf_common::run::{MeasurementMode, Side, TaskMode};
 use rand::Rng;
@@ -126,6 +128,10 @@ pub struct JobFile {
     /// Seed of the boot order; random when absent.
     #[serde(default)]
     pub seed: Option<u64>,
+    /// Also measure each patch on its own: step k boots patches 1..k-1
+    /// against patches 1..k (see [`JobFile::step_specs`]).
+    #[serde(default)]
+    pub per_patch: bool,
     /// Workload parameters.
     #[serde(default)]
     pub params: ParamsEntry,
@@ -230,6 +236,8 @@ impl JobFile {
             patches_sha256: sha256_hex(mbox.as_bytes()),
             mbox,
             aa: false,
+            base_mbox: String::new(),
+            base_patches_sha256: String::new(),
             config_fragment,
             workloads: self.workloads.clone(),
             params: WorkloadParams {
@@ -243,6 +251,43 @@ impl JobFile {
             backend: self.backend,
             boots: abba_order(self.runs, seed),
         })
+    }
+}
+
+impl JobFile {
+    /// The steps of a per-patch job, for `whole` (its [`JobFile::to_spec`]):
+    /// step k boots patches 1..k-1 of the series against patches 1..k, each
+    /// in its own ABBA order (from `seed + k` when the file fixes one). A
+    /// series of fewer than two patches has none.
+    pub fn step_specs(&self, whole: &JobSpec) -> Vec<JobSpec> {
+        let prefixes = mbox::prefixes(&whole.mbox);
+        if prefixes.len() < 2 {
+            return Vec::new();
+        }
+        let mut base_mbox = String::new();
+        let mut steps = Vec::with_capacity(prefixes.len());
+        for (k, mbox) in (1u64..).zip(prefixes) {
+            let seed = match self.seed {
+                Some(s) => s.wrapping_add(k),
+                None => rand::rng().random(),
+            };
+            let sha = |text: &str| {
+                if text.is_empty() {
+                    String::new()
+                } else {
+                    sha256_hex(text.as_bytes())
+                }
+            };
+            steps.push(JobSpec {
+                patches_sha256: sha(&mbox),
+                base_patches_sha256: sha(&base_mbox),
+                base_mbox: std::mem::replace(&mut base_mbox, mbox.clone()),
+                mbox,
+                boots: abba_order(self.runs, seed),
+                ..whole.clone()
+            });
+        }
+        steps
     }
 }
 
@@ -329,6 +374,43 @@ mod tests {
         assert_eq!(spec.params.warmup_seconds, 2);
         assert_eq!(spec.backend, Some(MeasurementMode::TcgIcount));
         assert_eq!(spec.boots, abba_order(3, 3));
+    }
+
+    #[test]
+    fn a_per_patch_job_file_has_one_step_per_patch_chained_by_their_series() {
+        let dir = tempfile::tempdir().unwrap();
+        let patch = |n: u32| {
+            format!(
+                "{}From: A <a@example.org>\nSubject: [PATCH {n}/3] f{n}\n\n---\n\
+                 --- a/f{n}\n+++ b/f{n}\n@@ -1 +1 @@\n-a\n+b\n\n",
+                mbox::SEPARATOR
+            )
+        };
+        let series: String = (1..=3).map(patch).collect();
+        std::fs::write(dir.path().join("s.mbox"), &series).unwrap();
+        let path = dir.path().join("job.toml");
+        std::fs::write(
+            &path,
+            "patches = \"s.mbox\"\nworkloads = [\"open1\"]\nseed = 3\nper_patch = true\n",
+        )
+        .unwrap();
+        let job = JobFile::load(&path).unwrap();
+        assert!(job.per_patch);
+        let whole = job.to_spec(&path).unwrap();
+        let steps = job.step_specs(&whole);
+        assert_eq!(steps.len(), 3);
+        assert_eq!(steps[0].base_mbox, "");
+        assert_eq!(steps[0].base_patches_sha256, "");
+        for pair in steps.windows(2) {
+            // Step k's patched kernel is step k+1's base kernel.
+            assert_eq!(pair[0].mbox, pair[1].base_mbox);
+            assert_eq!(pair[0].patches_sha256, pair[1].base_patches_sha256);
+        }
+        assert_eq!(steps[2].mbox, series);
+        assert_eq!(steps[1].boots, abba_order(3, 5));
+        // One patch: nothing to take apart.
+        std::fs::write(dir.path().join("s.mbox"), patch(1)).unwrap();
+        assert!(job.step_specs(&job.to_spec(&path).unwrap()).is_empty());
     }
 
     /// Seen while writing `tests/fuzz/jobfile.rs`, which feeds this line:

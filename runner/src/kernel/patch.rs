@@ -48,10 +48,6 @@ impl From<Error> for ApplyError {
     }
 }
 
-/// The separator `git format-patch` writes before each message; put back
-/// before each split message so that `git am` reads the file as a mailbox.
-const SEPARATOR: &str = "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n";
-
 /// Splits an mbox into its messages (one file each, in `dir`) and keeps
 /// those that carry a diff; cover letters and replies are left out. The
 /// split is the shared crate's ([`mbox::split`]), the one the server
@@ -76,7 +72,7 @@ pub fn split_mbox(mbox: &Path, dir: &Path) -> Result<Vec<PatchFile>, ApplyError>
             // Written as the mbox holds it, CRs included: a CRLF patch must
             // reach patch(1) as it is.
             let path = dir.join(format!("{:04}", index + 1));
-            std::fs::write(&path, format!("{SEPARATOR}{message_text}"))
+            std::fs::write(&path, format!("{}{message_text}", mbox::SEPARATOR))
                 .map_err(|e| Error::io(format!("writing {}", path.display()), e))?;
             patches.push(PatchFile {
                 subject: message.subject,

@@ -372,6 +372,7 @@ impl Truth {
                 release: if patched { "6.1.0-patched" } else { "6.1.0" }.into(),
                 source: "linux-source-6.1 (sha256 5f0e9c…)".into(),
                 patches_sha256: None,
+                patches: None,
                 config_sha256: format!("{:064x}", self.seed),
                 compiler: "gcc (Debian 12.2.0-14) 12.2.0".into(),
                 version: "#1 SMP PREEMPT_DYNAMIC".into(),

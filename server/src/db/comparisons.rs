@@ -33,6 +33,11 @@ pub struct NewComparison<'a> {
     pub order_seed: i64,
     /// Token that submitted it.
     pub submitted_by: i64,
+    /// For a step of a per-patch comparison: the whole-series comparison
+    /// and the step's position in it.
+    pub step_of: Option<(i64, i32)>,
+    /// Patches the base kernel carries (a step's patches 1..k-1).
+    pub base_series_id: Option<i64>,
 }
 
 /// A comparison as stored, with its machine's name.
@@ -78,6 +83,12 @@ pub struct ComparisonRow {
     pub updated_at: DateTime<Utc>,
     /// When it became done, failed or cancelled.
     pub finished_at: Option<DateTime<Utc>>,
+    /// For a step of a per-patch comparison: the whole-series comparison.
+    pub parent_id: Option<i64>,
+    /// For a step: which patch of the series it measures (1-based).
+    pub step: Option<i32>,
+    /// Patches the base kernel carries (a step's patches 1..k-1).
+    pub base_series_id: Option<i64>,
 }
 
 impl ComparisonRow {
@@ -101,11 +112,14 @@ pub async fn insert(conn: &mut PgConnection, new: &NewComparison<'_>) -> Result<
         Some((id, inv)) => (Some(*id), Some(inv.clone())),
         None => (None, None),
     };
+    let (parent_id, step) = new.step_of.unzip();
     sqlx::query_scalar!(
         r#"INSERT INTO comparisons (base, series_id, workloads, params, runs_per_side, backend,
                                     config_fragment, machine_id, machine_inventory, order_seed,
-                                    submitted_by, kind, max_runs_per_side)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id"#,
+                                    submitted_by, kind, max_runs_per_side, parent_id, step,
+                                    base_series_id)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+           RETURNING id"#,
         Json(new.base) as _,
         new.series_id,
         new.workloads,
@@ -118,7 +132,10 @@ pub async fn insert(conn: &mut PgConnection, new: &NewComparison<'_>) -> Result<
         new.order_seed,
         new.submitted_by,
         new.kind.as_str(),
-        new.max_runs_per_side
+        new.max_runs_per_side,
+        parent_id,
+        step,
+        new.base_series_id
     )
     .fetch_one(conn)
     .await
@@ -136,7 +153,8 @@ pub async fn find(db: impl PgExecutor<'_>, id: i64) -> Result<Option<ComparisonR
                   c.max_runs_per_side, c.runs_added_at, c.backend,
                   c.config_fragment, c.machine_id, m.name AS "machine_name?",
                   c.machine_inventory, c.order_seed, t.name AS submitted_by,
-                  c.created_at, c.updated_at, c.finished_at
+                  c.created_at, c.updated_at, c.finished_at, c.parent_id, c.step,
+                  c.base_series_id
            FROM comparisons c
            JOIN tokens t ON t.id = c.submitted_by
            LEFT JOIN machines m ON m.id = c.machine_id
@@ -221,7 +239,8 @@ pub struct ComparisonSummary {
     pub headline: Option<String>,
 }
 
-/// Comparisons matching `filter`, newest first.
+/// Comparisons matching `filter`, newest first; the steps of per-patch
+/// comparisons are left out (their parent lists them).
 ///
 /// Planned for the filter values at hand: a prepared statement soon gets a
 /// generic plan, in which `$5 IS NULL OR c.verdict = $5` cannot use the
@@ -246,7 +265,8 @@ pub async fn list(
                   c.verdict AS "verdict?: OverallVerdict", c.headline AS "headline?"
            FROM comparisons c
            LEFT JOIN machines m ON m.id = c.machine_id
-           WHERE ($1::text IS NULL OR c.status = $1)
+           WHERE c.parent_id IS NULL
+             AND ($1::text IS NULL OR c.status = $1)
              AND ($2::text IS NULL OR m.name = $2)
              AND ($3::text IS NULL OR $3 = ANY (c.workloads))
              AND ($4::bigint IS NULL OR c.id < $4)
@@ -267,26 +287,38 @@ pub async fn list(
 }
 
 /// Pins the comparison to the machine (first claim) and marks it running.
+/// A per-patch comparison is pinned as a whole: the parent and every step
+/// run on the machine that claims the first of them (each step's patched
+/// kernel is the next one's base kernel in that machine's cache), and the
+/// parent runs while its steps do.
 pub async fn pin_and_start(
     conn: &mut PgConnection,
     id: i64,
     machine_id: i64,
     inventory: serde_json::Value,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query!(
-        "UPDATE comparisons
-         SET machine_id = COALESCE(machine_id, $2),
-             machine_inventory = COALESCE(machine_inventory, $3),
-             status = CASE WHEN status = 'queued' THEN 'running' ELSE status END,
+    let family = sqlx::query_scalar!(
+        "WITH claimed AS (SELECT id, COALESCE(parent_id, id) AS family
+                          FROM comparisons WHERE id = $1)
+         UPDATE comparisons c
+         SET machine_id = COALESCE(c.machine_id, $2),
+             machine_inventory = COALESCE(c.machine_inventory, $3),
+             status = CASE WHEN c.status = 'queued' AND (c.id = claimed.id OR c.id = claimed.family)
+                           THEN 'running' ELSE c.status END,
              updated_at = now()
-         WHERE id = $1",
+         FROM claimed
+         WHERE c.id = claimed.family OR c.parent_id = claimed.family
+         RETURNING c.id",
         id,
         machine_id,
         inventory
     )
-    .execute(&mut *conn)
+    .fetch_all(&mut *conn)
     .await?;
-    super::reports::mark_stale(conn, id).await
+    for pinned in family {
+        super::reports::mark_stale(conn, pinned).await?;
+    }
+    Ok(())
 }
 
 /// Recomputes the status from the jobs (a cancelled comparison stays
@@ -345,4 +377,58 @@ pub async fn cancel(conn: &mut PgConnection, id: i64) -> Result<(), sqlx::Error>
     .execute(&mut *conn)
     .await?;
     super::reports::mark_stale(conn, id).await
+}
+
+/// A step of a per-patch comparison as its parent lists it.
+#[derive(Debug, Clone)]
+pub struct StepRow {
+    /// The step's comparison id.
+    pub id: i64,
+    /// Which patch (1-based).
+    pub step: i32,
+    /// Where it stands.
+    pub status: ComparisonStatus,
+    /// Its series (patches 1..step).
+    pub series_id: i64,
+}
+
+/// The steps of per-patch comparison `parent_id`, in order (none for an
+/// ordinary comparison).
+pub async fn steps(db: impl PgExecutor<'_>, parent_id: i64) -> Result<Vec<StepRow>, sqlx::Error> {
+    sqlx::query_as!(
+        StepRow,
+        r#"SELECT id, step AS "step!", status AS "status: ComparisonStatus", series_id
+           FROM comparisons WHERE parent_id = $1 ORDER BY step"#,
+        parent_id
+    )
+    .fetch_all(db)
+    .await
+}
+
+/// How many steps the per-patch comparison `parent_id` has.
+pub async fn step_count(db: impl PgExecutor<'_>, parent_id: i64) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"SELECT count(*) AS "n!" FROM comparisons WHERE parent_id = $1"#,
+        parent_id
+    )
+    .fetch_one(db)
+    .await
+}
+
+/// The comparisons a failed step `step` of `parent_id` leaves without a
+/// series to build: the later steps and the parent, in that order.
+pub async fn after_step(
+    conn: &mut PgConnection,
+    parent_id: i64,
+    step: i32,
+) -> Result<Vec<i64>, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"SELECT id AS "id!" FROM comparisons
+           WHERE (parent_id = $1 AND step > $2) OR id = $1
+           ORDER BY step NULLS LAST"#,
+        parent_id,
+        step
+    )
+    .fetch_all(conn)
+    .await
 }

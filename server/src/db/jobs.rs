@@ -94,7 +94,9 @@ pub async fn lock(conn: &mut PgConnection, id: i64) -> Result<Option<JobRow>, sq
 /// transactions hold are skipped, never waited for. A job is claimable when
 /// its comparison is live and not pinned elsewhere, its backend (if asked
 /// for) is one the machine offers, and every earlier job of the comparison
-/// is final, so boots happen in the recorded order. Oldest comparison first.
+/// is final, so boots happen in the recorded order; in a per-patch
+/// comparison so is every job of the steps before it (the parent counts as
+/// coming after its last step). Oldest comparison first.
 pub async fn next_claimable(
     conn: &mut PgConnection,
     machine_id: i64,
@@ -109,6 +111,11 @@ pub async fn next_claimable(
              AND (c.backend IS NULL OR c.backend = ANY ($2))
              AND NOT EXISTS (SELECT 1 FROM jobs p
                              WHERE p.comparison_id = j.comparison_id AND p.seq < j.seq
+                               AND p.state NOT IN ('done', 'failed'))
+           AND NOT EXISTS (SELECT 1 FROM comparisons s
+                             JOIN jobs p ON p.comparison_id = s.id
+                             WHERE s.parent_id = COALESCE(c.parent_id, c.id)
+                               AND s.step < COALESCE(c.step, 2147483647)
                                AND p.state NOT IN ('done', 'failed'))
            ORDER BY c.id, j.seq
            LIMIT 1

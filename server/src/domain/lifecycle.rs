@@ -221,13 +221,60 @@ pub async fn finish_failed(
         let skipped = format!("not run: job {} {message}", job.seq);
         fail_queued(conn, job.comparison_id, reason, &skipped).await?;
     }
+    if matches!(
+        reason,
+        FailureReason::PatchDoesNotApply | FailureReason::BuildFailed
+    ) {
+        fail_later_steps(conn, job.comparison_id, reason, detail).await?;
+    }
     refresh_status(conn, job.comparison_id).await?;
     db::notify_jobs_changed(conn).await?;
     Ok(())
 }
 
-/// Cancels a comparison that is not final: marks it cancelled and fails its
-/// queued jobs (`cancelled`). Jobs already done stay done; a job a runner
+/// When `comparison_id` is step k of a per-patch comparison whose patch
+/// does not apply or build, the later steps and the whole series carry
+/// that patch too: their queued jobs fail with a message naming it, while
+/// the steps before keep their reports.
+async fn fail_later_steps(
+    conn: &mut PgConnection,
+    comparison_id: i64,
+    reason: FailureReason,
+    detail: &str,
+) -> Result<(), Error> {
+    let Some(c) = db::comparisons::find(&mut *conn, comparison_id).await? else {
+        return Ok(());
+    };
+    let (Some(parent_id), Some(step)) = (c.parent_id, c.step) else {
+        return Ok(());
+    };
+    let index = usize::try_from(step).unwrap_or(0).saturating_sub(1);
+    let subject = db::patches::messages(&mut *conn, c.series_id)
+        .await?
+        .into_iter()
+        .filter(|m| m.has_diff)
+        .nth(index)
+        .map_or_else(String::new, |m| format!(" `{}`", m.subject));
+    let later = db::comparisons::after_step(conn, parent_id, step).await?;
+    let what = match reason {
+        FailureReason::PatchDoesNotApply => "does not apply",
+        _ => "does not build",
+    };
+    let first_line = detail.lines().next().unwrap_or_default();
+    let skipped = format!(
+        "not run: patch {step}/{}{subject} {what} (step {step}, comparison {comparison_id}): \
+         {first_line}",
+        later.len() + usize::try_from(step).unwrap_or(0) - 1
+    );
+    for id in later {
+        fail_queued(conn, id, reason, &skipped).await?;
+        refresh_status(conn, id).await?;
+    }
+    Ok(())
+}
+
+/// Cancels a comparison that is not final (with the steps of a per-patch
+/// one): marks it cancelled and fails its queued jobs (`cancelled`). Jobs already done stay done; a job a runner
 /// holds keeps its lease until the runner, told by its next heartbeat,
 /// finishes it as failed (or the lease runs out). A final comparison is a
 /// conflict.
@@ -244,7 +291,15 @@ pub async fn cancel(conn: &mut PgConnection, id: i64, by: &str) -> Result<(), Er
     let detail = format!("comparison cancelled by `{by}`");
     // No status refresh: a cancelled comparison stays cancelled whatever
     // its jobs do.
-    fail_queued(conn, id, FailureReason::Cancelled, &detail).await
+    fail_queued(conn, id, FailureReason::Cancelled, &detail).await?;
+    // A per-patch comparison's steps go with it.
+    for step in db::comparisons::steps(&mut *conn, id).await? {
+        if !step.status.is_final() {
+            db::comparisons::cancel(conn, step.id).await?;
+            fail_queued(conn, step.id, FailureReason::Cancelled, &detail).await?;
+        }
+    }
+    Ok(())
 }
 
 /// Brings the comparison's status in step with its jobs; an A/A comparison

@@ -9,4 +9,5 @@ pub mod lifecycle;
 pub mod more_runs;
 pub mod queue;
 pub mod report;
+pub mod steps;
 pub mod waiting;

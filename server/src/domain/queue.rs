@@ -32,6 +32,12 @@ async fn spec(conn: &mut PgConnection, job: &JobRow, config: &Config) -> Result<
         .await?
         .ok_or_else(|| Error::Internal(format!("job {} has no comparison", job.id)))?;
     let (mbox, patches_sha256) = db::patches::mbox(&mut *conn, comparison.series_id).await?;
+    // A step of a per-patch comparison: the base kernel carries the
+    // patches before the step's.
+    let (base_mbox, base_patches_sha256) = match comparison.base_series_id {
+        Some(id) => db::patches::mbox(&mut *conn, id).await?,
+        None => (String::new(), String::new()),
+    };
     let boots = db::boots::for_job(&mut *conn, job.id)
         .await?
         .into_iter()
@@ -60,6 +66,8 @@ async fn spec(conn: &mut PgConnection, job: &JobRow, config: &Config) -> Result<
         mbox,
         aa: comparison.kind == ComparisonKind::Aa,
         patches_sha256,
+        base_mbox,
+        base_patches_sha256,
         config_fragment: comparison.config_fragment,
         workloads: comparison.workloads,
         params: comparison.params.0,

@@ -20,7 +20,7 @@ use crate::db::comparisons::{ComparisonRow, ComparisonSummary, ListFilter, NewCo
 use crate::db::{self, boots::BootRow, jobs::JobRow};
 use crate::domain::report::ComparisonReport;
 use crate::domain::report::verdict::VerdictView;
-use crate::domain::{interleave, lifecycle};
+use crate::domain::{interleave, lifecycle, steps};
 use crate::error::Result;
 use crate::http::auth::CiAuth;
 use crate::http::extract::{Json, Path, Query};
@@ -41,7 +41,10 @@ pub type ComparisonView = patchperf_common::api::ComparisonView<VerdictView>;
 /// Submit a comparison of base and base+patch series.
 ///
 /// Requires a ci token (or an admin token). Answers `201` with the
-/// comparison's links; its jobs are queued in interleaved boot order.
+/// comparison's links; its jobs are queued in interleaved boot order. With
+/// `per_patch`, a series of N ≥ 2 patches also gets N step comparisons
+/// (patches 1..k-1 against 1..k), run in order before the whole series on
+/// one machine and listed in the answer's `steps`.
 #[utoipa::path(
     post,
     path = "/api/v1/comparisons",
@@ -112,9 +115,14 @@ async fn create(
         // Stored as the same 64 bits; Postgres has no unsigned type.
         order_seed: seed as i64,
         submitted_by: auth.caller.token_id,
+        step_of: None,
+        base_series_id: None,
     };
     let id = db::comparisons::insert(&mut tx, &new).await?;
     lifecycle::create_jobs(&mut tx, id, &plan, 0, state.config.max_attempts).await?;
+    if req.per_patch {
+        steps::create(&mut tx, id, &new, &req.mbox, state.config.max_attempts).await?;
+    }
     tx.commit().await?;
     state.jobs_changed.notify_waiters();
 
@@ -188,6 +196,8 @@ async fn view(
     let boots = db::boots::for_comparison(&state.db, id).await?;
     let counts = db::runs::counts_per_job(&state.db, id).await?;
     let waiting = crate::domain::waiting::note(&state.db, &c).await?;
+    let step_views = steps::views(state, &c).await?;
+    let step_of = steps::step_of(state, &c).await?;
     let verdict = crate::domain::report::verdict::verdict_view(
         report,
         state
@@ -248,6 +258,8 @@ async fn view(
         jobs: jobs_view,
         runs,
         verdict,
+        steps: step_views,
+        step_of,
     })
 }
 

@@ -10,6 +10,7 @@ mod lifecycle;
 mod nul;
 mod openapi;
 mod ownership;
+mod per_patch;
 mod private_postgres;
 mod private_reads;
 mod protocol;

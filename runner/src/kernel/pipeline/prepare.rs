@@ -1,7 +1,8 @@
 //! Prepare: fetch → apply → configure → build, from a job to its two
-//! [`BuiltKernel`]s. The base kernel comes from the cache when this source,
-//! config and compiler were built before; the patched one builds on top of
-//! the base kernel's build tree, so only what the series touches is
+//! [`BuiltKernel`]s. The pristine kernel comes from the cache when this
+//! source, config and compiler were built before; a kernel with patches
+//! (the patched side, and the base side of a per-patch step) builds on top
+//! of the pristine kernel's build tree, so only what its series touches is
 //! recompiled. Each step is a function of what the previous one produced
 //! ([`BuildSetup`], [`PatchedTree`]), and its failure names the step.
 
@@ -68,15 +69,21 @@ pub struct PatchedTree {
     _scratch: tempfile::TempDir,
 }
 
-/// The patched side before building: in the cache already, or a tree with
-/// the series applied.
-enum Patched {
+/// One side before building: the pristine kernel, a kernel in the cache
+/// already, or a tree with its patches applied.
+enum Pending {
+    Pristine,
     Cached(BuiltKernel),
     Applied(PatchedTree),
 }
 
-/// Fetch, apply, configure and build: the base kernel (from the cache when
-/// this source, config and compiler were built before) and the patched one.
+/// Fetch, apply, configure and build the job's two kernels. A side without
+/// patches is the pristine kernel (from the cache when this source, config
+/// and compiler were built before); a side with patches (the patched side,
+/// and the base side of a step of a per-patch comparison, which carries
+/// patches 1..k-1) is built on top of the pristine kernel's build tree and
+/// cached by its series, so the kernel one step builds for its patched
+/// side is the one the next step finds for its base side.
 pub fn kernels(
     lock: &CacheLock,
     job: &JobSpec,
@@ -95,23 +102,53 @@ pub fn kernels(
             base,
         });
     }
-    let patches_sha256 = sha256_hex(job.mbox.as_bytes());
-    let patched_key = build::patched_key(&setup.base_key, &patches_sha256);
     // Apply before building anything: a series that does not apply fails
     // the job in seconds, not after a cold build.
-    let patched = match BuiltKernel::find(lock, &patched_key) {
-        Some(k) => Patched::Cached(k),
-        None => Patched::Applied(apply(lock, &setup, &job.mbox, patches_sha256, events)?),
+    let base = pending(lock, &setup, &job.base_mbox, Side::Base, events)?;
+    let patched = pending(lock, &setup, &job.mbox, Side::Patched, events)?;
+    let pristine = match (&base, &patched) {
+        (Pending::Cached(_), Pending::Cached(_)) => None,
+        _ => Some(base_kernel(lock, &setup, events)?),
     };
-    let base = base_kernel(lock, &setup, events)?;
-    let patched = match patched {
-        Patched::Cached(k) => {
-            events.state(JobState::Building, "patched kernel found in the cache");
-            k
+    let mut built = |side: Side, p: Pending| -> Result<BuiltKernel, JobFailure> {
+        match p {
+            Pending::Pristine => pristine
+                .clone()
+                .ok_or_else(|| JobFailure::new(FailureReason::Other, "no pristine kernel")),
+            Pending::Cached(k) => {
+                events.state(
+                    JobState::Building,
+                    &format!("{} kernel found in the cache", side.as_str()),
+                );
+                Ok(k)
+            }
+            Pending::Applied(tree) => build_patched(lock, &setup, tree, side, events),
         }
-        Patched::Applied(tree) => build_patched(lock, &setup, tree, events)?,
     };
-    Ok(Kernels { base, patched })
+    Ok(Kernels {
+        base: built(Side::Base, base)?,
+        patched: built(Side::Patched, patched)?,
+    })
+}
+
+/// One side before building: `mbox` empty is the pristine kernel; else its
+/// kernel from the cache, or a tree with `mbox` applied.
+fn pending(
+    lock: &CacheLock,
+    setup: &BuildSetup,
+    mbox: &str,
+    side: Side,
+    events: &mut dyn Events,
+) -> Result<Pending, JobFailure> {
+    if mbox.is_empty() && side == Side::Base {
+        return Ok(Pending::Pristine);
+    }
+    let patches_sha256 = sha256_hex(mbox.as_bytes());
+    let key = build::patched_key(&setup.base_key, &patches_sha256);
+    Ok(match BuiltKernel::find(lock, &key) {
+        Some(k) => Pending::Cached(k),
+        None => Pending::Applied(apply(lock, setup, mbox, patches_sha256, side, events)?),
+    })
 }
 
 /// Fetch step: the job's base source, with what its kernels are built with.
@@ -140,17 +177,18 @@ pub fn fetch(
 }
 
 /// Apply step: a fresh copy of the pristine tree with the series `mbox`
-/// (whose sha256 is `patches_sha256`) on it.
+/// (whose sha256 is `patches_sha256`) on it, for the kernel of `side`.
 pub fn apply(
     lock: &CacheLock,
     setup: &BuildSetup,
     mbox: &str,
     patches_sha256: String,
+    side: Side,
     events: &mut dyn Events,
 ) -> Result<PatchedTree, JobFailure> {
     let pristine = &setup.pristine;
     let scratch = lock
-        .scratch("patched")
+        .scratch(side.as_str())
         .map_err(|e| failure(FailureReason::Other, "apply", e))?;
     let tree = patched_tree(pristine, scratch.path(), events)?;
     let mbox_path = scratch.path().join("series.mbox");
@@ -161,7 +199,10 @@ pub fn apply(
             Error::io("writing the mbox", e),
         )
     })?;
-    events.state(JobState::Applying, "applying the patch series");
+    events.state(
+        JobState::Applying,
+        &format!("applying the {} kernel's patch series", side.as_str()),
+    );
     match patch::apply(&tree, &mbox_path, scratch.path()) {
         Ok(applied) => Ok(PatchedTree {
             tree,
@@ -172,8 +213,9 @@ pub fn apply(
         Err(ApplyError::DoesNotApply { patch, detail }) => Err(JobFailure {
             reason: FailureReason::PatchDoesNotApply,
             detail: format!(
-                "patch {patch} does not apply to {}:\n{detail}",
-                pristine.source_id
+                "patch {patch} does not apply to {} (for the {} kernel):\n{detail}",
+                pristine.source_id,
+                side.as_str()
             ),
             log_tail: detail,
         }),
@@ -238,6 +280,7 @@ pub fn base_kernel(
         key,
         source: &setup.pristine.source_id,
         patches_sha256: None,
+        patches: None,
         config_sha256,
         build_seconds,
     };
@@ -245,13 +288,14 @@ pub fn base_kernel(
         .map_err(|e| failure(FailureReason::BuildFailed, "storing the base kernel", e))
 }
 
-/// Build step of a patched tree: on top of the base kernel's build tree
-/// when there is one (only what the series touched is rebuilt), else
-/// configured from scratch.
+/// Build step of a patched tree, the kernel of `side`: on top of the
+/// pristine kernel's build tree when there is one (only what the series
+/// touched is rebuilt), else configured from scratch.
 pub fn build_patched(
     lock: &CacheLock,
     setup: &BuildSetup,
     patched: PatchedTree,
+    side: Side,
     events: &mut dyn Events,
 ) -> Result<BuiltKernel, JobFailure> {
     let key = build::patched_key(&setup.base_key, &patched.patches_sha256);
@@ -289,13 +333,17 @@ pub fn build_patched(
                 .map_err(|e| failure(FailureReason::Other, "touching the patched files", e))?;
         }
     } else {
-        events.state(JobState::Building, "configuring the patched kernel");
+        events.state(
+            JobState::Building,
+            &format!("configuring the {} kernel", side.as_str()),
+        );
         configure(&make, &setup.recipe)?;
     }
     events.state(
         JobState::Building,
         &format!(
-            "building the patched kernel ({} patches, {} files)",
+            "building the {} kernel ({} patches, {} files)",
+            side.as_str(),
             applied.patches,
             applied.files.len()
         ),
@@ -303,16 +351,17 @@ pub fn build_patched(
     let build_seconds = make_bzimage(&make, events)?;
     // The series may change Kconfig; what counts is the .config it built.
     let config_sha256 = config::verify(&make, &setup.recipe)
-        .map_err(|e| failure(FailureReason::BuildFailed, "patched kernel config", e))?;
+        .map_err(|e| failure(FailureReason::BuildFailed, "the patched tree's config", e))?;
     let finished = Finished {
         key: &key,
         source: &setup.pristine.source_id,
         patches_sha256: Some(&patched.patches_sha256),
+        patches: u32::try_from(applied.patches).ok(),
         config_sha256,
         build_seconds,
     };
     BuiltKernel::store(lock, &make, finished)
-        .map_err(|e| failure(FailureReason::BuildFailed, "storing the patched kernel", e))
+        .map_err(|e| failure(FailureReason::BuildFailed, "storing a patched kernel", e))
 }
 
 /// Configure step: keeps a build tree's `.config` when it is still what
@@ -348,5 +397,125 @@ fn make_bzimage(make: &Make, events: &mut dyn Events) -> Result<f64, JobFailure>
             }
             Err(f)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::cache::Cache;
+    use crate::kernel::make::tests::toolchain;
+    use patchperf_common::mbox;
+
+    struct Quiet;
+    impl Events for Quiet {
+        fn state(&mut self, _: JobState, _: &str) {}
+        fn line(&mut self, _: &str) {}
+        fn result(
+            &mut self,
+            _: patchperf_common::protocol::BootSlot,
+            _: patchperf_common::run::RunResult,
+        ) -> Result<(), Error> {
+            Ok(())
+        }
+        fn cancelled(&self) -> bool {
+            false
+        }
+    }
+
+    /// A 3-patch series, patch n changing file `fn` of the tree.
+    fn series() -> String {
+        (1..=3)
+            .map(|n| {
+                format!(
+                    "{}From: A <a@example.org>\nSubject: [PATCH {n}/3] f{n}\n\n---\n\
+                     --- a/f{n}\n+++ b/f{n}\n@@ -1 +1 @@\n-a\n+b\n\n",
+                    mbox::SEPARATOR
+                )
+            })
+            .collect()
+    }
+
+    /// A pristine "tree" of files f1..f3 (each `a`), in a cache under `root`.
+    fn setup(root: &Path) -> (Cache, BuildSetup) {
+        let dir = root.join("source");
+        std::fs::create_dir_all(&dir).unwrap();
+        for n in 1..=3 {
+            std::fs::write(dir.join(format!("f{n}")), "a\n").unwrap();
+        }
+        let recipe = ConfigRecipe::new(None).unwrap();
+        let toolchain = toolchain("gcc (Debian 12.2.0-14) 12.2.0");
+        let source_id = "tiny sha256:00".to_string();
+        let base_key = build::base_key(&source_id, &recipe, &toolchain);
+        let setup = BuildSetup {
+            pristine: Pristine {
+                dir,
+                source_id,
+                kind: SourceKind::Tarball,
+            },
+            recipe,
+            toolchain,
+            base_key,
+        };
+        (Cache::at(root.join("cache")), setup)
+    }
+
+    /// Stores a kernel record as [`BuiltKernel::store`] would.
+    fn cached(cache: &Cache, key: &str) {
+        let dir = cache.kernels_dir().join(key);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("bzImage"), "image").unwrap();
+        let k = BuiltKernel {
+            key: key.into(),
+            source: "tiny sha256:00".into(),
+            patches_sha256: None,
+            patches: Some(1),
+            config_sha256: "cf".into(),
+            compiler: "gcc".into(),
+            build_seconds: 1.0,
+            image_bytes: 5,
+            dir: dir.clone(),
+        };
+        std::fs::write(dir.join("kernel.json"), serde_json::to_string(&k).unwrap()).unwrap();
+    }
+
+    #[test]
+    fn a_base_with_patches_is_built_like_a_patched_kernel_and_found_by_the_next_step() {
+        let root = tempfile::tempdir().unwrap();
+        let (cache, setup) = setup(root.path());
+        let lock = cache.lock().unwrap();
+        let prefixes = mbox::prefixes(&series());
+        // No patches: the pristine kernel.
+        let base = pending(&lock, &setup, "", Side::Base, &mut Quiet).unwrap();
+        assert!(matches!(base, Pending::Pristine));
+        // Step 2's base carries patch 1: applied on a copy of the tree, as
+        // a patched side is, and built on the pristine build tree.
+        let base = pending(&lock, &setup, &prefixes[0], Side::Base, &mut Quiet).unwrap();
+        let Pending::Applied(tree) = base else {
+            panic!("patch 1 should go on a fresh tree");
+        };
+        assert_eq!(tree.applied.patches, 1);
+        assert_eq!(tree.applied.files, ["f1"]);
+        assert_eq!(tree.patches_sha256, sha256_hex(prefixes[0].as_bytes()));
+        // Once step 1 built its patched kernel (patch 1), step 2 finds it
+        // for its base side: same key.
+        let step1_patched =
+            build::patched_key(&setup.base_key, &sha256_hex(prefixes[0].as_bytes()));
+        cached(&cache, &step1_patched);
+        match pending(&lock, &setup, &prefixes[0], Side::Base, &mut Quiet).unwrap() {
+            Pending::Cached(k) => assert_eq!(k.key, step1_patched),
+            _ => panic!("step 2's base kernel is step 1's patched kernel"),
+        }
+        // A prefix that does not apply names its patch.
+        std::fs::write(setup.pristine.dir.join("f2"), "changed\n").unwrap();
+        let Err(f) = pending(&lock, &setup, &prefixes[1], Side::Patched, &mut Quiet) else {
+            panic!("patch 2 should not apply");
+        };
+        assert_eq!(f.reason, FailureReason::PatchDoesNotApply);
+        assert!(
+            f.detail.starts_with("patch 2/2 \"[PATCH 2/3] f2\""),
+            "{}",
+            f.detail
+        );
     }
 }

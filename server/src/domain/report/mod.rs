@@ -124,9 +124,11 @@ async fn inputs(state: &AppState, c: &ComparisonRow) -> Result<cache::Inputs, Er
 async fn load_uncached(state: &AppState, c: &ComparisonRow) -> Result<ComparisonReport, Error> {
     let messages = db::patches::messages(&state.db, c.series_id).await?;
     let facts = HeaderFacts {
+        // A step of a per-patch comparison is about its own patch.
         subject: messages
             .iter()
-            .find(|m| m.has_diff)
+            .filter(|m| m.has_diff)
+            .nth(c.step.map_or(0, |k| usize::try_from(k).unwrap_or(1) - 1))
             .map(|m| m.subject.clone()),
         series_sha256: db::patches::series_sha256(&state.db, c.series_id).await?,
         report_url: Some(state.config.link(&format!("/comparisons/{}", c.id))),
@@ -384,11 +386,26 @@ pub fn header(
         id: format!("{base_id}+{short_sha}"),
         subject: facts.subject.clone(),
     };
+    if let Some(k) = c.step {
+        // A step boots patches 1..k-1 against patches 1..k.
+        h.base.id = with_patches(&base_id, k - 1);
+        h.patched.id = with_patches(&base_id, k);
+    }
     h.base_source = Some(c.base.0.describe());
     h.patch_subject = facts.subject.clone();
     h.report_url = facts.report_url.clone();
     h.runs_steps = c.runs_steps();
     h
+}
+
+/// A kernel's label with the first `n` patches of its series:
+/// `linux-source-6.1+patches 1..2`.
+fn with_patches(base: &str, n: i32) -> String {
+    match n {
+        ..=0 => base.to_string(),
+        1 => format!("{base}+patch 1"),
+        n => format!("{base}+patches 1..{n}"),
+    }
 }
 
 /// `16 CPUs (AMD EPYC 7763), 64G memory, x86_64, host kernel 6.1.0`.

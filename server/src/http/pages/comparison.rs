@@ -15,7 +15,7 @@ use patchperf_common::report::{Comparison, MetricComparison, format};
 use patchperf_common::run::Side;
 
 use super::plot::{self, PlotQuery};
-use super::view;
+use super::{steps, view};
 use crate::db::comparisons::ComparisonRow;
 use crate::domain::report;
 use crate::domain::report::offload::off_workers;
@@ -144,6 +144,10 @@ pub(super) struct ComparisonPage {
     jobs: Vec<JobLine>,
     groups: Vec<GroupView>,
     scaling: Vec<ScalingView>,
+    /// A per-patch comparison's steps, one row per patch.
+    steps: steps::StepsTable,
+    /// On a step: which patch against which, and the whole series' page.
+    step_of: Option<(String, String)>,
 }
 
 pub(super) async fn page(
@@ -186,6 +190,8 @@ async fn page_of(
     let boots = db::boots::for_comparison(&state.db, id).await?;
     let jobs = db::jobs::for_comparison(&state.db, id).await?;
     let series_sha256 = db::patches::series_sha256(&state.db, c.series_id).await?;
+    let step_views = crate::domain::steps::views(state, c).await?;
+    let step_of = crate::domain::steps::step_of(state, c).await?;
 
     let mut groups = Vec::with_capacity(built.groups.len());
     for g in &built.groups {
@@ -214,7 +220,10 @@ async fn page_of(
                 c.base.0.describe()
             )
         } else {
-            first_subject.unwrap_or_else(|| format!("comparison {id}"))
+            match &step_of {
+                Some(s) => steps::step_line(s),
+                None => first_subject.unwrap_or_else(|| format!("comparison {id}")),
+            }
         },
         live: !c.status.is_final(),
         json_url: format!("/api/v1/comparisons/{id}"),
@@ -280,6 +289,13 @@ async fn page_of(
             .collect(),
         scaling: scaling_views(state, id, &built.groups).await?,
         groups,
+        steps: steps::table(&step_views),
+        step_of: step_of.map(|s| {
+            (
+                format!("/comparisons/{}", s.parent_id),
+                format!("the whole series of {} patches", s.of),
+            )
+        }),
     })
 }
 

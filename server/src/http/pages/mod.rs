@@ -16,6 +16,7 @@ mod error_page;
 mod job_log;
 mod machine;
 mod plot;
+mod steps;
 pub mod view;
 
 /// Routes of this module; reads need a token when `state` says so.

@@ -1,0 +1,122 @@
+//! What the comparison page shows of a per-patch comparison: on the whole
+//! series, a table of its steps (rows = patches, columns = each report's
+//! workload and tasks, cells = the headline %change in the verdict's
+//! colour, each row linking to the step's page); on a step, which patch it
+//! measures against which, linking back to the whole series.
+
+use patchperf_common::api::{StepOf, StepView};
+use patchperf_common::report::format::change_column;
+use patchperf_common::run::TaskMode;
+use patchperf_common::stats::Verdict;
+
+use super::view;
+
+/// One cell of the steps table.
+#[derive(Debug)]
+pub struct StepCell {
+    pub text: String,
+    pub class: &'static str,
+    pub title: String,
+}
+
+/// One row of the steps table: a patch.
+#[derive(Debug)]
+pub struct StepLine {
+    pub label: String,
+    pub subject: String,
+    pub href: String,
+    pub status: &'static str,
+    pub overall: &'static str,
+    pub overall_class: String,
+    pub cells: Vec<StepCell>,
+    pub failure: Option<String>,
+}
+
+/// The steps table of a per-patch comparison.
+#[derive(Debug, Default)]
+pub struct StepsTable {
+    pub columns: Vec<String>,
+    pub rows: Vec<StepLine>,
+}
+
+/// The steps table; empty for a comparison without steps.
+pub fn table(steps: &[StepView]) -> StepsTable {
+    // Columns in the order the reports first appear (a failed step has none).
+    let mut keys: Vec<(&str, TaskMode, u32)> = Vec::new();
+    for h in steps.iter().flat_map(|s| &s.headlines) {
+        let key = (h.workload.as_str(), h.mode, h.nr_task);
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    let of = steps.len();
+    let rows = steps
+        .iter()
+        .map(|s| StepLine {
+            label: format!("patch {}/{of}", s.step),
+            subject: s.subject.clone(),
+            href: format!("/comparisons/{}", s.comparison_id),
+            status: s.status.as_str(),
+            overall: s.overall.as_str(),
+            overall_class: view::overall_class(s.overall),
+            cells: keys
+                .iter()
+                .map(|&(workload, mode, nr_task)| {
+                    let h = s
+                        .headlines
+                        .iter()
+                        .find(|h| h.workload == workload && h.mode == mode && h.nr_task == nr_task);
+                    match h {
+                        Some(h) => StepCell {
+                            text: format!(
+                                "{} {}",
+                                h.change
+                                    .map(|c| change_column(c, false).trim().to_string())
+                                    .unwrap_or_else(|| "-".into()),
+                                letter(h.verdict)
+                            ),
+                            class: view::verdict_class(h.verdict),
+                            title: format!("{}: {}", h.metric, h.verdict.as_str()),
+                        },
+                        None => StepCell {
+                            text: String::new(),
+                            class: "undecided",
+                            title: String::new(),
+                        },
+                    }
+                })
+                .collect(),
+            failure: s.failure.clone(),
+        })
+        .collect();
+    StepsTable {
+        columns: keys
+            .iter()
+            .map(|(w, mode, n)| format!("{w} {} ×{n}", mode.as_str()))
+            .collect(),
+        rows,
+    }
+}
+
+/// One letter for a verdict, beside its colour.
+fn letter(v: Verdict) -> char {
+    match v {
+        Verdict::Improvement => 'I',
+        Verdict::Regression => 'R',
+        Verdict::Changed => 'C',
+        Verdict::NoChange => 'N',
+        Verdict::Undecided => 'U',
+    }
+}
+
+/// What a step's page says of it: `patch 2/3 `fs: …` against patch 1/3`.
+pub fn step_line(s: &StepOf) -> String {
+    let against = match s.step {
+        1 => "the base".to_string(),
+        k => format!("patch {}/{}", k - 1, s.of),
+    };
+    format!(
+        "patch {}/{} `{}` against {against}",
+        s.step, s.of, s.subject
+    )
+}

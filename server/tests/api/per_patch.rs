@@ -1,0 +1,247 @@
+//! Per-patch comparisons: a 3-patch series submitted with `per_patch`
+//! becomes the whole-series comparison and one step per patch; the runner
+//! gets the steps in order (each base carrying the patches before), then
+//! the whole series, all on one machine; a patch that does not apply fails
+//! the steps after it and the whole series, naming the patch, while the
+//! steps before keep their reports.
+
+use axum::http::StatusCode;
+use patchperf_common::digest::sha256_hex;
+use patchperf_common::mbox;
+use patchperf_common::protocol::JobSpec;
+use serde_json::{Value, json};
+use sqlx::PgPool;
+
+use crate::helpers::TestApp;
+
+/// Patch `n` of 3, touching its own file.
+fn patch(n: u32) -> String {
+    format!(
+        "From {n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n} Mon Sep 17 00:00:00 2001\n\
+         From: Kernel Hacker <kh@example.org>\n\
+         Subject: [PATCH {n}/3] fs: step {n}\n\
+         Message-ID: <step-{n}@example.org>\n\
+         \n\
+         ---\n\
+         diff --git a/fs/f{n}.c b/fs/f{n}.c\n\
+         --- a/fs/f{n}.c\n\
+         +++ b/fs/f{n}.c\n\
+         @@ -1,1 +1,1 @@\n\
+         -old\n\
+         +new\n\
+         \n"
+    )
+}
+
+fn three_patches() -> String {
+    (1..=3).map(patch).collect()
+}
+
+async fn submit_per_patch(app: &TestApp) -> i64 {
+    app.submit(
+        3,
+        json!({ "per_patch": true, "mbox": three_patches(), "order_seed": 7 }),
+    )
+    .await
+}
+
+/// The ids of the parent's steps, in order.
+fn step_ids(parent: &Value) -> Vec<i64> {
+    parent["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["comparison_id"].as_i64().unwrap())
+        .collect()
+}
+
+/// Claims, uploads every run of and finishes one job.
+async fn run_job(app: &TestApp, machine: i64) -> Option<JobSpec> {
+    let job = app.claim(machine).await?;
+    app.upload_all(machine, &job).await;
+    app.finish_done(machine, &job).await;
+    Some(job)
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn each_step_runs_in_order_on_one_machine_then_the_whole_series(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let m1 = app.register("m1").await;
+    let m2 = app.register("m2").await;
+    let parent_id = submit_per_patch(&app).await;
+    let parent = app.comparison(parent_id).await;
+    let steps = step_ids(&parent);
+    assert_eq!(steps.len(), 3, "{parent}");
+    for (k, s) in parent["steps"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(s["step"], k + 1);
+        assert_eq!(
+            s["subject"],
+            format!("[PATCH {}/3] fs: step {}", k + 1, k + 1)
+        );
+        assert_eq!(s["status"], "queued");
+    }
+    // Only the whole-series comparison is listed; its steps hang off it.
+    let list = app.get("/api/v1/comparisons").await;
+    let listed: Vec<i64> = list.json["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(listed, [parent_id]);
+
+    let prefixes = mbox::prefixes(&three_patches());
+    let first = run_job(&app, m1).await.unwrap();
+    // The first claim pins the whole family to m1.
+    assert!(app.claim(m2).await.is_none());
+    let mut specs = vec![first];
+    while let Some(job) = run_job(&app, m1).await {
+        specs.push(job);
+    }
+    let order: Vec<i64> = specs.iter().map(|j| j.comparison_id).collect();
+    let expected: Vec<i64> = steps
+        .iter()
+        .chain([&parent_id])
+        .flat_map(|&id| [id; 3])
+        .collect();
+    assert_eq!(order, expected, "steps 1, 2, 3 then the whole series");
+    for job in &specs {
+        let k = steps.iter().position(|&s| s == job.comparison_id);
+        match k {
+            Some(k) => {
+                assert_eq!(job.mbox, prefixes[k], "step {}", k + 1);
+                let base = if k == 0 { "" } else { &prefixes[k - 1] };
+                assert_eq!(job.base_mbox, base, "step {}", k + 1);
+            }
+            None => {
+                assert_eq!(job.mbox, three_patches());
+                assert_eq!(job.base_mbox, "");
+            }
+        }
+        assert_eq!(job.patches_sha256, sha256_hex(job.mbox.as_bytes()));
+        let base_sha = if job.base_mbox.is_empty() {
+            String::new()
+        } else {
+            sha256_hex(job.base_mbox.as_bytes())
+        };
+        assert_eq!(job.base_patches_sha256, base_sha);
+    }
+
+    let parent = app.comparison(parent_id).await;
+    assert_eq!(parent["status"], "done", "{parent}");
+    for s in parent["steps"].as_array().unwrap() {
+        assert_eq!(s["status"], "done", "{s}");
+        let headlines = s["headlines"].as_array().unwrap();
+        assert_eq!(headlines.len(), 2, "open1 with 1 and 2 tasks: {s}");
+        assert_eq!(headlines[0]["workload"], "open1");
+        assert!(headlines[0]["verdict"].is_string(), "{s}");
+        assert_ne!(s["overall"], "no results", "{s}");
+    }
+    // A step names its patch and its parent, and labels its kernels.
+    let step2 = app.comparison(steps[1]).await;
+    assert_eq!(
+        step2["step_of"],
+        json!({ "parent_id": parent_id, "step": 2, "of": 3, "subject": "[PATCH 2/3] fs: step 2" })
+    );
+    let header = &step2["verdict"]["reports"][0]["header"];
+    assert_eq!(header["base"]["id"], "linux-source-6.1+patch 1");
+    assert_eq!(header["patched"]["id"], "linux-source-6.1+patches 1..2");
+    assert_eq!(header["patched"]["subject"], "[PATCH 2/3] fs: step 2");
+
+    // The series' page tables its steps, each row linking to the step's
+    // page, which names its patch and links back.
+    let page = app.get(&format!("/comparisons/{parent_id}")).await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.body.contains("Patch by patch"), "{}", page.body);
+    for (k, id) in steps.iter().enumerate() {
+        let row = format!("<a href=\"/comparisons/{id}\">patch {}/3</a>", k + 1);
+        assert!(page.body.contains(&row), "{row} in {}", page.body);
+    }
+    let page = app.get(&format!("/comparisons/{}", steps[1])).await;
+    assert!(
+        page.body
+            .contains("patch 2/3 `[PATCH 2/3] fs: step 2` against patch 1/3"),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body
+            .contains(&format!("<a href=\"/comparisons/{parent_id}\">"))
+    );
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_patch_that_does_not_apply_fails_the_steps_after_it_and_the_series(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let m1 = app.register("m1").await;
+    let parent_id = submit_per_patch(&app).await;
+    let steps = step_ids(&app.comparison(parent_id).await);
+    for _ in 0..3 {
+        let job = run_job(&app, m1).await.unwrap();
+        assert_eq!(job.comparison_id, steps[0]);
+    }
+    let job = app.claim(m1).await.unwrap();
+    assert_eq!(job.comparison_id, steps[1]);
+    let finish = json!({
+        "outcome": "failed",
+        "reason": "patch-does-not-apply",
+        "detail": "patch 2/2 \"[PATCH 2/3] fs: step 2\" does not apply to linux-source-6.1",
+    });
+    let a = app.job_call(m1, &job, "finish", finish).await;
+    assert!(a.status.is_success(), "{a:?}");
+    assert!(app.claim(m1).await.is_none(), "nothing is left to run");
+
+    let parent = app.comparison(parent_id).await;
+    assert_eq!(parent["status"], "failed", "{parent}");
+    let named = "not run: patch 2/3 `[PATCH 2/3] fs: step 2` does not apply (step 2";
+    for id in [steps[2], parent_id] {
+        let c = app.comparison(id).await;
+        assert_eq!(c["status"], "failed", "{c}");
+        for j in c["jobs"].as_array().unwrap() {
+            assert_eq!(j["failure"]["reason"], "patch-does-not-apply", "{j}");
+            let detail = j["failure"]["detail"].as_str().unwrap();
+            assert!(detail.starts_with(named), "{detail}");
+        }
+    }
+    let listed = parent["steps"].as_array().unwrap();
+    assert_eq!(listed[0]["status"], "done");
+    assert_eq!(listed[0]["headlines"].as_array().unwrap().len(), 2);
+    assert_ne!(listed[0]["overall"], "no results");
+    assert_eq!(listed[1]["status"], "failed");
+    assert!(
+        listed[1]["failure"]
+            .as_str()
+            .unwrap()
+            .contains("[PATCH 2/3] fs: step 2\" does not apply"),
+        "{}",
+        listed[1]
+    );
+    assert_eq!(listed[2]["status"], "failed");
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn cancelling_the_series_cancels_its_steps(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let m1 = app.register("m1").await;
+    let parent_id = submit_per_patch(&app).await;
+    let a = app.cancel(parent_id).await;
+    assert_eq!(a.status, StatusCode::OK, "{a:?}");
+    for s in app.comparison(parent_id).await["steps"].as_array().unwrap() {
+        assert_eq!(s["status"], "cancelled", "{s}");
+    }
+    assert!(app.claim(m1).await.is_none());
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_single_patch_has_no_steps(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let id = app
+        .submit(
+            3,
+            json!({ "per_patch": true, "mbox": patch(1), "order_seed": 7 }),
+        )
+        .await;
+    let c = app.comparison(id).await;
+    assert!(c.get("steps").is_none(), "{c}");
+    assert_eq!(app.count("comparisons").await, 1);
+}
