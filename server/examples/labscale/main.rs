@@ -42,7 +42,7 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 
-use client::{Cpu, Errors, load_average};
+use client::{Client, Cpu, Errors, load_average};
 use lab::{Finished, Item, Kind, Lab, Machine, Planned};
 use options::Options;
 use readers::{Budget, Endpoint, Readers};
@@ -115,6 +115,7 @@ fn main() {
         );
     }
 
+    drain_builder(&o, &errors);
     println!("idle: {} s with nothing to do", o.idle.as_secs());
     let idle_before = cpu.sample();
     std::thread::sleep(o.idle);
@@ -170,6 +171,33 @@ fn main() {
         println!("labscale: {failed} failed requests");
         std::process::exit(1);
     }
+}
+
+/// Waits until the server's report builder has built every report the
+/// lab made stale (`reports_to_build` of `/healthz` is 0), and says how
+/// many there were and how long that took: the idle measurement that
+/// follows should find nothing left to do.
+fn drain_builder(o: &Options, errors: &Errors) {
+    let c = Client::new(&o.url, errors, o.timeout);
+    let waiting = || {
+        c.get("/healthz")
+            .0
+            .and_then(|a| serde_json::from_str::<serde_json::Value>(&a.body).ok())
+            .and_then(|v| v["reports_to_build"].as_u64())
+    };
+    let started = Instant::now();
+    let first = waiting();
+    let mut left = first;
+    while left.is_some_and(|n| n > 0) && started.elapsed() < Duration::from_secs(600) {
+        std::thread::sleep(Duration::from_millis(500));
+        left = waiting();
+    }
+    println!(
+        "builder: {} reports to build when the lab was filled, {} left after {:.1} s",
+        first.map_or("?".into(), |n| n.to_string()),
+        left.map_or("?".into(), |n| n.to_string()),
+        started.elapsed().as_secs_f64()
+    );
 }
 
 fn fail(errors: &Errors, why: &str) -> ! {

@@ -80,6 +80,13 @@ pub async fn take_stale(
     .await
 }
 
+/// How many comparisons wait for the builder.
+pub async fn stale_count(db: impl PgExecutor<'_>) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar!(r#"SELECT count(*) AS "n!" FROM stale_reports"#)
+        .fetch_one(db)
+        .await
+}
+
 /// Marks comparison `id`'s report stale.
 pub async fn mark_stale(conn: &mut PgConnection, id: i64) -> Result<(), sqlx::Error> {
     sqlx::query!(

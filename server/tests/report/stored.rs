@@ -68,7 +68,10 @@ async fn a_run_rebuilds_its_own_comparison_only(pool: sqlx::PgPool) {
     let id = app.submit("[PATCH] fs: another win", "lab", &[1], 3).await;
     let spec = app.claim(lab).await.unwrap();
     app.run_job(lab, &spec, &[1], faster, true).await;
+    // /healthz shows the builder's backlog.
+    assert_eq!(app.get_json("/healthz").await["reports_to_build"], 2);
     assert_eq!(app.build_reports().await, 2);
+    assert_eq!(app.get_json("/healthz").await["reports_to_build"], 0);
     let built = builds(&app.state);
     // Reading everything again builds nothing.
     for c in [done, id] {
