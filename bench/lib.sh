@@ -4,7 +4,8 @@
 # `patchperf-server serve` with its private Postgres under a temporary data
 # directory, listening on 127.0.0.1 only, and stops both and removes the
 # directory when the calling script exits. It sets:
-#   data          the data directory (server log in $data/server.log)
+#   data          the data directory (server log in $data/server.log, copied
+#                 to /tmp/patchperf-NAME-server.log when the script exits)
 #   url           http://127.0.0.1:PORT
 #   server_pid    the server process
 #   ci_token      a ci token
@@ -15,6 +16,7 @@
 bench_hz="$(getconf CLK_TCK)"
 server_pid=""
 data=""
+bench_name=""
 
 bench_cleanup() {
     if [[ -n "$server_pid" ]]; then
@@ -31,12 +33,17 @@ bench_cleanup() {
             "$bin/pg_ctl" -D "$data/pg/data" -m fast stop >/dev/null 2>&1 || true
         fi
     fi
-    [[ -n "$data" ]] && rm -rf "$data"
+    # The server's log outlives the run, for whoever reads an error.
+    if [[ -n "$data" ]]; then
+        cp "$data/server.log" "/tmp/patchperf-$bench_name-server.log" 2>/dev/null || true
+        rm -rf "$data"
+    fi
 }
 
 # bench_start_server NAME: the server binary is $ROOT/target/release/patchperf-server.
 bench_start_server() {
     local name="$1" server="$ROOT/target/release/patchperf-server" port
+    bench_name="$name"
     # The private Postgres runs as user postgres, which must reach the directory.
     data="$(mktemp -d "/tmp/patchperf-$name.XXXXXX")"
     chmod 755 "$data"
