@@ -309,20 +309,21 @@ pub struct SeriesRow {
     pub points: Vec<f64>,
 }
 
-/// The series called `name` of every run of a comparison.
+/// The series called one of `names` of every run of a comparison, in boot
+/// order: a page plotting one series per report reads them all at once.
 pub async fn series(
     db: impl PgExecutor<'_>,
     comparison_id: i64,
-    name: &str,
+    names: &[String],
 ) -> Result<Vec<SeriesRow>, sqlx::Error> {
     sqlx::query_as!(
         SeriesRow,
         "SELECT s.run_id, s.name, s.interval_seconds, s.points
          FROM run_series s JOIN runs r ON r.id = s.run_id
-         WHERE r.comparison_id = $1 AND s.name = $2
+         WHERE r.comparison_id = $1 AND s.name = ANY ($2)
          ORDER BY r.boot_seq",
         comparison_id,
-        name
+        names
     )
     .fetch_all(db)
     .await

@@ -17,6 +17,7 @@ use patchperf_common::run::Side;
 use super::plot::{self, PlotQuery};
 use super::{steps, view};
 use crate::db::comparisons::ComparisonRow;
+use crate::db::runs::SeriesRow;
 use crate::domain::report;
 use crate::domain::report::offload::off_workers;
 use crate::domain::report::verdict::verdict_view;
@@ -193,9 +194,11 @@ async fn page_of(
     let step_views = crate::domain::steps::views(state, c).await?;
     let step_of = crate::domain::steps::step_of(state, c).await?;
 
+    let names: Vec<String> = built.groups.iter().map(plot::series_name).collect();
+    let series = db::runs::series(&state.db, id, &names).await?;
     let mut groups = Vec::with_capacity(built.groups.len());
     for g in &built.groups {
-        groups.push(group_view(state, id, g).await?);
+        groups.push(group_view(state, id, g, &series).await?);
     }
     let verdict = verdict_view(built, String::new());
     let subjects: Vec<String> = messages.iter().map(|m| m.subject.clone()).collect();
@@ -327,7 +330,12 @@ fn row_view(m: &MetricComparison, listed: bool) -> RowView {
     }
 }
 
-async fn group_view(state: &AppState, comparison_id: i64, g: &GroupReport) -> Result<GroupView> {
+async fn group_view(
+    state: &AppState,
+    comparison_id: i64,
+    g: &GroupReport,
+    series: &[SeriesRow],
+) -> Result<GroupView> {
     let c: &Comparison = &g.comparison;
     let h = &c.header;
     let headline_name = c.headline_metric().map(|m| m.name.clone());
@@ -380,7 +388,7 @@ async fn group_view(state: &AppState, comparison_id: i64, g: &GroupReport) -> Re
         .collect();
 
     // The per-second series of every run: total ops each second.
-    let series = plot::series_svg(state, comparison_id, g)
+    let series = plot::series_svg(state, comparison_id, g, series)
         .await?
         .map(|svg| PlotView {
             svg,

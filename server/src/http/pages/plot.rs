@@ -11,6 +11,7 @@ use patchperf_common::metric;
 use patchperf_common::run::{Side, TaskMode};
 use serde::Deserialize;
 
+use crate::db::runs::SeriesRow;
 use crate::domain::report;
 use crate::domain::report::offload::off_workers;
 use crate::domain::report::{ComparisonReport, GroupReport, plots};
@@ -144,7 +145,9 @@ pub(super) async fn series(
 ) -> Result<Response> {
     let (report, at) = group(&state, id, &q).await?;
     once(&state, id, &report, &q.kept_as("series.svg"), async {
-        series_svg(&state, id, &report.groups[at])
+        let g = &report.groups[at];
+        let rows = db::runs::series(&state.db, id, &[series_name(g)]).await?;
+        series_svg(&state, id, g, &rows)
             .await?
             .ok_or_else(|| Error::NotFound("these runs stored no per-second series".into()))
     })
@@ -168,23 +171,30 @@ async fn once(
     Ok(svg(body).into_response())
 }
 
-/// The per-second series plot of a report's runs: total ops each second.
+/// The name of the per-second series a report's plot shows.
+pub(super) fn series_name(g: &GroupReport) -> String {
+    let h = &g.comparison.header;
+    metric::wis_scaling(h.nr_task, h.mode)
+}
+
+/// The per-second series plot of a report's runs (total ops each second),
+/// from `rows`, which may hold other reports' series too.
 pub(super) async fn series_svg(
     state: &AppState,
     comparison_id: i64,
     g: &GroupReport,
+    rows: &[SeriesRow],
 ) -> Result<Option<String>> {
-    let h = &g.comparison.header;
-    let series_name = metric::wis_scaling(h.nr_task, h.mode);
-    let series_rows = db::runs::series(&state.db, comparison_id, &series_name).await?;
-    let series_runs: Vec<(Side, String, Vec<f64>)> = series_rows
-        .into_iter()
+    let series_name = series_name(g);
+    let series_runs: Vec<(Side, String, Vec<f64>)> = rows
+        .iter()
+        .filter(|s| s.name == series_name)
         .filter_map(|s| {
             let run = g.runs.iter().find(|r| r.id == s.run_id)?;
             Some((
                 run.side,
                 format!("boot {} {}", run.boot_seq, run.side.as_str()),
-                s.points,
+                s.points.clone(),
             ))
         })
         .collect();
