@@ -23,9 +23,11 @@ CREATE TABLE comparison_reports (
 -- `comparisons`, so its work follows what changed rather than the size of
 -- the database; and it never locks a comparison row, which a claim (which
 -- skips locked comparisons) would otherwise pass over.
+-- `due_at` is now for a change; a build that failed is tried again a
+-- minute later rather than at once (or never).
 CREATE TABLE stale_reports (
     comparison_id  bigint PRIMARY KEY REFERENCES comparisons (id) ON DELETE CASCADE,
-    since          timestamptz NOT NULL DEFAULT now()
+    due_at         timestamptz NOT NULL DEFAULT now()
 );
 -- Every comparison stored before gets its report built once.
 INSERT INTO stale_reports (comparison_id) SELECT id FROM comparisons;

@@ -66,10 +66,11 @@ pub async fn take_stale(
          WHERE comparison_id IN (
              SELECT s.comparison_id FROM stale_reports s
              JOIN comparisons c ON c.id = s.comparison_id
-             WHERE c.status IN ('done', 'failed', 'cancelled')
-                OR NOT EXISTS (SELECT 1 FROM comparison_reports r
-                               WHERE r.comparison_id = s.comparison_id
-                                 AND r.built_at > now() - make_interval(secs => $2))
+             WHERE s.due_at <= now()
+               AND (c.status IN ('done', 'failed', 'cancelled')
+                    OR NOT EXISTS (SELECT 1 FROM comparison_reports r
+                                   WHERE r.comparison_id = s.comparison_id
+                                     AND r.built_at > now() - make_interval(secs => $2)))
              ORDER BY s.comparison_id DESC LIMIT $1
              FOR UPDATE OF s SKIP LOCKED)
          RETURNING comparison_id",
@@ -80,20 +81,42 @@ pub async fn take_stale(
     .await
 }
 
-/// How many comparisons wait for the builder.
+/// How many comparisons wait for the builder (a failed build waiting to be
+/// tried again included).
 pub async fn stale_count(db: impl PgExecutor<'_>) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar!(r#"SELECT count(*) AS "n!" FROM stale_reports"#)
         .fetch_one(db)
         .await
 }
 
-/// Marks comparison `id`'s report stale.
+/// Marks comparison `id`'s report stale, to be built now (also when a
+/// retry was due later: the change may be what it waited for).
 pub async fn mark_stale(conn: &mut PgConnection, id: i64) -> Result<(), sqlx::Error> {
     sqlx::query!(
-        "INSERT INTO stale_reports (comparison_id) VALUES ($1) ON CONFLICT DO NOTHING",
+        "INSERT INTO stale_reports (comparison_id) VALUES ($1)
+         ON CONFLICT (comparison_id) DO UPDATE SET due_at = LEAST(stale_reports.due_at, now())",
         id
     )
     .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Marks comparison `id`'s report to be built again in `seconds` (its
+/// build failed), unless it is marked already.
+pub async fn retry_later(
+    db: impl PgExecutor<'_>,
+    id: i64,
+    seconds: f64,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "INSERT INTO stale_reports (comparison_id, due_at)
+         VALUES ($1, now() + make_interval(secs => $2))
+         ON CONFLICT DO NOTHING",
+        id,
+        seconds
+    )
+    .execute(db)
     .await?;
     Ok(())
 }

@@ -147,9 +147,10 @@ async fn a_comparison_whose_report_fails_leaves_the_listings_up(pool: sqlx::PgPo
         .unwrap();
     let (status, _) = app.get(&format!("/api/v1/comparisons/{broken}")).await;
     assert!(status.is_server_error(), "{status}");
-    // The builder logs it and goes on; the listings show it without a
-    // verdict instead of failing whole.
+    // The builder logs it, goes on and tries again later (not at once);
+    // the listings show it without a verdict instead of failing whole.
     assert_eq!(app.build_reports().await, 1, "taken, failed, left");
+    assert_eq!(app.get_json("/healthz").await["reports_to_build"], 1);
     let (status, page) = app.get("/").await;
     assert_eq!(status, StatusCode::OK, "{page}");
     let text = squash(&crate::browser::visible_text(&page));
@@ -160,4 +161,19 @@ async fn a_comparison_whose_report_fails_leaves_the_listings_up(pool: sqlx::PgPo
     let list = app.get_json("/api/v1/comparisons").await;
     assert_eq!(list["comparisons"][0]["id"], broken);
     assert!(list["comparisons"][0]["verdict"].is_null(), "{list:#}");
+
+    // Mended (as a failure that was only passing would be), the retry
+    // when it is due stores the verdict.
+    sqlx::query("UPDATE runs SET measurement = 'tcg-icount' WHERE comparison_id = $1")
+        .bind(broken)
+        .execute(&pool)
+        .await
+        .unwrap();
+    sqlx::query("UPDATE stale_reports SET due_at = now()")
+        .execute(&pool)
+        .await
+        .unwrap();
+    assert_eq!(app.build_reports().await, 1);
+    let list = app.get_json("/api/v1/comparisons").await;
+    assert_eq!(list["comparisons"][0]["verdict"], "improvement", "{list:#}");
 }

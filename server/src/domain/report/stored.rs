@@ -30,6 +30,9 @@ const SETTLE: Duration = Duration::from_millis(250);
 /// waited for [`RUNNING_EVERY`]).
 const POLL: Duration = Duration::from_secs(5);
 
+/// How long a report whose build failed waits before the next try.
+const RETRY: Duration = Duration::from_secs(60);
+
 /// The least time between two builds of a running comparison's report by
 /// the builder: its runs arrive one after another, and a reader opening
 /// the page meanwhile gets the newest runs anyway (the request builds).
@@ -117,15 +120,19 @@ pub async fn refresh(state: &AppState, id: i64) -> Result<(), Error> {
 
 /// One pass of the builder: takes up to [`BATCH`] marked comparisons and
 /// refreshes each; returns how many it took. A comparison whose report
-/// fails to build is logged and left (its pages show the error; the next
-/// change marks it again), so one cannot hold up the others.
+/// fails to build is logged and tried again after [`RETRY`] (a database
+/// that went away for a moment must not leave a verdict missing for good),
+/// so one cannot hold up the others.
 pub async fn build_stale(state: &AppState) -> Result<usize, Error> {
     let mut conn = state.db.acquire().await?;
     let ids = db::reports::take_stale(&mut conn, BATCH, RUNNING_EVERY.as_secs_f64()).await?;
     drop(conn);
     for &id in &ids {
         if let Err(e) = refresh(state, id).await {
-            tracing::warn!(comparison = id, error = %e, "cannot build its report");
+            tracing::warn!(comparison = id, error = %e, "cannot build its report; trying again later");
+            if let Err(e) = db::reports::retry_later(&state.db, id, RETRY.as_secs_f64()).await {
+                tracing::warn!(comparison = id, error = %e, "cannot mark its report to retry");
+            }
         }
     }
     Ok(ids.len())
