@@ -154,6 +154,21 @@ proptest! {
     }
 
     #[test]
+    fn the_per_patch_cost_is_what_the_prefixes_write(text in mbox_text()) {
+        // `too_large` counts without writing; a series it lets through
+        // writes no more than it counted, and as many steps.
+        let prefixes = super::prefixes(&text);
+        let written: usize = prefixes.iter().map(String::len).sum();
+        match super::prefix::too_large(&text) {
+            None => {
+                prop_assert!(prefixes.len() <= super::prefix::MAX_STEPS);
+                prop_assert!(written <= super::prefix::MAX_STEPS_BYTES);
+            }
+            Some(why) => prop_assert!(!why.is_empty()),
+        }
+    }
+
+    #[test]
     fn split_messages_are_pieces_of_the_mbox_in_order(text in mbox_text()) {
         let messages = split(&text);
         let mut from = 0;

@@ -71,6 +71,11 @@ async fn create(
     } else {
         mbox::parse(&req.mbox).map_err(|e| Error::Unprocessable(e.to_string()))?
     };
+    if req.per_patch {
+        if let Some(why) = mbox::prefix::too_large(&req.mbox) {
+            return Err(Error::Unprocessable(why));
+        }
+    }
     let machine =
         match &req.machine {
             None => None,

@@ -245,3 +245,32 @@ async fn a_single_patch_has_no_steps(pool: PgPool) {
     assert!(c.get("steps").is_none(), "{c}");
     assert_eq!(app.count("comparisons").await, 1);
 }
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_series_too_long_to_measure_patch_by_patch_is_refused_and_nothing_stored(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    // Each step stores patches 1..k, so the steps grow with the square of
+    // the series: past the limit the submission is refused whole.
+    let n = u32::try_from(mbox::prefix::MAX_STEPS).unwrap() + 1;
+    let long: String = (1..=n).map(patch).collect();
+    let answer = app
+        .try_submit(json!({ "per_patch": true, "mbox": long }))
+        .await;
+    assert_eq!(
+        answer.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        answer.body
+    );
+    assert!(
+        answer.body.contains(&format!("this one has {n}")),
+        "{}",
+        answer.body
+    );
+    assert_eq!(app.count("comparisons").await, 0);
+    assert_eq!(app.count("patch_series").await, 0);
+    // The same series as one comparison is fine.
+    let whole: String = (1..=n).map(patch).collect();
+    app.try_submit(json!({ "mbox": whole })).await;
+    assert_eq!(app.count("comparisons").await, 1);
+}
