@@ -62,6 +62,11 @@ impl Inputs {
             latest_aa,
         }
     }
+
+    /// The A/A comparison whose noise floor the report is judged against.
+    pub fn latest_aa(&self) -> Option<i64> {
+        self.latest_aa
+    }
 }
 
 /// How many rendered forms (page, text, JSON, one per plot) one report

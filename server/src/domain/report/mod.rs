@@ -99,7 +99,7 @@ pub async fn load_shared(
         Some(report) => Arc::new(report),
         None => {
             let started = Instant::now();
-            let built = Arc::new(load_uncached(state, c).await?);
+            let built = Arc::new(load_uncached(state, c, inputs.latest_aa()).await?);
             state.reports.count_build();
             stored::write(state, c.id, &inputs, &built, started.elapsed()).await?;
             built
@@ -121,7 +121,14 @@ async fn inputs(state: &AppState, c: &ComparisonRow) -> Result<cache::Inputs, Er
     Ok(cache::Inputs::new(c, runs, latest_aa))
 }
 
-async fn load_uncached(state: &AppState, c: &ComparisonRow) -> Result<ComparisonReport, Error> {
+/// Builds comparison `c`'s report, judged against the floor of A/A
+/// comparison `latest_aa`: the one its inputs were read with, so that what
+/// is stored was built from exactly those inputs.
+async fn load_uncached(
+    state: &AppState,
+    c: &ComparisonRow,
+    latest_aa: Option<i64>,
+) -> Result<ComparisonReport, Error> {
     let messages = db::patches::messages(&state.db, c.series_id).await?;
     let facts = HeaderFacts {
         // A step of a per-patch comparison is about its own patch.
@@ -134,7 +141,7 @@ async fn load_uncached(state: &AppState, c: &ComparisonRow) -> Result<Comparison
         report_url: Some(state.config.link(&format!("/comparisons/{}", c.id))),
     };
     let limit = state.config.report_time_limit;
-    let floors = noise_floors(state, c).await?;
+    let floors = noise_floors(state, latest_aa).await?;
     build(
         &state.db,
         c,
@@ -147,18 +154,14 @@ async fn load_uncached(state: &AppState, c: &ComparisonRow) -> Result<Comparison
 }
 
 /// The noise floor of each (workload, mode, nr_task, measurement) as the
-/// machine's latest finished A/A comparison measured it: the largest change
+/// machine's latest finished A/A comparison (`latest_aa`, from the report's
+/// inputs) measured it: the largest change
 /// its 95% interval of the headline metric allows between two sets of boots
 /// of the same kernel. A/A comparisons themselves are judged without one.
-async fn noise_floors(state: &AppState, c: &ComparisonRow) -> Result<NoiseFloors, Error> {
+async fn noise_floors(state: &AppState, latest_aa: Option<i64>) -> Result<NoiseFloors, Error> {
     let mut floors = NoiseFloors::default();
-    let Some(machine_id) = c.machine_id else {
-        return Ok(floors);
-    };
-    if c.kind == ComparisonKind::Aa {
-        return Ok(floors);
-    }
-    let Some(aa_id) = db::comparisons::latest_aa(&state.db, machine_id).await? else {
+    // None for an A/A comparison itself and for a machine without one.
+    let Some(aa_id) = latest_aa else {
         return Ok(floors);
     };
     let Some(aa) = db::comparisons::find(&state.db, aa_id).await? else {
