@@ -84,6 +84,13 @@ impl ComparisonStatus {
     pub fn is_final(self) -> bool {
         !matches!(self, ComparisonStatus::Queued | ComparisonStatus::Running)
     }
+
+    /// Whether every job of a comparison in this status is final too (done
+    /// or failed), so that nothing but its report can change what is shown
+    /// of it. A cancelled one may still have a job a runner holds.
+    pub fn is_settled(self) -> bool {
+        matches!(self, ComparisonStatus::Done | ComparisonStatus::Failed)
+    }
 }
 
 impl fmt::Display for ComparisonStatus {
@@ -183,6 +190,23 @@ mod tests {
         assert_eq!(
             live,
             [&ComparisonStatus::Queued, &ComparisonStatus::Running]
+        );
+    }
+
+    #[test]
+    fn settled_is_final_without_cancelled() {
+        let settled: Vec<_> = ComparisonStatus::ALL
+            .iter()
+            .filter(|s| s.is_settled())
+            .collect();
+        assert_eq!(
+            settled,
+            [&ComparisonStatus::Done, &ComparisonStatus::Failed]
+        );
+        assert!(
+            ComparisonStatus::ALL
+                .iter()
+                .all(|s| !s.is_settled() || s.is_final())
         );
     }
 }

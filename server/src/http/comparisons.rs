@@ -163,9 +163,9 @@ async fn show(State(state): State<AppState>, Path(id): Path<i64>) -> Result<impl
         .await?
         .ok_or_else(|| Error::NotFound(format!("no comparison {id}")))?;
     let report = crate::domain::report::load_shared(&state, &c).await?;
-    // Once done or failed, every job is final: the answer changes only with
-    // the report (a new noise floor), so it is written once per report.
-    let settled = matches!(c.status, ComparisonStatus::Done | ComparisonStatus::Failed);
+    // Once settled, the answer changes only with the report (a new noise
+    // floor), so it is written once per report.
+    let settled = c.status.is_settled();
     let kept = settled
         .then(|| state.reports.rendered(id, &report, "json"))
         .flatten();

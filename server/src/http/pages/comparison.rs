@@ -6,7 +6,7 @@
 use askama::Template;
 use axum::extract::State;
 use axum::response::Html;
-use patchperf_common::comparison::{ComparisonKind, ComparisonStatus};
+use patchperf_common::comparison::ComparisonKind;
 use patchperf_common::metric;
 use patchperf_common::report::text::{
     TextOptions, pipeline_line, selected_rows, summary_line, unsupported_line,
@@ -159,10 +159,9 @@ pub(super) async fn page(
         .await?
         .ok_or_else(|| Error::NotFound(format!("no comparison {id}")))?;
     let built = report::load_shared(&state, &c).await?;
-    // Once done or failed, every job is final: the page changes only with
-    // its report (a new noise floor), so it is rendered once per report.
-    // A cancelled one may still have a job a runner holds.
-    let settled = matches!(c.status, ComparisonStatus::Done | ComparisonStatus::Failed);
+    // Once settled, the page changes only with its report (a new noise
+    // floor), so it is rendered once per report.
+    let settled = c.status.is_settled();
     if settled {
         if let Some(kept) = state.reports.rendered(id, &built, "page") {
             return Ok(Html(kept.to_string()));
