@@ -4,18 +4,8 @@
 //! from before the run.
 
 use axum::http::StatusCode;
-use patchperf_common::run::Side;
 
-use crate::helpers::{TestApp, squash};
-
-/// dup1 ops a patch making it 5% faster, with 0.1% boot-to-boot noise.
-fn faster(side: Side, seq: u32, _: u32) -> f64 {
-    let base = 100_000.0 * (1.0 + 0.001 * f64::from(seq % 2));
-    match side {
-        Side::Base => base,
-        Side::Patched => base * 1.05,
-    }
-}
+use crate::helpers::{TestApp, faster, squash};
 
 /// Reports built by the app so far.
 fn builds(app: &TestApp) -> u64 {

@@ -7,13 +7,6 @@ use patchperf_common::run::Side;
 
 use crate::helpers::TestApp;
 
-/// Runs every job `machine` can claim, including jobs added while it runs.
-async fn run_all(app: &TestApp, machine: i64, ops: impl Fn(Side, u32, u32) -> f64 + Copy) {
-    while let Some(spec) = app.claim(machine).await {
-        app.run_job(machine, &spec, &[1], ops, true).await;
-    }
-}
-
 /// ±3% of boot-to-boot noise that depends only on the boot's position.
 fn noise(seq: u32) -> f64 {
     [0.0, 0.03, -0.03, 0.015, -0.015][(seq % 5) as usize]
@@ -41,7 +34,7 @@ async fn an_undecided_comparison_gets_more_boots_until_it_decides(pool: sqlx::Pg
         .as_str()
         .unwrap()
         .to_string();
-    run_all(&app, lab, noisy(0.04)).await;
+    app.run_all(lab, noisy(0.04)).await;
 
     let view = app.get_json(&format!("/api/v1/comparisons/{id}")).await;
     assert_eq!(view["status"], "done");
@@ -94,7 +87,7 @@ async fn boots_stop_at_max_runs_when_nothing_decides(pool: sqlx::PgPool) {
     let id = app
         .submit_growing("[PATCH] fs: nothing to see", "lab", 3, 8)
         .await;
-    run_all(&app, lab, noisy(0.0)).await;
+    app.run_all(lab, noisy(0.0)).await;
     let view = app.get_json(&format!("/api/v1/comparisons/{id}")).await;
     assert_eq!(view["status"], "done");
     assert_eq!(view["runs_per_side"], 8);
@@ -110,7 +103,7 @@ async fn a_decided_comparison_gets_no_more_boots(pool: sqlx::PgPool) {
     let id = app
         .submit_growing("[PATCH] fs: a clear dup win", "lab", 3, 24)
         .await;
-    run_all(&app, lab, |side, seq, _| {
+    app.run_all(lab, |side, seq, _| {
         let base = 100_000.0 * (1.0 + 0.001 * f64::from(seq % 2));
         if side == Side::Patched {
             base * 1.1

@@ -3,27 +3,10 @@
 //! building; built again when, and only when, a run arrives or the
 //! machine's noise floor changes.
 
-use patchperf_common::run::Side;
 use patchperf_server::domain::report;
 use patchperf_server::{AppState, Config, db};
 
-use crate::helpers::TestApp;
-
-/// dup1 ops a patch making it 5% faster, with 0.1% boot-to-boot noise.
-fn faster(side: Side, seq: u32, _: u32) -> f64 {
-    let base = 100_000.0 * (1.0 + 0.001 * f64::from(seq % 2));
-    match side {
-        Side::Base => base,
-        Side::Patched => base * 1.05,
-    }
-}
-
-/// Runs every queued job of `machine` with `ops`.
-async fn run_all(app: &TestApp, machine: i64, ops: fn(Side, u32, u32) -> f64) {
-    while let Some(spec) = app.claim(machine).await {
-        app.run_job(machine, &spec, &[1], ops, true).await;
-    }
-}
+use crate::helpers::{TestApp, faster};
 
 /// Reports built by the app so far.
 fn builds(state: &AppState) -> u64 {
@@ -42,7 +25,7 @@ async fn a_second_server_serves_the_stored_report_without_building(pool: sqlx::P
     let app = TestApp::new(pool.clone()).await;
     let lab = app.register("lab").await;
     let id = app.submit("[PATCH] fs: a dup win", "lab", &[1], 3).await;
-    run_all(&app, lab, faster).await;
+    app.run_all(lab, faster).await;
     let first = report_json(&app.state, id).await;
     assert_eq!(builds(&app.state), 1);
 
@@ -64,7 +47,7 @@ async fn a_run_rebuilds_its_own_comparison_only(pool: sqlx::PgPool) {
     let app = TestApp::new(pool.clone()).await;
     let (lab, lab2) = (app.register("lab").await, app.register("lab2").await);
     let done = app.submit("[PATCH] fs: a dup win", "lab2", &[1], 3).await;
-    run_all(&app, lab2, faster).await;
+    app.run_all(lab2, faster).await;
     let id = app.submit("[PATCH] fs: another win", "lab", &[1], 3).await;
     let spec = app.claim(lab).await.unwrap();
     app.run_job(lab, &spec, &[1], faster, true).await;
@@ -121,9 +104,9 @@ async fn a_new_noise_floor_rebuilds_its_machines_comparisons_only(pool: sqlx::Pg
     let app = TestApp::new(pool.clone()).await;
     let (lab, lab2) = (app.register("lab").await, app.register("lab2").await);
     let here = app.submit("[PATCH] fs: a dup win", "lab", &[1], 3).await;
-    run_all(&app, lab, faster).await;
+    app.run_all(lab, faster).await;
     let elsewhere = app.submit("[PATCH] fs: a dup win", "lab2", &[1], 3).await;
-    run_all(&app, lab2, faster).await;
+    app.run_all(lab2, faster).await;
     app.build_reports().await;
     let stored_before = report_json(&app.state, here).await;
     let page = format!("/comparisons/{here}");
@@ -142,7 +125,7 @@ async fn a_new_noise_floor_rebuilds_its_machines_comparisons_only(pool: sqlx::Pg
     // one A/B comparison judged against its floor are built again; `lab2`'s
     // is not.
     let aa = app.submit_aa("lab", 3).await;
-    run_all(&app, lab, |_, seq, _| {
+    app.run_all(lab, |_, seq, _| {
         100_000.0 * (1.0 + 0.001 * f64::from(seq % 2))
     })
     .await;

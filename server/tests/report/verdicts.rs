@@ -19,13 +19,6 @@ fn changed_by(change: f64) -> impl Fn(Side, u32, u32) -> f64 + Copy {
     }
 }
 
-/// Runs every queued job of `machine` with `ops`.
-async fn run_all(app: &TestApp, machine: i64, ops: impl Fn(Side, u32, u32) -> f64 + Copy) {
-    while let Some(spec) = app.claim(machine).await {
-        app.run_job(machine, &spec, &[1], ops, true).await;
-    }
-}
-
 /// (id, verdict, headline) of each listed comparison.
 async fn listed(app: &TestApp, query: &str) -> Vec<(i64, serde_json::Value, String)> {
     let list = app.get_json(&format!("/api/v1/comparisons{query}")).await;
@@ -52,9 +45,9 @@ async fn listings_filter_by_stored_verdicts_that_follow_the_noise_floor(pool: sq
     let small_win = app
         .submit("[PATCH] fs: a small dup win", "lab", &[1], 3)
         .await;
-    run_all(&app, lab, changed_by(0.015)).await;
+    app.run_all(lab, changed_by(0.015)).await;
     let loss = app.submit("[PATCH] fs: a dup loss", "lab", &[1], 3).await;
-    run_all(&app, lab, changed_by(-0.10)).await;
+    app.run_all(lab, changed_by(-0.10)).await;
     let waiting = app.submit("[PATCH] fs: not run yet", "lab", &[1], 3).await;
     // Listings show what the builder stored; before it ran, no verdicts.
     assert!(listed(&app, "").await.iter().all(|r| r.1.is_null()));
@@ -91,7 +84,7 @@ async fn listings_filter_by_stored_verdicts_that_follow_the_noise_floor(pool: sq
     // the +1.5% is no longer a verdict anybody should act on.
     let aa = app.submit_aa("lab", 6).await;
     // The queued comparison goes first; run it as a no-change patch.
-    run_all(&app, lab, |_, seq, _| {
+    app.run_all(lab, |_, seq, _| {
         100_000.0 * (1.0 + 0.02 * f64::from(seq % 4))
     })
     .await;
@@ -118,9 +111,9 @@ async fn the_dashboard_filters_by_verdict(pool: sqlx::PgPool) {
     let app = TestApp::new(pool).await;
     let lab = app.register("lab").await;
     let win = app.submit("[PATCH] fs: a dup win", "lab", &[1], 3).await;
-    run_all(&app, lab, changed_by(0.05)).await;
+    app.run_all(lab, changed_by(0.05)).await;
     let loss = app.submit("[PATCH] fs: a dup loss", "lab", &[1], 3).await;
-    run_all(&app, lab, changed_by(-0.05)).await;
+    app.run_all(lab, changed_by(-0.05)).await;
     app.build_reports().await;
     let link = |id: i64| format!("href=\"/comparisons/{id}\"");
 
@@ -146,7 +139,7 @@ async fn the_keeper_stores_the_verdict_of_a_comparison_as_it_finishes(pool: sqlx
     patchperf_server::domain::report::stored::spawn_keeper(&app.state);
     let lab = app.register("lab").await;
     let loss = app.submit("[PATCH] fs: a dup loss", "lab", &[1], 3).await;
-    run_all(&app, lab, changed_by(-0.05)).await;
+    app.run_all(lab, changed_by(-0.05)).await;
     // Nobody lists anything: the keeper alone stores it.
     let stored = || async {
         sqlx::query_as::<_, (Option<String>, Option<String>)>(
