@@ -253,6 +253,44 @@ async fn unknown_pages_and_reports_are_404(pool: sqlx::PgPool) {
 }
 
 #[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn plot_urls_work_with_defaults_and_name_the_valid_values(pool: sqlx::PgPool) {
+    let app = TestApp::new(pool).await;
+    let id = completed_comparison(&app, "[PATCH] fs: dup without the sanity check").await;
+    // Without parameters: the first report and its headline metric.
+    let (status, svg) = app.get(&format!("/comparisons/{id}/plots/runs.svg")).await;
+    assert_eq!(status, StatusCode::OK, "{svg}");
+    assert!(svg.contains("will-it-scale.per_process_ops"), "{svg}");
+    let (status, svg) = app
+        .get(&format!("/comparisons/{id}/plots/series.svg?nr_task=2"))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{svg}");
+    // A value that matches nothing is answered with the ones that would.
+    let (status, page) = app
+        .get(&format!("/comparisons/{id}/plots/runs.svg?workload=open9"))
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(
+        page.contains("it has: workload=dup1&#38;mode=process&#38;nr_task=1, workload=dup1&#38;mode=process&#38;nr_task=2"),
+        "{page}"
+    );
+    let (status, page) = app
+        .get(&format!("/comparisons/{id}/plots/runs.svg?nr_task=two"))
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{page}");
+    let (status, page) = app
+        .get(&format!(
+            "/comparisons/{id}/plots/runs.svg?metric=perf-stat.nope"
+        ))
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(
+        page.contains("has no metric `perf-stat.nope`; it has: "),
+        "{page}"
+    );
+    assert!(page.contains("will-it-scale.per_process_ops"), "{page}");
+}
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
 async fn pages_in_headless_chromium_show_the_report(pool: sqlx::PgPool) {
     let Some(chromium) = browser::Chromium::find() else {
         eprintln!("skipping: /usr/bin/chromium is not installed (apt-get install chromium)");
