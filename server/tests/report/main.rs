@@ -446,6 +446,83 @@ async fn a_failed_job_shows_its_reason_and_log(pool: sqlx::PgPool) {
 }
 
 #[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn a_long_build_is_one_line_of_the_job_log_and_every_event_is_in_the_raw_log(
+    pool: sqlx::PgPool,
+) {
+    let app = TestApp::new(pool).await;
+    let machine = app.register("lab1").await;
+    app.submit("[PATCH] fs: a long build", "lab1", &[1], 3)
+        .await;
+    let spec = app.claim(machine).await.unwrap();
+    let headers = [
+        (
+            patchperf_common::protocol::MACHINE_HEADER,
+            machine.to_string(),
+        ),
+        (
+            patchperf_common::protocol::ATTEMPT_HEADER,
+            spec.attempt.to_string(),
+        ),
+    ];
+    let update = |state: &str, message: &str, tail: String| {
+        let body = serde_json::json!({ "state": state, "message": message, "log_tail": tail });
+        let path = format!("/api/v1/jobs/{}/state", spec.job_id);
+        let (headers, runner) = (headers.clone(), app.runner.clone());
+        let app = &app;
+        async move {
+            let (status, body) = app
+                .request(
+                    "POST",
+                    &path,
+                    Some(&runner),
+                    &headers,
+                    Some(body.to_string()),
+                )
+                .await;
+            assert!(status.is_success(), "{status} {body}");
+        }
+    };
+    for i in 0..40 {
+        update(
+            "building",
+            "building the patched kernel",
+            format!("  CC      fs/file{i}.o"),
+        )
+        .await;
+    }
+    update("booting", "booting the base kernel", String::new()).await;
+
+    let (status, html) = app.get(&format!("/jobs/{}/log", spec.job_id)).await;
+    assert_eq!(status, StatusCode::OK);
+    let text = squash(&browser::visible_text(&html));
+    assert!(
+        text.contains("building the patched kernel (× 40)"),
+        "{text}"
+    );
+    assert!(text.contains("CC fs/file39.o"), "{text}");
+    assert!(
+        !text.contains("CC fs/file38.o"),
+        "earlier tails are folded: {text}"
+    );
+    assert!(text.contains("booting the base kernel"), "{text}");
+    assert!(text.contains("boot block 1 of 3"), "{text}");
+    assert!(html.contains("href=\"#end\""), "{html}");
+    let (status, raw) = app.get(&format!("/jobs/{}/log.txt", spec.job_id)).await;
+    assert_eq!(status, StatusCode::OK);
+    for i in 0..40 {
+        assert!(
+            raw.contains(&format!("    CC      fs/file{i}.o\n")),
+            "{raw}"
+        );
+    }
+    assert_eq!(
+        raw.matches("building attempt 1 building the patched kernel")
+            .count(),
+        40
+    );
+}
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
 async fn an_aa_comparison_sets_the_noise_floor_of_later_reports_on_its_machine(pool: sqlx::PgPool) {
     let app = TestApp::new(pool).await;
     let noisy = app.register("noisy").await;

@@ -31,6 +31,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/machines", get(machine::list))
         .route("/machines/{name}", get(machine::page))
         .route("/jobs/{id}/log", get(job_log::page))
+        .route("/jobs/{id}/log.txt", get(job_log::raw))
         .route("/static/{file}", get(assets::file))
         // Inside the error page, so that a 401 is answered as a page.
         .layer(axum::middleware::from_fn_with_state(
