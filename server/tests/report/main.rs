@@ -591,4 +591,23 @@ async fn an_aa_comparison_sets_the_noise_floor_of_later_reports_on_its_machine(p
         noisy_text.contains(&format!("% from A/A comparison {aa} on this machine")),
         "{noisy_text}"
     );
+
+    // Each machine page says what its floor is and what it ran, with the
+    // verdicts the report builder stored.
+    app.build_reports().await;
+    let (_, html) = app.get("/machines/noisy").await;
+    let text = squash(&browser::visible_text(&html));
+    assert!(text.contains(&format!("A/A comparison {aa}")), "{text}");
+    assert!(
+        text.contains(&format!("dup1 process 1 tcg-icount ±{floor:.2}%")),
+        "{text}"
+    );
+    assert!(text.contains("[PATCH] fs: a small dup win"), "{text}");
+    let (_, html) = app.get("/machines/quiet").await;
+    let text = squash(&browser::visible_text(&html));
+    assert!(
+        text.contains("No A/A comparison has finished on this machine"),
+        "{text}"
+    );
+    assert!(text.contains("improvement"), "{text}");
 }
