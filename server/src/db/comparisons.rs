@@ -44,6 +44,8 @@ pub struct NewComparison<'a> {
     pub commit_sha: Option<String>,
     /// For a bisection's probe: the bisection and the commit's position.
     pub probe_of: Option<(i64, i32)>,
+    /// For a tracked tree's new head: the tree.
+    pub tree_id: Option<i64>,
 }
 
 /// A comparison as stored, with its machine's name.
@@ -128,9 +130,10 @@ pub async fn insert(conn: &mut PgConnection, new: &NewComparison<'_>) -> Result<
         r#"INSERT INTO comparisons (base, series_id, workloads, params, runs_per_side, backend,
                                     config_fragment, machine_id, machine_inventory, order_seed,
                                     submitted_by, kind, max_runs_per_side, parent_id, step,
-                                    base_series_id, git_range, commit_sha, bisection_id, probe)
+                                    base_series_id, git_range, commit_sha, bisection_id, probe,
+                                    tree_id)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
-                   $17, $18, $19, $20)
+                   $17, $18, $19, $20, $21)
            RETURNING id"#,
         Json(new.base) as _,
         new.series_id,
@@ -151,7 +154,8 @@ pub async fn insert(conn: &mut PgConnection, new: &NewComparison<'_>) -> Result<
         new.git_range,
         new.commit_sha,
         bisection_id,
-        probe
+        probe,
+        new.tree_id
     )
     .fetch_one(conn)
     .await

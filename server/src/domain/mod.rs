@@ -12,4 +12,5 @@ pub mod queue;
 pub mod range;
 pub mod report;
 pub mod steps;
+pub mod submit;
 pub mod waiting;
