@@ -7,7 +7,6 @@
 use patchperf_common::api::{StepOf, StepView};
 use patchperf_common::report::format::change_column;
 use patchperf_common::run::TaskMode;
-use patchperf_common::stats::Verdict;
 
 use super::view;
 
@@ -73,7 +72,7 @@ pub fn table(steps: &[StepView]) -> StepsTable {
                                 h.change
                                     .map(|c| change_column(c, false).trim().to_string())
                                     .unwrap_or_else(|| "-".into()),
-                                letter(h.verdict)
+                                view::verdict_letter(h.verdict)
                             ),
                             class: view::verdict_class(h.verdict),
                             title: format!("{}: {}", h.metric, h.verdict.as_str()),
@@ -95,17 +94,6 @@ pub fn table(steps: &[StepView]) -> StepsTable {
             .map(|(w, mode, n)| format!("{w} {} ×{n}", mode.as_str()))
             .collect(),
         rows,
-    }
-}
-
-/// One letter for a verdict, beside its colour.
-fn letter(v: Verdict) -> char {
-    match v {
-        Verdict::Improvement => 'I',
-        Verdict::Regression => 'R',
-        Verdict::Changed => 'C',
-        Verdict::NoChange => 'N',
-        Verdict::Undecided => 'U',
     }
 }
 
