@@ -22,6 +22,8 @@ pub struct StepCell {
 #[derive(Debug)]
 pub struct StepLine {
     pub label: String,
+    /// A git range's step: its commit, short.
+    pub commit: String,
     pub subject: String,
     pub href: String,
     pub status: &'static str,
@@ -53,6 +55,12 @@ pub fn table(steps: &[StepView]) -> StepsTable {
         .iter()
         .map(|s| StepLine {
             label: format!("patch {}/{of}", s.step),
+            commit: s
+                .commit
+                .as_deref()
+                .map(view::short_commit)
+                .unwrap_or_default()
+                .to_string(),
             subject: s.subject.clone(),
             href: format!("/comparisons/{}", s.comparison_id),
             status: s.status.as_str(),
