@@ -20,11 +20,11 @@ use crate::git_repo::linear;
 use crate::helpers::{TestApp, test_config};
 
 /// How the played lab measures.
-struct Lab {
+pub struct Lab {
     /// The first commit that makes open1 faster (none: no commit does).
-    culprit: Option<usize>,
+    pub culprit: Option<usize>,
     /// Commits whose kernels do not build.
-    broken: Vec<usize>,
+    pub broken: Vec<usize>,
 }
 
 impl Lab {
@@ -37,7 +37,7 @@ impl Lab {
 
     /// Runs `job` as a runner would: fails it when its patched kernel
     /// carries a broken commit as its last, else uploads each boot's runs.
-    async fn run(&self, app: &TestApp, machine: i64, job: &JobSpec) {
+    pub async fn run(&self, app: &TestApp, machine: i64, job: &JobSpec) {
         let patched = mbox::prefixes(&job.mbox).len();
         let base = mbox::prefixes(&job.base_mbox).len();
         if self.broken.contains(&patched) {
@@ -68,7 +68,7 @@ impl Lab {
 
     /// Advances bisections and runs what `machine` can claim until there is
     /// nothing left; the jobs run.
-    async fn drain(&self, app: &TestApp, machine: i64) -> Vec<JobSpec> {
+    pub async fn drain(&self, app: &TestApp, machine: i64) -> Vec<JobSpec> {
         let mut ran = Vec::new();
         loop {
             bisect::advance_all(&app.state).await.unwrap();
@@ -81,7 +81,7 @@ impl Lab {
     }
 }
 
-async fn app(pool: PgPool, mirrors: &std::path::Path) -> TestApp {
+pub async fn app(pool: PgPool, mirrors: &std::path::Path) -> TestApp {
     let config = Config {
         local_git: true,
         git_dir: mirrors.to_path_buf(),
@@ -90,7 +90,7 @@ async fn app(pool: PgPool, mirrors: &std::path::Path) -> TestApp {
     TestApp::with_config(pool, config).await
 }
 
-fn request(url: &str, good: &str, bad: &str) -> Value {
+pub fn request(url: &str, good: &str, bad: &str) -> Value {
     json!({
         "base": { "kind": "git", "url": url, "commit": good },
         "bad": bad,
@@ -101,7 +101,7 @@ fn request(url: &str, good: &str, bad: &str) -> Value {
     })
 }
 
-async fn start(app: &TestApp, body: Value) -> i64 {
+pub async fn start(app: &TestApp, body: Value) -> i64 {
     let a = app.post("/api/v1/bisections", &app.ci, body).await;
     assert_eq!(a.status, StatusCode::CREATED, "{a:?}");
     a.json["id"].as_i64().unwrap()

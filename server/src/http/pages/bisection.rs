@@ -219,7 +219,11 @@ fn probe_line(
         },
         bounds,
         runs_per_side: p.runs_per_side,
-        kernels: kernels.map_or_else(|| "not yet".into(), kernels_text),
+        kernels: match kernels {
+            Some(k) => kernels_text(k),
+            None if p.status.is_final() => "not reported".into(),
+            None => "not yet".into(),
+        },
     }
 }
 
