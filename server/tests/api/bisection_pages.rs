@@ -179,6 +179,12 @@ async fn a_found_bisection_page_answers_first_then_probes_kernels_and_series(poo
         )),
         "{html}"
     );
+    assert!(
+        html.contains(&format!(
+            "<h1>probe 7/7 of bisection {id}: `fs: step 7` against the good end</h1>"
+        )),
+        "{html}"
+    );
     assert!(text(&html).contains(&format!("commit {}", short(7))));
 
     // The dashboard lists it beside the comparisons.

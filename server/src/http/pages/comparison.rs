@@ -7,12 +7,12 @@ use askama::Template;
 use axum::extract::State;
 use axum::response::Html;
 use patchperf_common::comparison::ComparisonKind;
-use patchperf_common::metric;
 use patchperf_common::report::text::{
     TextOptions, pipeline_line, selected_rows, summary_line, unsupported_line,
 };
 use patchperf_common::report::{Comparison, MetricComparison, format};
 use patchperf_common::run::Side;
+use patchperf_common::{mbox, metric};
 
 use super::plot::{self, PlotQuery};
 use super::{steps, view};
@@ -229,9 +229,18 @@ async fn page_of(
                 c.base.0.describe()
             )
         } else {
-            match &step_of {
-                Some(s) => steps::step_line(s),
-                None => first_subject.unwrap_or_else(|| format!("comparison {id}")),
+            match (&step_of, &probe_of) {
+                (Some(s), _) => steps::step_line(s),
+                // A probe measures its last commit, on top of those before.
+                (None, Some((_, probe))) => {
+                    let last = messages.iter().rev().find(|m| m.has_diff);
+                    let title = last.map(|m| mbox::Subject::parse(&m.subject).title);
+                    format!(
+                        "{probe}: `{}` against the good end",
+                        title.unwrap_or_default()
+                    )
+                }
+                (None, None) => first_subject.unwrap_or_else(|| format!("comparison {id}")),
             }
         },
         live: !c.status.is_final(),
