@@ -4,8 +4,9 @@
 //! chosen probes fail as kernels that do not build. Checked: the first bad
 //! commit is found in O(log N) probes on one machine; a commit that does
 //! not build is skipped, or named among the candidates; ends that do not
-//! differ answer "not reproducible"; a finished comparison is bisected
-//! without measuring its ends again; bad requests are refused.
+//! differ answer "not reproducible" (and its page says so); a finished
+//! comparison is bisected without measuring its ends again; bad requests
+//! are refused.
 
 use axum::http::StatusCode;
 use patchperf_common::mbox;
@@ -16,6 +17,7 @@ use patchperf_server::domain::bisect;
 use serde_json::{Value, json};
 use sqlx::PgPool;
 
+use crate::bisection_pages::{page, row, text};
 use crate::git_repo::linear;
 use crate::helpers::{TestApp, test_config};
 
@@ -289,6 +291,27 @@ async fn ends_that_do_not_differ_are_not_reproducible(pool: PgPool) {
             .unwrap()
             .starts_with("not reproducible: will-it-scale.per_process_ops of open1"),
         "{outcome:#}"
+    );
+
+    // Its page says so first; the one probe (the ends) is not judged and
+    // narrowed nothing; the dashboard shows the answer's first line.
+    let html = page(&app, &format!("/bisections/{id}")).await;
+    let said = text(&html);
+    assert!(
+        said.contains(
+            "not reproducible: will-it-scale.per_process_ops of open1 (process, nr_task 1) \
+             does not differ between the good and the bad end"
+        ),
+        "{said}"
+    );
+    assert!(!said.contains("the answer"), "{said}");
+    let line = row(&html, "/comparisons/1");
+    assert!(line.starts_with("4/4 "), "{line}");
+    assert!(line.ends_with("% 3 a side not reported"), "{line}");
+    let line = row(&page(&app, "/").await, &format!("/bisections/{id}"));
+    assert!(
+        line.contains(" 1 not reproducible: will-it-scale.per_process_ops of open1"),
+        "{line}"
     );
 }
 
