@@ -221,6 +221,17 @@ async fn a_commit_that_does_not_build_is_skipped_as_git_bisect_skip_does(pool: P
             .unwrap()
             .contains("expected identifier")
     );
+    // Its page row says why, and that the search stepped around it.
+    let html = page(&app, &format!("/bisections/{id}")).await;
+    let line = row(&html, &format!("/comparisons/{}", skipped["comparison_id"]));
+    assert!(
+        line.starts_with(&format!(
+            "3/6 {} fs: step 3 failed: fs/step3.c:1:1: error: expected identifier skip 1..6",
+            &ids[3][..10]
+        )),
+        "{line}"
+    );
+    assert!(line.contains(" skip "), "{line}");
 
     // Commit 3 does not build and the culprit is 4: both stay candidates.
     let id = start(&app, request(url, &ids[0], "master")).await;
@@ -243,6 +254,15 @@ async fn a_commit_that_does_not_build_is_skipped_as_git_bisect_skip_does(pool: P
         summary.contains(&format!("[{}] fs: step 4", &ids[4][..10])),
         "{summary}"
     );
+    // The page marks both candidates in the series.
+    let said = text(&page(&app, &format!("/bisections/{id}")).await);
+    for k in [3, 4] {
+        assert!(
+            said.contains(&format!("{} fs: step {k} · probed: ", &ids[k][..10])),
+            "{said}"
+        );
+    }
+    assert_eq!(said.matches("· the answer").count(), 2, "{said}");
 
     // The bad end itself does not build: no answer.
     let id = start(&app, request(url, &ids[0], &ids[6])).await;
@@ -355,6 +375,14 @@ async fn a_finished_range_comparison_is_bisected_without_measuring_its_ends_agai
         "the comparison measured the bad end: {probes:?}"
     );
     assert!(probes.len() <= 2, "{probes:?}");
+    // Its page and the dashboard link the comparison it started from.
+    let link = format!("<a href=\"/comparisons/{range}\">comparison {range}</a>");
+    let html = page(&app, &format!("/bisections/{id}")).await;
+    assert!(html.contains(&link), "{html}");
+    assert!(text(&html).contains(&format!("started from comparison {range}")));
+    let html = page(&app, "/").await;
+    assert!(row(&html, &format!("/bisections/{id}")).contains(&format!("comparison {range}")));
+    assert!(html.contains(&link), "{html}");
 }
 
 #[sqlx::test(migrations = "../migrations")]
