@@ -102,6 +102,10 @@ async fn a_found_bisection_page_answers_first_then_probes_kernels_and_series(poo
     // The answer comes first, in 0-day's words.
     let answer = format!("first bad commit: [{}] fs: step 5", short(5));
     let at = said.find(&answer).unwrap_or_else(|| panic!("{said}"));
+    assert!(
+        !html.contains("http-equiv=\"refresh\""),
+        "a finished page stays"
+    );
     assert!(at < said.find("Probes").unwrap(), "{said}");
     assert!(
         said.contains("will-it-scale.per_process_ops of open1 (process, nr_task 1): +"),
@@ -241,6 +245,10 @@ async fn a_running_bisection_page_says_how_far_it_has_come(pool: PgPool) {
         "{said}"
     );
     assert!(said.contains("machine not claimed yet"), "{said}");
+    assert!(
+        said.contains("This page reloads every 30 seconds"),
+        "{said}"
+    );
     let lab = Lab {
         culprit: Some(5),
         broken: Vec::new(),

@@ -60,6 +60,8 @@ pub struct CommitLine {
 pub(super) struct BisectionPage {
     id: i64,
     status: &'static str,
+    /// Still probing: the page reloads itself (no script).
+    running: bool,
     /// The outcome in 0-day's words, or where the search stands.
     answer: String,
     base: String,
@@ -151,6 +153,7 @@ fn page_of(v: &BisectionView, kernels: &HashMap<i64, KernelBuilds>) -> Bisection
     BisectionPage {
         id: v.id,
         status: v.status.as_str(),
+        running: v.status == BisectionStatus::Running,
         answer: answer(v),
         base: v.base.describe(),
         range: v.git_range.as_deref().map(view::short_range),
