@@ -101,7 +101,7 @@ pub async fn create(
             ));
         }
     };
-    let n = mbox::prefixes(&mbox).len();
+    let n = mbox::prefix::count(&mbox);
     if n == 0 {
         return Err(Error::Unprocessable(
             "the series has no patch to bisect".into(),
@@ -218,7 +218,7 @@ struct Assessed {
 /// The series' length: the number of commits (patches).
 pub async fn series_len(state: &AppState, b: &BisectionRow) -> Result<usize, Error> {
     let (text, _) = db::patches::mbox(&state.db, b.series_id).await?;
-    Ok(mbox::prefixes(&text).len())
+    Ok(mbox::prefix::count(&text))
 }
 
 async fn assess(state: &AppState, b: &BisectionRow, n: usize) -> Result<Assessment, Error> {
@@ -444,9 +444,7 @@ async fn queue_probe(
     earlier: &[ProbeRow],
 ) -> Result<i64, Error> {
     let (text, _) = db::patches::mbox(&mut *conn, b.series_id).await?;
-    let prefix = mbox::prefixes(&text)
-        .into_iter()
-        .nth(k - 1)
+    let prefix = mbox::prefix::prefix(&text, k)
         .ok_or_else(|| Error::Internal(format!("bisection {}: no commit {k}", b.id)))?;
     let series = mbox::parse(&prefix).map_err(|e| Error::Internal(e.to_string()))?;
     let series_id = db::patches::insert_series(conn, &prefix, &series).await?;

@@ -8,6 +8,7 @@ mod bisections;
 #[path = "../report/browser.rs"]
 mod browser;
 mod comparisons;
+mod compression;
 mod git_repo;
 mod helpers;
 mod leases;

@@ -137,6 +137,15 @@ async fn a_range_becomes_one_step_per_first_parent_commit(pool: PgPool) {
     assert!(spec.base_mbox.contains("fs: first"));
     assert!(!spec.base_mbox.contains("side.c"));
     assert!(spec.mbox.contains("diff --git a/fs/side.c b/fs/side.c"));
+    // 0-day's `commit:` line names the step's commit.
+    let text = app
+        .get(&format!("/api/v1/comparisons/{merge_step}/report.txt"))
+        .await;
+    assert!(
+        text.body.contains(&format!("commit: {}", repo.merge)),
+        "{}",
+        text.body
+    );
     let whole = specs.iter().find(|s| s.comparison_id == id).unwrap();
     let check = tempfile::tempdir().unwrap();
     let c = check.path();

@@ -89,7 +89,7 @@ pub struct BisectionRow {
 
 impl From<BisectionSummary> for BisectionRow {
     fn from(b: BisectionSummary) -> Self {
-        let (of, of_href) = match (&b.git_range, b.from_comparison_id) {
+        let (of, of_href) = match (&b.git_range, b.comparison_id) {
             (_, Some(c)) => (format!("comparison {c}"), Some(format!("/comparisons/{c}"))),
             (Some(r), None) => (view::short_range(r), None),
             (None, None) => (String::new(), None),
