@@ -488,3 +488,16 @@ pub async fn probes(
     .fetch_all(db)
     .await
 }
+
+/// The bisection comparison `id` is a probe of, and the position of the
+/// commit it probes; `None` for any other comparison.
+pub async fn probe_of(db: impl PgExecutor<'_>, id: i64) -> Result<Option<(i64, i32)>, sqlx::Error> {
+    let row = sqlx::query!(
+        r#"SELECT bisection_id AS "bisection_id!", probe AS "probe!"
+           FROM comparisons WHERE id = $1 AND bisection_id IS NOT NULL"#,
+        id
+    )
+    .fetch_optional(db)
+    .await?;
+    Ok(row.map(|r| (r.bisection_id, r.probe)))
+}

@@ -216,7 +216,7 @@ struct Assessed {
 }
 
 /// The series' length: the number of commits (patches).
-async fn series_len(state: &AppState, b: &BisectionRow) -> Result<usize, Error> {
+pub async fn series_len(state: &AppState, b: &BisectionRow) -> Result<usize, Error> {
     let (text, _) = db::patches::mbox(&state.db, b.series_id).await?;
     Ok(mbox::prefix::count(&text))
 }

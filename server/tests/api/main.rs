@@ -3,7 +3,10 @@
 //! server where it may create databases; `./patchperf test` provides one).
 
 mod bad_input;
+mod bisection_pages;
 mod bisections;
+#[path = "../report/browser.rs"]
+mod browser;
 mod comparisons;
 mod compression;
 mod git_repo;

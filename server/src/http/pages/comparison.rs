@@ -7,12 +7,12 @@ use askama::Template;
 use axum::extract::State;
 use axum::response::Html;
 use patchperf_common::comparison::ComparisonKind;
-use patchperf_common::metric;
 use patchperf_common::report::text::{
     TextOptions, pipeline_line, selected_rows, summary_line, unsupported_line,
 };
 use patchperf_common::report::{Comparison, MetricComparison, format};
 use patchperf_common::run::Side;
+use patchperf_common::{mbox, metric};
 
 use super::plot::{self, PlotQuery};
 use super::{steps, view};
@@ -149,6 +149,12 @@ pub(super) struct ComparisonPage {
     steps: steps::StepsTable,
     /// On a step: which patch against which, and the whole series' page.
     step_of: Option<(String, String)>,
+    /// A git range's comparison: the range, short ids.
+    range: Option<String>,
+    /// The commit the patched side is (a range's end, a step's, a probe's).
+    commit: Option<String>,
+    /// On a bisection's probe: the bisection's page and which probe.
+    probe_of: Option<(String, String)>,
 }
 
 pub(super) async fn page(
@@ -192,6 +198,7 @@ async fn page_of(
     let series_sha256 = db::patches::series_sha256(&state.db, c.series_id).await?;
     let step_views = crate::domain::steps::views(state, c).await?;
     let step_of = crate::domain::steps::step_of(state, c).await?;
+    let probe_of = probe_of(state, id).await?;
 
     let names: Vec<String> = built.groups.iter().map(plot::series_name).collect();
     let series = db::runs::series(&state.db, id, &names).await?;
@@ -222,9 +229,18 @@ async fn page_of(
                 c.base.0.describe()
             )
         } else {
-            match &step_of {
-                Some(s) => steps::step_line(s),
-                None => first_subject.unwrap_or_else(|| format!("comparison {id}")),
+            match (&step_of, &probe_of) {
+                (Some(s), _) => steps::step_line(s),
+                // A probe measures its last commit, on top of those before.
+                (None, Some((_, probe))) => {
+                    let last = messages.iter().rev().find(|m| m.has_diff);
+                    let title = last.map(|m| mbox::Subject::parse(&m.subject).title);
+                    format!(
+                        "{probe}: `{}` against the good end",
+                        title.unwrap_or_default()
+                    )
+                }
+                (None, None) => first_subject.unwrap_or_else(|| format!("comparison {id}")),
             }
         },
         live: !c.status.is_final(),
@@ -298,7 +314,29 @@ async fn page_of(
                 format!("the whole series of {} patches", s.of),
             )
         }),
+        range: c.git_range.as_deref().map(view::short_range),
+        commit: c
+            .commit_sha
+            .as_deref()
+            .map(|sha| view::short_commit(sha).to_string()),
+        probe_of,
     })
+}
+
+/// On a bisection's probe: the bisection's page and `probe 4/7 of
+/// bisection 2`.
+async fn probe_of(state: &AppState, id: i64) -> Result<Option<(String, String)>> {
+    let Some((bisection, position)) = db::comparisons::probe_of(&state.db, id).await? else {
+        return Ok(None);
+    };
+    let b = db::bisections::find(&state.db, bisection)
+        .await?
+        .ok_or_else(|| Error::Internal(format!("bisection {bisection} vanished")))?;
+    let n = crate::domain::bisect::series_len(state, &b).await?;
+    Ok(Some((
+        format!("/bisections/{bisection}"),
+        format!("probe {position}/{n} of bisection {bisection}"),
+    )))
 }
 
 fn groups_description(groups: &[GroupReport]) -> Option<String> {

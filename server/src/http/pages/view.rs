@@ -1,6 +1,7 @@
-//! What only pages show: a verdict's CSS class, times and memory sizes as
-//! the pages print them. Report numbers come from
-//! `patchperf_common::report::format`, shared with the text report.
+//! What only pages show: a verdict's CSS class and letter, short commit
+//! ids, times and memory sizes as the pages print them. Report numbers
+//! come from `patchperf_common::report::format`, shared with the text
+//! report.
 
 use chrono::{DateTime, Utc};
 use patchperf_common::comparison::OverallVerdict;
@@ -18,6 +19,17 @@ pub fn verdict_class(v: Verdict) -> &'static str {
     }
 }
 
+/// One letter for a verdict, beside its colour: `I`, `R`, `C`, `N`, `U`.
+pub fn verdict_letter(v: Verdict) -> char {
+    match v {
+        Verdict::Improvement => 'I',
+        Verdict::Regression => 'R',
+        Verdict::Changed => 'C',
+        Verdict::NoChange => 'N',
+        Verdict::Undecided => 'U',
+    }
+}
+
 /// CSS class of an overall verdict: `no-change`.
 pub fn overall_class(v: OverallVerdict) -> String {
     v.as_str().replace(' ', "-")
@@ -28,6 +40,19 @@ pub fn failure_text(reason: FailureReason, detail: Option<&str>) -> String {
     match detail {
         Some(d) if !d.is_empty() => format!("{}: {d}", reason.as_str()),
         _ => reason.as_str().to_string(),
+    }
+}
+
+/// A commit id as 0-day prints one: its first 10 characters.
+pub fn short_commit(sha: &str) -> &str {
+    sha.get(..10).unwrap_or(sha)
+}
+
+/// `GOOD..BAD` with short ids.
+pub fn short_range(range: &str) -> String {
+    match range.split_once("..") {
+        Some((from, to)) => format!("{}..{}", short_commit(from), short_commit(to)),
+        None => range.to_string(),
     }
 }
 
@@ -49,6 +74,15 @@ pub fn memory(bytes: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_ids() {
+        let a = "0123456789abcdef0123456789abcdef01234567";
+        let b = "fedcba9876543210fedcba9876543210fedcba98";
+        assert_eq!(short_commit(a), "0123456789");
+        assert_eq!(short_range(&format!("{a}..{b}")), "0123456789..fedcba9876");
+        assert_eq!(short_commit("v6.1"), "v6.1");
+    }
 
     #[test]
     fn memory_in_gigabytes() {
