@@ -131,7 +131,8 @@ pub enum Shift {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChangePoint {
     /// Index of the first point after the change; the change happened
-    /// between the commits of points `index − 1` and `index`.
+    /// between the commits of points `index − 1` and `index` (or, when
+    /// points without runs precede `index`, after the last point with runs).
     pub index: usize,
     /// The points whose runs the test took as "before" (the segment before
     /// the change, at most `window` points); ends at `index`.
@@ -389,4 +390,207 @@ fn test_cut(h: &History, segment: Range<usize>, cut: usize, window: usize) -> Op
             Shift::Down
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Standard normal deviates (a fixed draw) for the runs' noise.
+    const NOISE: [f64; 23] = [
+        0.31, -1.12, 0.84, -0.27, 1.53, -0.66, 0.05, -1.41, 0.92, 0.47, -0.18, -0.95, 1.21, -0.52,
+        0.13, 0.78, -1.73, 0.36, -0.08, 1.04, -0.61, 0.58, -0.33,
+    ];
+
+    /// A history of `runs` runs per point around `levels`, with relative
+    /// spread `sd` (0.0001 for 0.01%).
+    fn history(levels: &[f64], runs: usize, sd: f64) -> Vec<Vec<f64>> {
+        let mut noise = NOISE.iter().cycle();
+        levels
+            .iter()
+            .map(|level| {
+                (0..runs)
+                    .map(|_| level * (1.0 + sd * noise.next().unwrap()))
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn indices(cps: &[ChangePoint]) -> Vec<usize> {
+        cps.iter().map(|c| c.index).collect()
+    }
+
+    const ICOUNT: f64 = 0.0001;
+
+    #[test]
+    fn a_doubling_at_point_3_of_6_is_found_there() {
+        let h = history(&[1e9, 1e9, 1e9, 2e9, 2e9, 2e9], 3, ICOUNT);
+        let cps = change_points(&h, &ChangePointPolicy::default());
+        assert_eq!(indices(&cps), [3]);
+        let c = &cps[0];
+        assert_eq!((c.before.clone(), c.after.clone()), (0..3, 3..6));
+        assert_eq!(c.shift, Shift::Up);
+        assert!(
+            (c.change_percent - 100.0).abs() < 0.05,
+            "{}",
+            c.change_percent
+        );
+        assert!((c.mean_before / 1e9 - 1.0).abs() < 1e-4);
+        assert!((c.mean_after / 2e9 - 1.0).abs() < 1e-4);
+        match c.interval {
+            Interval::Bounded { low, high } => {
+                assert!(low < c.change_percent && c.change_percent < high);
+                assert!(low > 99.0 && high < 101.0, "{low} {high}");
+            }
+            Interval::Unbounded => panic!("unbounded"),
+        }
+        assert!(c.p < 1e-6);
+    }
+
+    #[test]
+    fn a_five_percent_step_at_the_last_point_is_found() {
+        let h = history(&[1e9, 1e9, 1e9, 1e9, 1e9, 1.05e9], 3, ICOUNT);
+        let cps = change_points(&h, &ChangePointPolicy::default());
+        assert_eq!(indices(&cps), [5]);
+        assert_eq!(cps[0].after, 5..6);
+        assert!((cps[0].change_percent - 5.0).abs() < 0.05);
+    }
+
+    #[test]
+    fn a_five_percent_drop_is_down() {
+        let h = history(&[1e9, 1e9, 1e9, 0.95e9, 0.95e9, 0.95e9], 3, ICOUNT);
+        let cps = change_points(&h, &ChangePointPolicy::default());
+        assert_eq!(indices(&cps), [3]);
+        assert_eq!(cps[0].shift, Shift::Down);
+        assert!((cps[0].change_percent + 5.0).abs() < 0.05);
+    }
+
+    #[test]
+    fn two_steps_are_both_found() {
+        let levels = [
+            1e6, 1e6, 1e6, 1e6, 1.1e6, 1.1e6, 1.1e6, 1.1e6, 1.05e6, 1.05e6, 1.05e6,
+        ];
+        let h = history(&levels, 3, ICOUNT);
+        let cps = change_points(&h, &ChangePointPolicy::default());
+        assert_eq!(indices(&cps), [4, 8]);
+        assert_eq!((cps[0].shift, cps[1].shift), (Shift::Up, Shift::Down));
+        // Each is measured against its own neighbours, not the whole history.
+        assert_eq!((cps[0].before.clone(), cps[0].after.clone()), (0..4, 4..8));
+        assert_eq!((cps[1].before.clone(), cps[1].after.clone()), (4..8, 8..11));
+    }
+
+    #[test]
+    fn two_small_steps_in_icount_noise_are_both_found() {
+        let mut levels = vec![1e9; 7];
+        levels.extend([1.005e9; 7]);
+        levels.extend([1.01e9; 6]);
+        let h = history(&levels, 3, 5.0 * ICOUNT);
+        assert_eq!(
+            indices(&change_points(&h, &ChangePointPolicy::default())),
+            [7, 14]
+        );
+    }
+
+    #[test]
+    fn no_step_is_no_change_point() {
+        for sd in [ICOUNT, 5.0 * ICOUNT, 0.02] {
+            let h = history(&[1e6; 20], 3, sd);
+            assert!(
+                change_points(&h, &ChangePointPolicy::default()).is_empty(),
+                "{sd}"
+            );
+        }
+    }
+
+    #[test]
+    fn differences_below_delta_are_not_change_points() {
+        // A 0.1% step is highly significant in icount noise but smaller than δ.
+        let h = history(&[1e9, 1e9, 1e9, 1.001e9, 1.001e9, 1.001e9], 3, ICOUNT);
+        assert!(change_points(&h, &ChangePointPolicy::default()).is_empty());
+        let policy = ChangePointPolicy {
+            min_change_percent: 0.05,
+            ..ChangePointPolicy::default()
+        };
+        assert_eq!(indices(&change_points(&h, &policy)), [3]);
+    }
+
+    #[test]
+    fn one_odd_commit_that_comes_back_is_not_a_level_shift() {
+        for (sd, at) in [(ICOUNT, 4), (ICOUNT, 1), (ICOUNT, 8), (0.005, 5)] {
+            let mut levels = vec![1e6; 10];
+            levels[at] = 1.03e6;
+            let h = history(&levels, 3, sd);
+            let cps = change_points(&h, &ChangePointPolicy::default());
+            assert!(cps.is_empty(), "{sd} {at}: {cps:?}");
+        }
+    }
+
+    #[test]
+    fn an_odd_newest_commit_is_reported() {
+        let mut levels = vec![1e6; 10];
+        levels[9] = 1.03e6;
+        let cps = change_points(&history(&levels, 3, ICOUNT), &ChangePointPolicy::default());
+        assert_eq!(indices(&cps), [9]);
+    }
+
+    #[test]
+    fn the_window_limits_the_runs_a_test_uses() {
+        let mut levels = vec![1e6; 30];
+        levels[15..].fill(1.02e6);
+        let h = history(&levels, 3, ICOUNT);
+        let policy = ChangePointPolicy {
+            window: 4,
+            ..ChangePointPolicy::default()
+        };
+        let cps = change_points(&h, &policy);
+        assert_eq!(indices(&cps), [15]);
+        assert_eq!(
+            (cps[0].before.clone(), cps[0].after.clone()),
+            (11..15, 15..19)
+        );
+    }
+
+    #[test]
+    fn points_without_runs_are_skipped_and_indices_stay_the_callers() {
+        let mut h = history(&[1e6, 1e6, 1e6, 2e6, 2e6, 2e6], 3, ICOUNT);
+        h.insert(3, vec![f64::NAN]);
+        h.insert(1, vec![]);
+        // now 1e6, (none), 1e6, 1e6, (NaN), 2e6, 2e6, 2e6: the change lies
+        // between points 3 and 5 and 5 is the first point known to be after it
+        let cps = change_points(&h, &ChangePointPolicy::default());
+        assert_eq!(indices(&cps), [5]);
+        assert_eq!((cps[0].before.clone(), cps[0].after.clone()), (0..5, 5..8));
+    }
+
+    #[test]
+    fn too_little_data_is_no_change_point() {
+        let none: [Vec<f64>; 0] = [];
+        assert!(change_points(&none, &ChangePointPolicy::default()).is_empty());
+        assert!(change_points(&[vec![1.0, 2.0]], &ChangePointPolicy::default()).is_empty());
+        // one run a side: Welch's test needs two
+        assert!(change_points(&[vec![1.0], vec![2.0]], &ChangePointPolicy::default()).is_empty());
+    }
+
+    #[test]
+    fn q_hat_of_two_runs_a_side_by_hand() {
+        // X = 1, 3; Y = 7, 9: across |1−7| + |1−9| + |3−7| + |3−9| = 24,
+        // within 2 and 2. Q̂ = (2·24 − 2·2·2/1 − 2·2·2/1) / 4 = (48 − 16) / 4 = 8
+        // (the paper's form: (2·2/4) · (2·24/4 − 2/1 − 2/1) = 1 · (12 − 4) = 8).
+        let h = History::new(&[vec![1.0, 3.0], vec![7.0, 9.0]]);
+        let e = Energy::new(&h);
+        assert_eq!(e.q_hat(&h, 0, 1, 2), 8.0);
+        assert_eq!(e.within(0..2), 2.0 + 2.0 + 24.0);
+    }
+
+    #[test]
+    fn weak_thresholds() {
+        let weak = ChangePointPolicy::default().weak();
+        assert!((weak.alpha - 0.01).abs() < 1e-15);
+        assert_eq!(weak.min_change_percent, 0.15);
+        let loose = ChangePointPolicy {
+            alpha: 0.2,
+            ..ChangePointPolicy::default()
+        };
+        assert_eq!(loose.weak().alpha, 0.2);
+    }
 }
