@@ -4,8 +4,9 @@
 //! none, in icount-like noise (a relative sd of 0.01–0.05% per history) and
 //! in wall-clock-like noise (2%), runs `change_points` on each and prints,
 //! per case, how often the step was found at the right commit, one commit
-//! off, or missed, and the false alarms per history (every other change
-//! point reported). Two policies: the default, and the default with δ
+//! off, or missed, the false alarms per history (every other shift
+//! reported) and the odd points per history (single commits set aside as
+//! not being level shifts). Two policies: the default, and the default with δ
 //! raised to 2% as a wall-clock machine's noise floor would raise it.
 
 #[path = "../tests/synthetic/rng.rs"]
@@ -47,6 +48,7 @@ struct Tally {
     off_by_one: usize,
     missed: usize,
     false_alarms: usize,
+    odd: usize,
 }
 
 /// One history: its runs and the index of the first commit after the step.
@@ -71,7 +73,11 @@ fn tally(noise: &Noise, step_percent: f64, policy: &ChangePointPolicy, seed: u64
     let mut t = Tally::default();
     for _ in 0..HISTORIES {
         let (h, at) = history(&mut rng, noise, step_percent);
-        let found: Vec<usize> = change_points(&h, policy).iter().map(|c| c.index).collect();
+        let found: Vec<usize> = change_points(&h, policy)
+            .shifts
+            .iter()
+            .map(|c| c.index)
+            .collect();
         if step_percent == 0.0 {
             t.false_alarms += found.len();
             continue;
@@ -109,8 +115,8 @@ fn main() {
             policy.alpha, policy.min_change_percent, policy.window
         );
         println!(
-            "{:<18} {:>6} {:>9} {:>11} {:>8} {:>19}",
-            "noise", "step", "exact", "off by one", "missed", "false alarms/hist"
+            "{:<18} {:>6} {:>9} {:>11} {:>8} {:>19} {:>10}",
+            "noise", "step", "exact", "off by one", "missed", "false alarms/hist", "odd/hist"
         );
         // The same histories for both policies.
         let mut seed = 1;
@@ -139,12 +145,13 @@ fn print_row(noise: &Noise, step: f64, t: &Tally) {
         }
     };
     println!(
-        "{:<18} {:>5}% {:>9} {:>11} {:>8} {:>19.3}",
+        "{:<18} {:>5}% {:>9} {:>11} {:>8} {:>19.3} {:>10.3}",
         noise.name,
         step,
         share(t.exact),
         share(t.off_by_one),
         share(t.missed),
-        t.false_alarms as f64 / HISTORIES as f64
+        t.false_alarms as f64 / HISTORIES as f64,
+        t.odd as f64 / HISTORIES as f64
     );
 }

@@ -1,7 +1,8 @@
 //! Properties of change-point detection on random histories: it never
 //! panics, whatever the runs (empty points, NaN, infinities, huge values,
 //! constant runs), and every change point sits on a commit boundary with
-//! consistent numbers; a clean step is found exactly where it is.
+//! consistent numbers, an odd point has neighbours; a clean step is found
+//! exactly where it is.
 
 use patchperf_common::stats::{ChangePointPolicy, Shift, change_points};
 use proptest::prelude::*;
@@ -30,9 +31,9 @@ fn policy() -> impl Strategy<Value = ChangePointPolicy> {
 proptest! {
     #[test]
     fn change_points_sit_on_commit_boundaries(h in history(), policy in policy()) {
-        let cps = change_points(&h, &policy);
+        let found = change_points(&h, &policy);
         let mut previous = 0;
-        for c in &cps {
+        for c in &found.shifts {
             prop_assert!(c.index > previous && c.index < h.len(), "{c:?}");
             previous = c.index;
             prop_assert_eq!(c.before.end, c.index);
@@ -43,6 +44,16 @@ proptest! {
             prop_assert!(c.change_percent.abs() >= policy.min_change_percent);
             let up = c.mean_after >= c.mean_before;
             prop_assert_eq!(c.shift, if up { Shift::Up } else { Shift::Down });
+        }
+        // An odd point is a single point with points on both sides.
+        for c in &found.odd {
+            prop_assert!(c.index > 0 && c.index + 1 < h.len(), "{c:?}");
+            let with_runs = h[c.after.clone()]
+                .iter()
+                .filter(|p| p.iter().any(|v| v.is_finite()))
+                .count();
+            prop_assert_eq!(with_runs, 1);
+            prop_assert!(!found.shifts.iter().any(|s| s.index == c.index));
         }
     }
 
@@ -60,7 +71,9 @@ proptest! {
                 (0..runs).map(|_| level * (1.0 + 1e-4 * noise.next().unwrap())).collect()
             })
             .collect();
-        let cps = change_points(&h, &ChangePointPolicy::default());
+        let found = change_points(&h, &ChangePointPolicy::default());
+        prop_assert!(found.odd.is_empty());
+        let cps = found.shifts;
         prop_assert_eq!(cps.iter().map(|c| c.index).collect::<Vec<_>>(), vec![at]);
         prop_assert!((cps[0].change_percent - step).abs() < 0.05);
     }

@@ -66,13 +66,23 @@
 //!
 //! # One odd commit
 //!
-//! A single commit whose runs are off and whose successor is back at the old
-//! level is not a level shift and is not reported: a cut before it puts the
-//! odd runs with the normal ones after it, whose spread then hides the shift
-//! of their mean from the t-test, and the same holds for a cut after it. The
-//! newest commit is the exception: being off alone at the end of the history
-//! is what a fresh regression looks like, and it is reported as a change
-//! point; the next commits tell whether it stays.
+//! A single commit whose runs are off while the commits on both sides of it
+//! agree is not a level shift. Alone it is not even cut: a cut before it puts
+//! the odd runs with the normal ones after it, whose spread then hides the
+//! shift of their mean from the t-test, and the same holds for a cut after
+//! it. Next to other changes it can end up alone between a shift up and a
+//! shift down (or down and up); such a point is reported in
+//! [`ChangePoints::odd`], as the change into it, and the detection runs again
+//! without it, so it neither counts as two level shifts nor hides a real one
+//! beside it (a shift right after it is measured from the points before it,
+//! and its commit range holds the odd commit). One-commit steps in the same
+//! direction (a staircase) stay two shifts. The newest commit is the
+//! exception: being off alone at the end of the history is what a fresh
+//! regression looks like, so it is a shift; the next commits tell whether it
+//! stays.
+//!
+//! A slow drift (code layout creeping across many commits) shows as a shift
+//! wherever its accumulated change passes δ, roughly every δ / slope commits.
 
 use std::ops::Range;
 
@@ -159,17 +169,46 @@ impl ChangePoint {
     }
 }
 
+/// What a history shows: its level shifts and its odd points.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChangePoints {
+    /// The level shifts, in index order.
+    pub shifts: Vec<ChangePoint>,
+    /// Single points off the level on both sides of them, in index order,
+    /// each as the change into it (`after` is the point alone); they are left
+    /// out when the shifts are computed.
+    pub odd: Vec<ChangePoint>,
+}
+
 /// The change points of `history` (one slice of runs per commit, in commit
-/// order), in index order. Runs that are not finite are ignored, and so are
-/// points left without runs; a test needs at least two runs on each side.
-pub fn change_points<P: AsRef<[f64]>>(
-    history: &[P],
-    policy: &ChangePointPolicy,
-) -> Vec<ChangePoint> {
-    let history = History::new(history);
-    let energy = Energy::new(&history);
-    let cuts = split(&history, &energy, &policy.weak());
-    merge(&history, cuts, policy)
+/// order). Runs that are not finite are ignored, and so are points left
+/// without runs; a test needs at least two runs on each side.
+pub fn change_points<P: AsRef<[f64]>>(history: &[P], policy: &ChangePointPolicy) -> ChangePoints {
+    let mut odd: Vec<ChangePoint> = Vec::new();
+    loop {
+        let skip: Vec<usize> = odd.iter().map(|c| c.index).collect();
+        let h = History::new(history, &skip);
+        let energy = Energy::new(&h);
+        let found = merge(&h, split(&h, &energy, &policy.weak()), policy);
+        // A segment of one point between a shift up and a shift down (or
+        // down and up) is an odd point, not two level shifts; a staircase
+        // (up, then up again) is two.
+        let spike = found
+            .windows(2)
+            .position(|w| w[1].0 == w[0].0 + 1 && w[0].1.shift != w[1].1.shift);
+        match spike {
+            Some(i) => {
+                odd.push(found[i].1.clone());
+                odd.sort_by_key(|c| c.index);
+            }
+            None => {
+                return ChangePoints {
+                    shifts: found.into_iter().map(|(_, c)| c).collect(),
+                    odd,
+                };
+            }
+        }
+    }
 }
 
 /// The points that have runs, their runs laid end to end so that the runs of
@@ -183,13 +222,17 @@ struct History {
 }
 
 impl History {
-    fn new<P: AsRef<[f64]>>(history: &[P]) -> Self {
+    /// The points of `history` with finite runs, but for those in `skip`.
+    fn new<P: AsRef<[f64]>>(history: &[P], skip: &[usize]) -> Self {
         let mut h = History {
             index: Vec::new(),
             runs: Vec::new(),
             offset: vec![0],
         };
         for (i, point) in history.iter().enumerate() {
+            if skip.contains(&i) {
+                continue;
+            }
             let before = h.runs.len();
             h.runs
                 .extend(point.as_ref().iter().copied().filter(|v| v.is_finite()));
@@ -323,8 +366,13 @@ fn split(h: &History, energy: &Energy, weak: &ChangePointPolicy) -> Vec<usize> {
 }
 
 /// Hunter's merge: re-tests every cut against its neighbouring segments and
-/// drops the weakest failing one until all pass `policy`.
-fn merge(h: &History, mut cuts: Vec<usize>, policy: &ChangePointPolicy) -> Vec<ChangePoint> {
+/// drops the weakest failing one until all pass `policy`; the cuts kept with
+/// their tests.
+fn merge(
+    h: &History,
+    mut cuts: Vec<usize>,
+    policy: &ChangePointPolicy,
+) -> Vec<(usize, ChangePoint)> {
     loop {
         let tests: Vec<Option<ChangePoint>> = cuts
             .iter()
@@ -339,7 +387,13 @@ fn merge(h: &History, mut cuts: Vec<usize>, policy: &ChangePointPolicy) -> Vec<C
             Some(i) => {
                 cuts.remove(i);
             }
-            None => return tests.into_iter().flatten().collect(),
+            None => {
+                return cuts
+                    .into_iter()
+                    .zip(tests)
+                    .filter_map(|(cut, t)| Some((cut, t?)))
+                    .collect();
+            }
         }
     }
 }
@@ -416,6 +470,12 @@ mod tests {
             .collect()
     }
 
+    fn shifts<P: AsRef<[f64]>>(h: &[P], policy: &ChangePointPolicy) -> Vec<ChangePoint> {
+        let found = change_points(h, policy);
+        assert!(found.odd.is_empty(), "{:?}", found.odd);
+        found.shifts
+    }
+
     fn indices(cps: &[ChangePoint]) -> Vec<usize> {
         cps.iter().map(|c| c.index).collect()
     }
@@ -425,7 +485,7 @@ mod tests {
     #[test]
     fn a_doubling_at_point_3_of_6_is_found_there() {
         let h = history(&[1e9, 1e9, 1e9, 2e9, 2e9, 2e9], 3, ICOUNT);
-        let cps = change_points(&h, &ChangePointPolicy::default());
+        let cps = shifts(&h, &ChangePointPolicy::default());
         assert_eq!(indices(&cps), [3]);
         let c = &cps[0];
         assert_eq!((c.before.clone(), c.after.clone()), (0..3, 3..6));
@@ -450,7 +510,7 @@ mod tests {
     #[test]
     fn a_five_percent_step_at_the_last_point_is_found() {
         let h = history(&[1e9, 1e9, 1e9, 1e9, 1e9, 1.05e9], 3, ICOUNT);
-        let cps = change_points(&h, &ChangePointPolicy::default());
+        let cps = shifts(&h, &ChangePointPolicy::default());
         assert_eq!(indices(&cps), [5]);
         assert_eq!(cps[0].after, 5..6);
         assert!((cps[0].change_percent - 5.0).abs() < 0.05);
@@ -459,7 +519,7 @@ mod tests {
     #[test]
     fn a_five_percent_drop_is_down() {
         let h = history(&[1e9, 1e9, 1e9, 0.95e9, 0.95e9, 0.95e9], 3, ICOUNT);
-        let cps = change_points(&h, &ChangePointPolicy::default());
+        let cps = shifts(&h, &ChangePointPolicy::default());
         assert_eq!(indices(&cps), [3]);
         assert_eq!(cps[0].shift, Shift::Down);
         assert!((cps[0].change_percent + 5.0).abs() < 0.05);
@@ -471,7 +531,7 @@ mod tests {
             1e6, 1e6, 1e6, 1e6, 1.1e6, 1.1e6, 1.1e6, 1.1e6, 1.05e6, 1.05e6, 1.05e6,
         ];
         let h = history(&levels, 3, ICOUNT);
-        let cps = change_points(&h, &ChangePointPolicy::default());
+        let cps = shifts(&h, &ChangePointPolicy::default());
         assert_eq!(indices(&cps), [4, 8]);
         assert_eq!((cps[0].shift, cps[1].shift), (Shift::Up, Shift::Down));
         // Each is measured against its own neighbours, not the whole history.
@@ -485,33 +545,27 @@ mod tests {
         levels.extend([1.005e9; 7]);
         levels.extend([1.01e9; 6]);
         let h = history(&levels, 3, 5.0 * ICOUNT);
-        assert_eq!(
-            indices(&change_points(&h, &ChangePointPolicy::default())),
-            [7, 14]
-        );
+        assert_eq!(indices(&shifts(&h, &ChangePointPolicy::default())), [7, 14]);
     }
 
     #[test]
     fn no_step_is_no_change_point() {
         for sd in [ICOUNT, 5.0 * ICOUNT, 0.02] {
             let h = history(&[1e6; 20], 3, sd);
-            assert!(
-                change_points(&h, &ChangePointPolicy::default()).is_empty(),
-                "{sd}"
-            );
+            assert!(shifts(&h, &ChangePointPolicy::default()).is_empty(), "{sd}");
         }
     }
 
     #[test]
-    fn differences_below_delta_are_not_change_points() {
+    fn differences_below_delta_are_not_shifts() {
         // A 0.1% step is highly significant in icount noise but smaller than δ.
         let h = history(&[1e9, 1e9, 1e9, 1.001e9, 1.001e9, 1.001e9], 3, ICOUNT);
-        assert!(change_points(&h, &ChangePointPolicy::default()).is_empty());
+        assert!(shifts(&h, &ChangePointPolicy::default()).is_empty());
         let policy = ChangePointPolicy {
             min_change_percent: 0.05,
             ..ChangePointPolicy::default()
         };
-        assert_eq!(indices(&change_points(&h, &policy)), [3]);
+        assert_eq!(indices(&shifts(&h, &policy)), [3]);
     }
 
     #[test]
@@ -520,16 +574,56 @@ mod tests {
             let mut levels = vec![1e6; 10];
             levels[at] = 1.03e6;
             let h = history(&levels, 3, sd);
-            let cps = change_points(&h, &ChangePointPolicy::default());
+            let cps = shifts(&h, &ChangePointPolicy::default());
             assert!(cps.is_empty(), "{sd} {at}: {cps:?}");
         }
+    }
+
+    #[test]
+    fn an_odd_commit_beside_other_changes_is_set_aside() {
+        // Off by 3% at 5 and a 0.5% step at 12: without the rule, 5 would be
+        // isolated by a shift up at 5 and down at 6.
+        let mut levels = vec![1e6; 20];
+        levels[12..].fill(1.005e6);
+        levels[5] = 1.03e6;
+        let found = change_points(&history(&levels, 3, ICOUNT), &ChangePointPolicy::default());
+        assert_eq!(indices(&found.shifts), [12]);
+        assert_eq!(indices(&found.odd), [5]);
+        let odd = &found.odd[0];
+        assert_eq!((odd.after.clone(), odd.shift), (5..6, Shift::Up));
+        assert!((odd.change_percent - 3.0).abs() < 0.05);
+        // Off right before the step: the step is measured from the points
+        // before 11, and its commit range (10, 12] holds both commits.
+        levels[5] = 1e6;
+        levels[11] = 1.03e6;
+        let found = change_points(&history(&levels, 3, ICOUNT), &ChangePointPolicy::default());
+        assert_eq!(
+            (indices(&found.shifts), indices(&found.odd)),
+            (vec![12], vec![11])
+        );
+        assert!((found.shifts[0].mean_before / 1e6 - 1.0).abs() < 1e-4);
+        assert!((found.shifts[0].change_percent - 0.5).abs() < 0.05);
+    }
+
+    #[test]
+    fn a_staircase_of_one_commit_steps_is_two_shifts() {
+        let mut levels = vec![1e6; 12];
+        levels[6] = 1.02e6;
+        levels[7..].fill(1.04e6);
+        assert_eq!(
+            indices(&shifts(
+                &history(&levels, 3, ICOUNT),
+                &ChangePointPolicy::default()
+            )),
+            [6, 7]
+        );
     }
 
     #[test]
     fn an_odd_newest_commit_is_reported() {
         let mut levels = vec![1e6; 10];
         levels[9] = 1.03e6;
-        let cps = change_points(&history(&levels, 3, ICOUNT), &ChangePointPolicy::default());
+        let cps = shifts(&history(&levels, 3, ICOUNT), &ChangePointPolicy::default());
         assert_eq!(indices(&cps), [9]);
     }
 
@@ -542,7 +636,7 @@ mod tests {
             window: 4,
             ..ChangePointPolicy::default()
         };
-        let cps = change_points(&h, &policy);
+        let cps = shifts(&h, &policy);
         assert_eq!(indices(&cps), [15]);
         assert_eq!(
             (cps[0].before.clone(), cps[0].after.clone()),
@@ -557,7 +651,7 @@ mod tests {
         h.insert(1, vec![]);
         // now 1e6, (none), 1e6, 1e6, (NaN), 2e6, 2e6, 2e6: the change lies
         // between points 3 and 5 and 5 is the first point known to be after it
-        let cps = change_points(&h, &ChangePointPolicy::default());
+        let cps = shifts(&h, &ChangePointPolicy::default());
         assert_eq!(indices(&cps), [5]);
         assert_eq!((cps[0].before.clone(), cps[0].after.clone()), (0..5, 5..8));
     }
@@ -565,10 +659,10 @@ mod tests {
     #[test]
     fn too_little_data_is_no_change_point() {
         let none: [Vec<f64>; 0] = [];
-        assert!(change_points(&none, &ChangePointPolicy::default()).is_empty());
-        assert!(change_points(&[vec![1.0, 2.0]], &ChangePointPolicy::default()).is_empty());
+        assert!(shifts(&none, &ChangePointPolicy::default()).is_empty());
+        assert!(shifts(&[vec![1.0, 2.0]], &ChangePointPolicy::default()).is_empty());
         // one run a side: Welch's test needs two
-        assert!(change_points(&[vec![1.0], vec![2.0]], &ChangePointPolicy::default()).is_empty());
+        assert!(shifts(&[vec![1.0], vec![2.0]], &ChangePointPolicy::default()).is_empty());
     }
 
     #[test]
@@ -576,7 +670,7 @@ mod tests {
         // X = 1, 3; Y = 7, 9: across |1−7| + |1−9| + |3−7| + |3−9| = 24,
         // within 2 and 2. Q̂ = (2·24 − 2·2·2/1 − 2·2·2/1) / 4 = (48 − 16) / 4 = 8
         // (the paper's form: (2·2/4) · (2·24/4 − 2/1 − 2/1) = 1 · (12 − 4) = 8).
-        let h = History::new(&[vec![1.0, 3.0], vec![7.0, 9.0]]);
+        let h = History::new(&[vec![1.0, 3.0], vec![7.0, 9.0]], &[]);
         let e = Energy::new(&h);
         assert_eq!(e.q_hat(&h, 0, 1, 2), 8.0);
         assert_eq!(e.within(0..2), 2.0 + 2.0 + 24.0);
