@@ -350,7 +350,9 @@ fn cross_sum(xs: &[f64], ys: &[f64]) -> f64 {
 /// order, as kept-point indices.
 fn split(h: &History, energy: &Energy, weak: &ChangePointPolicy) -> Vec<usize> {
     let mut cuts = Vec::new();
-    let mut open = vec![0..h.len()];
+    // Segments still to be split: the whole history to begin with.
+    let mut open = Vec::new();
+    open.push(0..h.len());
     while let Some(segment) = open.pop() {
         let Some(cut) = energy.best_cut(h, segment.clone()) else {
             continue;
