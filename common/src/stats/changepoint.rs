@@ -66,8 +66,8 @@
 //!
 //! # One odd commit
 //!
-//! A single commit whose runs are off while the commits on both sides of it
-//! agree is not a level shift. Alone it is not even cut: a cut before it puts
+//! A single commit whose runs are off in the same direction from the commits
+//! on both sides of it is not a level shift. Alone it is not even cut: a cut before it puts
 //! the odd runs with the normal ones after it, whose spread then hides the
 //! shift of their mean from the t-test, and the same holds for a cut after
 //! it. Next to other changes it can end up alone between a shift up and a
@@ -137,7 +137,8 @@ pub enum Shift {
     Down,
 }
 
-/// A level shift in a history.
+/// A change of level between two points of a history: a level shift, or the
+/// change into an odd point.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChangePoint {
     /// Index of the first point after the change; the change happened
@@ -145,7 +146,8 @@ pub struct ChangePoint {
     /// points without runs precede `index`, after the last point with runs).
     pub index: usize,
     /// The points whose runs the test took as "before" (the segment before
-    /// the change, at most `window` points); ends at `index`.
+    /// the change, at most `window` points with runs, odd points left out);
+    /// ends at `index`.
     pub before: Range<usize>,
     /// The points whose runs the test took as "after"; starts at `index`.
     pub after: Range<usize>,
