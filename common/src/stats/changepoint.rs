@@ -661,6 +661,26 @@ mod tests {
     }
 
     #[test]
+    fn exactly_repeatable_runs() {
+        // Deterministic counts: every run of a commit the same. Welch's p is
+        // 0 for any difference, so δ alone decides.
+        let h = [[100.0; 3], [100.0; 3], [100.0; 3], [101.0; 3], [101.0; 3]];
+        let cps = shifts(&h, &ChangePointPolicy::default());
+        assert_eq!(indices(&cps), [3]);
+        assert_eq!((cps[0].p, cps[0].change_percent), (0.0, 1.0));
+        assert_eq!(
+            cps[0].interval,
+            Interval::Bounded {
+                low: 1.0,
+                high: 1.0
+            }
+        );
+        let h = [[100.0; 3], [100.0; 3], [100.0; 3], [100.1; 3], [100.1; 3]];
+        assert!(shifts(&h, &ChangePointPolicy::default()).is_empty());
+        assert!(shifts(&[[7.0; 3]; 6], &ChangePointPolicy::default()).is_empty());
+    }
+
+    #[test]
     fn too_little_data_is_no_change_point() {
         let none: [Vec<f64>; 0] = [];
         assert!(shifts(&none, &ChangePointPolicy::default()).is_empty());
