@@ -607,6 +607,15 @@ mod tests {
         );
         assert!((found.shifts[0].mean_before / 1e6 - 1.0).abs() < 1e-4);
         assert!((found.shifts[0].change_percent - 0.5).abs() < 0.05);
+        // A point without runs after the odd one: still one point with runs.
+        let mut h = history(&levels, 3, ICOUNT);
+        h.insert(12, vec![]);
+        let found = change_points(&h, &ChangePointPolicy::default());
+        assert_eq!(
+            (indices(&found.shifts), indices(&found.odd)),
+            (vec![13], vec![11])
+        );
+        assert_eq!(found.odd[0].after, 11..13);
     }
 
     #[test]
