@@ -101,6 +101,8 @@ pub struct ComparisonRow {
     pub git_range: Option<String>,
     /// The commit the patched side's tree is (a step's, or the range's end).
     pub commit_sha: Option<String>,
+    /// The tracked tree whose new head it measures.
+    pub tree_id: Option<i64>,
 }
 
 impl ComparisonRow {
@@ -174,7 +176,7 @@ pub async fn find(db: impl PgExecutor<'_>, id: i64) -> Result<Option<ComparisonR
                   c.config_fragment, c.machine_id, m.name AS "machine_name?",
                   c.machine_inventory, c.order_seed, t.name AS submitted_by,
                   c.created_at, c.updated_at, c.finished_at, c.parent_id, c.step,
-                  c.base_series_id, c.git_range, c.commit_sha
+                  c.base_series_id, c.git_range, c.commit_sha, c.tree_id
            FROM comparisons c
            JOIN tokens t ON t.id = c.submitted_by
            LEFT JOIN machines m ON m.id = c.machine_id

@@ -15,4 +15,5 @@ pub mod range;
 pub mod report;
 pub mod steps;
 pub mod submit;
+pub mod tree;
 pub mod waiting;

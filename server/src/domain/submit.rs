@@ -14,15 +14,24 @@ use crate::db::comparisons::NewComparison;
 use crate::domain::{interleave, lifecycle, range, steps};
 use crate::{AppState, Error, db};
 
+/// A stored submission.
+#[derive(Debug)]
+pub struct Submitted {
+    /// The comparison's id.
+    pub id: i64,
+    /// For a git range: its commits as read.
+    pub range: Option<range::Range>,
+}
+
 /// Stores the comparison `req` asks for, submitted by token
 /// `submitted_by` (for tracked tree `tree_id`, when a tree's new head
-/// asked), with its jobs queued; its id.
+/// asked), with its jobs queued.
 pub async fn comparison(
     state: &AppState,
     req: &ComparisonSubmission,
     submitted_by: i64,
     tree_id: Option<i64>,
-) -> Result<i64, Error> {
+) -> Result<Submitted, Error> {
     // A range's series is its commits, read from the repository.
     let range = match (&req.range, &req.base) {
         (Some(spelled), BaseSource::Git { url, .. }) => {
@@ -113,5 +122,5 @@ pub async fn comparison(
     }
     tx.commit().await?;
     state.jobs_changed.notify_waiters();
-    Ok(id)
+    Ok(Submitted { id, range })
 }

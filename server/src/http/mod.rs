@@ -27,6 +27,7 @@ pub mod read_access;
 pub mod reports;
 pub mod runner;
 pub mod tokens;
+pub mod trees;
 
 /// The JSON API: every route in it is described in its OpenAPI document
 /// (`into_openapi()`), which `GET /api/v1/openapi.json` serves.
@@ -37,6 +38,7 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(jobs::router())
         .merge(comparisons::router())
         .merge(bisections::router())
+        .merge(trees::router())
         .merge(reports::router())
         .merge(machines::router())
         .merge(tokens::router())

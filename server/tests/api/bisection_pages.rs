@@ -91,6 +91,7 @@ async fn a_found_bisection_page_answers_first_then_probes_kernels_and_series(poo
     let lab = Lab {
         culprit: Some(5),
         broken: Vec::new(),
+        ids: Vec::new(),
     };
     drain_building(&lab, &app, m, &mut HashSet::new()).await;
     let view = app.get(&format!("/api/v1/bisections/{id}")).await.json;
@@ -252,6 +253,7 @@ async fn a_running_bisection_page_says_how_far_it_has_come(pool: PgPool) {
     let lab = Lab {
         culprit: Some(5),
         broken: Vec::new(),
+        ids: Vec::new(),
     };
     let first = app.claim(m).await.unwrap();
     let said = text(&page(&app, &format!("/bisections/{id}")).await);

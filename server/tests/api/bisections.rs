@@ -10,7 +10,7 @@
 
 use axum::http::StatusCode;
 use patchperf_common::mbox;
-use patchperf_common::protocol::{JobSpec, NrTask};
+use patchperf_common::protocol::{BaseSource, JobSpec, NrTask};
 use patchperf_common::run::Side;
 use patchperf_server::Config;
 use patchperf_server::domain::bisect;
@@ -27,6 +27,10 @@ pub struct Lab {
     pub culprit: Option<usize>,
     /// Commits whose kernels do not build.
     pub broken: Vec<usize>,
+    /// The repository's commit ids, base first, when a job's base may be
+    /// a later commit (a tracked tree's last tested head): its kernel then
+    /// carries as many commits as its place in this list, plus its patches.
+    pub ids: Vec<String>,
 }
 
 impl Lab {
@@ -40,8 +44,13 @@ impl Lab {
     /// Runs `job` as a runner would: fails it when its patched kernel
     /// carries a broken commit as its last, else uploads each boot's runs.
     pub async fn run(&self, app: &TestApp, machine: i64, job: &JobSpec) {
-        let patched = mbox::prefixes(&job.mbox).len();
-        let base = mbox::prefixes(&job.base_mbox).len();
+        let offset = match &job.base {
+            BaseSource::Git { commit, .. } => self.ids.iter().position(|id| id == commit),
+            BaseSource::Tarball { .. } => None,
+        }
+        .unwrap_or(0);
+        let patched = offset + mbox::prefixes(&job.mbox).len();
+        let base = offset + mbox::prefixes(&job.base_mbox).len();
         if self.broken.contains(&patched) {
             let finish = json!({
                 "outcome": "failed",
@@ -137,6 +146,7 @@ async fn the_first_bad_commit_is_found_in_log_n_probes_on_one_machine(pool: PgPo
     let lab = Lab {
         culprit: Some(5),
         broken: Vec::new(),
+        ids: Vec::new(),
     };
     // The first probe goes to whichever machine claims it; the rest follow.
     let first = app.claim(m1).await.unwrap();
@@ -201,6 +211,7 @@ async fn a_commit_that_does_not_build_is_skipped_as_git_bisect_skip_does(pool: P
     Lab {
         culprit: Some(5),
         broken: vec![3],
+        ids: Vec::new(),
     }
     .drain(&app, m)
     .await;
@@ -238,6 +249,7 @@ async fn a_commit_that_does_not_build_is_skipped_as_git_bisect_skip_does(pool: P
     Lab {
         culprit: Some(4),
         broken: vec![3],
+        ids: Vec::new(),
     }
     .drain(&app, m)
     .await;
@@ -269,6 +281,7 @@ async fn a_commit_that_does_not_build_is_skipped_as_git_bisect_skip_does(pool: P
     Lab {
         culprit: Some(2),
         broken: vec![6],
+        ids: Vec::new(),
     }
     .drain(&app, m)
     .await;
@@ -297,6 +310,7 @@ async fn ends_that_do_not_differ_are_not_reproducible(pool: PgPool) {
     Lab {
         culprit: None,
         broken: Vec::new(),
+        ids: Vec::new(),
     }
     .drain(&app, m)
     .await;
@@ -362,6 +376,7 @@ async fn a_finished_range_comparison_is_bisected_without_measuring_its_ends_agai
     let lab = Lab {
         culprit: Some(3),
         broken: Vec::new(),
+        ids: Vec::new(),
     };
     lab.drain(&app, m).await;
     let id = start(&app, body).await;

@@ -22,4 +22,5 @@ mod private_reads;
 mod protocol;
 mod ranges;
 mod tokens;
+mod trees;
 mod uploads;
