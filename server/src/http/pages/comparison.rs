@@ -42,8 +42,8 @@ pub struct BootCell {
 /// One job.
 #[derive(Debug)]
 pub struct JobLine {
+    /// The job's id, the one number the job log and the machine page use.
     id: i64,
-    seq: i32,
     boots: String,
     state: &'static str,
     attempt: String,
@@ -290,7 +290,6 @@ async fn page_of(
             .iter()
             .map(|j| JobLine {
                 id: j.id,
-                seq: j.seq,
                 boots: boots
                     .iter()
                     .filter(|b| b.job_id == j.id)
