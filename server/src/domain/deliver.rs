@@ -206,11 +206,23 @@ fn compose(relay: &Relay, row: &Due) -> Result<Message, String> {
     for cc in row.mail_cc.iter().flat_map(|h| h.split(", ")) {
         m = m.cc(mailbox(&Author::parse(cc).ok_or(format!("cc {cc:?}"))?)?);
     }
-    // 8bit keeps the report's columns readable in any mail client; fall
-    // back to what lettre picks for text 8bit cannot carry.
-    let body = Body::new_with_encoding(row.body.clone(), ContentTransferEncoding::EightBit)
-        .unwrap_or_else(Body::new);
-    m.body(body).map_err(|e| e.to_string())
+    m.body(body(&row.body)).map_err(|e| e.to_string())
+}
+
+/// The text as it is, 8bit, as kernel people read mail: lettre would
+/// quote-print the report's lines over 76 characters. Text that 8bit
+/// cannot carry (a NUL, a line over 998 bytes) is left to lettre.
+fn body(text: &str) -> Body {
+    let fits = !text.contains('\0') && text.lines().all(|l| l.len() <= 998);
+    if !fits {
+        return Body::new(text.to_string());
+    }
+    let mut crlf = String::with_capacity(text.len() + text.len() / 40);
+    for line in text.lines() {
+        crlf.push_str(line);
+        crlf.push_str("\r\n");
+    }
+    Body::dangerous_pre_encoded(crlf.into_bytes(), ContentTransferEncoding::EightBit)
 }
 
 fn mailbox(a: &Author) -> Result<Mailbox, String> {
@@ -276,5 +288,18 @@ mod tests {
         assert_eq!(retry_in(&config, 10, false), Some(MAX_RETRY));
         assert_eq!(retry_in(&config, 11, false), None, "the last attempt");
         assert_eq!(retry_in(&config, 0, true), None, "permanent");
+    }
+
+    #[test]
+    fn text_goes_as_it_is_with_crlf_lines() {
+        let long = format!("{}\n", "=".repeat(89));
+        let b = body(&format!("±5%\n{long}"));
+        assert_eq!(b.encoding(), ContentTransferEncoding::EightBit);
+        assert_eq!(
+            b.into_vec(),
+            format!("±5%\r\n{}\r\n", "=".repeat(89)).into_bytes()
+        );
+        let b = body(&"x".repeat(1000));
+        assert_ne!(b.encoding(), ContentTransferEncoding::EightBit);
     }
 }
