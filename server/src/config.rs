@@ -38,9 +38,9 @@ pub struct Config {
     /// Longest one git command may take (a first clone of linux is
     /// minutes).
     pub git_timeout: Duration,
-    /// The SMTP relay reports are mailed through
-    /// (`smtp://host:25`, `smtps://user:pass@host`, see `domain::deliver`);
-    /// without one, mail stays queued.
+    /// The SMTP relay reports are mailed through, as lettre reads it
+    /// (`smtp://host:25`, `smtp://host:587?tls=required`,
+    /// `smtps://user:pass@host`); without one, mail stays queued.
     pub smtp_url: Option<String>,
     /// The mails' `From:` (`patchperf <perf@example.org>`).
     pub mail_from: Option<String>,

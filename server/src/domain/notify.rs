@@ -26,6 +26,11 @@ use crate::{AppState, Error, db};
 /// Idempotent: a report queued before, for a recipient, is not queued
 /// again. Returns how many messages were newly queued; none when the
 /// server has no public URL to link to (mail needs absolute links).
+///
+/// The report is loaded (built and stored when it is not yet) through the
+/// pool, outside `conn`: the caller's transaction must not hold the
+/// comparison's row `FOR UPDATE` (storing the report takes its key share
+/// lock).
 pub async fn queue_report(
     state: &AppState,
     conn: &mut PgConnection,

@@ -6,7 +6,7 @@
 //! without a relay mail stays queued until a server with one sends it;
 //! with the relay down it is retried and the error recorded.
 
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -23,7 +23,7 @@ use sqlx::PgPool;
 
 use crate::bisections::Lab;
 use crate::git_repo::{commit_file, linear};
-use crate::helpers::{TestApp, test_config};
+use crate::helpers::{TestApp, free_port, test_config};
 
 const HEADLINE: &str = "+50.0% improvement of will-it-scale.per_process_ops (open1)";
 
@@ -92,14 +92,6 @@ fn header<'a>(headers: &'a [(String, String)], name: &str) -> &'a str {
         .iter()
         .find(|(k, _)| k == name)
         .map_or("", |(_, v)| v.as_str())
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// A webhook listener: every call's Idempotency-Key and JSON.
