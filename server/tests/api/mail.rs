@@ -18,6 +18,7 @@ use patchperf_server::db::outbox;
 use patchperf_server::domain::deliver::Sender;
 use patchperf_server::domain::notify::queue_report;
 use patchperf_server::{AppState, Config};
+use patchperf_testkit::TestServer;
 use serde_json::{Value, json};
 use sqlx::PgPool;
 
@@ -303,12 +304,31 @@ async fn without_a_relay_mail_waits_for_a_server_with_one(pool: PgPool) {
         .collect();
     assert_eq!(queued, [("mail".into(), 0), ("mail".into(), 0)]);
 
-    // A server started later with a relay sends what waited.
+    // A server started later with a relay sends what waited, by its own
+    // sender.
     let relay = Relay::start(free_port(), dir.path());
-    let restarted = AppState::new(pool.clone(), config(dir.path(), Some(relay.port)));
-    let sender = Sender::new(&restarted.config).unwrap();
-    assert_eq!(sender.send_due(&restarted).await.unwrap(), 2);
+    let restarted = Config {
+        outbox_poll: Duration::from_millis(50),
+        ..config(dir.path(), Some(relay.port))
+    };
+    let server = TestServer::serve(
+        AppState::new(pool.clone(), restarted),
+        "127.0.0.1:0".parse().unwrap(),
+    )
+    .await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while relay.mails().len() < 2 {
+        assert!(Instant::now() < deadline, "the queued mail was not sent");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    server.stop().await;
     assert_eq!(relay.mails().len(), 2);
+    assert!(
+        rows(&pool, comparison)
+            .await
+            .iter()
+            .all(|r| r.state == "sent")
+    );
     assert_eq!(calls.lock().unwrap().len(), 1, "the webhook went once");
 }
 
