@@ -7,6 +7,7 @@
 
 pub mod bisections;
 pub mod boots;
+pub mod changes;
 pub mod comparisons;
 pub mod events;
 pub mod history;

@@ -4,26 +4,39 @@
 //! git range comparison, one step per commit (see [`super::submit`]), its
 //! commits appended to the tree's tested line. When such a comparison is
 //! final, each measured commit becomes a point of the history of every
-//! (workload, mode, nr_task, headline metric) on its machine.
+//! (workload, mode, nr_task, headline metric) on its machine, and the
+//! histories it touched are searched for level shifts
+//! ([`patchperf_common::stats::changepoint`]): a new one is stored as a
+//! change point, and one whose old and new levels lie more than a commit
+//! apart starts a bisection between them (at most
+//! [`BISECTIONS_PER_DAY`] a tree a day).
 
 use std::collections::HashMap;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use patchperf_common::api::{
-    ComparisonCreateRequest, ComparisonSubmission, PushResponse, TreeSubmission, TreeView,
+    BisectionCreateRequest, BisectionSubmission, ComparisonCreateRequest, ComparisonSubmission,
+    PushResponse, TreeSubmission, TreeView,
 };
 use patchperf_common::comparison::ComparisonStatus;
-use patchperf_common::protocol::BaseSource;
+use patchperf_common::metric::{self, Direction};
+use patchperf_common::protocol::{BaseSource, NrTask, WorkloadParams};
 use patchperf_common::run::Side;
 use patchperf_common::stats::summary;
+use patchperf_common::stats::{ChangePointPolicy, Interval, Shift, change_points};
 
+use crate::db::changes::NewChange;
 use crate::db::comparisons::ComparisonRow;
-use crate::db::history::NewPoint;
+use crate::db::history::{NewPoint, SeriesKey};
 use crate::db::trees::{NewTree, TreeRow};
 use crate::domain::report::load_shared;
-use crate::domain::{range, submit};
+use crate::domain::{bisect, range, submit};
 use crate::{AppState, Error, db};
+
+/// Most bisections a tree's change points start in a day: a noisy tree
+/// must not fill the lab with probes.
+pub const BISECTIONS_PER_DAY: i64 = 3;
 
 /// How often the watcher wakes.
 const WAKE: Duration = Duration::from_secs(15);
@@ -189,23 +202,186 @@ fn request(tree: &TreeRow, head: &str) -> ComparisonCreateRequest {
 }
 
 /// Writes the history points of every finished tree comparison not yet
-/// written; how many comparisons it wrote.
+/// written, then looks for change points in the histories they touched;
+/// how many comparisons it wrote.
 pub async fn record_history(state: &AppState) -> Result<usize, Error> {
     let due = db::history::due(&state.db).await?;
     for &id in &due {
         let Some(c) = db::comparisons::find(&state.db, id).await? else {
             continue;
         };
+        let mut touched = Vec::new();
         let mut tx = state.db.begin().await?;
         if let (Some(tree_id), Some(machine_id)) = (c.tree_id, c.machine_id) {
             for point in points(state, &c, tree_id, machine_id).await? {
                 db::history::insert(&mut tx, &point.as_new()).await?;
+                let key = point.key();
+                if !touched.contains(&key) {
+                    touched.push(key);
+                }
             }
         }
         db::history::recorded(&mut tx, id).await?;
         tx.commit().await?;
+        if let Some(tree_id) = c.tree_id {
+            for key in &touched {
+                detect(state, tree_id, key).await?;
+            }
+        }
     }
     Ok(due.len())
+}
+
+/// Which history a point belongs to, owned.
+#[derive(Debug, Clone, PartialEq)]
+struct Key {
+    tree_id: i64,
+    machine_id: i64,
+    measurement: String,
+    workload: String,
+    mode: &'static str,
+    nr_task: i32,
+    metric: String,
+}
+
+impl Key {
+    fn borrowed(&self) -> SeriesKey<'_> {
+        SeriesKey {
+            tree_id: self.tree_id,
+            workload: &self.workload,
+            mode: self.mode,
+            nr_task: self.nr_task,
+            metric: &self.metric,
+            machine_id: self.machine_id,
+            measurement: &self.measurement,
+        }
+    }
+}
+
+/// Looks for level shifts in one history and stores the new ones; a new
+/// one with more than one commit between its levels starts a bisection.
+async fn detect(state: &AppState, tree_id: i64, key: &Key) -> Result<(), Error> {
+    let points = db::history::points(&state.db, key.borrowed()).await?;
+    let runs: Vec<&[f64]> = points.iter().map(|p| p.runs.as_slice()).collect();
+    let found = change_points(&runs, &ChangePointPolicy::default());
+    for shift in found.shifts {
+        let (Some(before), Some(at)) = (
+            shift.index.checked_sub(1).and_then(|i| points.get(i)),
+            points.get(shift.index),
+        ) else {
+            continue;
+        };
+        let verdict =
+            match (metric::direction(&key.metric), shift.shift) {
+                (Direction::HigherIsBetter, Shift::Up)
+                | (Direction::LowerIsBetter, Shift::Down) => "improvement",
+                (Direction::HigherIsBetter, Shift::Down)
+                | (Direction::LowerIsBetter, Shift::Up) => "regression",
+                (Direction::Neutral, _) => "changed",
+            };
+        let interval = match shift.interval {
+            Interval::Bounded { low, high } => Some((low, high)),
+            Interval::Unbounded => None,
+        };
+        let mut tx = state.db.begin().await?;
+        let new = NewChange {
+            key: key.borrowed(),
+            position: at.position,
+            from_position: before.position,
+            commit_sha: &at.commit_sha,
+            mean_before: shift.mean_before,
+            mean_after: shift.mean_after,
+            change_percent: shift.change_percent,
+            interval,
+            p: shift.p,
+            verdict,
+            comparison_id: at.comparison_id,
+        };
+        let Some(change_id) = db::changes::insert(&mut tx, &new).await? else {
+            continue;
+        };
+        tx.commit().await?;
+        tracing::info!(
+            tree = tree_id,
+            change = change_id,
+            commit = %at.commit_sha,
+            metric = %key.metric,
+            change_percent = shift.change_percent,
+            "change point found"
+        );
+        if at.position - before.position > 1 {
+            bisect_change(
+                state,
+                tree_id,
+                key,
+                change_id,
+                &before.commit_sha,
+                &at.commit_sha,
+            )
+            .await?;
+        }
+    }
+    Ok(())
+}
+
+/// Starts the bisection of change point `change_id` between the last
+/// commit of the old level and the first of the new, unless the tree
+/// started [`BISECTIONS_PER_DAY`] already.
+async fn bisect_change(
+    state: &AppState,
+    tree_id: i64,
+    key: &Key,
+    change_id: i64,
+    good: &str,
+    bad: &str,
+) -> Result<(), Error> {
+    if db::changes::bisections_today(&state.db, tree_id).await? >= BISECTIONS_PER_DAY {
+        tracing::info!(
+            tree = tree_id,
+            change = change_id,
+            "no bisection: the day's are spent"
+        );
+        return Ok(());
+    }
+    let tree = {
+        let mut conn = state.db.acquire().await?;
+        db::trees::find(&mut conn, tree_id, false)
+            .await?
+            .ok_or_else(|| Error::Internal(format!("tree {tree_id} vanished")))?
+    };
+    let machine = db::machines::find(&state.db, key.machine_id)
+        .await?
+        .map(|m| m.name);
+    let nr_task = u32::try_from(key.nr_task).unwrap_or(1);
+    let req = BisectionCreateRequest {
+        comparison: None,
+        base: Some(BaseSource::Git {
+            url: tree.url.clone(),
+            commit: good.to_string(),
+        }),
+        bad: Some(bad.to_string()),
+        workload: key.workload.clone(),
+        metric: Some(key.metric.clone()),
+        params: Some(WorkloadParams {
+            nr_task: vec![NrTask::Count(nr_task)],
+            ..tree.params.0.clone()
+        }),
+        runs: u32::try_from(tree.runs_per_side).ok(),
+        max_runs: tree.max_runs_per_side.and_then(|m| u32::try_from(m).ok()),
+        backend: tree
+            .backend
+            .as_deref()
+            .and_then(|b| serde_json::from_value(serde_json::Value::from(b)).ok()),
+        config_fragment: tree.config_fragment.clone(),
+        machine,
+        order_seed: None,
+    };
+    let req = BisectionSubmission::try_from(req)
+        .map_err(|e| Error::Internal(format!("change point {change_id}'s bisection: {e}")))?;
+    let bisection = bisect::create(state, tree.created_by, &req).await?;
+    let mut conn = state.db.acquire().await?;
+    db::changes::set_bisection(&mut conn, change_id, bisection).await?;
+    Ok(())
 }
 
 /// A point to write, owning what [`NewPoint`] borrows.
@@ -224,6 +400,18 @@ struct Point {
 }
 
 impl Point {
+    fn key(&self) -> Key {
+        Key {
+            tree_id: self.tree_id,
+            machine_id: self.machine_id,
+            measurement: self.measurement.clone(),
+            workload: self.workload.clone(),
+            mode: self.mode,
+            nr_task: self.nr_task,
+            metric: self.metric.clone(),
+        }
+    }
+
     fn as_new(&self) -> NewPoint<'_> {
         NewPoint {
             tree_id: self.tree_id,

@@ -15,6 +15,7 @@ use crate::{AppState, Error};
 
 pub mod auth;
 pub mod bisections;
+pub mod changes;
 pub mod comparisons;
 pub mod extract;
 pub mod health;
@@ -39,6 +40,7 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(comparisons::router())
         .merge(bisections::router())
         .merge(trees::router())
+        .merge(changes::router())
         .merge(reports::router())
         .merge(machines::router())
         .merge(tokens::router())

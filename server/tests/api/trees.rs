@@ -126,6 +126,45 @@ async fn each_push_is_measured_and_every_commit_becomes_a_history_point(pool: Pg
         view["steps"][0]["comparison_id"]
     );
 
+    // The level shift at commit 2 is found once, as an improvement.
+    let a = app.get(&format!("/api/v1/changes?tree={id}")).await;
+    let changes = a.json["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 1, "{a:?}");
+    let c = &changes[0];
+    assert_eq!(c["commit_sha"], ids[2].as_str());
+    assert_eq!(
+        (c["position"].as_i64(), c["from_position"].as_i64()),
+        (Some(2), Some(1))
+    );
+    assert_eq!(c["verdict"], "improvement");
+    assert_eq!(c["subject"], "fs: step 2");
+    assert_eq!(c["state"], "open");
+    assert_eq!(c["comparison_id"], comparisons[1]);
+    let change = c["change_percent"].as_f64().unwrap();
+    assert!((change - 50.0).abs() < 1.0, "{change}");
+    assert!(c["low"].as_f64().unwrap() < change && change < c["high"].as_f64().unwrap());
+    assert!(
+        c["bisection_id"].is_null(),
+        "one commit between the levels: nothing to bisect"
+    );
+
+    // Marked expected by an admin, it leaves the open list.
+    let change_id = c["id"].as_i64().unwrap();
+    let path = format!("/api/v1/changes/{change_id}/acknowledge");
+    let body = json!({ "state": "expected", "note": "step 2 is the fast path" });
+    let a = app.post(&path, &app.ci, body.clone()).await;
+    assert_eq!(a.status, StatusCode::FORBIDDEN);
+    let a = app
+        .post(&path, &app.admin, json!({ "state": "fixed" }))
+        .await;
+    assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY);
+    let a = app.post(&path, &app.admin, body).await;
+    assert_eq!(a.status, StatusCode::OK, "{a:?}");
+    let a = app.get("/api/v1/changes?state=open").await;
+    assert_eq!(a.json["changes"].as_array().unwrap().len(), 0);
+    let a = app.get("/api/v1/changes?state=expected").await;
+    assert_eq!(a.json["changes"][0]["note"], "step 2 is the fast path");
+
     // A query that names no history lists the ones there are.
     let a = app
         .get(&format!("/api/v1/trees/{id}/history?workload=dup1"))
