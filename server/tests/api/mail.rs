@@ -3,7 +3,8 @@
 //! a change at a tracked tree's commit is mailed to its author, Cc the
 //! tree's list (malformed addresses skipped), with the 0-day text report
 //! and absolute links, and posted as JSON; queued twice, sent once;
-//! without a relay mail stays queued until a server with one sends it;
+//! without a public URL nothing is queued; without a relay mail stays
+//! queued until a server with one sends it;
 //! with the relay down it is retried and the error recorded.
 
 use std::net::{SocketAddr, TcpStream};
@@ -282,6 +283,16 @@ async fn without_a_relay_mail_waits_for_a_server_with_one(pool: PgPool) {
     let app = TestApp::with_config(pool.clone(), config(dir.path(), None)).await;
     let (hook, calls) = webhook().await;
     let (tree, comparison, commit) = measured_change(&app, &hook).await;
+    // A server without a public URL cannot link absolutely: nothing queued.
+    let unlinked = AppState::new(
+        pool.clone(),
+        Config {
+            public_url: None,
+            ..config(dir.path(), None)
+        },
+    );
+    assert_eq!(queue(&unlinked, tree, comparison, &commit).await, 0);
+    assert!(rows(&pool, comparison).await.is_empty());
     assert_eq!(queue(&app.state, tree, comparison, &commit).await, 3);
 
     let sender = Sender::new(&app.state.config).unwrap();
@@ -316,19 +327,19 @@ async fn without_a_relay_mail_waits_for_a_server_with_one(pool: PgPool) {
         "127.0.0.1:0".parse().unwrap(),
     )
     .await;
+    // Marked sent in the transaction that took them, after the relay
+    // accepted: wait for the commit, not only the mail.
     let deadline = Instant::now() + Duration::from_secs(30);
-    while relay.mails().len() < 2 {
+    while !rows(&pool, comparison)
+        .await
+        .iter()
+        .all(|r| r.state == "sent")
+    {
         assert!(Instant::now() < deadline, "the queued mail was not sent");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     server.stop().await;
     assert_eq!(relay.mails().len(), 2);
-    assert!(
-        rows(&pool, comparison)
-            .await
-            .iter()
-            .all(|r| r.state == "sent")
-    );
     assert_eq!(calls.lock().unwrap().len(), 1, "the webhook went once");
 }
 
