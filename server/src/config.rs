@@ -38,6 +38,19 @@ pub struct Config {
     /// Longest one git command may take (a first clone of linux is
     /// minutes).
     pub git_timeout: Duration,
+    /// The SMTP relay reports are mailed through, as lettre reads it
+    /// (`smtp://host:25`, `smtp://host:587?tls=required`,
+    /// `smtps://user:pass@host`); without one, mail stays queued.
+    pub smtp_url: Option<String>,
+    /// The mails' `From:` (`patchperf <perf@example.org>`).
+    pub mail_from: Option<String>,
+    /// How often the sender looks for due mail and webhook calls.
+    pub outbox_poll: Duration,
+    /// Wait before the first retry of a failed send; each later one waits
+    /// twice as long, at most an hour.
+    pub outbox_retry: Duration,
+    /// Attempts before a message is given up (`failed`).
+    pub outbox_max_attempts: u32,
 }
 
 impl Default for Config {
@@ -54,6 +67,11 @@ impl Default for Config {
             git_dir: std::env::temp_dir().join("patchperf-server-git"),
             local_git: false,
             git_timeout: Duration::from_secs(1800),
+            smtp_url: None,
+            mail_from: None,
+            outbox_poll: Duration::from_secs(5),
+            outbox_retry: Duration::from_secs(60),
+            outbox_max_attempts: 10,
         }
     }
 }

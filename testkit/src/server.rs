@@ -25,11 +25,13 @@ impl TestServer {
         Self::serve(AppState::new(pool, Config::default()), addr).await
     }
 
-    /// Serves the app on `state` on `addr`, with the bisection driver and
-    /// the tracked trees' watcher running as `serve` runs them.
+    /// Serves the app on `state` on `addr`, with the bisection driver, the
+    /// tracked trees' watcher and the outbox's sender running as `serve`
+    /// runs them.
     pub async fn serve(state: AppState, addr: SocketAddr) -> TestServer {
         patchperf_server::domain::bisect::spawn_driver(&state);
         patchperf_server::domain::tree::spawn_watcher(&state);
+        patchperf_server::domain::deliver::spawn_sender(&state).unwrap();
         let listener = TcpListener::bind(addr).await.unwrap();
         let addr = listener.local_addr().unwrap();
         let app = patchperf_server::app(state);

@@ -47,4 +47,13 @@ pub struct ServeArgs {
     /// Longest one git command (a clone, a fetch) may take, in seconds.
     #[arg(long, default_value_t = 1800)]
     pub git_timeout_seconds: u64,
+    /// SMTP relay that reports are mailed through: smtp://host:25 (plain),
+    /// smtp://host:587?tls=opportunistic (STARTTLS when offered),
+    /// ?tls=required, or smtps://user:password@host (TLS). Without it mail
+    /// stays queued.
+    #[arg(long, env = "PATCHPERF_SMTP_URL", requires = "mail_from")]
+    pub smtp_url: Option<String>,
+    /// From: of the mailed reports, e.g. "patchperf <perf@example.org>".
+    #[arg(long, env = "PATCHPERF_MAIL_FROM")]
+    pub mail_from: Option<String>,
 }

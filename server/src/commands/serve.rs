@@ -9,7 +9,7 @@ use tokio::net::TcpListener;
 use super::database::Database;
 use crate::cli::serve::ServeArgs;
 use crate::db::notify;
-use crate::domain::{bisect, lifecycle, report, tree};
+use crate::domain::{bisect, deliver, lifecycle, report, tree};
 use crate::{AppState, Config, Error};
 
 /// Runs `serve`.
@@ -23,6 +23,8 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
         private_reads: args.private,
         local_git: args.local_git,
         git_timeout: Duration::from_secs(args.git_timeout_seconds.max(1)),
+        smtp_url: args.smtp_url.clone(),
+        mail_from: args.mail_from.clone(),
         ..Config::default()
     };
     let config = match &args.git_dir {
@@ -38,6 +40,10 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
     report::stored::spawn_keeper(&state);
     bisect::spawn_driver(&state);
     tree::spawn_watcher(&state);
+    if let Err(e) = deliver::spawn_sender(&state) {
+        database.close().await;
+        return Err(e);
+    }
 
     let result = serve(&state, &args).await;
     database.close().await;

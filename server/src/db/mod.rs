@@ -14,6 +14,7 @@ pub mod history;
 pub mod jobs;
 pub mod machines;
 pub mod notify;
+pub mod outbox;
 pub mod patches;
 pub mod progress;
 pub mod reports;

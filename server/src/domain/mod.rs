@@ -6,10 +6,12 @@
 //! nothing of HTTP.
 
 pub mod bisect;
+pub mod deliver;
 pub mod interleave;
 pub mod kernel_builds;
 pub mod lifecycle;
 pub mod more_runs;
+pub mod notify;
 pub mod queue;
 pub mod range;
 pub mod report;

@@ -1,7 +1,8 @@
 //! `GET /healthz`: 200 when the database answers, 503 otherwise; for load
 //! balancers and for scripts waiting for a server to come up. It also says
 //! how many reports wait for the background builder, so an operator (or a
-//! benchmark) can see it keep up.
+//! benchmark) can see it keep up, and how many mails wait (for a relay when
+//! none is configured, else for a retry).
 
 use axum::Json;
 use axum::extract::State;
@@ -18,20 +19,31 @@ pub fn router() -> OpenApiRouter<AppState> {
 }
 
 /// 200 once the database answers, with the builder's backlog
-/// (`reports_to_build`: comparisons whose report is to be built again).
+/// (`reports_to_build`: comparisons whose report is to be built again) and
+/// the outbox's (`mail_queued`; `mail_relay`: whether one is configured).
 #[utoipa::path(
     get,
     path = "/healthz",
     responses(
-        (status = 200, description = "Healthy: `{\"status\": \"ok\", \"reports_to_build\": N}`."),
+        (status = 200, description = "Healthy: `{\"status\": \"ok\", \"reports_to_build\": N, \"mail_queued\": N, \"mail_relay\": bool}`."),
         (status = 503, description = "Database unreachable."),
     )
 )]
 async fn healthz(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
-    match db::reports::stale_count(&state.db).await {
-        Ok(n) => (
+    let counts = async {
+        let stale = db::reports::stale_count(&state.db).await?;
+        let mail = db::outbox::queued_mail(&state.db).await?;
+        Ok::<_, sqlx::Error>((stale, mail))
+    };
+    match counts.await {
+        Ok((n, mail)) => (
             StatusCode::OK,
-            Json(json!({"status": "ok", "reports_to_build": n})),
+            Json(json!({
+                "status": "ok",
+                "reports_to_build": n,
+                "mail_queued": mail,
+                "mail_relay": state.config.smtp_url.is_some(),
+            })),
         ),
         Err(e) => {
             tracing::error!(error = %e, "health check: database unreachable");

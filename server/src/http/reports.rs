@@ -34,14 +34,7 @@ async fn text(State(state): State<AppState>, Path(id): Path<i64>) -> Result<impl
     let c = db::comparisons::find(&state.db, id)
         .await?
         .ok_or_else(|| Error::NotFound(format!("no comparison {id}")))?;
-    let built = report::load_shared(&state, &c).await?;
-    let text = match state.reports.rendered(id, &built, "text") {
-        Some(text) => text,
-        None => {
-            let text = report::verdict::text_report(&built);
-            state.reports.keep_rendered(id, &built, "text", text)
-        }
-    };
+    let text = report::verdict::text(&state, &c).await?;
     Ok((
         [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
         text.to_string(),

@@ -13,6 +13,7 @@ mod git_repo;
 mod helpers;
 mod leases;
 mod lifecycle;
+mod mail;
 mod nul;
 mod openapi;
 mod ownership;

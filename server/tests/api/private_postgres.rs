@@ -2,11 +2,13 @@
 //! cleanly stops a private Postgres under its data directory.
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+use crate::helpers::free_port;
 
 fn healthz(port: u16) -> Option<String> {
     let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
@@ -16,14 +18,6 @@ fn healthz(port: u16) -> Option<String> {
     let mut answer = String::new();
     s.read_to_string(&mut answer).ok()?;
     Some(answer)
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// A temporary directory the postgres user can reach (the cluster runs as

@@ -2,6 +2,8 @@
 //! report of `GET /api/v1/comparisons/{id}/report.txt`, both from the same
 //! built report.
 
+use std::sync::Arc;
+
 use patchperf_common::comparison::OverallVerdict;
 use patchperf_common::report::Comparison;
 use patchperf_common::report::text::{TextOptions, render, summary_line};
@@ -9,6 +11,8 @@ use patchperf_common::stats::Verdict;
 use serde::Serialize;
 
 use super::ComparisonReport;
+use crate::db::comparisons::ComparisonRow;
+use crate::{AppState, Error};
 
 /// The statistical verdict of a comparison.
 #[derive(Debug, Clone, Serialize)]
@@ -64,13 +68,40 @@ pub fn verdict_view(report: &ComparisonReport, text_url: String) -> VerdictView 
 
 /// The text report: one 0-day style report per (workload, mode, nr_task).
 pub fn text_report(report: &ComparisonReport) -> String {
+    text_report_linking(report, None)
+}
+
+/// The text report with every header's `report:` line set to `report_url`
+/// when one is given (a mail links absolutely, whatever server built the
+/// stored report).
+pub fn text_report_linking(report: &ComparisonReport, report_url: Option<&str>) -> String {
     if report.groups.is_empty() {
         return "patchperf has no results for this comparison yet.\n".into();
     }
+    let opts = TextOptions::default();
     report
         .groups
         .iter()
-        .map(|g| render(&g.comparison, &TextOptions::default()))
+        .map(|g| match report_url {
+            Some(url) => {
+                let mut c = g.comparison.clone();
+                c.header.report_url = Some(url.to_string());
+                render(&c, &opts)
+            }
+            None => render(&g.comparison, &opts),
+        })
         .collect::<Vec<_>>()
         .join("\n\n")
+}
+
+/// Comparison `c`'s text report (`report.txt`), rendered once per built
+/// report and kept with it.
+pub async fn text(state: &AppState, c: &ComparisonRow) -> Result<Arc<str>, Error> {
+    let built = super::load_shared(state, c).await?;
+    Ok(match state.reports.rendered(c.id, &built, "text") {
+        Some(text) => text,
+        None => state
+            .reports
+            .keep_rendered(c.id, &built, "text", text_report(&built)),
+    })
 }

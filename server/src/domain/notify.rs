@@ -1,0 +1,238 @@
+//! Telling people of a change: a change point found at a commit of a
+//! tracked tree is mailed to the commit's author, Cc the tree's list, with
+//! the text report of the comparison that measured the commit (0-day's
+//! layout, absolute links), and posted as JSON to the tree's webhook. This
+//! only queues the messages in the outbox, in the caller's transaction;
+//! [`super::deliver`] sends them.
+
+use std::str::FromStr;
+
+use lettre::Address;
+use patchperf_common::api::tree::is_address;
+use serde_json::json;
+use sqlx::PgConnection;
+
+use crate::db::outbox::{self, Audience, Channel, NewMessage};
+use crate::domain::report;
+use crate::{AppState, Error, db};
+
+/// Queues the report of a change at `commit_sha` of tree `tree_id`, found
+/// by comparison `comparison_id` (the step that measured that commit):
+/// one mail per recipient (the commit's author, then the tree's `cc`;
+/// malformed addresses are skipped) and one webhook call when the tree has
+/// one. `headline` is the one-line summary for the subject ("+98.2%
+/// improvement of will-it-scale.per_process_ops (fstatat-empty)").
+///
+/// Idempotent: a report queued before, for a recipient, is not queued
+/// again. Returns how many messages were newly queued; none when the
+/// server has no public URL to link to (mail needs absolute links).
+///
+/// The report is loaded (built and stored when it is not yet) through the
+/// pool, outside `conn`: the caller's transaction must not hold the
+/// comparison's row `FOR UPDATE` (storing the report takes its key share
+/// lock).
+pub async fn queue_report(
+    state: &AppState,
+    conn: &mut PgConnection,
+    tree_id: i64,
+    comparison_id: i64,
+    commit_sha: &str,
+    headline: &str,
+) -> Result<usize, Error> {
+    if state.config.public_url.is_none() {
+        tracing::warn!(
+            comparison = comparison_id,
+            "not reporting the change: the server has no --public-url to link to"
+        );
+        return Ok(0);
+    }
+    let audience = outbox::audience(&mut *conn, tree_id, commit_sha)
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("tree {tree_id} tested no commit {commit_sha}")))?;
+    let comparison = db::comparisons::find(&mut *conn, comparison_id)
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("no comparison {comparison_id}")))?;
+    let report_url = state.config.link(&format!("/comparisons/{comparison_id}"));
+    let built = report::load_shared(state, &comparison).await?;
+    let text = report::verdict::text_report_linking(&built, Some(&report_url));
+
+    let headline = one_line(headline);
+    let short: String = commit_sha.chars().take(10).collect();
+    let subject = format!("[{}] {short}: {headline}", audience.tree);
+    let key = format!("change:{comparison_id}");
+    let body = mail_body(state, &audience, commit_sha, &headline, &report_url, &text);
+
+    let author = Author::parse(&audience.author).filter(|a| deliverable(&a.address));
+    if author.is_none() {
+        tracing::warn!(author = %audience.author, commit = commit_sha, "not mailing a malformed author address");
+    }
+    let mut cc: Vec<&str> = Vec::new();
+    for a in &audience.cc {
+        if !deliverable(a) {
+            tracing::warn!(address = %a, tree = %audience.tree, "not mailing a malformed cc address");
+        } else if !cc.contains(&a.as_str()) && author.as_ref().is_none_or(|x| x.address != *a) {
+            cc.push(a);
+        }
+    }
+    let mail_to = author.as_ref().map(Author::header);
+    let mail_cc = (!cc.is_empty()).then(|| cc.join(", "));
+    let recipients = author
+        .iter()
+        .map(|a| a.address.as_str())
+        .chain(cc.iter().copied());
+
+    let mut queued = 0;
+    for recipient in recipients {
+        let new = NewMessage {
+            key: &key,
+            channel: Channel::Mail,
+            recipient,
+            subject: &subject,
+            body: &body,
+            mail_to: mail_to.as_deref(),
+            mail_cc: mail_cc.as_deref(),
+        };
+        queued += usize::from(outbox::queue(conn, &new).await?);
+    }
+    if let Some(url) = audience.webhook_url.as_deref().filter(|u| is_web_url(u)) {
+        let call = json!({
+            "event": "change",
+            "tree": { "id": tree_id, "name": audience.tree, "url": audience.url, "branch": audience.branch },
+            "commit": { "sha": commit_sha, "subject": audience.subject, "author": audience.author },
+            "comparison_id": comparison_id,
+            "report_url": report_url,
+            "text_url": state.config.link(&format!("/api/v1/comparisons/{comparison_id}/report.txt")),
+            "headline": headline,
+        });
+        let new = NewMessage {
+            key: &key,
+            channel: Channel::Webhook,
+            recipient: url,
+            subject: &subject,
+            body: &call.to_string(),
+            mail_to: None,
+            mail_cc: None,
+        };
+        queued += usize::from(outbox::queue(conn, &new).await?);
+    }
+    Ok(queued)
+}
+
+/// The mail: a few lines of our own saying what was found, then the text
+/// report.
+fn mail_body(
+    state: &AppState,
+    a: &Audience,
+    sha: &str,
+    headline: &str,
+    report_url: &str,
+    text: &str,
+) -> String {
+    let home = state.config.link("/");
+    format!(
+        "Hello,\n\n\
+         patchperf follows {branch} of {url} (tree \"{tree}\") and measured a\n\
+         change in performance at this commit:\n\n\
+         \x20   {sha} (\"{subject}\")\n\n\
+         \x20   {headline}\n\n\
+         You get this mail as the commit's author or on the tree's Cc list.\n\
+         The comparison below measured the commit against its parent, boots\n\
+         of both kernels interleaved; its page, with every run, is\n\
+         {report_url}\n\n\
+         {text}\n\
+         -- \n\
+         patchperf, {home}\n",
+        branch = a.branch,
+        url = a.url,
+        tree = a.tree,
+        subject = a.subject,
+    )
+}
+
+/// A commit author, `Name <address>` as git prints it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Author {
+    /// The name, when there is one.
+    pub name: Option<String>,
+    /// The address.
+    pub address: String,
+}
+
+impl Author {
+    /// Reads `Name <address>` or a bare address; `None` when there is no
+    /// address in it.
+    pub fn parse(s: &str) -> Option<Author> {
+        let s = s.trim();
+        let Some(open) = s.rfind('<') else {
+            return (!s.is_empty()).then(|| Author {
+                name: None,
+                address: s.to_string(),
+            });
+        };
+        let address = s[open + 1..].strip_suffix('>')?.trim();
+        let name = s[..open].trim().trim_matches('"').trim();
+        Some(Author {
+            name: (!name.is_empty()).then(|| name.to_string()),
+            address: address.to_string(),
+        })
+    }
+
+    /// `Name <address>`, as stored for the sender (which reads it back
+    /// with [`Author::parse`]).
+    pub fn header(&self) -> String {
+        match &self.name {
+            Some(name) => format!("{name} <{}>", self.address),
+            None => self.address.clone(),
+        }
+    }
+}
+
+/// Whether mail to `address` can go out: the shape tree cc lists are
+/// checked against, and one SMTP takes.
+fn deliverable(address: &str) -> bool {
+    is_address(address) && Address::from_str(address).is_ok()
+}
+
+fn is_web_url(url: &str) -> bool {
+    reqwest::Url::parse(url).is_ok_and(|u| matches!(u.scheme(), "http" | "https"))
+}
+
+/// The headline on one line, as a subject must be.
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn authors_are_read_as_git_prints_them() {
+        let a = Author::parse("Yu Ma <yu.ma@intel.com>").unwrap();
+        assert_eq!(a.name.as_deref(), Some("Yu Ma"));
+        assert_eq!(a.address, "yu.ma@intel.com");
+        assert_eq!(a.header(), "Yu Ma <yu.ma@intel.com>");
+        let a = Author::parse("\"Ma, Yu\" <yu.ma@intel.com>").unwrap();
+        assert_eq!(a.name.as_deref(), Some("Ma, Yu"));
+        assert_eq!(Author::parse(&a.header()), Some(a));
+        let bare = Author::parse("kh@example.org").unwrap();
+        assert_eq!((bare.name, bare.address.as_str()), (None, "kh@example.org"));
+        assert_eq!(Author::parse("Someone <kh@example.org"), None);
+        assert_eq!(Author::parse(" "), None);
+    }
+
+    #[test]
+    fn malformed_addresses_are_not_mailed() {
+        assert!(deliverable("kh@example.org"));
+        for bad in [
+            "kh",
+            "kh@localhost",
+            "a b@example.org",
+            "<kh@example.org>",
+            "@example.org",
+        ] {
+            assert!(!deliverable(bad), "{bad}");
+        }
+        assert_eq!(one_line("+5% of\n  x"), "+5% of x");
+    }
+}
