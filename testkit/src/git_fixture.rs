@@ -119,6 +119,21 @@ impl LinuxHistory {
     pub fn range(&self) -> String {
         format!("{}..{}", self.base.sha, self.head().sha)
     }
+
+    /// The first `n` steps' commits as a patch series (`git format-patch`
+    /// of `<base>..<commit n>`, one message per commit); empty for 0.
+    pub fn series(&self, n: usize) -> String {
+        let Some(last) = n.checked_sub(1).map(|i| &self.commits[i]) else {
+            return String::new();
+        };
+        let range = format!("{}..{}", self.base.sha, last.sha);
+        git_output(
+            &self.dir,
+            None,
+            0,
+            ["format-patch", "--stdout", "--no-signature", &range],
+        )
+    }
 }
 
 /// Why a history cannot be built here (the test should skip), or `None`.
@@ -376,7 +391,7 @@ fn run(cmd: &mut Command) -> String {
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8_lossy(&out.stdout).trim_end().to_string()
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use patchperf_common::digest::sha256_hex;
 use patchperf_common::protocol::{
@@ -131,16 +131,23 @@ pub fn job(mbox: &str, workload: &str, seconds: u32, boots: &[Side]) -> JobSpec 
     }
 }
 
-/// Records what the pipeline reports.
+/// Records what the pipeline reports; prints each state with the seconds
+/// since the first.
 #[derive(Default)]
 pub struct Recorder {
     pub states: Vec<(JobState, String)>,
     pub results: Vec<(BootSlot, RunResult)>,
+    started: Option<Instant>,
 }
 
 impl Events for Recorder {
     fn state(&mut self, state: JobState, message: &str) {
-        eprintln!("{}: {message}", state.as_str());
+        let started = *self.started.get_or_insert_with(Instant::now);
+        eprintln!(
+            "[{:>4.0} s] {}: {message}",
+            started.elapsed().as_secs_f64(),
+            state.as_str()
+        );
         self.states.push((state, message.to_string()));
     }
     fn line(&mut self, line: &str) {
