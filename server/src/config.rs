@@ -1,6 +1,7 @@
 //! Tunables of a running server. Defaults suit a small lab; tests shorten
 //! the lease and the claim wait so they never sleep long.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// Server configuration shared by all handlers through [`crate::AppState`].
@@ -27,6 +28,16 @@ pub struct Config {
     /// Whether reading (the pages, and every `GET` of the API but
     /// `/healthz`) needs a token too; any valid token kind may read.
     pub private_reads: bool,
+    /// Where the bare mirrors of the repositories that ranges name are
+    /// kept (see [`crate::git`]).
+    pub git_dir: PathBuf,
+    /// Whether a range may name a repository on the server's own disk (an
+    /// absolute path or `file://`); off unless the lab runs the server
+    /// beside its repositories.
+    pub local_git: bool,
+    /// Longest one git command may take (a first clone of linux is
+    /// minutes).
+    pub git_timeout: Duration,
 }
 
 impl Default for Config {
@@ -40,6 +51,9 @@ impl Default for Config {
             public_url: None,
             report_time_limit: Duration::from_secs(10),
             private_reads: false,
+            git_dir: std::env::temp_dir().join("patchperf-server-git"),
+            local_git: false,
+            git_timeout: Duration::from_secs(1800),
         }
     }
 }

@@ -15,6 +15,7 @@ pub mod config;
 pub mod db;
 pub mod domain;
 pub mod error;
+pub mod git;
 pub mod http;
 pub mod postgres;
 pub mod state;

@@ -8,6 +8,7 @@ use tokio::sync::{Notify, watch};
 
 use crate::Config;
 use crate::domain::report::cache::ReportCache;
+use crate::git::Mirrors;
 
 /// Cloned into every handler; cheap to clone.
 #[derive(Debug, Clone)]
@@ -27,12 +28,16 @@ pub struct AppState {
     /// `domain::report::stored`) rebuilds that comparison's report soon;
     /// changes made through other servers reach it by its poll.
     pub reports_stale: Arc<Notify>,
+    /// The mirrors of the repositories ranges are read from.
+    pub git: Arc<Mirrors>,
 }
 
 impl AppState {
     /// State over an already migrated pool.
     pub fn new(db: PgPool, config: Config) -> Self {
+        let git = Mirrors::new(config.git_dir.clone(), config.local_git, config.git_timeout);
         AppState {
+            git: Arc::new(git),
             db,
             config: Arc::new(config),
             jobs_changed: Arc::new(Notify::new()),

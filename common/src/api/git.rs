@@ -65,6 +65,21 @@ pub fn check_commit(commit: &str) -> Result<(), String> {
     check_ref_name(commit)
 }
 
+/// Reads a range `A..B` (both ends commits as [`check_commit`] accepts
+/// them, two dots: the symmetric difference `A...B` is no line of commits).
+/// On refusal, says why.
+pub fn parse_range(range: &str) -> Result<(&str, &str), String> {
+    let Some((from, to)) = range.split_once("..") else {
+        return Err("no `..` between the two ends".into());
+    };
+    if to.starts_with('.') {
+        return Err("`A...B` is a symmetric difference, not a line of commits".into());
+    }
+    check_commit(from).map_err(|why| format!("`{from}`: {why}"))?;
+    check_commit(to).map_err(|why| format!("`{to}`: {why}"))?;
+    Ok((from, to))
+}
+
 /// What both values share: present, short, one word, not an option.
 fn check_plain(value: &str) -> Result<(), String> {
     if value.is_empty() {
@@ -210,6 +225,22 @@ mod tests {
     }
 
     #[test]
+    fn a_range_is_two_commits_and_two_dots() {
+        assert_eq!(parse_range("v6.1..vfs.all"), Ok(("v6.1", "vfs.all")));
+        assert_eq!(parse_range("1a2b3c4d..HEAD"), Ok(("1a2b3c4d", "HEAD")));
+        for bad in [
+            "v6.1",
+            "v6.1...vfs.all",
+            "..vfs.all",
+            "v6.1..",
+            "-x..y",
+            "a..--upload-pack=z",
+        ] {
+            assert!(parse_range(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
     fn options_and_bad_ref_names_are_refused() {
         for commit in [
             "",
@@ -243,6 +274,7 @@ mod tests {
     proptest! {
         #[test]
         fn the_checks_never_panic(s in ".{0,80}") {
+            let _ = parse_range(&s);
             let _ = check_url(&s);
             let _ = check_commit(&s);
         }

@@ -38,6 +38,14 @@ pub struct ComparisonCreateRequest {
     /// booting patches 1..k-1 against patches 1..k.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub per_patch: bool,
+    /// A git range `A..B` over a git base whose commit is `A`: every commit
+    /// on B's first-parent line after A is a step (a merge is one step, its
+    /// diff against its first parent), measured as `per_patch` measures a
+    /// series; the server reads the commits from the repository and leaves
+    /// `mbox` to them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(example = "v6.1..perf-fixes"))]
+    pub range: Option<String>,
     /// Workload names from the catalogue.
     #[cfg_attr(feature = "openapi", schema(schema_with = super::schema::workload_names))]
     pub workloads: Vec<String>,
@@ -102,6 +110,9 @@ impl TryFrom<ComparisonCreateRequest> for ComparisonSubmission {
                     .into(),
             );
         }
+        if let Some(range) = &req.range {
+            check_range(&req, range)?;
+        }
         if req.aa && req.per_patch {
             return invalid(
                 "an A/A comparison (aa: true) has no patch to measure one by one; \
@@ -151,6 +162,34 @@ fn check_base(base: &BaseSource) -> Result<(), Error> {
                 ));
             }
         }
+    }
+    Ok(())
+}
+
+/// A range names its commits itself: it needs a git base starting at its
+/// first end, and no mbox.
+fn check_range(req: &ComparisonCreateRequest, range: &str) -> Result<(), Error> {
+    let (from, _) = git::parse_range(range)
+        .or_else(|why| invalid(format!("range {range:?} is not `A..B`: {why}")))?;
+    match &req.base {
+        BaseSource::Git { commit, .. } if commit == from => {}
+        BaseSource::Git { commit, .. } => {
+            return invalid(format!(
+                "range {range:?} starts at `{from}` but base.commit is `{commit}`; \
+                 the base of a range is its first end"
+            ));
+        }
+        BaseSource::Tarball { .. } => {
+            return invalid(format!(
+                "range {range:?} needs a git base (base.kind \"git\" with commit `{from}`)"
+            ));
+        }
+    }
+    if !req.mbox.trim().is_empty() {
+        return invalid("a range's patches are its commits; leave out mbox".into());
+    }
+    if req.aa {
+        return invalid("an A/A comparison (aa: true) has no range; leave out range".into());
     }
     Ok(())
 }
@@ -258,6 +297,7 @@ mod tests {
             mbox: "From x\n".into(),
             aa: false,
             per_patch: false,
+            range: None,
             workloads: vec![workload::WORKLOADS[0].name.to_string()],
             params: WorkloadParams {
                 mode: TaskMode::Process,
@@ -329,5 +369,30 @@ mod tests {
         assert_eq!(json["aa"], true);
         let back: ComparisonCreateRequest = serde_json::from_value(json).unwrap();
         assert_eq!(back, r);
+    }
+
+    #[test]
+    fn a_range_starts_at_its_git_base_and_brings_no_mbox() {
+        let git = |commit: &str| BaseSource::Git {
+            url: "https://git.kernel.org/pub/scm/linux/kernel/git/vfs/vfs.git".into(),
+            commit: commit.into(),
+        };
+        let mut r = request();
+        r.mbox.clear();
+        r.base = git("v6.1");
+        r.range = Some("v6.1..vfs.all".into());
+        assert!(ComparisonSubmission::try_from(r.clone()).is_ok());
+        let mut other = r.clone();
+        other.base = git("v6.2");
+        assert!(rejection(other).contains("the base of a range is its first end"));
+        let mut tarball = r.clone();
+        tarball.base = request().base;
+        assert!(rejection(tarball).contains("needs a git base"));
+        let mut with_mbox = r.clone();
+        with_mbox.mbox = "From x\n".into();
+        assert!(rejection(with_mbox).ends_with("leave out mbox"));
+        let mut odd = r.clone();
+        odd.range = Some("v6.1...vfs.all".into());
+        assert!(rejection(odd).contains("is not `A..B`"));
     }
 }

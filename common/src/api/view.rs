@@ -48,6 +48,12 @@ pub struct ComparisonView<V> {
     pub finished_at: Option<DateTime<Utc>>,
     /// Base tree.
     pub base: BaseSource,
+    /// A git range's comparison: the range measured, `A..B` with full ids.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_range: Option<String>,
+    /// The commit the patched side is (a range's end, or a step's commit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
     /// The patch series.
     pub patches: PatchesView,
     /// Workload names.
@@ -114,6 +120,9 @@ pub struct StepView {
     pub comparison_id: i64,
     /// The patch's subject.
     pub subject: String,
+    /// For a git range: the commit the step measures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
     /// queued, running, done, failed or cancelled.
     pub status: ComparisonStatus,
     /// Overall verdict of the step's runs so far.

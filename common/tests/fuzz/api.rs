@@ -28,6 +28,7 @@ fn submission() -> ComparisonCreateRequest {
             .into(),
         aa: false,
         per_patch: true,
+        range: None,
         workloads: vec!["open1".into(), "dup1".into()],
         params: WorkloadParams {
             mode: TaskMode::Process,
@@ -93,6 +94,8 @@ fn comparison_view() -> ComparisonView<VerdictSummary> {
         updated_at: at,
         finished_at: Some(at),
         base: request.base,
+        git_range: Some(format!("{}..{}", "1".repeat(40), "2".repeat(40))),
+        commit: Some("2".repeat(40)),
         patches: PatchesView {
             sha256: "ab".repeat(32),
             messages: vec![PatchMessage {
@@ -124,6 +127,7 @@ fn comparison_view() -> ComparisonView<VerdictSummary> {
             step: 1,
             comparison_id: 4,
             subject: "[PATCH 1/2] x".into(),
+            commit: Some("3".repeat(40)),
             status: ComparisonStatus::Done,
             overall: OverallVerdict::Improvement,
             headlines: vec![StepHeadline {

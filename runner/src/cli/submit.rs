@@ -23,7 +23,7 @@ pub struct SubmitArgs {
     pub token: String,
     /// The patch series as an mbox file (`git format-patch --stdout`, b4 am,
     /// a lore mbox); `-` reads standard input.
-    #[arg(long, value_name = "FILE", required_unless_present = "aa")]
+    #[arg(long, value_name = "FILE", required_unless_present_any = ["aa", "range"])]
     pub mbox: Option<PathBuf>,
     /// An A/A comparison instead: no patch, both sides boot the base
     /// kernel. Its spread becomes the machine's noise floor, the smallest
@@ -37,12 +37,17 @@ pub struct SubmitArgs {
     /// Base tree as a source tarball the runner knows by name.
     #[arg(long, default_value = "linux-source-6.1", conflicts_with = "git")]
     pub base: String,
-    /// Base tree as a git URL (with --commit).
-    #[arg(long, requires = "commit")]
+    /// Base tree as a git URL (with --commit, or --range).
+    #[arg(long)]
     pub git: Option<String>,
     /// Commit id, tag or branch in --git.
-    #[arg(long)]
+    #[arg(long, requires = "git", conflicts_with = "range")]
     pub commit: Option<String>,
+    /// Measure every commit of a git range `A..B` of --git on its own (B's
+    /// first-parent commits after A, a merge as one step), on A as base;
+    /// the server reads the commits from the repository.
+    #[arg(long, value_name = "A..B", requires = "git", conflicts_with_all = ["mbox", "aa"])]
+    pub range: Option<String>,
     /// Workloads to run in every boot (comma list; see `bench --list`).
     #[arg(short, long = "workload", value_delimiter = ',', required = true)]
     pub workloads: Vec<String>,

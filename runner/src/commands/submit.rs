@@ -90,11 +90,21 @@ fn request_body(args: &SubmitArgs) -> Result<ComparisonCreateRequest, Error> {
         Some(path) => read_mbox(path)?,
         None => String::new(),
     };
-    let base = match (&args.git, &args.commit) {
+    // A range's base is its first end.
+    let range_start = args
+        .range
+        .as_deref()
+        .map(|r| r.split_once("..").map_or(r, |(from, _)| from));
+    let base = match (&args.git, args.commit.as_deref().or(range_start)) {
         (Some(url), Some(commit)) => BaseSource::Git {
             url: url.clone(),
-            commit: commit.clone(),
+            commit: commit.to_string(),
         },
+        (Some(_), None) => {
+            return Err(Error::Usage(
+                "--git needs --commit (the base) or --range A..B".into(),
+            ));
+        }
         _ => BaseSource::Tarball {
             name: args.base.clone(),
         },
@@ -130,6 +140,7 @@ fn request_body(args: &SubmitArgs) -> Result<ComparisonCreateRequest, Error> {
         mbox: if args.aa { String::new() } else { mbox },
         aa: args.aa,
         per_patch: args.per_patch,
+        range: args.range.clone(),
         workloads: args.workloads.clone(),
         params,
         runs: args.runs,

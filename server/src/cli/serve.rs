@@ -36,4 +36,15 @@ pub struct ServeArgs {
         env = "PATCHPERF_PRIVATE"
     )]
     pub private: bool,
+    /// Where to keep the bare mirrors of the repositories that git ranges
+    /// name (default: patchperf-server-git in the temporary directory).
+    #[arg(long, env = "PATCHPERF_GIT_DIR", value_name = "DIR")]
+    pub git_dir: Option<std::path::PathBuf>,
+    /// Let a git range name a repository on this machine (an absolute path
+    /// or file://): for a lab whose server sits beside its repositories.
+    #[arg(long)]
+    pub local_git: bool,
+    /// Longest one git command (a clone, a fetch) may take, in seconds.
+    #[arg(long, default_value_t = 1800)]
+    pub git_timeout_seconds: u64,
 }

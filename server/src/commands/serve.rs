@@ -21,7 +21,16 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
         body_limit: args.body_limit,
         public_url: args.public_url.clone(),
         private_reads: args.private,
+        local_git: args.local_git,
+        git_timeout: Duration::from_secs(args.git_timeout_seconds.max(1)),
         ..Config::default()
+    };
+    let config = match &args.git_dir {
+        Some(dir) => Config {
+            git_dir: dir.clone(),
+            ..config
+        },
+        None => config,
     };
     let state = AppState::new(database.pool.clone(), config);
     notify::spawn_listener(state.db.clone(), state.jobs_changed.clone());

@@ -38,6 +38,10 @@ pub struct NewComparison<'a> {
     pub step_of: Option<(i64, i32)>,
     /// Patches the base kernel carries (a step's patches 1..k-1).
     pub base_series_id: Option<i64>,
+    /// A git range's comparison: the range as resolved (`A..B`, full ids).
+    pub git_range: Option<String>,
+    /// The commit the patched side's tree is (a step's, or the range's end).
+    pub commit_sha: Option<String>,
 }
 
 /// A comparison as stored, with its machine's name.
@@ -89,6 +93,10 @@ pub struct ComparisonRow {
     pub step: Option<i32>,
     /// Patches the base kernel carries (a step's patches 1..k-1).
     pub base_series_id: Option<i64>,
+    /// A git range's comparison: the range as resolved (`A..B`, full ids).
+    pub git_range: Option<String>,
+    /// The commit the patched side's tree is (a step's, or the range's end).
+    pub commit_sha: Option<String>,
 }
 
 impl ComparisonRow {
@@ -117,8 +125,9 @@ pub async fn insert(conn: &mut PgConnection, new: &NewComparison<'_>) -> Result<
         r#"INSERT INTO comparisons (base, series_id, workloads, params, runs_per_side, backend,
                                     config_fragment, machine_id, machine_inventory, order_seed,
                                     submitted_by, kind, max_runs_per_side, parent_id, step,
-                                    base_series_id)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+                                    base_series_id, git_range, commit_sha)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
+                   $17, $18)
            RETURNING id"#,
         Json(new.base) as _,
         new.series_id,
@@ -135,7 +144,9 @@ pub async fn insert(conn: &mut PgConnection, new: &NewComparison<'_>) -> Result<
         new.max_runs_per_side,
         parent_id,
         step,
-        new.base_series_id
+        new.base_series_id,
+        new.git_range,
+        new.commit_sha
     )
     .fetch_one(conn)
     .await
@@ -154,7 +165,7 @@ pub async fn find(db: impl PgExecutor<'_>, id: i64) -> Result<Option<ComparisonR
                   c.config_fragment, c.machine_id, m.name AS "machine_name?",
                   c.machine_inventory, c.order_seed, t.name AS submitted_by,
                   c.created_at, c.updated_at, c.finished_at, c.parent_id, c.step,
-                  c.base_series_id
+                  c.base_series_id, c.git_range, c.commit_sha
            FROM comparisons c
            JOIN tokens t ON t.id = c.submitted_by
            LEFT JOIN machines m ON m.id = c.machine_id
@@ -390,6 +401,8 @@ pub struct StepRow {
     pub status: ComparisonStatus,
     /// Its series (patches 1..step).
     pub series_id: i64,
+    /// A git range's step: its commit.
+    pub commit_sha: Option<String>,
 }
 
 /// The steps of per-patch comparison `parent_id`, in order (none for an
@@ -397,7 +410,8 @@ pub struct StepRow {
 pub async fn steps(db: impl PgExecutor<'_>, parent_id: i64) -> Result<Vec<StepRow>, sqlx::Error> {
     sqlx::query_as!(
         StepRow,
-        r#"SELECT id, step AS "step!", status AS "status: ComparisonStatus", series_id
+        r#"SELECT id, step AS "step!", status AS "status: ComparisonStatus", series_id,
+                  commit_sha
            FROM comparisons WHERE parent_id = $1 ORDER BY step"#,
         parent_id
     )

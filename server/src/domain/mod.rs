@@ -8,6 +8,7 @@ pub mod interleave;
 pub mod lifecycle;
 pub mod more_runs;
 pub mod queue;
+pub mod range;
 pub mod report;
 pub mod steps;
 pub mod waiting;

@@ -21,12 +21,14 @@ use crate::{AppState, Error, db};
 /// Creates the step comparisons of the per-patch comparison `parent_id`
 /// (stored as `parent`, whose series is `mbox`), each with its jobs; returns
 /// how many. A series of fewer than two patches has no steps: its one step
-/// would be the whole series again.
+/// would be the whole series again. For a git range, `commits` are the
+/// commits the patches are, in order (empty for a mailed series).
 pub async fn create(
     conn: &mut PgConnection,
     parent_id: i64,
     parent: &NewComparison<'_>,
     mbox: &str,
+    commits: &[String],
     max_attempts: u32,
 ) -> Result<usize, Error> {
     let prefixes = mbox::prefixes(mbox);
@@ -47,6 +49,8 @@ pub async fn create(
             base_series_id,
             step_of: Some((parent_id, step)),
             order_seed: seed as i64,
+            commit_sha: commits.get(index).cloned(),
+            git_range: None,
             ..parent.clone()
         };
         let id = db::comparisons::insert(conn, &new).await?;
@@ -115,6 +119,7 @@ pub async fn views(state: &AppState, c: &ComparisonRow) -> Result<Vec<StepView>,
             step: u32::try_from(s.step).unwrap_or(0),
             comparison_id: s.id,
             subject: step_subject(state, s.series_id, s.step).await?,
+            commit: s.commit_sha,
             status: s.status,
             overall,
             headlines,

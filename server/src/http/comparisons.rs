@@ -9,7 +9,7 @@ use patchperf_common::api::{
 };
 use patchperf_common::comparison::{ComparisonKind, ComparisonStatus, OverallVerdict};
 use patchperf_common::mbox::{self, Series};
-use patchperf_common::protocol::ErrorBody;
+use patchperf_common::protocol::{BaseSource, ErrorBody};
 use patchperf_common::run::MeasurementMode;
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -20,7 +20,7 @@ use crate::db::comparisons::{ComparisonRow, ComparisonSummary, ListFilter, NewCo
 use crate::db::{self, boots::BootRow, jobs::JobRow};
 use crate::domain::report::ComparisonReport;
 use crate::domain::report::verdict::VerdictView;
-use crate::domain::{interleave, lifecycle, steps};
+use crate::domain::{interleave, lifecycle, range, steps};
 use crate::error::Result;
 use crate::http::auth::CiAuth;
 use crate::http::extract::{Json, Path, Query};
@@ -44,7 +44,10 @@ pub type ComparisonView = patchperf_common::api::ComparisonView<VerdictView>;
 /// comparison's links; its jobs are queued in interleaved boot order. With
 /// `per_patch`, a series of N ≥ 2 patches also gets N step comparisons
 /// (patches 1..k-1 against 1..k), run in order before the whole series on
-/// one machine and listed in the answer's `steps`.
+/// one machine and listed in the answer's `steps`. With `range` (`A..B`
+/// over a git base at A), the server reads the range's first-parent
+/// commits from the repository and measures them so, one step per commit;
+/// the first such request on a repository waits for its clone.
 #[utoipa::path(
     post,
     path = "/api/v1/comparisons",
@@ -66,13 +69,31 @@ async fn create(
 ) -> Result<impl IntoResponse> {
     let req = ComparisonSubmission::try_from(req)
         .map_err(|invalid| Error::Unprocessable(invalid.to_string()))?;
+    // A range's series is its commits, read from the repository.
+    let range = match (&req.range, &req.base) {
+        (Some(spelled), BaseSource::Git { url, .. }) => {
+            Some(range::read(&state, url, spelled, state.config.body_limit).await?)
+        }
+        _ => None,
+    };
+    let (base, mbox) = match (&range, &req.base) {
+        (Some(r), BaseSource::Git { url, .. }) => (
+            BaseSource::Git {
+                url: url.clone(),
+                commit: r.from.clone(),
+            },
+            r.mbox.as_str(),
+        ),
+        _ => (req.base.clone(), req.mbox.as_str()),
+    };
+    let per_patch = req.per_patch || range.is_some();
     let series = if req.aa {
         Series::empty()
     } else {
-        mbox::parse(&req.mbox).map_err(|e| Error::Unprocessable(e.to_string()))?
+        mbox::parse(mbox).map_err(|e| Error::Unprocessable(e.to_string()))?
     };
-    if req.per_patch {
-        if let Some(why) = mbox::prefix::too_large(&req.mbox) {
+    if per_patch {
+        if let Some(why) = mbox::prefix::too_large(mbox) {
             return Err(Error::Unprocessable(why));
         }
     }
@@ -101,9 +122,9 @@ async fn create(
     let plan = interleave::plan(req.runs, seed);
 
     let mut tx = state.db.begin().await?;
-    let series_id = db::patches::insert_series(&mut tx, &req.mbox, &series).await?;
+    let series_id = db::patches::insert_series(&mut tx, mbox, &series).await?;
     let new = NewComparison {
-        base: &req.base,
+        base: &base,
         series_id,
         kind: if req.aa {
             ComparisonKind::Aa
@@ -122,11 +143,17 @@ async fn create(
         submitted_by: auth.caller.token_id,
         step_of: None,
         base_series_id: None,
+        git_range: range.as_ref().map(range::Range::spelled),
+        commit_sha: range.as_ref().map(|r| r.to.clone()),
     };
     let id = db::comparisons::insert(&mut tx, &new).await?;
     lifecycle::create_jobs(&mut tx, id, &plan, 0, state.config.max_attempts).await?;
-    if req.per_patch {
-        steps::create(&mut tx, id, &new, &req.mbox, state.config.max_attempts).await?;
+    if per_patch {
+        let commits: Vec<String> = range
+            .iter()
+            .flat_map(|r| r.commits.iter().map(|c| c.sha.clone()))
+            .collect();
+        steps::create(&mut tx, id, &new, mbox, &commits, state.config.max_attempts).await?;
     }
     tx.commit().await?;
     state.jobs_changed.notify_waiters();
@@ -236,6 +263,8 @@ async fn view(
         updated_at: c.updated_at,
         finished_at: c.finished_at,
         base: c.base.0,
+        git_range: c.git_range,
+        commit: c.commit_sha,
         patches: PatchesView {
             sha256,
             messages: messages

@@ -14,5 +14,6 @@ mod per_patch;
 mod private_postgres;
 mod private_reads;
 mod protocol;
+mod ranges;
 mod tokens;
 mod uploads;

@@ -1,0 +1,223 @@
+//! A git range `A..B` read into what a per-patch comparison measures: the
+//! commits on B's first-parent line after A, oldest first, each as one mbox
+//! message (`git log --pretty=email` for its headers and message, then its
+//! diff against its first parent, so a merge is one step carrying what it
+//! brought in). The runner applies them with `git am` on A's tree, so step
+//! k's patched tree is commit k's tree, and a kernel built for a commit is
+//! found in the runner's cache by every later comparison or bisection
+//! over the same range (the mbox prefixes are written one way).
+
+use patchperf_common::api::git::parse_range;
+use patchperf_common::mbox::{self, prefix};
+
+use crate::git::Mirror;
+use crate::{AppState, Error};
+
+/// One commit of a range.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RangeCommit {
+    /// Full object id.
+    pub sha: String,
+    /// Its subject line.
+    pub subject: String,
+}
+
+/// A range as read from the repository.
+#[derive(Debug, Clone)]
+pub struct Range {
+    /// A, resolved to its full id: the base every step builds on.
+    pub from: String,
+    /// B, resolved.
+    pub to: String,
+    /// The commits measured, oldest first: one per message of `mbox`.
+    pub commits: Vec<RangeCommit>,
+    /// Commits of the range left out because they change no file (git am
+    /// cannot apply an empty patch, and there is nothing to measure).
+    pub empty: Vec<RangeCommit>,
+    /// The commits as a series, one message each.
+    pub mbox: String,
+}
+
+impl Range {
+    /// `A..B` with full ids, as stored.
+    pub fn spelled(&self) -> String {
+        format!("{}..{}", self.from, self.to)
+    }
+}
+
+/// Reads `range` (`A..B`) of the repository at `url`. Refuses, saying why:
+/// an end the repository lacks, an A not on B's first-parent line (its
+/// commits would not apply to A), an empty range, more commits than a
+/// per-patch comparison measures, or commits whose patches together exceed
+/// `max_bytes` or the steps' bound.
+pub async fn read(
+    state: &AppState,
+    url: &str,
+    range: &str,
+    max_bytes: usize,
+) -> Result<Range, Error> {
+    let (from, to) = parse_range(range)
+        .map_err(|why| Error::Unprocessable(format!("range {range:?} is not `A..B`: {why}")))?;
+    let mirror = state.git.open(url, &[from, to]).await?;
+    let unknown = |why: String| Error::Unprocessable(format!("range {range:?} of {url}: {why}"));
+    let from = mirror.resolve(from).await.map_err(unknown)?;
+    let to = mirror.resolve(to).await.map_err(unknown)?;
+    let line = first_parent_line(&mirror, &from, &to)
+        .await
+        .map_err(unknown)?;
+    if line.is_empty() {
+        return Err(unknown(format!(
+            "it has no commits: `{to}` is `{from}` or one of its ancestors"
+        )));
+    }
+    let mut range = Range {
+        from,
+        to,
+        commits: Vec::new(),
+        empty: Vec::new(),
+        mbox: String::new(),
+    };
+    for sha in line {
+        let left = max_bytes.saturating_sub(range.mbox.len());
+        let (subject, message) = message(&mirror, &sha, left).await.map_err(|why| {
+            Error::Unprocessable(format!(
+                "range {range:?}, commit {sha}: {why}",
+                range = range.spelled()
+            ))
+        })?;
+        let commit = RangeCommit { sha, subject };
+        match message {
+            Some(text) => {
+                range.mbox.push_str(&text);
+                range.commits.push(commit);
+            }
+            None => range.empty.push(commit),
+        }
+    }
+    if range.commits.is_empty() {
+        return Err(unknown("none of its commits changes a file".into()));
+    }
+    if let Some(why) = prefix::too_large(&range.mbox) {
+        return Err(unknown(why));
+    }
+    // What the runner will split and apply must read back as these commits.
+    let series = mbox::parse(&range.mbox).map_err(|e| unknown(e.to_string()))?;
+    let patches = series.messages.iter().filter(|m| m.has_diff).count();
+    if patches != range.commits.len() {
+        return Err(Error::Internal(format!(
+            "range {}: {} commits became {patches} patches",
+            range.spelled(),
+            range.commits.len()
+        )));
+    }
+    Ok(range)
+}
+
+/// The commits on `to`'s first-parent line after `from`, oldest first;
+/// refused when `from` is not on that line.
+async fn first_parent_line(mirror: &Mirror, from: &str, to: &str) -> Result<Vec<String>, String> {
+    let spec = format!("{from}..{to}");
+    let out = mirror
+        .git(
+            &[
+                "rev-list",
+                "--first-parent",
+                "--parents",
+                "--reverse",
+                &spec,
+            ],
+            64 << 20,
+        )
+        .await?;
+    let rows: Vec<Vec<&str>> = out
+        .lines()
+        .map(|row| row.split_whitespace().collect())
+        .filter(|ids: &Vec<&str>| !ids.is_empty())
+        .collect();
+    if rows.len() > prefix::MAX_STEPS {
+        return Err(format!(
+            "it has {} commits; a range is measured commit by commit up to {}: \
+             split it, or bisect it",
+            rows.len(),
+            prefix::MAX_STEPS
+        ));
+    }
+    let mut line: Vec<String> = Vec::new();
+    for ids in rows {
+        let (sha, first_parent) = (ids[0], ids.get(1).copied());
+        let expected = line.last().map_or(from, String::as_str);
+        if first_parent != Some(expected) {
+            return Err(format!(
+                "`{from}` is not on the first-parent line of `{to}` (commit {sha} follows {}), \
+                 so its commits do not apply to it one after another",
+                first_parent.unwrap_or("no parent")
+            ));
+        }
+        line.push(sha.to_string());
+    }
+    Ok(line)
+}
+
+/// Commit `sha` as one mbox message with its subject, or `None` for a
+/// commit that changes nothing; at most `limit` bytes.
+async fn message(
+    mirror: &Mirror,
+    sha: &str,
+    limit: usize,
+) -> Result<(String, Option<String>), String> {
+    let head = mirror
+        .git(
+            &[
+                "log",
+                "-1",
+                "--pretty=email",
+                "--no-notes",
+                "--end-of-options",
+                sha,
+            ],
+            limit,
+        )
+        .await?;
+    let subject = mirror
+        .git(
+            &["log", "-1", "--pretty=format:%s", "--end-of-options", sha],
+            64 << 10,
+        )
+        .await?;
+    let parent = format!("{sha}^1");
+    let left = limit.saturating_sub(head.len());
+    let diff = mirror
+        .git(
+            &[
+                "diff",
+                "--stat",
+                "--summary",
+                "--patch",
+                "--binary",
+                "--full-index",
+                "--no-color",
+                "--no-ext-diff",
+                &parent,
+                sha,
+                "--",
+            ],
+            left,
+        )
+        .await
+        .map_err(|why| format!("{why} (its diff against its first parent)"))?;
+    if !mbox::has_diff(&diff) {
+        return Ok((subject, None));
+    }
+    let mut text = head;
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str("---\n");
+    text.push_str(&diff);
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    // The next message's `From ` line separates only after a blank line.
+    text.push('\n');
+    Ok((subject, Some(text)))
+}
