@@ -14,11 +14,17 @@ mod kernel_support;
 use std::time::Instant;
 
 use patchperf_common::digest::sha256_hex;
-use patchperf_common::protocol::{BaseSource, JobSpec, JobState};
+use patchperf_common::protocol::{BaseSource, FinishRequest, JobSpec, JobState};
 use patchperf_common::run::Side;
+use patchperf_server::http::auth::TokenKind;
+use patchperf_server::{AppState, Config};
 use patchperf_testkit::git_fixture::{self, LinuxHistory};
+use patchperf_testkit::{TestServer, token};
 
-use kernel_support::{assert_no_leftovers, exclusive, job, pipeline, run, skip_without_tools};
+use kernel_support::{
+    assert_no_leftovers, comparison, exclusive, job, pipeline, run, run_agent_until_idle,
+    skip_without_tools,
+};
 
 /// The seed history, or `None` after saying why the test skips.
 fn history() -> Option<LinuxHistory> {
@@ -109,4 +115,142 @@ fn the_first_two_commits_of_a_git_range_build_and_boot_as_per_patch_steps() {
         }
     }
     assert_no_leftovers();
+}
+
+/// What issue 14 expects of each step of the seed range, as (step,
+/// workload, verdict): seed 003 makes `fstatat(fd, "", AT_EMPTY_PATH)`
+/// skip the path lookup and touches nothing else; 002 closes files
+/// without task_work (open1 faster, dup1 slower); 004 shortens
+/// `alloc_fd()` (dup1 faster).
+const EXPECTED: &[(usize, &str, &str)] = &[
+    (1, "open1", "improvement"),
+    (1, "dup1", "regression"),
+    (1, "fstatat-empty", "no-change"),
+    (2, "open1", "no-change"),
+    (2, "dup1", "no-change"),
+    (2, "fstatat-empty", "improvement"),
+    (3, "dup1", "improvement"),
+    (3, "fstatat-empty", "no-change"),
+];
+
+/// The workloads the range is measured on.
+const WORKLOADS: [&str; 3] = ["open1", "dup1", "fstatat-empty"];
+
+/// CI submits the seed range `base..head` of the history at `url`.
+fn submit_range(server: &str, ci: &str, history: &LinuxHistory) -> i64 {
+    let body = serde_json::json!({
+        "base": { "kind": "git", "url": history.url(), "commit": history.base.sha },
+        "range": history.range(),
+        "mbox": "",
+        "workloads": WORKLOADS,
+        "params": { "nr_task": [1], "seconds": 2, "warmup_seconds": 1 },
+        "runs": 3,
+        "backend": "tcg-icount",
+    });
+    let mut resp = ureq::post(&format!("{server}/api/v1/comparisons"))
+        .header("authorization", &format!("Bearer {ci}"))
+        .send_json(&body)
+        .unwrap();
+    let created: serde_json::Value = resp.body_mut().read_json().unwrap();
+    created["id"].as_i64().unwrap()
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_git_range_is_measured_commit_by_commit_and_each_seed_moves_its_workload(
+    pool: sqlx::PgPool,
+) {
+    skip_without_tools!();
+    let Some(history) = history() else { return };
+    let mirrors = tempfile::tempdir().unwrap();
+    let config = Config {
+        local_git: true,
+        git_dir: mirrors.path().to_path_buf(),
+        ..Config::default()
+    };
+    let server = TestServer::serve(
+        AppState::new(pool.clone(), config),
+        "127.0.0.1:0".parse().unwrap(),
+    )
+    .await;
+    let (runner, ci) = (
+        token(&pool, TokenKind::Runner).await,
+        token(&pool, TokenKind::Ci).await,
+    );
+    let url = server.url();
+    let h = history.clone();
+    let (id, finishes, view) = tokio::task::spawn_blocking(move || {
+        let _exclusive = exclusive();
+        let started = Instant::now();
+        let id = submit_range(&url, &ci, &h);
+        eprintln!(
+            "range submitted (the server cloned and read it) in {:.0} s, load {}",
+            started.elapsed().as_secs_f64(),
+            load()
+        );
+        let started = Instant::now();
+        let finishes = run_agent_until_idle(&url, &runner, "commits-test");
+        eprintln!(
+            "{} jobs run in {:.0} s, load {}",
+            finishes.len(),
+            started.elapsed().as_secs_f64(),
+            load()
+        );
+        assert_no_leftovers();
+        (id, finishes, comparison(&url, &ci, id))
+    })
+    .await
+    .unwrap();
+
+    for f in &finishes {
+        assert!(matches!(f, FinishRequest::Done { .. }), "{f:?}");
+    }
+    assert_eq!(view["id"], id);
+    assert_eq!(view["status"], "done", "{view:#}");
+    assert_eq!(view["git_range"], history.range());
+    let steps = view["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 3, "{view:#}");
+    // Every headline of every step, printed before anything is judged so
+    // a failing run still shows all the numbers.
+    let mut seen = Vec::new();
+    for (k, (s, commit)) in steps.iter().zip(&history.commits).enumerate() {
+        assert_eq!(s["step"], k + 1);
+        assert_eq!(s["commit"], commit.sha.as_str(), "{s:#}");
+        assert_eq!(s["status"], "done", "{s:#}");
+        eprintln!(
+            "step {} {} {}: {}",
+            k + 1,
+            &commit.sha[..12],
+            commit.subject,
+            s["overall"]
+        );
+        for h in s["headlines"].as_array().unwrap() {
+            let (workload, verdict) = (
+                h["workload"].as_str().unwrap(),
+                h["verdict"].as_str().unwrap(),
+            );
+            eprintln!(
+                "    {workload:<14} {:<32} {:>+8.2}%  {verdict}",
+                h["metric"].as_str().unwrap(),
+                h["change"].as_f64().unwrap_or(f64::NAN)
+            );
+            seen.push((k + 1, workload.to_string(), verdict.to_string()));
+        }
+    }
+    let wrong: Vec<String> = EXPECTED
+        .iter()
+        .filter(|(step, workload, verdict)| {
+            !seen
+                .iter()
+                .any(|(s, w, v)| s == step && w == workload && v == verdict)
+        })
+        .map(|(step, workload, verdict)| {
+            let got = seen
+                .iter()
+                .find(|(s, w, _)| s == step && w == workload)
+                .map_or("nothing", |(_, _, v)| v.as_str());
+            format!("step {step} {workload}: expected {verdict}, got {got}")
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{wrong:#?}");
+    server.stop().await;
 }
