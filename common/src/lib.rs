@@ -19,6 +19,7 @@ pub use error::Error;
 mod text_column;
 
 pub mod api;
+pub mod bisect;
 pub mod comparison;
 pub mod digest;
 pub mod error;

@@ -229,3 +229,111 @@ async fn aa_submits_a_noise_floor_comparison_without_a_patch(pool: PgPool) {
     assert_eq!(out.status.code(), Some(2));
     server.stop().await;
 }
+
+/// A repository of a base and two commits, each touching its own file.
+fn small_repo(dir: &std::path::Path) -> Vec<String> {
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "Kernel Hacker")
+            .env("GIT_AUTHOR_EMAIL", "kh@example.org")
+            .env("GIT_COMMITTER_NAME", "Kernel Hacker")
+            .env("GIT_COMMITTER_EMAIL", "kh@example.org")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    git(&["init", "-q", "-b", "master"]);
+    let mut ids = Vec::new();
+    for k in 0..3 {
+        std::fs::write(dir.join(format!("f{k}.c")), format!("int f{k};\n")).unwrap();
+        git(&["add", "."]);
+        git(&["commit", "-q", "-m", &format!("fs: step {k}")]);
+        ids.push(git(&["rev-parse", "HEAD"]));
+    }
+    ids
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_range_and_a_bisection_over_it_are_submitted_from_the_command_line(pool: PgPool) {
+    let mirrors = tempfile::tempdir().unwrap();
+    let config = patchperf_server::Config {
+        local_git: true,
+        git_dir: mirrors.path().to_path_buf(),
+        ..patchperf_server::Config::default()
+    };
+    let state = patchperf_server::AppState::new(pool.clone(), config);
+    let server = TestServer::serve(state, "127.0.0.1:0".parse().unwrap()).await;
+    let ci = token(&pool, TokenKind::Ci).await;
+    let repo = tempfile::tempdir().unwrap();
+    let ids = small_repo(repo.path());
+    let url = repo.path().to_str().unwrap();
+    let range = format!("{}..master", &ids[0][..12]);
+
+    let out = runner(args(
+        &server.url(),
+        &ci,
+        &["--git", url, "--range", &range, "-w", "open1"],
+    ))
+    .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (git_range, steps): (String, i64) = sqlx::query_as(
+        "SELECT git_range, (SELECT count(*) FROM comparisons s WHERE s.parent_id = c.id)
+         FROM comparisons c WHERE parent_id IS NULL",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(git_range, format!("{}..{}", ids[0], ids[2]));
+    assert_eq!(steps, 2);
+
+    let out = runner(args(
+        &server.url(),
+        &ci,
+        &["--bisect", "--git", url, "--range", &range, "-w", "open1"],
+    ))
+    .await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.starts_with("bisection 1 started\npage: http://"),
+        "{stdout}"
+    );
+    // Its first probe, the bad end, is queued.
+    let probe: (i32, String) =
+        sqlx::query_as("SELECT probe, commit_sha FROM comparisons WHERE bisection_id = 1")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(probe, (2, ids[2].clone()));
+
+    // One workload: the metric of one is followed.
+    let out = runner(args(
+        &server.url(),
+        &ci,
+        &[
+            "--bisect",
+            "--git",
+            url,
+            "--range",
+            &range,
+            "-w",
+            "open1,dup1",
+        ],
+    ))
+    .await;
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("one --workload"));
+    server.stop().await;
+}

@@ -25,8 +25,10 @@ impl TestServer {
         Self::serve(AppState::new(pool, Config::default()), addr).await
     }
 
-    /// Serves the app on `state` on `addr`.
+    /// Serves the app on `state` on `addr`, with the bisection driver
+    /// running as `serve` runs it.
     pub async fn serve(state: AppState, addr: SocketAddr) -> TestServer {
+        patchperf_server::domain::bisect::spawn_driver(&state);
         let listener = TcpListener::bind(addr).await.unwrap();
         let addr = listener.local_addr().unwrap();
         let app = patchperf_server::app(state);

@@ -6,6 +6,7 @@
 //! With the `openapi` feature every type also describes itself as an
 //! OpenAPI schema, from which the server builds its API document.
 
+pub mod bisection;
 pub mod git;
 pub mod submission;
 pub mod view;
@@ -13,6 +14,10 @@ pub mod view;
 #[cfg(feature = "openapi")]
 mod schema;
 
+pub use bisection::{
+    BisectCommit, BisectionCreateRequest, BisectionCreated, BisectionOutcome, BisectionStatus,
+    BisectionSubmission, BisectionView, OutcomeKind, ProbeView,
+};
 pub use submission::{ComparisonCreateRequest, ComparisonSubmission, MAX_RUNS, MIN_RUNS};
 pub use view::{
     BootView, CancelResponse, ComparisonCreated, ComparisonListQuery, ComparisonView, FailureView,

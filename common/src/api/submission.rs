@@ -194,7 +194,7 @@ fn check_range(req: &ComparisonCreateRequest, range: &str) -> Result<(), Error> 
     Ok(())
 }
 
-fn check_workloads(workloads: &[String]) -> Result<(), Error> {
+pub(crate) fn check_workloads(workloads: &[String]) -> Result<(), Error> {
     let known = || {
         workload::WORKLOADS
             .iter()
@@ -219,7 +219,7 @@ fn check_workloads(workloads: &[String]) -> Result<(), Error> {
     Ok(())
 }
 
-fn check_params(p: &WorkloadParams) -> Result<(), Error> {
+pub(crate) fn check_params(p: &WorkloadParams) -> Result<(), Error> {
     if p.nr_task.is_empty() || p.nr_task.len() > 16 {
         return invalid("params.nr_task must list 1 to 16 task counts".into());
     }
@@ -252,7 +252,7 @@ fn check_params(p: &WorkloadParams) -> Result<(), Error> {
     Ok(())
 }
 
-fn check_runs(runs: u32, max_runs: Option<u32>) -> Result<(), Error> {
+pub(crate) fn check_runs(runs: u32, max_runs: Option<u32>) -> Result<(), Error> {
     if !(MIN_RUNS..=MAX_RUNS).contains(&runs) {
         return invalid(format!(
             "runs is {runs}; a comparison needs {MIN_RUNS} to {MAX_RUNS} runs a side"
@@ -268,7 +268,7 @@ fn check_runs(runs: u32, max_runs: Option<u32>) -> Result<(), Error> {
 
 /// Only lines `make olddefconfig` reads as settings, or comments: anything
 /// else is a mistake (or a shell command) the build would silently ignore.
-fn check_config_fragment(fragment: &str) -> Result<(), Error> {
+pub(crate) fn check_config_fragment(fragment: &str) -> Result<(), Error> {
     for line in fragment.lines().map(str::trim) {
         let ok = line.is_empty()
             || (line.starts_with("CONFIG_") && line.contains('='))

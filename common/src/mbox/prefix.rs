@@ -54,6 +54,29 @@ pub fn prefixes(mbox: &str) -> Vec<String> {
     prefixes
 }
 
+/// The k-th of [`prefixes`] (patches 1..k, k from 1) without writing the
+/// others: what one bisection probe boots.
+pub fn prefix(mbox: &str, k: usize) -> Option<String> {
+    let patches = patches(mbox);
+    if k == 0 || k > patches.len() {
+        return None;
+    }
+    if k == patches.len() {
+        return Some(mbox.to_string());
+    }
+    let mut text = String::new();
+    for patch in &patches[..k] {
+        text.push_str(SEPARATOR);
+        text.push_str(patch);
+    }
+    Some(text)
+}
+
+/// How many patches `mbox` has: its number of [`prefixes`].
+pub fn count(mbox: &str) -> usize {
+    patches(mbox).len()
+}
+
 /// Why measuring `mbox` patch by patch would be too large ([`MAX_STEPS`],
 /// [`MAX_STEPS_BYTES`]), if it would; counted without writing the
 /// prefixes.
@@ -149,5 +172,12 @@ mod tests {
         assert!(steps[1].starts_with(&steps[0]));
         // The same series gives the same texts: the runner's cache keys.
         assert_eq!(prefixes(&mbox), steps);
+        // One probe's prefix is the step's, byte for byte.
+        assert_eq!(count(&mbox), 3);
+        for (k, step) in steps.iter().enumerate() {
+            assert_eq!(prefix(&mbox, k + 1).as_ref(), Some(step));
+        }
+        assert_eq!(prefix(&mbox, 0), None);
+        assert_eq!(prefix(&mbox, 4), None);
     }
 }

@@ -5,9 +5,11 @@
 
 use chrono::{TimeZone, Utc};
 use patchperf_common::api::{
-    BootView, CancelResponse, ComparisonCreateRequest, ComparisonCreated, ComparisonListQuery,
-    ComparisonSubmission, ComparisonView, FailureView, JobView, MAX_RUNS, MIN_RUNS, PatchMessage,
-    PatchesView, RunCounts, StepHeadline, StepOf, StepView, VerdictSummary,
+    BisectCommit, BisectionCreateRequest, BisectionOutcome, BisectionStatus, BisectionSubmission,
+    BisectionView, BootView, CancelResponse, ComparisonCreateRequest, ComparisonCreated,
+    ComparisonListQuery, ComparisonSubmission, ComparisonView, FailureView, JobView, MAX_RUNS,
+    MIN_RUNS, OutcomeKind, PatchMessage, PatchesView, ProbeView, RunCounts, StepHeadline, StepOf,
+    StepView, VerdictSummary,
 };
 use patchperf_common::comparison::{ComparisonKind, ComparisonStatus, OverallVerdict};
 use patchperf_common::protocol::{BaseSource, FailureReason, JobState, NrTask, WorkloadParams};
@@ -44,6 +46,89 @@ fn submission() -> ComparisonCreateRequest {
         config_fragment: Some("CONFIG_PREEMPT=y\n# CONFIG_DEBUG_INFO is not set\n".into()),
         machine: Some("lab-1".into()),
         order_seed: Some(42),
+    }
+}
+
+/// A git range over a git base at its first end.
+fn range_submission() -> ComparisonCreateRequest {
+    ComparisonCreateRequest {
+        base: BaseSource::Git {
+            url: "https://git.kernel.org/pub/scm/linux/kernel/git/vfs/vfs.git".into(),
+            commit: "v6.1".into(),
+        },
+        mbox: String::new(),
+        per_patch: false,
+        range: Some("v6.1..vfs.all".into()),
+        ..submission()
+    }
+}
+
+fn bisection_request() -> BisectionCreateRequest {
+    BisectionCreateRequest {
+        comparison: None,
+        base: Some(range_submission().base),
+        bad: Some("vfs.all".into()),
+        workload: "dup1".into(),
+        metric: Some("will-it-scale.per_process_ops".into()),
+        params: Some(WorkloadParams {
+            nr_task: vec![NrTask::Count(1)],
+            ..submission().params
+        }),
+        runs: Some(3),
+        max_runs: Some(12),
+        backend: Some(MeasurementMode::TcgIcount),
+        config_fragment: None,
+        machine: Some("lab-1".into()),
+        order_seed: Some(7),
+    }
+}
+
+fn bisection_view() -> BisectionView {
+    let at = Utc.with_ymd_and_hms(2026, 12, 1, 9, 0, 0).unwrap();
+    let commit = BisectCommit {
+        position: 2,
+        commit: Some("a".repeat(40)),
+        subject: "vfs: mostly undo glibc turning fstat into fstatat(AT_EMPTY_PATH)".into(),
+    };
+    BisectionView {
+        id: 2,
+        status: BisectionStatus::Done,
+        page_url: "/bisections/2".into(),
+        submitted_by: "ci".into(),
+        created_at: at,
+        finished_at: Some(at),
+        base: range_submission().base,
+        git_range: Some(format!("{}..{}", "1".repeat(40), "2".repeat(40))),
+        comparison_id: None,
+        workload: "fstatat-empty".into(),
+        mode: TaskMode::Process,
+        nr_task: "1".into(),
+        metric: "will-it-scale.per_process_ops".into(),
+        runs_per_side: 3,
+        max_runs_per_side: 12,
+        machine: Some("lab-1".into()),
+        commits: vec![commit.clone()],
+        probes: vec![ProbeView {
+            position: 2,
+            commit,
+            comparison_id: 9,
+            report_url: "/comparisons/9".into(),
+            status: ComparisonStatus::Done,
+            runs_per_side: 3,
+            verdict: Some(Verdict::Improvement),
+            change: Some(98.2),
+            low: Some(97.9),
+            high: Some(98.5),
+            judgement: Some(patchperf_common::bisect::Judgement::Bad),
+            by_estimate: false,
+            failure: None,
+        }],
+        outcome: Some(BisectionOutcome {
+            kind: OutcomeKind::Found,
+            first_bad: Some(2),
+            candidates: Vec::new(),
+            summary: "first bad commit: [aaaaaaaaaa] vfs: …".into(),
+        }),
     }
 }
 
@@ -185,6 +270,12 @@ fn keeps_the_rules(req: &ComparisonCreateRequest) -> Result<(), TestCaseError> {
         !req.aa || req.mbox.trim().is_empty(),
         "an A/A comparison with a patch"
     );
+    if let Some(range) = &req.range {
+        let (from, _) = range.split_once("..").unwrap_or_default();
+        let at_start = matches!(&req.base, BaseSource::Git { commit, .. } if commit == from);
+        prop_assert!(at_start, "range {range:?} not starting at its base");
+        prop_assert!(req.mbox.trim().is_empty() && !req.aa);
+    }
     Ok(())
 }
 
@@ -203,6 +294,37 @@ proptest! {
                 Err(err) => prop_assert!(!err.to_string().is_empty()),
             }
         }
+    }
+
+    #[test]
+    fn fuzz_range_submission(text in inputs(tree(&range_submission()))) {
+        if let Some(req) = round_trips::<ComparisonCreateRequest>(&text)? {
+            match ComparisonSubmission::try_from(req.clone()) {
+                Ok(checked) => keeps_the_rules(&checked)?,
+                Err(err) => prop_assert!(!err.to_string().is_empty()),
+            }
+        }
+    }
+
+    /// The bisection body: reads, round-trips, and what the checks accept
+    /// names one known workload and at most one task count.
+    #[test]
+    fn fuzz_bisection_request(text in inputs(tree(&bisection_request()))) {
+        if let Some(req) = round_trips::<BisectionCreateRequest>(&text)? {
+            match BisectionSubmission::try_from(req.clone()) {
+                Ok(checked) => {
+                    prop_assert!(workload::find(&checked.workload).is_some());
+                    prop_assert!(checked.params.as_ref().is_none_or(|p| p.nr_task.len() == 1));
+                    prop_assert!(checked.comparison.is_some() != checked.bad.is_some());
+                }
+                Err(err) => prop_assert!(!err.to_string().is_empty()),
+            }
+        }
+    }
+
+    #[test]
+    fn fuzz_bisection_view(text in inputs(tree(&bisection_view()))) {
+        round_trips_as_json::<BisectionView>(&text)?;
     }
 
     #[test]

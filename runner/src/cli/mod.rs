@@ -35,5 +35,5 @@ pub enum Command {
     Compare(compare::CompareArgs),
     /// Submit a patch series to a patchperf server (CI), optionally wait for
     /// the verdict.
-    Submit(submit::SubmitArgs),
+    Submit(Box<submit::SubmitArgs>),
 }

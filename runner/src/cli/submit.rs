@@ -23,7 +23,7 @@ pub struct SubmitArgs {
     pub token: String,
     /// The patch series as an mbox file (`git format-patch --stdout`, b4 am,
     /// a lore mbox); `-` reads standard input.
-    #[arg(long, value_name = "FILE", required_unless_present_any = ["aa", "range"])]
+    #[arg(long, value_name = "FILE", required_unless_present_any = ["aa", "range", "comparison"])]
     pub mbox: Option<PathBuf>,
     /// An A/A comparison instead: no patch, both sides boot the base
     /// kernel. Its spread becomes the machine's noise floor, the smallest
@@ -34,6 +34,19 @@ pub struct SubmitArgs {
     /// patches 1..k-1, one comparison per patch beside the whole series'.
     #[arg(long, conflicts_with = "aa")]
     pub per_patch: bool,
+    /// Bisect instead of comparing: find the first commit of --range (or of
+    /// --comparison's series) that moves --metric of the one --workload,
+    /// one probe (a comparison against the good end) after another on one
+    /// machine. With --wait, prints the answer ("first bad commit: …").
+    #[arg(long, conflicts_with_all = ["aa", "per_patch", "mbox"])]
+    pub bisect: bool,
+    /// With --bisect: the finished comparison whose series to bisect.
+    #[arg(long, requires = "bisect", conflicts_with_all = ["git", "range"])]
+    pub comparison: Option<i64>,
+    /// With --bisect: the metric that moved (default: the workload's
+    /// will-it-scale ops a task).
+    #[arg(long, requires = "bisect")]
+    pub metric: Option<String>,
     /// Base tree as a source tarball the runner knows by name.
     #[arg(long, default_value = "linux-source-6.1", conflicts_with = "git")]
     pub base: String,

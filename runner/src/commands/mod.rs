@@ -5,6 +5,7 @@ use crate::cli::{Cli, Command};
 
 pub mod agent;
 pub mod bench;
+pub mod bisect;
 pub mod compare;
 pub mod guest;
 pub mod job;
@@ -18,6 +19,6 @@ pub fn run(cli: Cli) -> Result<(), Error> {
         Command::Job(args) => job::run(args),
         Command::Guest(args) => guest::run(args),
         Command::Compare(args) => compare::run(args),
-        Command::Submit(args) => submit::run(args),
+        Command::Submit(args) => submit::run(*args),
     }
 }

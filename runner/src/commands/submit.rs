@@ -19,6 +19,9 @@ use crate::cli::submit::SubmitArgs;
 
 /// Runs `patchperf-runner submit`.
 pub fn run(args: SubmitArgs) -> Result<(), Error> {
+    if args.bisect {
+        return super::bisect::run(&args);
+    }
     let body = request_body(&args)?;
     let client = Client::new(&args.server, &args.token);
     let created: ComparisonCreated =
@@ -109,31 +112,8 @@ fn request_body(args: &SubmitArgs) -> Result<ComparisonCreateRequest, Error> {
             name: args.base.clone(),
         },
     };
-    let nr_task = args
-        .nr_task
-        .iter()
-        .map(|s| s.parse::<NrTask>().map_err(Error::Usage))
-        .collect::<Result<Vec<_>, _>>()?;
-    let params = WorkloadParams {
-        mode: match args.mode {
-            ModeArg::Process => patchperf_common::run::TaskMode::Process,
-            ModeArg::Thread => patchperf_common::run::TaskMode::Thread,
-        },
-        nr_task,
-        seconds: args.seconds,
-        warmup_seconds: args.warmup,
-        perf_stat: args.perf.contains(&PerfArg::Stat),
-        perf_profile: args.perf.contains(&PerfArg::Profile),
-    };
-    let config_fragment = match &args.config {
-        Some(path) => Some(std::fs::read_to_string(path).map_err(|e| {
-            Error::Usage(format!(
-                "cannot read config fragment {}: {e}",
-                path.display()
-            ))
-        })?),
-        None => None,
-    };
+    let params = params(args)?;
+    let config_fragment = config_fragment(args)?;
     Ok(ComparisonCreateRequest {
         base,
         // An A/A comparison boots the base kernel on both sides: no patch.
@@ -149,6 +129,39 @@ fn request_body(args: &SubmitArgs) -> Result<ComparisonCreateRequest, Error> {
         config_fragment,
         machine: args.machine.clone(),
         order_seed: None,
+    })
+}
+
+/// The workload parameters the command line names.
+pub(super) fn params(args: &SubmitArgs) -> Result<WorkloadParams, Error> {
+    let nr_task = args
+        .nr_task
+        .iter()
+        .map(|s| s.parse::<NrTask>().map_err(Error::Usage))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(WorkloadParams {
+        mode: match args.mode {
+            ModeArg::Process => patchperf_common::run::TaskMode::Process,
+            ModeArg::Thread => patchperf_common::run::TaskMode::Thread,
+        },
+        nr_task,
+        seconds: args.seconds,
+        warmup_seconds: args.warmup,
+        perf_stat: args.perf.contains(&PerfArg::Stat),
+        perf_profile: args.perf.contains(&PerfArg::Profile),
+    })
+}
+
+/// The Kconfig fragment of `--config`, read.
+pub(super) fn config_fragment(args: &SubmitArgs) -> Result<Option<String>, Error> {
+    let Some(path) = &args.config else {
+        return Ok(None);
+    };
+    std::fs::read_to_string(path).map(Some).map_err(|e| {
+        Error::Usage(format!(
+            "cannot read config fragment {}: {e}",
+            path.display()
+        ))
     })
 }
 

@@ -9,7 +9,7 @@ use tokio::net::TcpListener;
 use super::database::Database;
 use crate::cli::serve::ServeArgs;
 use crate::db::notify;
-use crate::domain::{lifecycle, report};
+use crate::domain::{bisect, lifecycle, report};
 use crate::{AppState, Config, Error};
 
 /// Runs `serve`.
@@ -36,6 +36,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
     notify::spawn_listener(state.db.clone(), state.jobs_changed.clone());
     spawn_lease_sweeper(&state);
     report::stored::spawn_keeper(&state);
+    bisect::spawn_driver(&state);
 
     let result = serve(&state, &args).await;
     database.close().await;

@@ -42,6 +42,8 @@ pub struct NewComparison<'a> {
     pub git_range: Option<String>,
     /// The commit the patched side's tree is (a step's, or the range's end).
     pub commit_sha: Option<String>,
+    /// For a bisection's probe: the bisection and the commit's position.
+    pub probe_of: Option<(i64, i32)>,
 }
 
 /// A comparison as stored, with its machine's name.
@@ -121,13 +123,14 @@ pub async fn insert(conn: &mut PgConnection, new: &NewComparison<'_>) -> Result<
         None => (None, None),
     };
     let (parent_id, step) = new.step_of.unzip();
+    let (bisection_id, probe) = new.probe_of.unzip();
     sqlx::query_scalar!(
         r#"INSERT INTO comparisons (base, series_id, workloads, params, runs_per_side, backend,
                                     config_fragment, machine_id, machine_inventory, order_seed,
                                     submitted_by, kind, max_runs_per_side, parent_id, step,
-                                    base_series_id, git_range, commit_sha)
+                                    base_series_id, git_range, commit_sha, bisection_id, probe)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
-                   $17, $18)
+                   $17, $18, $19, $20)
            RETURNING id"#,
         Json(new.base) as _,
         new.series_id,
@@ -146,7 +149,9 @@ pub async fn insert(conn: &mut PgConnection, new: &NewComparison<'_>) -> Result<
         step,
         new.base_series_id,
         new.git_range,
-        new.commit_sha
+        new.commit_sha,
+        bisection_id,
+        probe
     )
     .fetch_one(conn)
     .await
@@ -276,7 +281,7 @@ pub async fn list(
                   c.verdict AS "verdict?: OverallVerdict", c.headline AS "headline?"
            FROM comparisons c
            LEFT JOIN machines m ON m.id = c.machine_id
-           WHERE c.parent_id IS NULL
+           WHERE c.parent_id IS NULL AND c.bisection_id IS NULL
              AND ($1::text IS NULL OR c.status = $1)
              AND ($2::text IS NULL OR m.name = $2)
              AND ($3::text IS NULL OR $3 = ANY (c.workloads))
@@ -444,5 +449,38 @@ pub async fn after_step(
         step
     )
     .fetch_all(conn)
+    .await
+}
+
+/// A bisection's probe as the bisection lists it.
+#[derive(Debug, Clone)]
+pub struct ProbeRow {
+    /// The probe's comparison id.
+    pub id: i64,
+    /// The commit's position in the series (1-based).
+    pub probe: i32,
+    /// Where it stands.
+    pub status: ComparisonStatus,
+    /// The commit, for a git range.
+    pub commit_sha: Option<String>,
+    /// The machine it ran on, once claimed.
+    pub machine_id: Option<i64>,
+    /// Boots per side so far.
+    pub runs_per_side: i32,
+}
+
+/// The probes of bisection `bisection_id`, in the order they were made.
+pub async fn probes(
+    db: impl PgExecutor<'_>,
+    bisection_id: i64,
+) -> Result<Vec<ProbeRow>, sqlx::Error> {
+    sqlx::query_as!(
+        ProbeRow,
+        r#"SELECT id, probe AS "probe!", status AS "status: ComparisonStatus", commit_sha,
+                  machine_id, runs_per_side
+           FROM comparisons WHERE bisection_id = $1 ORDER BY id"#,
+        bisection_id
+    )
+    .fetch_all(db)
     .await
 }

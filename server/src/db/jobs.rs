@@ -364,3 +364,19 @@ pub async fn of_machine(
     .fetch_all(db)
     .await
 }
+
+/// The first failed job's words on why it failed (a patch that does not
+/// apply, a build error, a panic), for a comparison that failed.
+pub async fn first_failure(
+    db: impl PgExecutor<'_>,
+    comparison_id: i64,
+) -> Result<Option<String>, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"SELECT failure_detail AS "detail!" FROM jobs
+           WHERE comparison_id = $1 AND failure_reason IS NOT NULL AND failure_detail IS NOT NULL
+           ORDER BY id LIMIT 1"#,
+        comparison_id
+    )
+    .fetch_optional(db)
+    .await
+}

@@ -5,6 +5,7 @@
 //! Functions that write take a `&mut PgConnection` so the caller decides the
 //! transaction; read-only functions take whatever executor is at hand.
 
+pub mod bisections;
 pub mod boots;
 pub mod comparisons;
 pub mod events;

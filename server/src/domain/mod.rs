@@ -4,6 +4,7 @@
 //! comparison waits, and the reports built from stored runs. Uses [`crate::db`]
 //! for storage; knows nothing of HTTP.
 
+pub mod bisect;
 pub mod interleave;
 pub mod lifecycle;
 pub mod more_runs;

@@ -51,6 +51,7 @@ pub async fn create(
             order_seed: seed as i64,
             commit_sha: commits.get(index).cloned(),
             git_range: None,
+            probe_of: None,
             ..parent.clone()
         };
         let id = db::comparisons::insert(conn, &new).await?;

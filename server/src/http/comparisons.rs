@@ -145,6 +145,7 @@ async fn create(
         base_series_id: None,
         git_range: range.as_ref().map(range::Range::spelled),
         commit_sha: range.as_ref().map(|r| r.to.clone()),
+        probe_of: None,
     };
     let id = db::comparisons::insert(&mut tx, &new).await?;
     lifecycle::create_jobs(&mut tx, id, &plan, 0, state.config.max_attempts).await?;

@@ -13,6 +13,7 @@ use utoipa_axum::router::OpenApiRouter;
 use crate::{AppState, Error};
 
 pub mod auth;
+pub mod bisections;
 pub mod comparisons;
 pub mod extract;
 pub mod health;
@@ -34,6 +35,7 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(runner::router())
         .merge(jobs::router())
         .merge(comparisons::router())
+        .merge(bisections::router())
         .merge(reports::router())
         .merge(machines::router())
         .merge(tokens::router())

@@ -3,7 +3,9 @@
 //! server where it may create databases; `./patchperf test` provides one).
 
 mod bad_input;
+mod bisections;
 mod comparisons;
+mod git_repo;
 mod helpers;
 mod leases;
 mod lifecycle;

@@ -6,40 +6,14 @@
 //! reason, and a server without `local_git` refuses paths.
 
 use std::path::Path;
-use std::process::Command;
 
 use axum::http::StatusCode;
 use patchperf_server::Config;
 use serde_json::json;
 use sqlx::PgPool;
 
+use crate::git_repo::{commit_file, git};
 use crate::helpers::{TestApp, test_config};
-
-/// Runs git in `dir` with a fixed identity and dates; its output, trimmed.
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "Kernel Hacker")
-        .env("GIT_AUTHOR_EMAIL", "kh@example.org")
-        .env("GIT_COMMITTER_NAME", "Kernel Hacker")
-        .env("GIT_COMMITTER_EMAIL", "kh@example.org")
-        .env("GIT_AUTHOR_DATE", "2026-11-30T09:00:00Z")
-        .env("GIT_COMMITTER_DATE", "2026-11-30T09:00:00Z")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
-}
-
-fn commit_file(dir: &Path, file: &str, text: &str, subject: &str) -> String {
-    std::fs::create_dir_all(dir.join(file).parent().unwrap()).unwrap();
-    std::fs::write(dir.join(file), text).unwrap();
-    git(dir, &["add", file]);
-    git(dir, &["commit", "-q", "-m", subject]);
-    git(dir, &["rev-parse", "HEAD"])
-}
 
 /// The repository's commits by name.
 struct Repo {
@@ -163,6 +137,15 @@ async fn a_range_becomes_one_step_per_first_parent_commit(pool: PgPool) {
     assert!(spec.base_mbox.contains("fs: first"));
     assert!(!spec.base_mbox.contains("side.c"));
     assert!(spec.mbox.contains("diff --git a/fs/side.c b/fs/side.c"));
+    // 0-day's `commit:` line names the step's commit.
+    let text = app
+        .get(&format!("/api/v1/comparisons/{merge_step}/report.txt"))
+        .await;
+    assert!(
+        text.body.contains(&format!("commit: {}", repo.merge)),
+        "{}",
+        text.body
+    );
     let whole = specs.iter().find(|s| s.comparison_id == id).unwrap();
     let check = tempfile::tempdir().unwrap();
     let c = check.path();

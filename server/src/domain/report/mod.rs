@@ -394,6 +394,11 @@ pub fn header(
         h.base.id = with_patches(&base_id, k - 1);
         h.patched.id = with_patches(&base_id, k);
     }
+    // A git range's commit (a step's, a probe's, the range's end) is what
+    // 0-day's `commit:` line names.
+    if let Some(commit) = &c.commit_sha {
+        h.patched.id = commit.clone();
+    }
     h.base_source = Some(c.base.0.describe());
     h.patch_subject = facts.subject.clone();
     h.report_url = facts.report_url.clone();

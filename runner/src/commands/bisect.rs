@@ -1,0 +1,139 @@
+//! `patchperf-runner submit --bisect`: starts a bisection on the server
+//! (`POST /api/v1/bisections`) over a git range or a finished comparison's
+//! series, and with `--wait` follows its probes until it has an answer,
+//! which it prints in 0-day's words.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use patchperf_common::api::{
+    BisectionCreateRequest, BisectionCreated, BisectionStatus, BisectionView, OutcomeKind,
+};
+use patchperf_common::protocol::BaseSource;
+
+use super::submit::{config_fragment, params};
+use crate::Error;
+use crate::agent::client::Client;
+use crate::cli::submit::SubmitArgs;
+
+/// Runs `submit --bisect`.
+pub fn run(args: &SubmitArgs) -> Result<(), Error> {
+    let body = request_body(args)?;
+    let client = Client::new(&args.server, &args.token);
+    let created: BisectionCreated =
+        client
+            .post_json("/api/v1/bisections", &body)?
+            .ok_or_else(|| Error::Server {
+                status: 204,
+                message: "the server answered the bisection without a body".into(),
+            })?;
+    let page = if created.page_url.starts_with('/') {
+        format!("{}{}", client.base(), created.page_url)
+    } else {
+        created.page_url.clone()
+    };
+    println!("bisection {} started", created.id);
+    println!("page: {page}");
+    if !args.wait {
+        return Ok(());
+    }
+    let end = follow(&client, created.id, Duration::from_secs(args.poll.max(1)))?;
+    if let Some(outcome) = &end.outcome {
+        println!("{}", outcome.summary);
+    }
+    match (end.status, end.outcome.map(|o| o.kind)) {
+        (BisectionStatus::Done, _) => Ok(()),
+        (status, kind) => Err(Error::ComparisonFailed(format!(
+            "bisection {} ended {}{}",
+            end.id,
+            status.as_str(),
+            if kind == Some(OutcomeKind::Failed) {
+                " without an answer"
+            } else {
+                ""
+            }
+        ))),
+    }
+}
+
+/// The bisection, built from the command line.
+fn request_body(args: &SubmitArgs) -> Result<BisectionCreateRequest, Error> {
+    let [workload] = args.workloads.as_slice() else {
+        return Err(Error::Usage(
+            "--bisect follows the metric of one --workload".into(),
+        ));
+    };
+    let (base, bad) = match (&args.comparison, &args.git, &args.range) {
+        (Some(_), _, _) => (None, None),
+        (None, Some(url), Some(range)) => {
+            let (good, bad) = range
+                .split_once("..")
+                .ok_or_else(|| Error::Usage(format!("--range {range:?} is not GOOD..BAD")))?;
+            let base = BaseSource::Git {
+                url: url.clone(),
+                commit: good.to_string(),
+            };
+            (Some(base), Some(bad.to_string()))
+        }
+        _ => {
+            return Err(Error::Usage(
+                "--bisect needs --git URL --range GOOD..BAD, or --comparison ID".into(),
+            ));
+        }
+    };
+    // A comparison's own parameters are the defaults; the command line's
+    // only count when asked for by a non-default task list.
+    let params = match args.comparison {
+        Some(_) if args.nr_task == ["1"] => None,
+        _ => Some(params(args)?),
+    };
+    Ok(BisectionCreateRequest {
+        comparison: args.comparison,
+        base,
+        bad,
+        workload: workload.clone(),
+        metric: args.metric.clone(),
+        params,
+        runs: Some(args.runs),
+        max_runs: args.max_runs,
+        backend: args.backend,
+        config_fragment: config_fragment(args)?,
+        machine: args.machine.clone(),
+        order_seed: None,
+    })
+}
+
+/// Polls the bisection, printing each probe as it is made and judged,
+/// until it ends.
+fn follow(client: &Client, id: i64, every: Duration) -> Result<BisectionView, Error> {
+    let path = format!("/api/v1/bisections/{id}");
+    let mut told = HashSet::new();
+    loop {
+        let view: BisectionView = client.get_json(&path)?;
+        for p in &view.probes {
+            let said = (p.comparison_id, p.judgement.is_some());
+            if told.insert(said) {
+                let what = match (&p.judgement, p.change) {
+                    (Some(j), Some(c)) => format!("{c:+.2}%: {j:?}").to_lowercase(),
+                    (Some(j), None) => format!("{j:?}").to_lowercase(),
+                    (None, _) => "probing".into(),
+                };
+                let commit = p
+                    .commit
+                    .commit
+                    .as_deref()
+                    .map_or(String::new(), |c| format!("[{}] ", &c[..c.len().min(10)]));
+                println!(
+                    "probe {}/{} {commit}{}: {what}",
+                    p.position,
+                    view.commits.len(),
+                    p.commit.subject
+                );
+            }
+        }
+        if view.status != BisectionStatus::Running {
+            return Ok(view);
+        }
+        std::thread::sleep(every);
+    }
+}

@@ -1,0 +1,224 @@
+//! `bisections`: what was asked to bisect, where it stands and its answer.
+//! The probes are comparisons (`comparisons.bisection_id`, see
+//! [`super::comparisons::probes`]).
+
+use chrono::{DateTime, Utc};
+use patchperf_common::api::{BisectionOutcome, BisectionStatus};
+use patchperf_common::protocol::{BaseSource, WorkloadParams};
+use sqlx::types::Json;
+use sqlx::{PgConnection, PgExecutor};
+
+/// A new bisection, checked.
+#[derive(Debug, Clone)]
+pub struct NewBisection<'a> {
+    /// The good end.
+    pub base: &'a BaseSource,
+    /// The series bisected (commit k = patches 1..k).
+    pub series_id: i64,
+    /// For a git range: each patch's commit, in order.
+    pub commits: &'a [String],
+    /// For a git range: `GOOD..BAD`, full ids.
+    pub git_range: Option<&'a str>,
+    /// The workload followed.
+    pub workload: &'a str,
+    /// The metric followed.
+    pub metric: &'a str,
+    /// Every probe's parameters (one mode, one nr_task).
+    pub params: &'a WorkloadParams,
+    /// Boots per side of a probe.
+    pub runs_per_side: i32,
+    /// Most boots per side of an undecided probe.
+    pub max_runs_per_side: i32,
+    /// Measurement mode asked for.
+    pub backend: Option<&'a str>,
+    /// Extra Kconfig lines.
+    pub config_fragment: Option<&'a str>,
+    /// The machine named at submission.
+    pub machine_id: Option<i64>,
+    /// The comparison it starts from.
+    pub from_comparison_id: Option<i64>,
+    /// Seed of the probes' boot orders.
+    pub order_seed: i64,
+    /// Token that submitted it.
+    pub submitted_by: i64,
+}
+
+/// Stores a new bisection, running; returns its id.
+pub async fn insert(conn: &mut PgConnection, new: &NewBisection<'_>) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"INSERT INTO bisections (base, series_id, commits, git_range, workload, metric, params,
+                                   runs_per_side, max_runs_per_side, backend, config_fragment,
+                                   machine_id, from_comparison_id, order_seed, submitted_by)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+           RETURNING id"#,
+        Json(new.base) as _,
+        new.series_id,
+        new.commits,
+        new.git_range,
+        new.workload,
+        new.metric,
+        Json(new.params) as _,
+        new.runs_per_side,
+        new.max_runs_per_side,
+        new.backend,
+        new.config_fragment,
+        new.machine_id,
+        new.from_comparison_id,
+        new.order_seed,
+        new.submitted_by
+    )
+    .fetch_one(conn)
+    .await
+}
+
+/// A stored bisection.
+#[derive(Debug, Clone)]
+pub struct BisectionRow {
+    /// Row id.
+    pub id: i64,
+    /// Where it stands.
+    pub status: BisectionStatus,
+    /// The good end.
+    pub base: Json<BaseSource>,
+    /// The series bisected.
+    pub series_id: i64,
+    /// For a git range: each patch's commit.
+    pub commits: Vec<String>,
+    /// For a git range: `GOOD..BAD`.
+    pub git_range: Option<String>,
+    /// The workload followed.
+    pub workload: String,
+    /// The metric followed.
+    pub metric: String,
+    /// Every probe's parameters.
+    pub params: Json<WorkloadParams>,
+    /// Boots per side of a probe.
+    pub runs_per_side: i32,
+    /// Most boots per side of an undecided probe.
+    pub max_runs_per_side: i32,
+    /// Measurement mode asked for.
+    pub backend: Option<String>,
+    /// Extra Kconfig lines.
+    pub config_fragment: Option<String>,
+    /// The machine named at submission.
+    pub machine_id: Option<i64>,
+    /// The comparison it started from.
+    pub from_comparison_id: Option<i64>,
+    /// Seed of the probes' boot orders.
+    pub order_seed: i64,
+    /// The answer, once there is one.
+    pub outcome: Option<Json<BisectionOutcome>>,
+    /// The submitting token.
+    pub submitted_by: i64,
+    /// Its name.
+    pub submitted_by_name: String,
+    /// Submission time.
+    pub created_at: DateTime<Utc>,
+    /// When it ended.
+    pub finished_at: Option<DateTime<Utc>>,
+}
+
+/// The bisection with this id.
+pub async fn find(db: impl PgExecutor<'_>, id: i64) -> Result<Option<BisectionRow>, sqlx::Error> {
+    sqlx::query_as!(
+        BisectionRow,
+        r#"SELECT b.id, b.status AS "status: BisectionStatus",
+                  b.base AS "base: Json<BaseSource>", b.series_id, b.commits, b.git_range,
+                  b.workload, b.metric, b.params AS "params: Json<WorkloadParams>",
+                  b.runs_per_side, b.max_runs_per_side, b.backend, b.config_fragment,
+                  b.machine_id, b.from_comparison_id, b.order_seed,
+                  b.outcome AS "outcome: Json<BisectionOutcome>",
+                  b.submitted_by, t.name AS submitted_by_name, b.created_at, b.finished_at
+           FROM bisections b JOIN tokens t ON t.id = b.submitted_by
+           WHERE b.id = $1"#,
+        id
+    )
+    .fetch_optional(db)
+    .await
+}
+
+/// Locks the bisection's row for the rest of the transaction, so that two
+/// servers advancing it at once make one probe, not two; its status.
+pub async fn lock(
+    conn: &mut PgConnection,
+    id: i64,
+) -> Result<Option<BisectionStatus>, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"SELECT status AS "status: BisectionStatus" FROM bisections WHERE id = $1 FOR UPDATE"#,
+        id
+    )
+    .fetch_optional(conn)
+    .await
+}
+
+/// The bisections still running, oldest first.
+pub async fn running(db: impl PgExecutor<'_>) -> Result<Vec<i64>, sqlx::Error> {
+    sqlx::query_scalar!("SELECT id FROM bisections WHERE status = 'running' ORDER BY id")
+        .fetch_all(db)
+        .await
+}
+
+/// Ends the bisection with `status` and `outcome`.
+pub async fn finish(
+    conn: &mut PgConnection,
+    id: i64,
+    status: BisectionStatus,
+    outcome: Option<&BisectionOutcome>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "UPDATE bisections SET status = $2, outcome = $3, updated_at = now(), finished_at = now()
+         WHERE id = $1",
+        id,
+        status.as_str(),
+        outcome.map(Json) as _
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// A bisection as the dashboard lists it.
+#[derive(Debug, Clone)]
+pub struct BisectionSummary {
+    /// Row id.
+    pub id: i64,
+    /// Where it stands.
+    pub status: BisectionStatus,
+    /// The workload followed.
+    pub workload: String,
+    /// The metric followed.
+    pub metric: String,
+    /// For a git range: `GOOD..BAD`.
+    pub git_range: Option<String>,
+    /// The comparison it started from.
+    pub from_comparison_id: Option<i64>,
+    /// The answer, once there is one.
+    pub outcome: Option<Json<BisectionOutcome>>,
+    /// Probes made so far.
+    pub probes: i64,
+    /// Submission time.
+    pub created_at: DateTime<Utc>,
+}
+
+/// The newest `limit` bisections with an id below `before`, newest first.
+pub async fn list(
+    db: impl PgExecutor<'_>,
+    before: Option<i64>,
+    limit: i64,
+) -> Result<Vec<BisectionSummary>, sqlx::Error> {
+    sqlx::query_as!(
+        BisectionSummary,
+        r#"SELECT b.id, b.status AS "status: BisectionStatus", b.workload, b.metric, b.git_range,
+                  b.from_comparison_id, b.outcome AS "outcome: Json<BisectionOutcome>",
+                  (SELECT count(*) FROM comparisons c WHERE c.bisection_id = b.id) AS "probes!",
+                  b.created_at
+           FROM bisections b
+           WHERE ($1::bigint IS NULL OR b.id < $1)
+           ORDER BY b.id DESC
+           LIMIT $2"#,
+        before,
+        limit
+    )
+    .fetch_all(db)
+    .await
+}

@@ -1,0 +1,379 @@
+//! Bisections over a real git repository, with a lab played by the test:
+//! each probe's runs are as fast as the commits its kernels carry make
+//! them (commit `culprit` and every later one make open1 50% faster), and
+//! chosen probes fail as kernels that do not build. Checked: the first bad
+//! commit is found in O(log N) probes on one machine; a commit that does
+//! not build is skipped, or named among the candidates; ends that do not
+//! differ answer "not reproducible"; a finished comparison is bisected
+//! without measuring its ends again; bad requests are refused.
+
+use axum::http::StatusCode;
+use patchperf_common::mbox;
+use patchperf_common::protocol::{JobSpec, NrTask};
+use patchperf_common::run::Side;
+use patchperf_server::Config;
+use patchperf_server::domain::bisect;
+use serde_json::{Value, json};
+use sqlx::PgPool;
+
+use crate::git_repo::linear;
+use crate::helpers::{TestApp, test_config};
+
+/// How the played lab measures.
+struct Lab {
+    /// The first commit that makes open1 faster (none: no commit does).
+    culprit: Option<usize>,
+    /// Commits whose kernels do not build.
+    broken: Vec<usize>,
+}
+
+impl Lab {
+    /// Open1 ops a task on a kernel carrying the first `commits` commits.
+    fn ops(&self, commits: usize, seq: u32) -> f64 {
+        let noise = 1.0 + 0.001 * f64::from(seq % 3);
+        let faster = self.culprit.is_some_and(|c| commits >= c);
+        1000.0 * noise * if faster { 1.5 } else { 1.0 }
+    }
+
+    /// Runs `job` as a runner would: fails it when its patched kernel
+    /// carries a broken commit as its last, else uploads each boot's runs.
+    async fn run(&self, app: &TestApp, machine: i64, job: &JobSpec) {
+        let patched = mbox::prefixes(&job.mbox).len();
+        let base = mbox::prefixes(&job.base_mbox).len();
+        if self.broken.contains(&patched) {
+            let finish = json!({
+                "outcome": "failed",
+                "reason": "build-failed",
+                "detail": format!("fs/step{patched}.c:1:1: error: expected identifier"),
+            });
+            let a = app.job_call(machine, job, "finish", finish).await;
+            assert!(a.status.is_success(), "{a:?}");
+            return;
+        }
+        for boot in &job.boots {
+            let commits = match boot.side {
+                Side::Base => base,
+                Side::Patched => patched,
+            };
+            let ops = self.ops(commits, boot.seq);
+            for nr_task in &job.params.nr_task {
+                let NrTask::Count(n) = nr_task else { continue };
+                let per_second = vec![ops * f64::from(*n); 5];
+                let run = patchperf_testkit::runs::run_result("open1", *n, per_second, ops);
+                app.upload(machine, job, *boot, run).await;
+            }
+        }
+        app.finish_done(machine, job).await;
+    }
+
+    /// Advances bisections and runs what `machine` can claim until there is
+    /// nothing left; the jobs run.
+    async fn drain(&self, app: &TestApp, machine: i64) -> Vec<JobSpec> {
+        let mut ran = Vec::new();
+        loop {
+            bisect::advance_all(&app.state).await.unwrap();
+            let Some(job) = app.claim(machine).await else {
+                return ran;
+            };
+            self.run(app, machine, &job).await;
+            ran.push(job);
+        }
+    }
+}
+
+async fn app(pool: PgPool, mirrors: &std::path::Path) -> TestApp {
+    let config = Config {
+        local_git: true,
+        git_dir: mirrors.to_path_buf(),
+        ..test_config()
+    };
+    TestApp::with_config(pool, config).await
+}
+
+fn request(url: &str, good: &str, bad: &str) -> Value {
+    json!({
+        "base": { "kind": "git", "url": url, "commit": good },
+        "bad": bad,
+        "workload": "open1",
+        "params": { "nr_task": [1], "seconds": 5, "warmup_seconds": 1 },
+        "runs": 3,
+        "order_seed": 11,
+    })
+}
+
+async fn start(app: &TestApp, body: Value) -> i64 {
+    let a = app.post("/api/v1/bisections", &app.ci, body).await;
+    assert_eq!(a.status, StatusCode::CREATED, "{a:?}");
+    a.json["id"].as_i64().unwrap()
+}
+
+async fn bisection(app: &TestApp, id: i64) -> Value {
+    let a = app.get(&format!("/api/v1/bisections/{id}")).await;
+    assert_eq!(a.status, StatusCode::OK, "{a:?}");
+    a.json
+}
+
+/// The commit positions probed, in order.
+fn probed(view: &Value) -> Vec<u64> {
+    view["probes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["position"].as_u64().unwrap())
+        .collect()
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn the_first_bad_commit_is_found_in_log_n_probes_on_one_machine(pool: PgPool) {
+    let (repo, ids) = linear(7);
+    let mirrors = tempfile::tempdir().unwrap();
+    let app = app(pool, mirrors.path()).await;
+    let m1 = app.register("lab-1").await;
+    let m2 = app.register("lab-2").await;
+    let url = repo.path().to_str().unwrap();
+    let id = start(&app, request(url, &ids[0], "master")).await;
+    let lab = Lab {
+        culprit: Some(5),
+        broken: Vec::new(),
+    };
+    // The first probe goes to whichever machine claims it; the rest follow.
+    let first = app.claim(m1).await.unwrap();
+    lab.run(&app, m1, &first).await;
+    bisect::advance_all(&app.state).await.unwrap();
+    assert!(app.claim(m2).await.is_none(), "probes stay on lab-1");
+    lab.drain(&app, m1).await;
+
+    let view = bisection(&app, id).await;
+    assert_eq!(view["status"], "done", "{view:#}");
+    assert_eq!(view["git_range"], format!("{}..{}", ids[0], ids[7]));
+    assert_eq!(view["machine"], "lab-1");
+    let probes = probed(&view);
+    // The ends, then at most ⌈log2 7⌉ = 3 commits.
+    assert_eq!(probes[0], 7, "{probes:?}");
+    assert!(probes.len() <= 4, "{probes:?}");
+    let outcome = &view["outcome"];
+    assert_eq!(outcome["kind"], "found", "{outcome:#}");
+    assert_eq!(outcome["first_bad"], 5);
+    let summary = outcome["summary"].as_str().unwrap();
+    assert!(
+        summary.starts_with(&format!(
+            "first bad commit: [{}] fs: step 5\n",
+            &ids[5][..10]
+        )),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("will-it-scale.per_process_ops of open1"),
+        "{summary}"
+    );
+    for p in view["probes"].as_array().unwrap() {
+        let k = p["position"].as_u64().unwrap() as usize;
+        assert_eq!(p["commit"]["commit"], ids[k].as_str());
+        let expected = if k >= 5 { "bad" } else { "good" };
+        if k != 7 {
+            assert_eq!(p["judgement"], expected, "{p:#}");
+        }
+        assert!(
+            p["low"].as_f64().is_some() && p["high"].as_f64().is_some(),
+            "{p:#}"
+        );
+    }
+    // Probes are comparisons of their own, but not the dashboard's rows.
+    let listed = app.get("/api/v1/comparisons").await;
+    assert_eq!(listed.json["comparisons"].as_array().unwrap().len(), 0);
+    let listed = app.get("/api/v1/bisections").await;
+    assert_eq!(listed.json["bisections"][0]["id"], id);
+    assert_eq!(listed.json["bisections"][0]["outcome"]["kind"], "found");
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_commit_that_does_not_build_is_skipped_as_git_bisect_skip_does(pool: PgPool) {
+    let (repo, ids) = linear(6);
+    let mirrors = tempfile::tempdir().unwrap();
+    let app = app(pool, mirrors.path()).await;
+    let m = app.register("lab-1").await;
+    let url = repo.path().to_str().unwrap();
+
+    // Commit 3 does not build; the culprit, 5, is found past it.
+    let id = start(&app, request(url, &ids[0], "master")).await;
+    Lab {
+        culprit: Some(5),
+        broken: vec![3],
+    }
+    .drain(&app, m)
+    .await;
+    let view = bisection(&app, id).await;
+    assert_eq!(view["outcome"]["kind"], "found", "{view:#}");
+    assert_eq!(view["outcome"]["first_bad"], 5);
+    let skipped = view["probes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["position"] == 3)
+        .unwrap();
+    assert_eq!(skipped["judgement"], "skip");
+    assert_eq!(skipped["status"], "failed");
+    assert!(
+        skipped["failure"]
+            .as_str()
+            .unwrap()
+            .contains("expected identifier")
+    );
+
+    // Commit 3 does not build and the culprit is 4: both stay candidates.
+    let id = start(&app, request(url, &ids[0], "master")).await;
+    Lab {
+        culprit: Some(4),
+        broken: vec![3],
+    }
+    .drain(&app, m)
+    .await;
+    let view = bisection(&app, id).await;
+    let outcome = &view["outcome"];
+    assert_eq!(outcome["kind"], "one-of", "{outcome:#}");
+    assert_eq!(outcome["candidates"], json!([3, 4]));
+    let summary = outcome["summary"].as_str().unwrap();
+    assert!(
+        summary.contains(&format!("[{}] fs: step 3", &ids[3][..10])),
+        "{summary}"
+    );
+    assert!(
+        summary.contains(&format!("[{}] fs: step 4", &ids[4][..10])),
+        "{summary}"
+    );
+
+    // The bad end itself does not build: no answer.
+    let id = start(&app, request(url, &ids[0], &ids[6])).await;
+    Lab {
+        culprit: Some(2),
+        broken: vec![6],
+    }
+    .drain(&app, m)
+    .await;
+    let view = bisection(&app, id).await;
+    assert_eq!(view["status"], "failed", "{view:#}");
+    assert!(
+        view["outcome"]["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("the bad end could not be measured: fs/step6.c"),
+        "{view:#}"
+    );
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn ends_that_do_not_differ_are_not_reproducible(pool: PgPool) {
+    let (repo, ids) = linear(4);
+    let mirrors = tempfile::tempdir().unwrap();
+    let app = app(pool, mirrors.path()).await;
+    let m = app.register("lab-1").await;
+    let id = start(
+        &app,
+        request(repo.path().to_str().unwrap(), &ids[0], "master"),
+    )
+    .await;
+    Lab {
+        culprit: None,
+        broken: Vec::new(),
+    }
+    .drain(&app, m)
+    .await;
+    let view = bisection(&app, id).await;
+    assert_eq!(view["status"], "done");
+    assert_eq!(probed(&view), [4], "one probe: the ends");
+    let outcome = &view["outcome"];
+    assert_eq!(outcome["kind"], "not-reproducible", "{outcome:#}");
+    assert!(
+        outcome["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("not reproducible: will-it-scale.per_process_ops of open1"),
+        "{outcome:#}"
+    );
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_finished_range_comparison_is_bisected_without_measuring_its_ends_again(pool: PgPool) {
+    let (repo, ids) = linear(4);
+    let mirrors = tempfile::tempdir().unwrap();
+    let app = app(pool, mirrors.path()).await;
+    let m = app.register("lab-1").await;
+    let url = repo.path().to_str().unwrap();
+    let range = app
+        .post_comparison(json!({
+            "base": { "kind": "git", "url": url, "commit": ids[0] },
+            "range": format!("{}..master", ids[0]),
+            "workloads": ["open1"],
+            "params": { "nr_task": [1], "seconds": 5, "warmup_seconds": 1 },
+            "runs": 3,
+        }))
+        .await;
+    let body = json!({ "comparison": range, "workload": "open1" });
+    let a = app.post("/api/v1/bisections", &app.ci, body.clone()).await;
+    assert_eq!(a.status, StatusCode::CONFLICT, "{a:?}");
+    assert!(
+        a.error()
+            .contains("a bisection starts from a comparison that is done")
+    );
+
+    let lab = Lab {
+        culprit: Some(3),
+        broken: Vec::new(),
+    };
+    lab.drain(&app, m).await;
+    let id = start(&app, body).await;
+    lab.drain(&app, m).await;
+    let view = bisection(&app, id).await;
+    assert_eq!(view["comparison_id"], range);
+    assert_eq!(view["outcome"]["first_bad"], 3, "{view:#}");
+    let probes = probed(&view);
+    assert!(
+        !probes.contains(&4),
+        "the comparison measured the bad end: {probes:?}"
+    );
+    assert!(probes.len() <= 2, "{probes:?}");
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn bisections_that_cannot_start_are_refused_with_the_reason(pool: PgPool) {
+    let (repo, ids) = linear(2);
+    let mirrors = tempfile::tempdir().unwrap();
+    let app = app(pool, mirrors.path()).await;
+    let url = repo.path().to_str().unwrap();
+    let refused = |body: Value| {
+        let app = &app;
+        async move {
+            let a = app.post("/api/v1/bisections", &app.ci, body).await;
+            assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY, "{a:?}");
+            a.error().to_string()
+        }
+    };
+    let mut body = request(url, &ids[0], "master");
+    body["workload"] = json!("open9");
+    assert!(refused(body).await.starts_with("unknown workload `open9`"));
+    let mut body = request(url, &ids[0], "master");
+    body["params"]["nr_task"] = json!([1, 2]);
+    assert!(refused(body).await.contains("the one task count"));
+    let body = request(url, &ids[2], &ids[0]);
+    assert!(refused(body).await.contains("it has no commits"));
+    let mut body = request(url, &ids[0], "master");
+    body["machine"] = json!("lab-9");
+    assert!(refused(body).await.contains("unknown machine `lab-9`"));
+    let a = app
+        .post(
+            "/api/v1/bisections",
+            &app.runner,
+            request(url, &ids[0], "master"),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::FORBIDDEN, "{a:?}");
+    let a = app
+        .post(
+            "/api/v1/bisections",
+            &app.ci,
+            json!({ "comparison": 99, "workload": "open1" }),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::NOT_FOUND, "{a:?}");
+    assert_eq!(app.count("bisections").await, 0);
+}
