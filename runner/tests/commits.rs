@@ -22,8 +22,8 @@ use patchperf_testkit::git_fixture::{self, LinuxHistory};
 use patchperf_testkit::{TestServer, token};
 
 use kernel_support::{
-    assert_no_leftovers, comparison, exclusive, job, pipeline, run, run_agent_until_idle,
-    skip_without_tools,
+    assert_no_leftovers, comparison, exclusive, get_json, job, pipeline, post_for_id, run,
+    run_agent_until_idle, run_agent_while, skip_without_tools,
 };
 
 /// The seed history, or `None` after saying why the test skips.
@@ -136,23 +136,64 @@ const EXPECTED: &[(usize, &str, &str)] = &[
 /// The workloads the range is measured on.
 const WORKLOADS: [&str; 3] = ["open1", "dup1", "fstatat-empty"];
 
-/// CI submits the seed range `base..head` of the history at `url`.
-fn submit_range(server: &str, ci: &str, history: &LinuxHistory) -> i64 {
-    let body = serde_json::json!({
-        "base": { "kind": "git", "url": history.url(), "commit": history.base.sha },
-        "range": history.range(),
-        "mbox": "",
-        "workloads": WORKLOADS,
-        "params": { "nr_task": [1], "seconds": 2, "warmup_seconds": 1 },
-        "runs": 3,
-        "backend": "tcg-icount",
-    });
-    let mut resp = ureq::post(&format!("{server}/api/v1/comparisons"))
-        .header("authorization", &format!("Bearer {ci}"))
-        .send_json(&body)
-        .unwrap();
-    let created: serde_json::Value = resp.body_mut().read_json().unwrap();
-    created["id"].as_i64().unwrap()
+/// The server of these tests, reading ranges of local repositories, with
+/// a runner token and a CI token.
+struct Lab {
+    server: TestServer,
+    runner: String,
+    ci: String,
+    _mirrors: tempfile::TempDir,
+}
+
+impl Lab {
+    async fn start(pool: sqlx::PgPool) -> Lab {
+        let mirrors = tempfile::tempdir().unwrap();
+        let config = Config {
+            local_git: true,
+            git_dir: mirrors.path().to_path_buf(),
+            ..Config::default()
+        };
+        let server = TestServer::serve(
+            AppState::new(pool.clone(), config),
+            "127.0.0.1:0".parse().unwrap(),
+        )
+        .await;
+        Lab {
+            server,
+            runner: token(&pool, TokenKind::Runner).await,
+            ci: token(&pool, TokenKind::Ci).await,
+            _mirrors: mirrors,
+        }
+    }
+}
+
+/// Each workload's headline metric in the report of comparison `id`:
+/// change, interval, the two sides' means and why the verdict is what it
+/// is, one line each.
+fn headline_numbers(server: &str, ci: &str, id: i64) -> Vec<String> {
+    let view = comparison(server, ci, id);
+    let mut lines = Vec::new();
+    for report in view["verdict"]["reports"].as_array().into_iter().flatten() {
+        let workload = report["header"]["workload"].as_str().unwrap_or("?");
+        let Some(m) = report["metrics"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|m| m["name"] == "will-it-scale.per_process_ops")
+        else {
+            continue;
+        };
+        lines.push(format!(
+            "{workload:<14} change {:+.4}% interval {} base {} patched {} ({}: {})",
+            m["change"].as_f64().unwrap_or(f64::NAN),
+            m["interval"],
+            m["base"]["mean"],
+            m["patched"]["mean"],
+            m["verdict"],
+            m["reason"].as_str().unwrap_or("")
+        ));
+    }
+    lines
 }
 
 #[sqlx::test(migrations = "../migrations")]
@@ -161,27 +202,22 @@ async fn a_git_range_is_measured_commit_by_commit_and_each_seed_moves_its_worklo
 ) {
     skip_without_tools!();
     let Some(history) = history() else { return };
-    let mirrors = tempfile::tempdir().unwrap();
-    let config = Config {
-        local_git: true,
-        git_dir: mirrors.path().to_path_buf(),
-        ..Config::default()
-    };
-    let server = TestServer::serve(
-        AppState::new(pool.clone(), config),
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await;
-    let (runner, ci) = (
-        token(&pool, TokenKind::Runner).await,
-        token(&pool, TokenKind::Ci).await,
-    );
-    let url = server.url();
+    let lab = Lab::start(pool).await;
+    let (url, runner, ci) = (lab.server.url(), lab.runner.clone(), lab.ci.clone());
     let h = history.clone();
-    let (id, finishes, view) = tokio::task::spawn_blocking(move || {
+    let (id, finishes, view, numbers) = tokio::task::spawn_blocking(move || {
         let _exclusive = exclusive();
         let started = Instant::now();
-        let id = submit_range(&url, &ci, &h);
+        let body = serde_json::json!({
+            "base": { "kind": "git", "url": h.url(), "commit": h.base.sha },
+            "range": h.range(),
+            "mbox": "",
+            "workloads": WORKLOADS,
+            "params": { "nr_task": [1], "seconds": 2, "warmup_seconds": 1 },
+            "runs": 3,
+            "backend": "tcg-icount",
+        });
+        let id = post_for_id(&url, &ci, "/api/v1/comparisons", &body);
         eprintln!(
             "range submitted (the server cloned and read it) in {:.0} s, load {}",
             started.elapsed().as_secs_f64(),
@@ -196,7 +232,14 @@ async fn a_git_range_is_measured_commit_by_commit_and_each_seed_moves_its_worklo
             load()
         );
         assert_no_leftovers();
-        (id, finishes, comparison(&url, &ci, id))
+        let view = comparison(&url, &ci, id);
+        let numbers: Vec<Vec<String>> = view["steps"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|s| headline_numbers(&url, &ci, s["comparison_id"].as_i64().unwrap()))
+            .collect();
+        (id, finishes, view, numbers)
     })
     .await
     .unwrap();
@@ -223,15 +266,13 @@ async fn a_git_range_is_measured_commit_by_commit_and_each_seed_moves_its_worklo
             commit.subject,
             s["overall"]
         );
+        for line in &numbers[k] {
+            eprintln!("    {line}");
+        }
         for h in s["headlines"].as_array().unwrap() {
             let (workload, verdict) = (
                 h["workload"].as_str().unwrap(),
                 h["verdict"].as_str().unwrap(),
-            );
-            eprintln!(
-                "    {workload:<14} {:<32} {:>+8.2}%  {verdict}",
-                h["metric"].as_str().unwrap(),
-                h["change"].as_f64().unwrap_or(f64::NAN)
             );
             seen.push((k + 1, workload.to_string(), verdict.to_string()));
         }
@@ -252,5 +293,80 @@ async fn a_git_range_is_measured_commit_by_commit_and_each_seed_moves_its_worklo
         })
         .collect();
     assert!(wrong.is_empty(), "{wrong:#?}");
-    server.stop().await;
+    lab.server.stop().await;
+}
+
+/// The probes a bisection may take over the 3 commits: the ends (commit
+/// 3), then at most ⌈log2 3⌉ = 2 commits.
+const MAX_PROBES: usize = 3;
+
+#[sqlx::test(migrations = "../migrations")]
+async fn bisecting_the_seed_range_on_fstatat_empty_finds_seed_003(pool: sqlx::PgPool) {
+    skip_without_tools!();
+    let Some(history) = history() else { return };
+    let lab = Lab::start(pool).await;
+    let (url, runner, ci) = (lab.server.url(), lab.runner.clone(), lab.ci.clone());
+    let h = history.clone();
+    let (finishes, view) = tokio::task::spawn_blocking(move || {
+        let _exclusive = exclusive();
+        let started = Instant::now();
+        let body = serde_json::json!({
+            "base": { "kind": "git", "url": h.url(), "commit": h.base.sha },
+            "bad": h.head().sha,
+            "workload": "fstatat-empty",
+            "metric": "will-it-scale.per_process_ops",
+            "params": { "nr_task": [1], "seconds": 2, "warmup_seconds": 1 },
+            "runs": 3,
+            "backend": "tcg-icount",
+        });
+        let id = post_for_id(&url, &ci, "/api/v1/bisections", &body);
+        let path = format!("/api/v1/bisections/{id}");
+        let finishes = run_agent_while(&url, &runner, "commits-test", || {
+            get_json(&url, &ci, &path)["status"] == "running"
+        });
+        eprintln!(
+            "bisection: {} jobs run in {:.0} s, load {}",
+            finishes.len(),
+            started.elapsed().as_secs_f64(),
+            load()
+        );
+        assert_no_leftovers();
+        (finishes, get_json(&url, &ci, &path))
+    })
+    .await
+    .unwrap();
+
+    for f in &finishes {
+        assert!(matches!(f, FinishRequest::Done { .. }), "{f:?}");
+    }
+    let probes = view["probes"].as_array().unwrap();
+    for p in probes {
+        eprintln!(
+            "probe at {} {}: {:+.4}% [{}, {}] {} → {}",
+            p["position"],
+            p["commit"]["subject"],
+            p["change"].as_f64().unwrap_or(f64::NAN),
+            p["low"],
+            p["high"],
+            p["verdict"],
+            p["judgement"]
+        );
+    }
+    eprintln!("{}", view["outcome"]["summary"].as_str().unwrap_or(""));
+    assert_eq!(view["status"], "done", "{view:#}");
+    let outcome = &view["outcome"];
+    assert_eq!(outcome["kind"], "found", "{outcome:#}");
+    assert_eq!(outcome["first_bad"], 2, "{outcome:#}");
+    let seed_003 = &history.commits[1];
+    let summary = outcome["summary"].as_str().unwrap();
+    assert!(
+        summary.contains(&seed_003.sha[..10]) && summary.contains(&seed_003.subject),
+        "{summary}"
+    );
+    for p in probes {
+        let k = p["position"].as_u64().unwrap() as usize;
+        assert_eq!(p["commit"]["commit"], history.commits[k - 1].sha.as_str());
+    }
+    assert!(probes.len() <= MAX_PROBES, "{} probes", probes.len());
+    lab.server.stop().await;
 }

@@ -30,8 +30,8 @@ use patchperf_testkit::chromium::Chromium;
 use patchperf_testkit::{TestServer, token};
 
 use kernel_support::{
-    Recorder, assert_no_leftovers, comparison, exclusive, job, pipeline, run, run_agent_until_idle,
-    skip_without_tools,
+    Recorder, assert_no_leftovers, comparison, exclusive, job, pipeline, post_for_id, run,
+    run_agent_until_idle, skip_without_tools,
 };
 
 const SEED_002: &str =
@@ -314,12 +314,7 @@ fn submit(server: &str, ci: &str) -> i64 {
         "runs": 3,
         "backend": "tcg-icount",
     });
-    let mut resp = ureq::post(&format!("{server}/api/v1/comparisons"))
-        .header("authorization", &format!("Bearer {ci}"))
-        .send_json(&body)
-        .unwrap();
-    let created: serde_json::Value = resp.body_mut().read_json().unwrap();
-    created["id"].as_i64().unwrap()
+    post_for_id(server, ci, "/api/v1/comparisons", &body)
 }
 
 #[sqlx::test(migrations = "../migrations")]

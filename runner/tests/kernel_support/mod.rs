@@ -204,6 +204,18 @@ pub fn run(pipeline: &Pipeline, job: &JobSpec) -> (Recorder, Result<(), JobFailu
 /// with. Runs blocking (call it on the blocking pool, the server keeps
 /// answering on its runtime meanwhile).
 pub fn run_agent_until_idle(url: &str, runner: &str, name: &str) -> Vec<FinishRequest> {
+    run_agent_while(url, runner, name, || false)
+}
+
+/// [`run_agent_until_idle`], but an empty queue ends it only once
+/// `more_to_come` says no more work is coming (a bisection queues its next
+/// probe after the last one settled).
+pub fn run_agent_while(
+    url: &str,
+    runner: &str,
+    name: &str,
+    mut more_to_come: impl FnMut() -> bool,
+) -> Vec<FinishRequest> {
     let spool = tempfile::tempdir().unwrap();
     let options = AgentOptions {
         name: name.into(),
@@ -220,6 +232,7 @@ pub fn run_agent_until_idle(url: &str, runner: &str, name: &str) -> Vec<FinishRe
     loop {
         match agent.step(&mut executor).unwrap() {
             Step::Ran { finish, .. } => finishes.push(finish),
+            Step::Idle if more_to_come() => {}
             Step::Idle => break,
             Step::ServerDown(why) => panic!("server down: {why}"),
         }
@@ -227,13 +240,29 @@ pub fn run_agent_until_idle(url: &str, runner: &str, name: &str) -> Vec<FinishRe
     finishes
 }
 
-/// `GET /api/v1/comparisons/{id}` as the CI token `ci` reads it.
-pub fn comparison(server: &str, ci: &str, id: i64) -> serde_json::Value {
-    ureq::get(&format!("{server}/api/v1/comparisons/{id}"))
-        .header("authorization", &format!("Bearer {ci}"))
+/// `GET <path>` of the server at `server` as the token `token` reads it.
+pub fn get_json(server: &str, token: &str, path: &str) -> serde_json::Value {
+    ureq::get(&format!("{server}{path}"))
+        .header("authorization", &format!("Bearer {token}"))
         .call()
         .unwrap()
         .body_mut()
         .read_json()
         .unwrap()
+}
+
+/// `POST <path>` of `body` to the server at `server` as the token `token`;
+/// the answer's `id`.
+pub fn post_for_id(server: &str, token: &str, path: &str, body: &serde_json::Value) -> i64 {
+    let mut resp = ureq::post(&format!("{server}{path}"))
+        .header("authorization", &format!("Bearer {token}"))
+        .send_json(body)
+        .unwrap();
+    let created: serde_json::Value = resp.body_mut().read_json().unwrap();
+    created["id"].as_i64().unwrap()
+}
+
+/// `GET /api/v1/comparisons/{id}` as the CI token `ci` reads it.
+pub fn comparison(server: &str, ci: &str, id: i64) -> serde_json::Value {
+    get_json(server, ci, &format!("/api/v1/comparisons/{id}"))
 }
