@@ -84,14 +84,7 @@ fn the_first_two_commits_of_a_git_range_build_and_boot_as_per_patch_steps() {
         );
         outcome.unwrap();
         assert_eq!(rec.results.len(), 2);
-        let kernel = |side: Side| {
-            rec.results
-                .iter()
-                .find(|(b, _)| b.side == side)
-                .and_then(|(_, r)| r.kernel.clone())
-                .unwrap()
-        };
-        let (bk, pk) = (kernel(Side::Base), kernel(Side::Patched));
+        let (bk, pk) = (rec.kernel(Side::Base), rec.kernel(Side::Patched));
         // Both kernels are built from the range's base commit, named by
         // its id; the patched one carries commits 1..k.
         assert_eq!(bk.source, history.base.sha);

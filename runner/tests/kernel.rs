@@ -147,14 +147,7 @@ fn a_series_measured_per_patch_builds_each_kernel_once() {
             .all(|m| m.starts_with("building the patched kernel (2 patches")),
         "{built:?}"
     );
-    let kernel = |side: Side| {
-        rec.results
-            .iter()
-            .find(|(b, _)| b.side == side)
-            .and_then(|(_, r)| r.kernel.clone())
-            .unwrap()
-    };
-    let (bk, pk) = (kernel(Side::Base), kernel(Side::Patched));
+    let (bk, pk) = (rec.kernel(Side::Base), rec.kernel(Side::Patched));
     assert_eq!(bk.patches_sha256, Some(step2.base_patches_sha256.clone()));
     assert_eq!(bk.patches, Some(1));
     assert_eq!(pk.patches_sha256, Some(step2.patches_sha256.clone()));

@@ -15,7 +15,7 @@ use patchperf_common::digest::sha256_hex;
 use patchperf_common::protocol::{
     BaseSource, BootSlot, FinishRequest, JobSpec, JobState, NrTask, WorkloadParams,
 };
-use patchperf_common::run::{MeasurementMode, RunResult, Side, TaskMode};
+use patchperf_common::run::{KernelIdentity, MeasurementMode, RunResult, Side, TaskMode};
 use patchperf_runner::Error;
 use patchperf_runner::agent::backoff::Backoff;
 use patchperf_runner::agent::client::Client;
@@ -138,6 +138,17 @@ pub struct Recorder {
     pub states: Vec<(JobState, String)>,
     pub results: Vec<(BootSlot, RunResult)>,
     started: Option<Instant>,
+}
+
+impl Recorder {
+    /// The kernel the first run of `side` ran on.
+    pub fn kernel(&self, side: Side) -> KernelIdentity {
+        self.results
+            .iter()
+            .find(|(b, _)| b.side == side)
+            .and_then(|(_, r)| r.kernel.clone())
+            .unwrap_or_else(|| panic!("no {} run with a kernel", side.as_str()))
+    }
 }
 
 impl Events for Recorder {
