@@ -18,6 +18,18 @@ pub const REL_WIDTH: usize = 10;
 /// Width of the `± N%` field (lkp's `ERR_WIDTH`).
 pub const ERR_WIDTH: usize = 6;
 
+/// A machine's memory as 0-day writes it (`64G`), to the nearest GiB (a
+/// machine's MemTotal is a little under its installed memory), or in MiB
+/// under 1 GiB: the one spelling of pages, reports and the machine list.
+pub fn memory(bytes: u64) -> String {
+    let gib = bytes as f64 / f64::from(1u32 << 30);
+    if gib >= 1.0 {
+        format!("{}G", gib.round())
+    } else {
+        format!("{}M", bytes >> 20)
+    }
+}
+
 /// A mean, right-aligned in [`ABS_WIDTH`]: `   3436082`, ` 8.796e+08`, `      0.93`.
 pub fn mean_column(v: f64) -> String {
     let s = if v.abs() < 1000.0 {
@@ -128,6 +140,15 @@ fn strip_zeros(s: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn memory_is_rounded_to_the_nearest_gigabyte_everywhere() {
+        assert_eq!(memory(64 << 30), "64G");
+        // MemTotal of a 24 GiB machine.
+        assert_eq!(memory(24_608_000 * 1024), "23G");
+        assert_eq!(memory(24_900_000 * 1024), "24G");
+        assert_eq!(memory(512 << 20), "512M");
+    }
 
     #[test]
     fn means_as_in_seed_004() {

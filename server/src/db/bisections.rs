@@ -177,8 +177,8 @@ pub async fn finish(
     Ok(())
 }
 
-/// A bisection as the dashboard lists it.
-#[derive(Debug, Clone)]
+/// A bisection as the dashboard and `GET /api/v1/bisections` list it.
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct BisectionSummary {
     /// Row id.
     pub id: i64,
@@ -191,7 +191,7 @@ pub struct BisectionSummary {
     /// For a git range: `GOOD..BAD`.
     pub git_range: Option<String>,
     /// The comparison it started from.
-    pub from_comparison_id: Option<i64>,
+    pub comparison_id: Option<i64>,
     /// The answer, once there is one.
     pub outcome: Option<Json<BisectionOutcome>>,
     /// Probes made so far.
@@ -209,7 +209,8 @@ pub async fn list(
     sqlx::query_as!(
         BisectionSummary,
         r#"SELECT b.id, b.status AS "status: BisectionStatus", b.workload, b.metric, b.git_range,
-                  b.from_comparison_id, b.outcome AS "outcome: Json<BisectionOutcome>",
+                  b.from_comparison_id AS comparison_id,
+                  b.outcome AS "outcome: Json<BisectionOutcome>",
                   (SELECT count(*) FROM comparisons c WHERE c.bisection_id = b.id) AS "probes!",
                   b.created_at
            FROM bisections b

@@ -4,10 +4,8 @@
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
-use chrono::{DateTime, Utc};
 use patchperf_common::api::{
-    BisectionCreateRequest, BisectionCreated, BisectionOutcome, BisectionStatus,
-    BisectionSubmission, BisectionView,
+    BisectionCreateRequest, BisectionCreated, BisectionStatus, BisectionSubmission, BisectionView,
 };
 use patchperf_common::protocol::ErrorBody;
 use serde::{Deserialize, Serialize};
@@ -15,6 +13,7 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use crate::db::bisections::BisectionSummary;
 use crate::domain::bisect;
 use crate::error::Result;
 use crate::http::auth::CiAuth;
@@ -105,33 +104,13 @@ pub struct BisectionListQuery {
     pub before: Option<i64>,
 }
 
-/// One bisection of the list.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct BisectionSummary {
-    /// Bisection id.
-    pub id: i64,
-    /// running, done, failed or cancelled.
-    pub status: BisectionStatus,
-    /// The workload followed.
-    pub workload: String,
-    /// The metric followed.
-    pub metric: String,
-    /// For a git range: `GOOD..BAD`.
-    pub git_range: Option<String>,
-    /// The comparison it started from.
-    pub comparison_id: Option<i64>,
-    /// Probes made so far.
-    pub probes: i64,
-    /// The answer, once there is one.
-    pub outcome: Option<BisectionOutcome>,
-    /// Submission time.
-    pub created_at: DateTime<Utc>,
-}
-
 /// `GET /api/v1/bisections` answer.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct BisectionList {
-    /// Newest first.
+    /// Newest first. Each bisection: id, status, workload, metric,
+    /// git_range (or comparison_id, the comparison it started from),
+    /// probes made, created_at, and its outcome once it has one.
+    #[schema(value_type = Vec<Object>)]
     pub bisections: Vec<BisectionSummary>,
     /// Pass as `before` for the next page; absent on the last page.
     pub next_before: Option<i64>,
@@ -155,26 +134,12 @@ async fn list(
     if !(1..=500).contains(&limit) {
         return Err(Error::BadRequest(format!("limit {limit} must be 1 to 500")));
     }
-    let rows = db::bisections::list(&state.db, q.before, limit).await?;
-    let next_before = if rows.len() == usize::try_from(limit).unwrap_or(usize::MAX) {
-        rows.last().map(|b| b.id)
+    let bisections = db::bisections::list(&state.db, q.before, limit).await?;
+    let next_before = if bisections.len() == usize::try_from(limit).unwrap_or(usize::MAX) {
+        bisections.last().map(|b| b.id)
     } else {
         None
     };
-    let bisections = rows
-        .into_iter()
-        .map(|b| BisectionSummary {
-            id: b.id,
-            status: b.status,
-            workload: b.workload,
-            metric: b.metric,
-            git_range: b.git_range,
-            comparison_id: b.from_comparison_id,
-            probes: b.probes,
-            outcome: b.outcome.map(|o| o.0),
-            created_at: b.created_at,
-        })
-        .collect();
     Ok(Json(BisectionList {
         bisections,
         next_before,

@@ -6,6 +6,7 @@
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
+use tower_http::compression::CompressionLayer;
 use tower_http::trace::TraceLayer;
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
@@ -55,6 +56,9 @@ pub fn app(state: AppState) -> Router {
         .merge(pages::router(&state))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(body_limit))
+        // Reports, pages and their tables are text that shrinks ~10×; a
+        // client that does not ask gets it as is.
+        .layer(CompressionLayer::new())
         .layer(TraceLayer::new_for_http())
         .with_state(state)
 }

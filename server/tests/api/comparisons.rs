@@ -241,3 +241,18 @@ async fn machines_are_listed_with_their_inventory(pool: PgPool) {
     assert_eq!(machines[0]["backends"], json!(["tcg-icount", "tcg"]));
     assert!(machines[0].get("token_id").is_none());
 }
+
+#[sqlx::test(migrations = "../migrations")]
+async fn the_series_downloads_as_submitted(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let id = app.submit(3, json!({})).await;
+    let a = app.get(&format!("/comparisons/{id}/series.mbox")).await;
+    assert_eq!(a.status, StatusCode::OK, "{a:?}");
+    assert_eq!(a.body, crate::helpers::MBOX);
+    let aa = app.submit(3, json!({ "aa": true, "mbox": "" })).await;
+    let a = app.get(&format!("/comparisons/{aa}/series.mbox")).await;
+    assert_eq!(a.status, StatusCode::NOT_FOUND, "{a:?}");
+    assert!(a.body.contains("it has no series"), "{}", a.body);
+    let a = app.get("/comparisons/999/series.mbox").await;
+    assert_eq!(a.status, StatusCode::NOT_FOUND, "{a:?}");
+}

@@ -5,6 +5,7 @@
 mod bad_input;
 mod bisections;
 mod comparisons;
+mod compression;
 mod git_repo;
 mod helpers;
 mod leases;

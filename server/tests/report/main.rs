@@ -253,6 +253,44 @@ async fn unknown_pages_and_reports_are_404(pool: sqlx::PgPool) {
 }
 
 #[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn plot_urls_work_with_defaults_and_name_the_valid_values(pool: sqlx::PgPool) {
+    let app = TestApp::new(pool).await;
+    let id = completed_comparison(&app, "[PATCH] fs: dup without the sanity check").await;
+    // Without parameters: the first report and its headline metric.
+    let (status, svg) = app.get(&format!("/comparisons/{id}/plots/runs.svg")).await;
+    assert_eq!(status, StatusCode::OK, "{svg}");
+    assert!(svg.contains("will-it-scale.per_process_ops"), "{svg}");
+    let (status, svg) = app
+        .get(&format!("/comparisons/{id}/plots/series.svg?nr_task=2"))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{svg}");
+    // A value that matches nothing is answered with the ones that would.
+    let (status, page) = app
+        .get(&format!("/comparisons/{id}/plots/runs.svg?workload=open9"))
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(
+        page.contains("it has: workload=dup1&#38;mode=process&#38;nr_task=1, workload=dup1&#38;mode=process&#38;nr_task=2"),
+        "{page}"
+    );
+    let (status, page) = app
+        .get(&format!("/comparisons/{id}/plots/runs.svg?nr_task=two"))
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{page}");
+    let (status, page) = app
+        .get(&format!(
+            "/comparisons/{id}/plots/runs.svg?metric=perf-stat.nope"
+        ))
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(
+        page.contains("has no metric `perf-stat.nope`; it has: "),
+        "{page}"
+    );
+    assert!(page.contains("will-it-scale.per_process_ops"), "{page}");
+}
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
 async fn pages_in_headless_chromium_show_the_report(pool: sqlx::PgPool) {
     let Some(chromium) = browser::Chromium::find() else {
         eprintln!("skipping: /usr/bin/chromium is not installed (apt-get install chromium)");
@@ -408,6 +446,83 @@ async fn a_failed_job_shows_its_reason_and_log(pool: sqlx::PgPool) {
 }
 
 #[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn a_long_build_is_one_line_of_the_job_log_and_every_event_is_in_the_raw_log(
+    pool: sqlx::PgPool,
+) {
+    let app = TestApp::new(pool).await;
+    let machine = app.register("lab1").await;
+    app.submit("[PATCH] fs: a long build", "lab1", &[1], 3)
+        .await;
+    let spec = app.claim(machine).await.unwrap();
+    let headers = [
+        (
+            patchperf_common::protocol::MACHINE_HEADER,
+            machine.to_string(),
+        ),
+        (
+            patchperf_common::protocol::ATTEMPT_HEADER,
+            spec.attempt.to_string(),
+        ),
+    ];
+    let update = |state: &str, message: &str, tail: String| {
+        let body = serde_json::json!({ "state": state, "message": message, "log_tail": tail });
+        let path = format!("/api/v1/jobs/{}/state", spec.job_id);
+        let (headers, runner) = (headers.clone(), app.runner.clone());
+        let app = &app;
+        async move {
+            let (status, body) = app
+                .request(
+                    "POST",
+                    &path,
+                    Some(&runner),
+                    &headers,
+                    Some(body.to_string()),
+                )
+                .await;
+            assert!(status.is_success(), "{status} {body}");
+        }
+    };
+    for i in 0..40 {
+        update(
+            "building",
+            "building the patched kernel",
+            format!("  CC      fs/file{i}.o"),
+        )
+        .await;
+    }
+    update("booting", "booting the base kernel", String::new()).await;
+
+    let (status, html) = app.get(&format!("/jobs/{}/log", spec.job_id)).await;
+    assert_eq!(status, StatusCode::OK);
+    let text = squash(&browser::visible_text(&html));
+    assert!(
+        text.contains("building the patched kernel (× 40)"),
+        "{text}"
+    );
+    assert!(text.contains("CC fs/file39.o"), "{text}");
+    assert!(
+        !text.contains("CC fs/file38.o"),
+        "earlier tails are folded: {text}"
+    );
+    assert!(text.contains("booting the base kernel"), "{text}");
+    assert!(text.contains("boot block 1 of 3"), "{text}");
+    assert!(html.contains("href=\"#end\""), "{html}");
+    let (status, raw) = app.get(&format!("/jobs/{}/log.txt", spec.job_id)).await;
+    assert_eq!(status, StatusCode::OK);
+    for i in 0..40 {
+        assert!(
+            raw.contains(&format!("    CC      fs/file{i}.o\n")),
+            "{raw}"
+        );
+    }
+    assert_eq!(
+        raw.matches("building attempt 1 building the patched kernel")
+            .count(),
+        40
+    );
+}
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
 async fn an_aa_comparison_sets_the_noise_floor_of_later_reports_on_its_machine(pool: sqlx::PgPool) {
     let app = TestApp::new(pool).await;
     let noisy = app.register("noisy").await;
@@ -476,4 +591,23 @@ async fn an_aa_comparison_sets_the_noise_floor_of_later_reports_on_its_machine(p
         noisy_text.contains(&format!("% from A/A comparison {aa} on this machine")),
         "{noisy_text}"
     );
+
+    // Each machine page says what its floor is and what it ran, with the
+    // verdicts the report builder stored.
+    app.build_reports().await;
+    let (_, html) = app.get("/machines/noisy").await;
+    let text = squash(&browser::visible_text(&html));
+    assert!(text.contains(&format!("A/A comparison {aa}")), "{text}");
+    assert!(
+        text.contains(&format!("dup1 process 1 tcg-icount ±{floor:.2}%")),
+        "{text}"
+    );
+    assert!(text.contains("[PATCH] fs: a small dup win"), "{text}");
+    let (_, html) = app.get("/machines/quiet").await;
+    let text = squash(&browser::visible_text(&html));
+    assert!(
+        text.contains("No A/A comparison has finished on this machine"),
+        "{text}"
+    );
+    assert!(text.contains("improvement"), "{text}");
 }

@@ -158,7 +158,7 @@ async fn load_uncached(
 /// inputs) measured it: the largest change
 /// its 95% interval of the headline metric allows between two sets of boots
 /// of the same kernel. A/A comparisons themselves are judged without one.
-async fn noise_floors(state: &AppState, latest_aa: Option<i64>) -> Result<NoiseFloors, Error> {
+pub async fn noise_floors(state: &AppState, latest_aa: Option<i64>) -> Result<NoiseFloors, Error> {
     let mut floors = NoiseFloors::default();
     // None for an A/A comparison itself and for a machine without one.
     let Some(aa_id) = latest_aa else {
@@ -202,6 +202,14 @@ pub struct NoiseFloor {
 pub struct NoiseFloors(HashMap<(String, TaskMode, u32, MeasurementMode), NoiseFloor>);
 
 impl NoiseFloors {
+    /// Every floor with its kind of run: (workload, mode, nr_task,
+    /// measurement), in no particular order.
+    pub fn iter(
+        &self,
+    ) -> impl Iterator<Item = (&(String, TaskMode, u32, MeasurementMode), &NoiseFloor)> {
+        self.0.iter()
+    }
+
     /// The floor for runs of this kind, if an A/A comparison measured one.
     pub fn get(
         &self,
@@ -425,10 +433,10 @@ fn machine_description(inv: &serde_json::Value) -> String {
     };
     let n = |k: &str| inv.get(k).and_then(serde_json::Value::as_u64).unwrap_or(0);
     format!(
-        "{} CPUs ({}), {}G memory, {}, host kernel {}",
+        "{} CPUs ({}), {} memory, {}, host kernel {}",
         n("nr_cpu"),
         s("cpu_model"),
-        n("memory_bytes") >> 30,
+        patchperf_common::report::format::memory(n("memory_bytes")),
         s("arch"),
         s("kernel_release")
     )

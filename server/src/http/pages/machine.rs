@@ -1,5 +1,7 @@
-//! `/machines` and `/machines/{name}`: what each runner machine is and what
-//! it ran lately.
+//! `/machines` and `/machines/{name}`: what each runner machine is, the
+//! noise floor its latest A/A comparison measured (the smallest change its
+//! reports call real), its recent comparisons with their verdicts and the
+//! jobs it ran lately.
 
 use askama::Template;
 use askama_web::WebTemplate;
@@ -7,7 +9,9 @@ use axum::extract::State;
 use patchperf_common::protocol::FailureReason;
 
 use super::view;
+use crate::db::comparisons::ListFilter;
 use crate::db::machines::MachineRow;
+use crate::domain::report;
 use crate::error::Result;
 use crate::http::extract::Path;
 use crate::{AppState, Error, db};
@@ -74,10 +78,38 @@ pub(super) struct MachinesPage {
     machines: Vec<MachineView>,
 }
 
+/// How many comparisons a machine page lists.
+const RECENT_COMPARISONS: i64 = 20;
+
+/// The noise floor of one kind of run.
+#[derive(Debug)]
+pub struct FloorLine {
+    workload: String,
+    mode: &'static str,
+    nr_task: u32,
+    measurement: &'static str,
+    percent: String,
+}
+
+/// A comparison the machine ran.
+#[derive(Debug)]
+pub struct ComparisonLine {
+    id: i64,
+    subject: String,
+    verdict: String,
+    verdict_class: String,
+    headline: String,
+    created: String,
+}
+
 #[derive(Debug, Template, WebTemplate)]
 #[template(path = "machine.html")]
 pub(super) struct MachinePage {
     m: MachineView,
+    /// The A/A comparison the floors come from.
+    aa: Option<i64>,
+    floors: Vec<FloorLine>,
+    comparisons: Vec<ComparisonLine>,
     jobs: Vec<JobLine>,
 }
 
@@ -110,5 +142,59 @@ pub(super) async fn page(
             updated: view::time(j.updated_at),
         })
         .collect();
-    Ok(MachinePage { m: m.into(), jobs })
+    let aa = db::comparisons::latest_aa(&state.db, m.id).await?;
+    let mut floors: Vec<FloorLine> = report::noise_floors(&state, aa)
+        .await?
+        .iter()
+        .map(
+            |((workload, mode, nr_task, measurement), floor)| FloorLine {
+                workload: workload.clone(),
+                mode: mode.as_str(),
+                nr_task: *nr_task,
+                measurement: measurement.as_str(),
+                percent: format!("±{:.2}%", floor.percent),
+            },
+        )
+        .collect();
+    floors.sort_by(|a, b| {
+        (&a.workload, a.mode, a.nr_task, a.measurement).cmp(&(
+            &b.workload,
+            b.mode,
+            b.nr_task,
+            b.measurement,
+        ))
+    });
+    let filter = ListFilter {
+        status: None,
+        machine: Some(&m.name),
+        workload: None,
+        verdict: None,
+        before: None,
+        limit: RECENT_COMPARISONS,
+    };
+    let comparisons = db::comparisons::list(&state.db, &filter)
+        .await?
+        .into_iter()
+        .map(|c| {
+            let (verdict, verdict_class) = match c.verdict {
+                Some(v) => (v.as_str().to_string(), view::overall_class(v)),
+                None => (c.status.as_str().to_string(), "pending".to_string()),
+            };
+            ComparisonLine {
+                id: c.id,
+                subject: c.subject.unwrap_or_else(|| "A/A (no patch)".into()),
+                verdict,
+                verdict_class,
+                headline: c.headline.unwrap_or_default(),
+                created: view::time(c.created_at),
+            }
+        })
+        .collect();
+    Ok(MachinePage {
+        m: m.into(),
+        aa,
+        floors,
+        comparisons,
+        jobs,
+    })
 }

@@ -16,6 +16,7 @@ mod error_page;
 mod job_log;
 mod machine;
 mod plot;
+mod series;
 mod steps;
 pub mod view;
 
@@ -26,9 +27,11 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/comparisons/{id}", get(comparison::page))
         .route("/comparisons/{id}/plots/runs.svg", get(plot::runs))
         .route("/comparisons/{id}/plots/series.svg", get(plot::series))
+        .route("/comparisons/{id}/series.mbox", get(series::mbox))
         .route("/machines", get(machine::list))
         .route("/machines/{name}", get(machine::page))
         .route("/jobs/{id}/log", get(job_log::page))
+        .route("/jobs/{id}/log.txt", get(job_log::raw))
         .route("/static/{file}", get(assets::file))
         // Inside the error page, so that a 401 is answered as a page.
         .layer(axum::middleware::from_fn_with_state(

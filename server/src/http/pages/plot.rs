@@ -8,7 +8,7 @@ use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use patchperf_common::metric;
-use patchperf_common::run::{Side, TaskMode};
+use patchperf_common::run::Side;
 use serde::Deserialize;
 
 use crate::db::runs::SeriesRow;
@@ -20,25 +20,32 @@ use crate::http::extract::{Path, Query};
 use crate::{AppState, Error, db};
 
 /// Which report of a comparison (one workload, mode and nr_task) and, for
-/// the per-run plot, which metric.
+/// the per-run plot, which metric. Each is optional: the first report that
+/// matches what is given is plotted, and the per-run plot shows its
+/// headline metric unless told otherwise; a value that matches nothing is
+/// answered with the values that would.
 #[derive(Debug, Deserialize)]
 pub(super) struct PlotQuery {
-    workload: String,
-    mode: TaskMode,
-    nr_task: u32,
+    #[serde(default)]
+    workload: Option<String>,
+    #[serde(default)]
+    mode: Option<String>,
+    #[serde(default)]
+    nr_task: Option<String>,
     #[serde(default)]
     metric: Option<String>,
 }
 
 impl PlotQuery {
-    /// What a `kind` plot of this query is kept as beside its report.
-    fn kept_as(&self, kind: &str) -> String {
+    /// What a `kind` plot of report `g` (and `metric`) is kept as beside
+    /// its report.
+    fn kept_as(kind: &str, g: &GroupReport, metric: &str) -> String {
+        let h = &g.comparison.header;
         format!(
-            "{kind} {} {} {} {}",
-            self.workload,
-            self.mode.as_str(),
-            self.nr_task,
-            self.metric.as_deref().unwrap_or("")
+            "{kind} {} {} {} {metric}",
+            h.workload,
+            h.mode.as_str(),
+            h.nr_task
         )
     }
 
@@ -84,21 +91,37 @@ async fn group(state: &AppState, id: i64, q: &PlotQuery) -> Result<(Arc<Comparis
         .await?
         .ok_or_else(|| Error::NotFound(format!("no comparison {id}")))?;
     let built = report::load_shared(state, &c).await?;
-    let at = built
-        .groups
-        .iter()
-        .position(|g| {
-            let h = &g.comparison.header;
-            h.workload == q.workload && h.mode == q.mode && h.nr_task == q.nr_task
-        })
-        .ok_or_else(|| {
+    let matches = |g: &GroupReport| {
+        let h = &g.comparison.header;
+        q.workload.as_deref().is_none_or(|w| w == h.workload)
+            && q.mode.as_deref().is_none_or(|m| m == h.mode.as_str())
+            && q.nr_task
+                .as_deref()
+                .is_none_or(|n| n == h.nr_task.to_string())
+    };
+    let at = built.groups.iter().position(matches).ok_or_else(|| {
+        let reports: Vec<String> = built
+            .groups
+            .iter()
+            .map(|g| {
+                let h = &g.comparison.header;
+                format!(
+                    "workload={}&mode={}&nr_task={}",
+                    h.workload,
+                    h.mode.as_str(),
+                    h.nr_task
+                )
+            })
+            .collect();
+        if reports.is_empty() {
+            Error::NotFound(format!("comparison {id} has no runs to plot yet"))
+        } else {
             Error::NotFound(format!(
-                "comparison {id} has no runs of {} ({}, nr_task {})",
-                q.workload,
-                q.mode.as_str(),
-                q.nr_task
+                "comparison {id} has no such report; it has: {}",
+                reports.join(", ")
             ))
-        })?;
+        }
+    })?;
     Ok((built, at))
 }
 
@@ -116,16 +139,31 @@ pub(super) async fn runs(
     Query(q): Query<PlotQuery>,
 ) -> Result<Response> {
     let (report, at) = group(&state, id, &q).await?;
-    let name = q.metric.as_deref().ok_or_else(|| {
-        Error::BadRequest("the `metric` parameter names the metric to plot".into())
-    })?;
-    let m = report.groups[at]
-        .comparison
-        .metric(name)
-        .ok_or_else(|| Error::NotFound(format!("this report has no metric `{name}`")))?
-        .clone();
+    let g = &report.groups[at];
+    let m = match q.metric.as_deref() {
+        Some(name) => g.comparison.metric(name).ok_or_else(|| {
+            let mut names: Vec<&str> = g
+                .comparison
+                .metrics
+                .iter()
+                .map(|m| m.name.as_str())
+                .collect();
+            names.sort_unstable();
+            Error::NotFound(format!(
+                "this report has no metric `{name}`; it has: {}",
+                names.join(", ")
+            ))
+        })?,
+        None => g
+            .comparison
+            .headline_metric()
+            .ok_or_else(|| Error::NotFound("this report has no metric to plot yet".into()))?,
+    }
+    .clone();
+    let name = m.name.clone();
+    let kept_as = PlotQuery::kept_as("runs.svg", g, &name);
     let limit = state.config.report_time_limit;
-    once(&state, id, &report, &q.kept_as("runs.svg"), async move {
+    once(&state, id, &report, &kept_as, async move {
         off_workers(
             limit,
             &format!("the plot of `{name}` of comparison {id}"),
@@ -144,7 +182,8 @@ pub(super) async fn series(
     Query(q): Query<PlotQuery>,
 ) -> Result<Response> {
     let (report, at) = group(&state, id, &q).await?;
-    once(&state, id, &report, &q.kept_as("series.svg"), async {
+    let kept_as = PlotQuery::kept_as("series.svg", &report.groups[at], "");
+    once(&state, id, &report, &kept_as, async {
         let g = &report.groups[at];
         let rows = db::runs::series(&state.db, id, &[series_name(g)]).await?;
         series_svg(&state, id, g, &rows)

@@ -41,14 +41,9 @@ pub fn clock(t: DateTime<Utc>) -> String {
     t.format("%H:%M:%S").to_string()
 }
 
-/// `64G` (0-day's way of writing memory).
+/// A machine's memory (see [`patchperf_common::report::format::memory`]).
 pub fn memory(bytes: i64) -> String {
-    let gib = bytes as f64 / f64::from(1u32 << 30);
-    if gib >= 1.0 {
-        format!("{}G", gib.round())
-    } else {
-        format!("{}M", (bytes >> 20))
-    }
+    patchperf_common::report::format::memory(u64::try_from(bytes).unwrap_or(0))
 }
 
 #[cfg(test)]
