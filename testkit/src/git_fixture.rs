@@ -399,8 +399,9 @@ mod tests {
     use super::*;
 
     /// The seed range built twice, into the cache (unless it is there
-    /// already) and into a directory of its own: the same commit ids, and
-    /// the seeds in order on the first-parent line.
+    /// already) and, with a comment edit on top, into a directory of its
+    /// own: the same commit ids, the seeds in order on the first-parent
+    /// line, and the edit one commit touching its one file.
     #[test]
     fn the_seed_range_has_the_same_commits_wherever_it_is_built() {
         let cached = match seed_range() {
@@ -412,11 +413,21 @@ mod tests {
         };
         let elsewhere = tempfile::tempdir().unwrap();
         let dir = elsewhere.path().join("history.git");
-        let steps = [Step::seed("002"), Step::seed("003"), Step::seed("004")];
+        let edit = Step::Append {
+            path: "fs/stat.c".into(),
+            text: "/* patchperf: a comment, nothing else */\n".into(),
+            subject: "fs/stat.c: a comment".into(),
+        };
+        let steps = [
+            Step::seed("002"),
+            Step::seed("003"),
+            Step::seed("004"),
+            edit,
+        ];
         build_into(elsewhere.path(), &dir, &steps);
         let fresh = read_back(&dir, steps.len());
         assert_eq!(fresh.base, cached.base);
-        assert_eq!(fresh.commits, cached.commits);
+        assert_eq!(fresh.commits[..3], cached.commits);
         assert!(
             cached
                 .base
@@ -430,16 +441,29 @@ mod tests {
             "{:?}",
             cached.base
         );
-        let subjects: Vec<&str> = cached.commits.iter().map(|c| c.subject.as_str()).collect();
+        let subjects: Vec<&str> = fresh.commits.iter().map(|c| c.subject.as_str()).collect();
         assert_eq!(
             subjects,
             [
                 "fs: use __fput_sync in close(2)",
                 "vfs: mostly undo glibc turning 'fstat()' into 'fstatat(AT_EMPTY_PATH)'",
                 "fs/file.c: remove sanity_check and add likely/unlikely in alloc_fd()",
+                "fs/stat.c: a comment",
             ]
         );
-        for c in &cached.commits {
+        let edited = git_output(
+            &dir,
+            None,
+            0,
+            [
+                "diff",
+                "--numstat",
+                &cached.head().sha,
+                &fresh.commits[3].sha,
+            ],
+        );
+        assert_eq!(edited, "1\t0\tfs/stat.c\n");
+        for c in &fresh.commits {
             eprintln!("{} {}", c.sha, c.subject);
         }
         eprintln!("base {} {}", cached.base.sha, cached.base.subject);
