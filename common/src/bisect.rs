@@ -40,6 +40,22 @@ pub enum Next {
 /// bad end, n, need not be among them: it is bad by definition once the
 /// ends differ).
 pub fn next(n: usize, judged: &BTreeMap<usize, Judgement>) -> Next {
+    let (good, bad) = bounds(n, judged);
+    let open = open(n, judged);
+    if let Some(&k) = open.get(open.len() / 2) {
+        return Next::Probe(k);
+    }
+    if bad == good + 1 {
+        Next::Found(bad)
+    } else {
+        Next::OneOf((good + 1..=bad).collect())
+    }
+}
+
+/// Where the first bad commit lies given the judged commits: after the
+/// last good commit below the first bad one (0: the good end), at or
+/// before that first bad one (n: the bad end).
+pub fn bounds(n: usize, judged: &BTreeMap<usize, Judgement>) -> (usize, usize) {
     let bad = judged
         .iter()
         .filter(|&(&k, &j)| j == Judgement::Bad && (1..=n).contains(&k))
@@ -52,18 +68,24 @@ pub fn next(n: usize, judged: &BTreeMap<usize, Judgement>) -> Next {
         .map(|(&k, _)| k)
         .max()
         .unwrap_or(0);
-    // Between the two only skipped commits can have been judged.
-    let open: Vec<usize> = (good + 1..bad)
+    (good, bad)
+}
+
+/// The commits strictly between the bounds not judged yet: the ones left
+/// to probe (between the bounds only skipped commits can have been judged).
+fn open(n: usize, judged: &BTreeMap<usize, Judgement>) -> Vec<usize> {
+    let (good, bad) = bounds(n, judged);
+    (good + 1..bad)
         .filter(|k| !judged.contains_key(k))
-        .collect();
-    if let Some(&k) = open.get(open.len() / 2) {
-        return Next::Probe(k);
-    }
-    if bad == good + 1 {
-        Next::Found(bad)
-    } else {
-        Next::OneOf((good + 1..=bad).collect())
-    }
+        .collect()
+}
+
+/// About how many more probes the search needs: log2 of the places the
+/// first bad commit may still be (git bisect's "roughly N steps"; skipped
+/// commits can make it more).
+pub fn probes_left(n: usize, judged: &BTreeMap<usize, Judgement>) -> usize {
+    let places = open(n, judged).len() + 1;
+    (usize::BITS - (places - 1).leading_zeros()) as usize
 }
 
 /// A probe's reading of the bisected metric, from its report.
@@ -152,6 +174,25 @@ mod tests {
                 let (probes, answer) = search(n, first_bad, &[]);
                 assert_eq!(answer, Next::Found(first_bad));
                 assert!(probes.len() <= bound, "n {n}, bad {first_bad}: {probes:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_probes_left_are_about_log2_of_the_places_left() {
+        assert_eq!(bounds(7, &judged(&[])), (0, 7));
+        assert_eq!(probes_left(7, &judged(&[])), 3);
+        assert_eq!(probes_left(8, &judged(&[])), 3);
+        assert_eq!(probes_left(9, &judged(&[])), 4);
+        assert_eq!(probes_left(1, &judged(&[])), 0);
+        let seen = judged(&[(4, Bad), (2, Good), (3, Skip)]);
+        assert_eq!(bounds(7, &seen), (2, 4));
+        assert_eq!(probes_left(7, &seen), 0);
+        // The bound is what a search takes at most.
+        for n in [2usize, 7, 64, 200] {
+            for first_bad in 1..=n {
+                let (probes, _) = search(n, first_bad, &[]);
+                assert!(probes.len() <= probes_left(n, &judged(&[])));
             }
         }
     }

@@ -9,6 +9,7 @@
 pub mod bisection;
 pub mod git;
 pub mod submission;
+pub mod tree;
 pub mod view;
 
 #[cfg(feature = "openapi")]
@@ -19,6 +20,9 @@ pub use bisection::{
     BisectionSubmission, BisectionView, OutcomeKind, ProbeView,
 };
 pub use submission::{ComparisonCreateRequest, ComparisonSubmission, MAX_RUNS, MIN_RUNS};
+pub use tree::{
+    HistoryPoint, HistoryView, PushResponse, TreeCreateRequest, TreeSubmission, TreeView,
+};
 pub use view::{
     BootView, CancelResponse, ComparisonCreated, ComparisonListQuery, ComparisonView, FailureView,
     JobView, PatchMessage, PatchesView, RunCounts, StepHeadline, StepOf, StepView, VerdictSummary,

@@ -1,9 +1,11 @@
 //! Statistics of a comparison, pure and tested against hand-computed values:
 //! 0-day's numbers (`summary`, `change`, `zero_day`) so our table reads like
 //! theirs, and our verdict (`welch`, `mann_whitney`, `interval`, `fdr`,
-//! `verdict`) so it says more truthfully whether a change is real.
+//! `verdict`) so it says more truthfully whether a change is real; and, over
+//! a tracked tree's history, where a metric's level shifted (`changepoint`).
 
 pub mod change;
+pub mod changepoint;
 pub mod distribution;
 pub mod fdr;
 pub mod interval;
@@ -16,6 +18,7 @@ pub mod welch;
 pub mod zero_day;
 
 pub use change::{ChangeUnit, change};
+pub use changepoint::{ChangePoint, ChangePointPolicy, Shift, change_points};
 pub use fdr::benjamini_hochberg;
 pub use interval::{Interval, change_interval};
 pub use mann_whitney::{MannWhitney, mann_whitney};

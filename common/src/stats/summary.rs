@@ -52,9 +52,29 @@ pub fn shown_stddev_percent(values: &[f64]) -> Option<u32> {
     (pct > 2.0).then_some(pct as u32)
 }
 
+/// The 95% confidence interval of the mean of `values` (Student's t with
+/// n − 1 degrees of freedom): what a history point says of its commit.
+/// `None` for fewer than two values or non-finite ones.
+pub fn mean_interval(values: &[f64]) -> Option<(f64, f64)> {
+    let m = mean(values)?;
+    let var = sample_variance(values)?;
+    let n = values.len() as f64;
+    let half = super::distribution::t_critical(0.05, n - 1.0) * (var / n).sqrt();
+    (m.is_finite() && half.is_finite()).then_some((m - half, m + half))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_interval_of_a_mean_is_students() {
+        // 1, 2, 3: mean 2, s = 1, t(0.975, 2) = 4.302653: 2 ± 2.484138.
+        let (low, high) = mean_interval(&[1.0, 2.0, 3.0]).unwrap();
+        assert!((low - (2.0 - 2.484_138)).abs() < 1e-5, "{low}");
+        assert!((high - (2.0 + 2.484_138)).abs() < 1e-5, "{high}");
+        assert_eq!(mean_interval(&[5.0]), None);
+    }
 
     #[test]
     fn mean_of_three_runs() {

@@ -8,33 +8,8 @@ use patchperf_common::report::{Comparison, ReportHeader, build_comparison, heade
 use patchperf_common::run::{MeasurementMode, MetricValue, RunResult, TaskMode};
 use patchperf_common::stats::VerdictPolicy;
 
-/// splitmix64: small, deterministic, good enough for benchmark data.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        Rng(seed)
-    }
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    /// Uniform in (0, 1).
-    fn uniform(&mut self) -> f64 {
-        ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-    /// Standard normal by Box–Muller.
-    fn normal(&mut self) -> f64 {
-        let (u, v) = (self.uniform(), self.uniform());
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    }
-    fn chance(&mut self, p: f64) -> bool {
-        self.uniform() < p
-    }
-}
+mod rng;
+use rng::Rng;
 
 /// What one synthetic report looks like.
 #[derive(Debug, Clone, Copy)]

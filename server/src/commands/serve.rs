@@ -9,7 +9,7 @@ use tokio::net::TcpListener;
 use super::database::Database;
 use crate::cli::serve::ServeArgs;
 use crate::db::notify;
-use crate::domain::{bisect, lifecycle, report};
+use crate::domain::{bisect, lifecycle, report, tree};
 use crate::{AppState, Config, Error};
 
 /// Runs `serve`.
@@ -37,6 +37,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
     spawn_lease_sweeper(&state);
     report::stored::spawn_keeper(&state);
     bisect::spawn_driver(&state);
+    tree::spawn_watcher(&state);
 
     let result = serve(&state, &args).await;
     database.close().await;

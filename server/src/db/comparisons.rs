@@ -44,6 +44,8 @@ pub struct NewComparison<'a> {
     pub commit_sha: Option<String>,
     /// For a bisection's probe: the bisection and the commit's position.
     pub probe_of: Option<(i64, i32)>,
+    /// For a tracked tree's new head: the tree.
+    pub tree_id: Option<i64>,
 }
 
 /// A comparison as stored, with its machine's name.
@@ -99,6 +101,8 @@ pub struct ComparisonRow {
     pub git_range: Option<String>,
     /// The commit the patched side's tree is (a step's, or the range's end).
     pub commit_sha: Option<String>,
+    /// The tracked tree whose new head it measures.
+    pub tree_id: Option<i64>,
 }
 
 impl ComparisonRow {
@@ -128,9 +132,10 @@ pub async fn insert(conn: &mut PgConnection, new: &NewComparison<'_>) -> Result<
         r#"INSERT INTO comparisons (base, series_id, workloads, params, runs_per_side, backend,
                                     config_fragment, machine_id, machine_inventory, order_seed,
                                     submitted_by, kind, max_runs_per_side, parent_id, step,
-                                    base_series_id, git_range, commit_sha, bisection_id, probe)
+                                    base_series_id, git_range, commit_sha, bisection_id, probe,
+                                    tree_id)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
-                   $17, $18, $19, $20)
+                   $17, $18, $19, $20, $21)
            RETURNING id"#,
         Json(new.base) as _,
         new.series_id,
@@ -151,7 +156,8 @@ pub async fn insert(conn: &mut PgConnection, new: &NewComparison<'_>) -> Result<
         new.git_range,
         new.commit_sha,
         bisection_id,
-        probe
+        probe,
+        new.tree_id
     )
     .fetch_one(conn)
     .await
@@ -170,7 +176,7 @@ pub async fn find(db: impl PgExecutor<'_>, id: i64) -> Result<Option<ComparisonR
                   c.config_fragment, c.machine_id, m.name AS "machine_name?",
                   c.machine_inventory, c.order_seed, t.name AS submitted_by,
                   c.created_at, c.updated_at, c.finished_at, c.parent_id, c.step,
-                  c.base_series_id, c.git_range, c.commit_sha
+                  c.base_series_id, c.git_range, c.commit_sha, c.tree_id
            FROM comparisons c
            JOIN tokens t ON t.id = c.submitted_by
            LEFT JOIN machines m ON m.id = c.machine_id
@@ -483,4 +489,17 @@ pub async fn probes(
     )
     .fetch_all(db)
     .await
+}
+
+/// The bisection comparison `id` is a probe of, and the position of the
+/// commit it probes; `None` for any other comparison.
+pub async fn probe_of(db: impl PgExecutor<'_>, id: i64) -> Result<Option<(i64, i32)>, sqlx::Error> {
+    let row = sqlx::query!(
+        r#"SELECT bisection_id AS "bisection_id!", probe AS "probe!"
+           FROM comparisons WHERE id = $1 AND bisection_id IS NOT NULL"#,
+        id
+    )
+    .fetch_optional(db)
+    .await?;
+    Ok(row.map(|r| (r.bisection_id, r.probe)))
 }

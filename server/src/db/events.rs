@@ -57,3 +57,30 @@ pub async fn for_job(db: impl PgExecutor<'_>, job_id: i64) -> Result<Vec<EventRo
     .fetch_all(db)
     .await
 }
+
+/// One thing the runner said while building a comparison's kernels.
+#[derive(Debug, Clone)]
+pub struct BuildingMessage {
+    /// The comparison of the job.
+    pub comparison_id: i64,
+    /// The event's message (`building the patched kernel (3 patches, 3
+    /// files)`, `base kernel found in the cache`).
+    pub message: String,
+}
+
+/// Every distinct message of the `building` events of these comparisons'
+/// jobs.
+pub async fn building_messages(
+    db: impl PgExecutor<'_>,
+    comparison_ids: &[i64],
+) -> Result<Vec<BuildingMessage>, sqlx::Error> {
+    sqlx::query_as!(
+        BuildingMessage,
+        r#"SELECT DISTINCT j.comparison_id, e.message
+           FROM job_events e JOIN jobs j ON j.id = e.job_id
+           WHERE j.comparison_id = ANY($1) AND e.state = 'building'"#,
+        comparison_ids
+    )
+    .fetch_all(db)
+    .await
+}

@@ -7,8 +7,10 @@
 
 pub mod bisections;
 pub mod boots;
+pub mod changes;
 pub mod comparisons;
 pub mod events;
+pub mod history;
 pub mod jobs;
 pub mod machines;
 pub mod notify;
@@ -17,6 +19,7 @@ pub mod progress;
 pub mod reports;
 pub mod runs;
 pub mod tokens;
+pub mod trees;
 pub mod verdicts;
 
 /// Notifies every server's claim waiters (see [`crate::db::notify`]) when the

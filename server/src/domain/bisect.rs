@@ -216,7 +216,7 @@ struct Assessed {
 }
 
 /// The series' length: the number of commits (patches).
-async fn series_len(state: &AppState, b: &BisectionRow) -> Result<usize, Error> {
+pub async fn series_len(state: &AppState, b: &BisectionRow) -> Result<usize, Error> {
     let (text, _) = db::patches::mbox(&state.db, b.series_id).await?;
     Ok(mbox::prefix::count(&text))
 }
@@ -478,6 +478,7 @@ async fn queue_probe(
         git_range: None,
         commit_sha: b.commits.get(k - 1).cloned(),
         probe_of: Some((b.id, position)),
+        tree_id: None,
     };
     let id = db::comparisons::insert(conn, &new).await?;
     let runs = u32::try_from(b.runs_per_side).unwrap_or(3);

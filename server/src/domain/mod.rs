@@ -1,15 +1,19 @@
 //! What the server does, apart from how it is asked over HTTP: the job
 //! lifecycle (every state change with its event row), the queue runners
 //! claim from, the interleaved boot order, more runs while undecided, why a
-//! comparison waits, and the reports built from stored runs. Uses [`crate::db`]
-//! for storage; knows nothing of HTTP.
+//! comparison waits, which kernels its jobs built, bisections, and the
+//! reports built from stored runs. Uses [`crate::db`] for storage; knows
+//! nothing of HTTP.
 
 pub mod bisect;
 pub mod interleave;
+pub mod kernel_builds;
 pub mod lifecycle;
 pub mod more_runs;
 pub mod queue;
 pub mod range;
 pub mod report;
 pub mod steps;
+pub mod submit;
+pub mod tree;
 pub mod waiting;

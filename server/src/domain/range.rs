@@ -20,6 +20,10 @@ pub struct RangeCommit {
     pub sha: String,
     /// Its subject line.
     pub subject: String,
+    /// Its author, `Name <address>`.
+    pub author: String,
+    /// When it was committed, seconds since the epoch.
+    pub committed_at: Option<i64>,
 }
 
 /// A range as read from the repository.
@@ -79,13 +83,18 @@ pub async fn read(
     };
     for sha in line {
         let left = max_bytes.saturating_sub(range.mbox.len());
-        let (subject, message) = message(&mirror, &sha, left).await.map_err(|why| {
+        let (about, message) = message(&mirror, &sha, left).await.map_err(|why| {
             Error::Unprocessable(format!(
                 "range {range:?}, commit {sha}: {why}",
                 range = range.spelled()
             ))
         })?;
-        let commit = RangeCommit { sha, subject };
+        let commit = RangeCommit {
+            sha,
+            subject: about.subject,
+            author: about.author,
+            committed_at: about.committed_at,
+        };
         match message {
             Some(text) => {
                 range.mbox.push_str(&text);
@@ -111,6 +120,25 @@ pub async fn read(
         )));
     }
     Ok(range)
+}
+
+/// The commit `branch` of the repository at `url` is at now (the remote
+/// asked first), with what it is about.
+pub async fn head(state: &AppState, url: &str, branch: &str) -> Result<RangeCommit, Error> {
+    let mirror = state.git.open(url, &[branch]).await?;
+    let sha = mirror
+        .resolve(branch)
+        .await
+        .map_err(|why| Error::Unprocessable(format!("branch {branch:?} of {url}: {why}")))?;
+    let about = about(&mirror, &sha)
+        .await
+        .map_err(|why| Error::Unprocessable(format!("commit {sha} of {url}: {why}")))?;
+    Ok(RangeCommit {
+        sha,
+        subject: about.subject,
+        author: about.author,
+        committed_at: about.committed_at,
+    })
 }
 
 /// The commits on `to`'s first-parent line after `from`, oldest first;
@@ -158,13 +186,42 @@ async fn first_parent_line(mirror: &Mirror, from: &str, to: &str) -> Result<Vec<
     Ok(line)
 }
 
-/// Commit `sha` as one mbox message with its subject, or `None` for a
+/// What a commit's history entry says of it.
+struct About {
+    subject: String,
+    author: String,
+    committed_at: Option<i64>,
+}
+
+/// What commit `sha` is about: subject, author and commit time.
+async fn about(mirror: &Mirror, sha: &str) -> Result<About, String> {
+    let text = mirror
+        .git(
+            &[
+                "log",
+                "-1",
+                "--pretty=format:%s%x00%an <%ae>%x00%ct",
+                "--end-of-options",
+                sha,
+            ],
+            64 << 10,
+        )
+        .await?;
+    let mut fields = text.split('\0');
+    Ok(About {
+        subject: fields.next().unwrap_or_default().to_string(),
+        author: fields.next().unwrap_or_default().to_string(),
+        committed_at: fields.next().and_then(|t| t.trim().parse().ok()),
+    })
+}
+
+/// Commit `sha` as one mbox message with what it is about, or `None` for a
 /// commit that changes nothing; at most `limit` bytes.
 async fn message(
     mirror: &Mirror,
     sha: &str,
     limit: usize,
-) -> Result<(String, Option<String>), String> {
+) -> Result<(About, Option<String>), String> {
     let head = mirror
         .git(
             &[
@@ -178,12 +235,7 @@ async fn message(
             limit,
         )
         .await?;
-    let subject = mirror
-        .git(
-            &["log", "-1", "--pretty=format:%s", "--end-of-options", sha],
-            64 << 10,
-        )
-        .await?;
+    let about = about(mirror, sha).await?;
     let parent = format!("{sha}^1");
     let left = limit.saturating_sub(head.len());
     let diff = mirror
@@ -206,7 +258,7 @@ async fn message(
         .await
         .map_err(|why| format!("{why} (its diff against its first parent)"))?;
     if !mbox::has_diff(&diff) {
-        return Ok((subject, None));
+        return Ok((about, None));
     }
     let mut text = head;
     if !text.ends_with('\n') {
@@ -219,5 +271,5 @@ async fn message(
     }
     // The next message's `From ` line separates only after a blank line.
     text.push('\n');
-    Ok((subject, Some(text)))
+    Ok((about, Some(text)))
 }

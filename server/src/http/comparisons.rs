@@ -7,20 +7,18 @@ use patchperf_common::api::{
     BootView, CancelResponse, ComparisonCreateRequest, ComparisonCreated, ComparisonListQuery,
     ComparisonSubmission, FailureView, JobView, PatchMessage, PatchesView, RunCounts,
 };
-use patchperf_common::comparison::{ComparisonKind, ComparisonStatus, OverallVerdict};
-use patchperf_common::mbox::{self, Series};
-use patchperf_common::protocol::{BaseSource, ErrorBody};
-use patchperf_common::run::MeasurementMode;
+use patchperf_common::comparison::{ComparisonStatus, OverallVerdict};
+use patchperf_common::protocol::ErrorBody;
 use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::db::comparisons::{ComparisonRow, ComparisonSummary, ListFilter, NewComparison};
+use crate::db::comparisons::{ComparisonRow, ComparisonSummary, ListFilter};
 use crate::db::{self, boots::BootRow, jobs::JobRow};
 use crate::domain::report::ComparisonReport;
 use crate::domain::report::verdict::VerdictView;
-use crate::domain::{interleave, lifecycle, range, steps};
+use crate::domain::{interleave, lifecycle, steps, submit};
 use crate::error::Result;
 use crate::http::auth::CiAuth;
 use crate::http::extract::{Json, Path, Query};
@@ -69,96 +67,9 @@ async fn create(
 ) -> Result<impl IntoResponse> {
     let req = ComparisonSubmission::try_from(req)
         .map_err(|invalid| Error::Unprocessable(invalid.to_string()))?;
-    // A range's series is its commits, read from the repository.
-    let range = match (&req.range, &req.base) {
-        (Some(spelled), BaseSource::Git { url, .. }) => {
-            Some(range::read(&state, url, spelled, state.config.body_limit).await?)
-        }
-        _ => None,
-    };
-    let (base, mbox) = match (&range, &req.base) {
-        (Some(r), BaseSource::Git { url, .. }) => (
-            BaseSource::Git {
-                url: url.clone(),
-                commit: r.from.clone(),
-            },
-            r.mbox.as_str(),
-        ),
-        _ => (req.base.clone(), req.mbox.as_str()),
-    };
-    let per_patch = req.per_patch || range.is_some();
-    let series = if req.aa {
-        Series::empty()
-    } else {
-        mbox::parse(mbox).map_err(|e| Error::Unprocessable(e.to_string()))?
-    };
-    if per_patch {
-        if let Some(why) = mbox::prefix::too_large(mbox) {
-            return Err(Error::Unprocessable(why));
-        }
-    }
-    let machine =
-        match &req.machine {
-            None => None,
-            Some(name) => {
-                let machine = db::machines::find_by_name(&state.db, name).await?.ok_or_else(|| {
-                Error::Unprocessable(format!(
-                    "unknown machine `{name}`; GET /api/v1/machines lists the registered ones"
-                ))
-            })?;
-                if let Some(backend) = req.backend {
-                    if !machine.backends.iter().any(|b| b == backend.as_str()) {
-                        return Err(Error::Unprocessable(format!(
-                            "machine `{name}` cannot measure with {} (it offers {})",
-                            backend.as_str(),
-                            machine.backends.join(", ")
-                        )));
-                    }
-                }
-                Some(machine)
-            }
-        };
-    let seed = req.order_seed.unwrap_or_else(rand::random);
-    let plan = interleave::plan(req.runs, seed);
-
-    let mut tx = state.db.begin().await?;
-    let series_id = db::patches::insert_series(&mut tx, mbox, &series).await?;
-    let new = NewComparison {
-        base: &base,
-        series_id,
-        kind: if req.aa {
-            ComparisonKind::Aa
-        } else {
-            ComparisonKind::Ab
-        },
-        workloads: &req.workloads,
-        params: &req.params,
-        runs_per_side: i32::try_from(req.runs).unwrap_or(i32::MAX),
-        max_runs_per_side: req.max_runs.map(|m| i32::try_from(m).unwrap_or(i32::MAX)),
-        backend: req.backend.map(MeasurementMode::as_str),
-        config_fragment: req.config_fragment.as_deref(),
-        machine: machine.map(|m| (m.id, m.inventory_json())),
-        // Stored as the same 64 bits; Postgres has no unsigned type.
-        order_seed: seed as i64,
-        submitted_by: auth.caller.token_id,
-        step_of: None,
-        base_series_id: None,
-        git_range: range.as_ref().map(range::Range::spelled),
-        commit_sha: range.as_ref().map(|r| r.to.clone()),
-        probe_of: None,
-    };
-    let id = db::comparisons::insert(&mut tx, &new).await?;
-    lifecycle::create_jobs(&mut tx, id, &plan, 0, state.config.max_attempts).await?;
-    if per_patch {
-        let commits: Vec<String> = range
-            .iter()
-            .flat_map(|r| r.commits.iter().map(|c| c.sha.clone()))
-            .collect();
-        steps::create(&mut tx, id, &new, mbox, &commits, state.config.max_attempts).await?;
-    }
-    tx.commit().await?;
-    state.jobs_changed.notify_waiters();
-
+    let id = submit::comparison(&state, &req, auth.caller.token_id, None)
+        .await?
+        .id;
     let url = state.config.link(&format!("/api/v1/comparisons/{id}"));
     tracing::info!(comparison = id, by = %auth.caller.name, "comparison submitted");
     Ok((

@@ -15,6 +15,7 @@ use crate::{AppState, Error};
 
 pub mod auth;
 pub mod bisections;
+pub mod changes;
 pub mod comparisons;
 pub mod extract;
 pub mod health;
@@ -27,6 +28,7 @@ pub mod read_access;
 pub mod reports;
 pub mod runner;
 pub mod tokens;
+pub mod trees;
 
 /// The JSON API: every route in it is described in its OpenAPI document
 /// (`into_openapi()`), which `GET /api/v1/openapi.json` serves.
@@ -37,6 +39,8 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(jobs::router())
         .merge(comparisons::router())
         .merge(bisections::router())
+        .merge(trees::router())
+        .merge(changes::router())
         .merge(reports::router())
         .merge(machines::router())
         .merge(tokens::router())

@@ -4,27 +4,33 @@
 //! chosen probes fail as kernels that do not build. Checked: the first bad
 //! commit is found in O(log N) probes on one machine; a commit that does
 //! not build is skipped, or named among the candidates; ends that do not
-//! differ answer "not reproducible"; a finished comparison is bisected
-//! without measuring its ends again; bad requests are refused.
+//! differ answer "not reproducible" (and its page says so); a finished
+//! comparison is bisected without measuring its ends again; bad requests
+//! are refused.
 
 use axum::http::StatusCode;
 use patchperf_common::mbox;
-use patchperf_common::protocol::{JobSpec, NrTask};
+use patchperf_common::protocol::{BaseSource, JobSpec, NrTask};
 use patchperf_common::run::Side;
 use patchperf_server::Config;
 use patchperf_server::domain::bisect;
 use serde_json::{Value, json};
 use sqlx::PgPool;
 
+use crate::bisection_pages::{page, row, text};
 use crate::git_repo::linear;
 use crate::helpers::{TestApp, test_config};
 
 /// How the played lab measures.
-struct Lab {
+pub struct Lab {
     /// The first commit that makes open1 faster (none: no commit does).
-    culprit: Option<usize>,
+    pub culprit: Option<usize>,
     /// Commits whose kernels do not build.
-    broken: Vec<usize>,
+    pub broken: Vec<usize>,
+    /// The repository's commit ids, base first, when a job's base may be
+    /// a later commit (a tracked tree's last tested head): its kernel then
+    /// carries as many commits as its place in this list, plus its patches.
+    pub ids: Vec<String>,
 }
 
 impl Lab {
@@ -37,9 +43,14 @@ impl Lab {
 
     /// Runs `job` as a runner would: fails it when its patched kernel
     /// carries a broken commit as its last, else uploads each boot's runs.
-    async fn run(&self, app: &TestApp, machine: i64, job: &JobSpec) {
-        let patched = mbox::prefixes(&job.mbox).len();
-        let base = mbox::prefixes(&job.base_mbox).len();
+    pub async fn run(&self, app: &TestApp, machine: i64, job: &JobSpec) {
+        let offset = match &job.base {
+            BaseSource::Git { commit, .. } => self.ids.iter().position(|id| id == commit),
+            BaseSource::Tarball { .. } => None,
+        }
+        .unwrap_or(0);
+        let patched = offset + mbox::prefixes(&job.mbox).len();
+        let base = offset + mbox::prefixes(&job.base_mbox).len();
         if self.broken.contains(&patched) {
             let finish = json!({
                 "outcome": "failed",
@@ -68,7 +79,7 @@ impl Lab {
 
     /// Advances bisections and runs what `machine` can claim until there is
     /// nothing left; the jobs run.
-    async fn drain(&self, app: &TestApp, machine: i64) -> Vec<JobSpec> {
+    pub async fn drain(&self, app: &TestApp, machine: i64) -> Vec<JobSpec> {
         let mut ran = Vec::new();
         loop {
             bisect::advance_all(&app.state).await.unwrap();
@@ -81,7 +92,7 @@ impl Lab {
     }
 }
 
-async fn app(pool: PgPool, mirrors: &std::path::Path) -> TestApp {
+pub async fn app(pool: PgPool, mirrors: &std::path::Path) -> TestApp {
     let config = Config {
         local_git: true,
         git_dir: mirrors.to_path_buf(),
@@ -90,7 +101,7 @@ async fn app(pool: PgPool, mirrors: &std::path::Path) -> TestApp {
     TestApp::with_config(pool, config).await
 }
 
-fn request(url: &str, good: &str, bad: &str) -> Value {
+pub fn request(url: &str, good: &str, bad: &str) -> Value {
     json!({
         "base": { "kind": "git", "url": url, "commit": good },
         "bad": bad,
@@ -101,7 +112,7 @@ fn request(url: &str, good: &str, bad: &str) -> Value {
     })
 }
 
-async fn start(app: &TestApp, body: Value) -> i64 {
+pub async fn start(app: &TestApp, body: Value) -> i64 {
     let a = app.post("/api/v1/bisections", &app.ci, body).await;
     assert_eq!(a.status, StatusCode::CREATED, "{a:?}");
     a.json["id"].as_i64().unwrap()
@@ -135,6 +146,7 @@ async fn the_first_bad_commit_is_found_in_log_n_probes_on_one_machine(pool: PgPo
     let lab = Lab {
         culprit: Some(5),
         broken: Vec::new(),
+        ids: Vec::new(),
     };
     // The first probe goes to whichever machine claims it; the rest follow.
     let first = app.claim(m1).await.unwrap();
@@ -199,6 +211,7 @@ async fn a_commit_that_does_not_build_is_skipped_as_git_bisect_skip_does(pool: P
     Lab {
         culprit: Some(5),
         broken: vec![3],
+        ids: Vec::new(),
     }
     .drain(&app, m)
     .await;
@@ -219,12 +232,24 @@ async fn a_commit_that_does_not_build_is_skipped_as_git_bisect_skip_does(pool: P
             .unwrap()
             .contains("expected identifier")
     );
+    // Its page row says why, and that the search stepped around it.
+    let html = page(&app, &format!("/bisections/{id}")).await;
+    let line = row(&html, &format!("/comparisons/{}", skipped["comparison_id"]));
+    assert!(
+        line.starts_with(&format!(
+            "3/6 {} fs: step 3 failed: fs/step3.c:1:1: error: expected identifier skip 1..6",
+            &ids[3][..10]
+        )),
+        "{line}"
+    );
+    assert!(line.contains(" skip "), "{line}");
 
     // Commit 3 does not build and the culprit is 4: both stay candidates.
     let id = start(&app, request(url, &ids[0], "master")).await;
     Lab {
         culprit: Some(4),
         broken: vec![3],
+        ids: Vec::new(),
     }
     .drain(&app, m)
     .await;
@@ -241,12 +266,22 @@ async fn a_commit_that_does_not_build_is_skipped_as_git_bisect_skip_does(pool: P
         summary.contains(&format!("[{}] fs: step 4", &ids[4][..10])),
         "{summary}"
     );
+    // The page marks both candidates in the series.
+    let said = text(&page(&app, &format!("/bisections/{id}")).await);
+    for k in [3, 4] {
+        assert!(
+            said.contains(&format!("{} fs: step {k} · probed: ", &ids[k][..10])),
+            "{said}"
+        );
+    }
+    assert_eq!(said.matches("· the answer").count(), 2, "{said}");
 
     // The bad end itself does not build: no answer.
     let id = start(&app, request(url, &ids[0], &ids[6])).await;
     Lab {
         culprit: Some(2),
         broken: vec![6],
+        ids: Vec::new(),
     }
     .drain(&app, m)
     .await;
@@ -275,6 +310,7 @@ async fn ends_that_do_not_differ_are_not_reproducible(pool: PgPool) {
     Lab {
         culprit: None,
         broken: Vec::new(),
+        ids: Vec::new(),
     }
     .drain(&app, m)
     .await;
@@ -289,6 +325,27 @@ async fn ends_that_do_not_differ_are_not_reproducible(pool: PgPool) {
             .unwrap()
             .starts_with("not reproducible: will-it-scale.per_process_ops of open1"),
         "{outcome:#}"
+    );
+
+    // Its page says so first; the one probe (the ends) is not judged and
+    // narrowed nothing; the dashboard shows the answer's first line.
+    let html = page(&app, &format!("/bisections/{id}")).await;
+    let said = text(&html);
+    assert!(
+        said.contains(
+            "not reproducible: will-it-scale.per_process_ops of open1 (process, nr_task 1) \
+             does not differ between the good and the bad end"
+        ),
+        "{said}"
+    );
+    assert!(!said.contains("the answer"), "{said}");
+    let line = row(&html, "/comparisons/1");
+    assert!(line.starts_with("4/4 "), "{line}");
+    assert!(line.ends_with("% 3 a side not reported"), "{line}");
+    let line = row(&page(&app, "/").await, &format!("/bisections/{id}"));
+    assert!(
+        line.contains(" 1 not reproducible: will-it-scale.per_process_ops of open1"),
+        "{line}"
     );
 }
 
@@ -319,6 +376,7 @@ async fn a_finished_range_comparison_is_bisected_without_measuring_its_ends_agai
     let lab = Lab {
         culprit: Some(3),
         broken: Vec::new(),
+        ids: Vec::new(),
     };
     lab.drain(&app, m).await;
     let id = start(&app, body).await;
@@ -332,6 +390,14 @@ async fn a_finished_range_comparison_is_bisected_without_measuring_its_ends_agai
         "the comparison measured the bad end: {probes:?}"
     );
     assert!(probes.len() <= 2, "{probes:?}");
+    // Its page and the dashboard link the comparison it started from.
+    let link = format!("<a href=\"/comparisons/{range}\">comparison {range}</a>");
+    let html = page(&app, &format!("/bisections/{id}")).await;
+    assert!(html.contains(&link), "{html}");
+    assert!(text(&html).contains(&format!("started from comparison {range}")));
+    let html = page(&app, "/").await;
+    assert!(row(&html, &format!("/bisections/{id}")).contains(&format!("comparison {range}")));
+    assert!(html.contains(&link), "{html}");
 }
 
 #[sqlx::test(migrations = "../migrations")]

@@ -3,7 +3,10 @@
 //! server where it may create databases; `./patchperf test` provides one).
 
 mod bad_input;
+mod bisection_pages;
 mod bisections;
+#[path = "../report/browser.rs"]
+mod browser;
 mod comparisons;
 mod compression;
 mod git_repo;
@@ -19,4 +22,5 @@ mod private_reads;
 mod protocol;
 mod ranges;
 mod tokens;
+mod trees;
 mod uploads;

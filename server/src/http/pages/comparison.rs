@@ -7,12 +7,13 @@ use askama::Template;
 use axum::extract::State;
 use axum::response::Html;
 use patchperf_common::comparison::ComparisonKind;
-use patchperf_common::metric;
+use patchperf_common::report::summary::headline_sentence;
 use patchperf_common::report::text::{
     TextOptions, pipeline_line, selected_rows, summary_line, unsupported_line,
 };
 use patchperf_common::report::{Comparison, MetricComparison, format};
 use patchperf_common::run::Side;
+use patchperf_common::{mbox, metric};
 
 use super::plot::{self, PlotQuery};
 use super::{steps, view};
@@ -42,8 +43,8 @@ pub struct BootCell {
 /// One job.
 #[derive(Debug)]
 pub struct JobLine {
+    /// The job's id, the one number the job log and the machine page use.
     id: i64,
-    seq: i32,
     boots: String,
     state: &'static str,
     attempt: String,
@@ -115,10 +116,35 @@ pub struct ScalingView {
     svg: String,
 }
 
+/// One report's answer in a sentence, first on the page.
+#[derive(Debug)]
+pub struct SummaryLine {
+    verdict: &'static str,
+    class: &'static str,
+    sentence: String,
+}
+
+/// What identifies the patch: who, when, where it was posted, its size.
+#[derive(Debug)]
+pub struct PatchFacts {
+    /// `3 patches` or the one patch's subject.
+    what: String,
+    author: String,
+    date: Option<String>,
+    /// The message-id and its lore.kernel.org address.
+    lore: Option<(String, String)>,
+    diffstat: String,
+    mbox_url: String,
+}
+
 #[derive(Debug, Template)]
 #[template(path = "comparison.html")]
 pub(super) struct ComparisonPage {
     title: String,
+    /// Each report's answer, before anything else.
+    summary: Vec<SummaryLine>,
+    /// The patch, identified.
+    patch: Option<PatchFacts>,
     live: bool,
     json_url: String,
     text_url: String,
@@ -149,6 +175,12 @@ pub(super) struct ComparisonPage {
     steps: steps::StepsTable,
     /// On a step: which patch against which, and the whole series' page.
     step_of: Option<(String, String)>,
+    /// A git range's comparison: the range, short ids.
+    range: Option<String>,
+    /// The commit the patched side is (a range's end, a step's, a probe's).
+    commit: Option<String>,
+    /// On a bisection's probe: the bisection's page and which probe.
+    probe_of: Option<(String, String)>,
 }
 
 pub(super) async fn page(
@@ -179,6 +211,43 @@ pub(super) async fn page(
     Ok(Html(html))
 }
 
+/// The patch's author, date, posting and size, from its stored mbox (the
+/// first patch's headers for a series); `None` for an A/A comparison.
+async fn patch_facts(state: &AppState, c: &ComparisonRow) -> Result<Option<PatchFacts>> {
+    let (text, _) = db::patches::mbox(&state.db, c.series_id).await?;
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    let Ok(series) = mbox::parse(&text) else {
+        return Ok(None);
+    };
+    let patches: Vec<_> = series.messages.iter().filter(|m| m.has_diff).collect();
+    let Some(first) = patches.first() else {
+        return Ok(None);
+    };
+    let what = if patches.len() == 1 {
+        first.subject.clone()
+    } else {
+        format!("{} patches, the first: {}", patches.len(), first.subject)
+    };
+    Ok(Some(PatchFacts {
+        what,
+        author: first.author.clone(),
+        date: first
+            .date
+            .and_then(|d| chrono::DateTime::from_timestamp(d, 0))
+            .map(view::time),
+        lore: first.message_id.as_ref().map(|id| {
+            (
+                format!("https://lore.kernel.org/r/{}", view::url_encode(id)),
+                id.clone(),
+            )
+        }),
+        diffstat: mbox::diffstat(&text).to_string(),
+        mbox_url: format!("/comparisons/{}/series.mbox", c.id),
+    }))
+}
+
 async fn page_of(
     state: &AppState,
     c: &ComparisonRow,
@@ -192,6 +261,7 @@ async fn page_of(
     let series_sha256 = db::patches::series_sha256(&state.db, c.series_id).await?;
     let step_views = crate::domain::steps::views(state, c).await?;
     let step_of = crate::domain::steps::step_of(state, c).await?;
+    let probe_of = probe_of(state, id).await?;
 
     let names: Vec<String> = built.groups.iter().map(plot::series_name).collect();
     let series = db::runs::series(&state.db, id, &names).await?;
@@ -200,6 +270,19 @@ async fn page_of(
         groups.push(group_view(state, id, g, &series).await?);
     }
     let verdict = verdict_view(built, String::new());
+    let summary = built
+        .groups
+        .iter()
+        .filter_map(|g| {
+            let m = g.comparison.headline_metric()?;
+            Some(SummaryLine {
+                verdict: m.verdict.as_str(),
+                class: view::verdict_class(m.verdict),
+                sentence: headline_sentence(&g.comparison)?,
+            })
+        })
+        .collect();
+    let patch = patch_facts(state, c).await?;
     let subjects: Vec<String> = messages.iter().map(|m| m.subject.clone()).collect();
     let first_subject = messages
         .iter()
@@ -216,15 +299,26 @@ async fn page_of(
     let per_boot = c.workloads.len() * c.params.0.nr_task.len();
     let p = &c.params.0;
     Ok(ComparisonPage {
+        summary,
+        patch,
         title: if c.kind == ComparisonKind::Aa {
             format!(
                 "A/A: {} against itself (the machine's noise floor)",
                 c.base.0.describe()
             )
         } else {
-            match &step_of {
-                Some(s) => steps::step_line(s),
-                None => first_subject.unwrap_or_else(|| format!("comparison {id}")),
+            match (&step_of, &probe_of) {
+                (Some(s), _) => steps::step_line(s),
+                // A probe measures its last commit, on top of those before.
+                (None, Some((_, probe))) => {
+                    let last = messages.iter().rev().find(|m| m.has_diff);
+                    let title = last.map(|m| mbox::Subject::parse(&m.subject).title);
+                    format!(
+                        "{probe}: `{}` against the good end",
+                        title.unwrap_or_default()
+                    )
+                }
+                (None, None) => first_subject.unwrap_or_else(|| format!("comparison {id}")),
             }
         },
         live: !c.status.is_final(),
@@ -274,7 +368,6 @@ async fn page_of(
             .iter()
             .map(|j| JobLine {
                 id: j.id,
-                seq: j.seq,
                 boots: boots
                     .iter()
                     .filter(|b| b.job_id == j.id)
@@ -298,7 +391,29 @@ async fn page_of(
                 format!("the whole series of {} patches", s.of),
             )
         }),
+        range: c.git_range.as_deref().map(view::short_range),
+        commit: c
+            .commit_sha
+            .as_deref()
+            .map(|sha| view::short_commit(sha).to_string()),
+        probe_of,
     })
+}
+
+/// On a bisection's probe: the bisection's page and `probe 4/7 of
+/// bisection 2`.
+async fn probe_of(state: &AppState, id: i64) -> Result<Option<(String, String)>> {
+    let Some((bisection, position)) = db::comparisons::probe_of(&state.db, id).await? else {
+        return Ok(None);
+    };
+    let b = db::bisections::find(&state.db, bisection)
+        .await?
+        .ok_or_else(|| Error::Internal(format!("bisection {bisection} vanished")))?;
+    let n = crate::domain::bisect::series_len(state, &b).await?;
+    Ok(Some((
+        format!("/bisections/{bisection}"),
+        format!("probe {position}/{n} of bisection {bisection}"),
+    )))
 }
 
 fn groups_description(groups: &[GroupReport]) -> Option<String> {

@@ -1,9 +1,10 @@
 //! `/`: recent comparisons with their verdicts, regressions first, filtered
-//! by machine, workload, status and verdict. It reads stored state only and
-//! builds no report: finished comparisons show their stored verdict
-//! (`report::stored`), queued and running ones how far they have come
-//! (`db::progress`), since a verdict of half the boots is no verdict and
-//! judging thirty comparisons a request is what made the page slow.
+//! by machine, workload, status and verdict, and the recent bisections with
+//! their answers. It reads stored state only and builds no report: finished
+//! comparisons show their stored verdict (`report::stored`), queued and
+//! running ones how far they have come (`db::progress`), since a verdict of
+//! half the boots is no verdict and judging thirty comparisons a request is
+//! what made the page slow; a bisection shows its stored outcome.
 
 use askama::Template;
 use askama_web::WebTemplate;
@@ -12,6 +13,7 @@ use patchperf_common::comparison::{ComparisonStatus, OverallVerdict};
 use serde::Deserialize;
 
 use super::view;
+use crate::db::bisections::BisectionSummary;
 use crate::db::comparisons::{ComparisonSummary, ListFilter};
 use crate::db::progress::Progress;
 use crate::error::Result;
@@ -21,6 +23,9 @@ use crate::{AppState, db};
 
 /// How many comparisons the dashboard shows.
 const SHOWN: i64 = 30;
+
+/// How many bisections the dashboard shows.
+const BISECTIONS_SHOWN: i64 = 10;
 
 /// Query of `/`; empty values mean any.
 #[derive(Debug, Default, Deserialize)]
@@ -67,10 +72,48 @@ pub struct Row {
     created: String,
 }
 
+/// One bisection in the list.
+#[derive(Debug)]
+pub struct BisectionRow {
+    id: i64,
+    status: &'static str,
+    /// `will-it-scale.per_process_ops of open1`.
+    what: String,
+    /// The range with short ids, or the comparison it started from.
+    of: String,
+    of_href: Option<String>,
+    probes: i64,
+    /// The outcome's first line.
+    outcome: String,
+}
+
+impl From<BisectionSummary> for BisectionRow {
+    fn from(b: BisectionSummary) -> Self {
+        let (of, of_href) = match (&b.git_range, b.comparison_id) {
+            (_, Some(c)) => (format!("comparison {c}"), Some(format!("/comparisons/{c}"))),
+            (Some(r), None) => (view::short_range(r), None),
+            (None, None) => (String::new(), None),
+        };
+        BisectionRow {
+            id: b.id,
+            status: b.status.as_str(),
+            what: format!("{} of {}", b.metric, b.workload),
+            of,
+            of_href,
+            probes: b.probes,
+            outcome: b
+                .outcome
+                .and_then(|o| o.0.summary.lines().next().map(str::to_string))
+                .unwrap_or_default(),
+        }
+    }
+}
+
 #[derive(Debug, Template, WebTemplate)]
 #[template(path = "dashboard.html")]
 pub(super) struct DashboardPage {
     rows: Vec<Row>,
+    bisections: Vec<BisectionRow>,
     machines: Vec<Choice>,
     workloads: Vec<Choice>,
     statuses: Vec<Choice>,
@@ -186,8 +229,14 @@ pub(super) async fn page(
         .into_iter()
         .map(|m| m.name)
         .collect();
+    let bisections = db::bisections::list(&state.db, None, BISECTIONS_SHOWN)
+        .await?
+        .into_iter()
+        .map(BisectionRow::from)
+        .collect();
     Ok(DashboardPage {
         rows,
+        bisections,
         machines: choices(machine_names.iter().map(String::as_str), &q.machine),
         workloads: choices(
             patchperf_common::workload::WORKLOADS.iter().map(|w| w.name),

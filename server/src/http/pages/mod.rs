@@ -1,8 +1,9 @@
-//! The HTML pages people read: the dashboard of recent comparisons, the
-//! report page of one comparison (live while its jobs run), machine pages
-//! and job logs, plus the CSS and JS they load. Templates live in the
-//! workspace's `templates/` (askama, HTML-escaped by default); every number
-//! comes from the report builder, formatted as the text report formats it.
+//! The HTML pages people read: the dashboard of recent comparisons and
+//! bisections, the report page of one comparison (live while its jobs run),
+//! the page of one bisection, machine pages and job logs, plus the CSS and
+//! JS they load. Templates live in the workspace's `templates/` (askama,
+//! HTML-escaped by default); every number comes from the report builder,
+//! formatted as the text report formats it.
 
 use axum::Router;
 use axum::routing::get;
@@ -10,6 +11,7 @@ use axum::routing::get;
 use crate::AppState;
 
 mod assets;
+mod bisection;
 mod comparison;
 mod dashboard;
 mod error_page;
@@ -25,6 +27,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
     Router::new()
         .route("/", get(dashboard::page))
         .route("/comparisons/{id}", get(comparison::page))
+        .route("/bisections/{id}", get(bisection::page))
         .route("/comparisons/{id}/plots/runs.svg", get(plot::runs))
         .route("/comparisons/{id}/plots/series.svg", get(plot::series))
         .route("/comparisons/{id}/series.mbox", get(series::mbox))

@@ -7,7 +7,6 @@
 use patchperf_common::api::{StepOf, StepView};
 use patchperf_common::report::format::change_column;
 use patchperf_common::run::TaskMode;
-use patchperf_common::stats::Verdict;
 
 use super::view;
 
@@ -23,6 +22,8 @@ pub struct StepCell {
 #[derive(Debug)]
 pub struct StepLine {
     pub label: String,
+    /// A git range's step: its commit, short.
+    pub commit: String,
     pub subject: String,
     pub href: String,
     pub status: &'static str,
@@ -54,6 +55,12 @@ pub fn table(steps: &[StepView]) -> StepsTable {
         .iter()
         .map(|s| StepLine {
             label: format!("patch {}/{of}", s.step),
+            commit: s
+                .commit
+                .as_deref()
+                .map(view::short_commit)
+                .unwrap_or_default()
+                .to_string(),
             subject: s.subject.clone(),
             href: format!("/comparisons/{}", s.comparison_id),
             status: s.status.as_str(),
@@ -73,7 +80,7 @@ pub fn table(steps: &[StepView]) -> StepsTable {
                                 h.change
                                     .map(|c| change_column(c, false).trim().to_string())
                                     .unwrap_or_else(|| "-".into()),
-                                letter(h.verdict)
+                                view::verdict_letter(h.verdict)
                             ),
                             class: view::verdict_class(h.verdict),
                             title: format!("{}: {}", h.metric, h.verdict.as_str()),
@@ -95,17 +102,6 @@ pub fn table(steps: &[StepView]) -> StepsTable {
             .map(|(w, mode, n)| format!("{w} {} ×{n}", mode.as_str()))
             .collect(),
         rows,
-    }
-}
-
-/// One letter for a verdict, beside its colour.
-fn letter(v: Verdict) -> char {
-    match v {
-        Verdict::Improvement => 'I',
-        Verdict::Regression => 'R',
-        Verdict::Changed => 'C',
-        Verdict::NoChange => 'N',
-        Verdict::Undecided => 'U',
     }
 }
 

@@ -1,6 +1,7 @@
-//! What only pages show: a verdict's CSS class, times and memory sizes as
-//! the pages print them. Report numbers come from
-//! `patchperf_common::report::format`, shared with the text report.
+//! What only pages show: a verdict's CSS class and letter, short commit
+//! ids, times and memory sizes as the pages print them. Report numbers
+//! come from `patchperf_common::report::format`, shared with the text
+//! report.
 
 use chrono::{DateTime, Utc};
 use patchperf_common::comparison::OverallVerdict;
@@ -18,6 +19,17 @@ pub fn verdict_class(v: Verdict) -> &'static str {
     }
 }
 
+/// One letter for a verdict, beside its colour: `I`, `R`, `C`, `N`, `U`.
+pub fn verdict_letter(v: Verdict) -> char {
+    match v {
+        Verdict::Improvement => 'I',
+        Verdict::Regression => 'R',
+        Verdict::Changed => 'C',
+        Verdict::NoChange => 'N',
+        Verdict::Undecided => 'U',
+    }
+}
+
 /// CSS class of an overall verdict: `no-change`.
 pub fn overall_class(v: OverallVerdict) -> String {
     v.as_str().replace(' ', "-")
@@ -28,6 +40,19 @@ pub fn failure_text(reason: FailureReason, detail: Option<&str>) -> String {
     match detail {
         Some(d) if !d.is_empty() => format!("{}: {d}", reason.as_str()),
         _ => reason.as_str().to_string(),
+    }
+}
+
+/// A commit id as 0-day prints one: its first 10 characters.
+pub fn short_commit(sha: &str) -> &str {
+    sha.get(..10).unwrap_or(sha)
+}
+
+/// `GOOD..BAD` with short ids.
+pub fn short_range(range: &str) -> String {
+    match range.split_once("..") {
+        Some((from, to)) => format!("{}..{}", short_commit(from), short_commit(to)),
+        None => range.to_string(),
     }
 }
 
@@ -46,9 +71,41 @@ pub fn memory(bytes: i64) -> String {
     patchperf_common::report::format::memory(u64::try_from(bytes).unwrap_or(0))
 }
 
+/// Percent-encodes all but RFC 3986's unreserved characters and `@`, so a
+/// message-id can sit in a path (`/r/<id>`).
+pub fn url_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~' | b'@') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_ids() {
+        let a = "0123456789abcdef0123456789abcdef01234567";
+        let b = "fedcba9876543210fedcba9876543210fedcba98";
+        assert_eq!(short_commit(a), "0123456789");
+        assert_eq!(short_range(&format!("{a}..{b}")), "0123456789..fedcba9876");
+        assert_eq!(short_commit("v6.1"), "v6.1");
+    }
+
+    #[test]
+    fn message_ids_keep_their_at_and_lose_their_slashes() {
+        assert_eq!(
+            url_encode("20230808-divers-verehren-02abcc37fe60@brauner"),
+            "20230808-divers-verehren-02abcc37fe60@brauner"
+        );
+        assert_eq!(url_encode("a/b c+d@x"), "a%2Fb%20c%2Bd@x");
+    }
 
     #[test]
     fn memory_in_gigabytes() {

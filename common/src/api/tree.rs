@@ -1,0 +1,308 @@
+//! Tracked trees: `POST /api/v1/trees` (a branch patchperf measures by
+//! itself), its checked form, and what the server answers about a tree,
+//! a push and a metric's history.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::git;
+use super::submission::{check_config_fragment, check_params, check_runs, check_workloads};
+use crate::Error;
+use crate::protocol::WorkloadParams;
+use crate::run::{MeasurementMode, TaskMode};
+
+/// Most addresses a tree's reports are copied to.
+const MAX_CC: usize = 16;
+
+/// `POST /api/v1/trees` body, as sent.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct TreeCreateRequest {
+    /// A short name (`vfs.all`): letters, digits, `.`, `_`, `-`.
+    pub name: String,
+    /// The repository to fetch from.
+    pub url: String,
+    /// The branch to follow.
+    pub branch: String,
+    /// Workloads measured on every new head.
+    #[cfg_attr(feature = "openapi", schema(schema_with = super::schema::workload_names))]
+    pub workloads: Vec<String>,
+    /// Their parameters.
+    pub params: WorkloadParams,
+    /// Boots per side.
+    #[cfg_attr(feature = "openapi", schema(minimum = 3, maximum = 100))]
+    pub runs: u32,
+    /// Most boots per side while a headline verdict is undecided.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_runs: Option<u32>,
+    /// Measurement mode to insist on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<MeasurementMode>,
+    /// Extra Kconfig lines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_fragment: Option<String>,
+    /// Machine to measure on (the first to claim otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<String>,
+    /// At most one test per this many hours; 0 (the default) tests every
+    /// new head.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(maximum = 8760))]
+    pub min_hours: u32,
+    /// Addresses (the list, the maintainers) copied on every report mailed
+    /// to a commit's author.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cc: Vec<String>,
+    /// Where each report's JSON is POSTed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhook_url: Option<String>,
+}
+
+/// A [`TreeCreateRequest`] whose fields were checked. Read it through
+/// `Deref`; build it with `try_from`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TreeSubmission(TreeCreateRequest);
+
+impl std::ops::Deref for TreeSubmission {
+    type Target = TreeCreateRequest;
+
+    fn deref(&self) -> &TreeCreateRequest {
+        &self.0
+    }
+}
+
+impl TryFrom<TreeCreateRequest> for TreeSubmission {
+    type Error = Error;
+
+    fn try_from(req: TreeCreateRequest) -> Result<Self, Error> {
+        let name_ok = (1..=64).contains(&req.name.len())
+            && req.name.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && req
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+        if !name_ok {
+            return invalid(format!(
+                "name {:?} must be 1 to 64 letters, digits, `.`, `_` or `-`",
+                req.name
+            ));
+        }
+        git::check_url(&req.url).or_else(|why| invalid(format!("url {:?}: {why}", req.url)))?;
+        git::check_commit(&req.branch)
+            .or_else(|why| invalid(format!("branch {:?}: {why}", req.branch)))?;
+        check_workloads(&req.workloads)?;
+        check_params(&req.params)?;
+        check_runs(req.runs, req.max_runs)?;
+        if let Some(fragment) = &req.config_fragment {
+            check_config_fragment(fragment)?;
+        }
+        if req.min_hours > 8760 {
+            return invalid(format!(
+                "min_hours is {}; at most 8760 (a year)",
+                req.min_hours
+            ));
+        }
+        if req.cc.len() > MAX_CC {
+            return invalid(format!(
+                "cc lists {} addresses; at most {MAX_CC}",
+                req.cc.len()
+            ));
+        }
+        for address in &req.cc {
+            if !is_address(address) {
+                return invalid(format!("cc {address:?} is not a mail address"));
+            }
+        }
+        if let Some(url) = &req.webhook_url {
+            let web = url.starts_with("https://") || url.starts_with("http://");
+            if !web || url.len() > 1024 || url.chars().any(|c| c.is_whitespace() || c.is_control())
+            {
+                return invalid(format!("webhook_url {url:?} must be an http(s) URL"));
+            }
+        }
+        Ok(TreeSubmission(req))
+    }
+}
+
+/// `local@domain`, one line, no spaces or angle brackets: what a mail
+/// header can carry without quoting.
+pub fn is_address(address: &str) -> bool {
+    let Some((local, domain)) = address.split_once('@') else {
+        return false;
+    };
+    address.len() <= 254
+        && !local.is_empty()
+        && domain.contains('.')
+        && !domain.starts_with('.')
+        && !domain.ends_with('.')
+        && !address.chars().any(|c| {
+            c.is_whitespace() || c.is_control() || matches!(c, '<' | '>' | ',' | ';' | '"')
+        })
+        && !domain.contains('@')
+}
+
+fn invalid<T>(message: String) -> Result<T, Error> {
+    Err(Error::InvalidSubmission(message))
+}
+
+/// A tracked tree as the API shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TreeView {
+    /// Tree id.
+    pub id: i64,
+    /// Its name.
+    pub name: String,
+    /// The repository.
+    pub url: String,
+    /// The branch followed.
+    pub branch: String,
+    /// Workloads measured.
+    pub workloads: Vec<String>,
+    /// Their parameters.
+    pub params: WorkloadParams,
+    /// Boots per side.
+    pub runs_per_side: i32,
+    /// At most one test per this many hours (0: every head).
+    pub min_hours: i32,
+    /// Copied on every mailed report.
+    pub cc: Vec<String>,
+    /// Where report JSON is POSTed.
+    pub webhook_url: Option<String>,
+    /// The newest head queued for testing.
+    pub tested_commit: String,
+    /// When it was queued.
+    pub tested_at: Option<DateTime<Utc>>,
+    /// When the branch was last looked at.
+    pub polled_at: Option<DateTime<Utc>>,
+    /// Where people read its history.
+    pub page_url: String,
+}
+
+/// `POST /api/v1/trees/{id}/push` answer: what looking at the branch did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct PushResponse {
+    /// The tree.
+    pub tree_id: i64,
+    /// The branch's head now.
+    pub head: String,
+    /// The comparison queued for the new commits, when there were any and
+    /// the schedule allowed one.
+    pub comparison_id: Option<i64>,
+    /// What happened, in words.
+    pub status: String,
+}
+
+/// One point of a metric's history: one tested commit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct HistoryPoint {
+    /// The commit's place in the tree's tested line (0: the head when the
+    /// tree was added).
+    pub position: i32,
+    /// The commit.
+    pub commit: String,
+    /// Its subject.
+    pub subject: String,
+    /// Its author.
+    pub author: String,
+    /// When it was committed.
+    pub committed_at: Option<DateTime<Utc>>,
+    /// The metric on each boot of this commit.
+    pub runs: Vec<f64>,
+    /// Their mean.
+    pub mean: f64,
+    /// 95% interval of the mean, low end.
+    pub low: Option<f64>,
+    /// 95% interval of the mean, high end.
+    pub high: Option<f64>,
+    /// The comparison that measured it.
+    pub comparison_id: i64,
+}
+
+/// `GET /api/v1/trees/{id}/history` answer: one metric on one machine, in
+/// commit order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct HistoryView {
+    /// The tree.
+    pub tree_id: i64,
+    /// The workload.
+    pub workload: String,
+    /// Processes or threads.
+    pub mode: TaskMode,
+    /// Tasks.
+    pub nr_task: i32,
+    /// The metric.
+    pub metric: String,
+    /// The machine measured on.
+    pub machine: String,
+    /// How it measured.
+    pub measurement: String,
+    /// The points, oldest commit first.
+    pub points: Vec<HistoryPoint>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request() -> TreeCreateRequest {
+        serde_json::from_value(serde_json::json!({
+            "name": "vfs.all",
+            "url": "https://git.kernel.org/pub/scm/linux/kernel/git/vfs/vfs.git",
+            "branch": "vfs.all",
+            "workloads": ["open1", "dup1"],
+            "params": { "nr_task": [1], "seconds": 5, "warmup_seconds": 2 },
+            "runs": 3,
+            "cc": ["linux-fsdevel@vger.kernel.org"],
+        }))
+        .unwrap()
+    }
+
+    fn rejection(req: TreeCreateRequest) -> String {
+        match TreeSubmission::try_from(req) {
+            Err(Error::InvalidSubmission(m)) => m,
+            other => panic!("expected a rejection, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_sound_tree_is_accepted() {
+        assert!(TreeSubmission::try_from(request()).is_ok());
+    }
+
+    #[test]
+    fn names_branches_addresses_and_hooks_are_checked() {
+        let mut r = request();
+        r.name = "../etc".into();
+        assert!(rejection(r).starts_with("name \"../etc\""));
+        let mut r = request();
+        r.branch = "--upload-pack=x".into();
+        assert!(rejection(r).starts_with("branch"));
+        let mut r = request();
+        r.cc = vec!["Al <viro@zeniv.linux.org.uk>".into()];
+        assert!(rejection(r).contains("is not a mail address"));
+        let mut r = request();
+        r.cc = vec!["a@b.c\nBcc: x@y.z".into()];
+        assert!(rejection(r).contains("is not a mail address"));
+        let mut r = request();
+        r.webhook_url = Some("file:///etc/passwd".into());
+        assert!(rejection(r).contains("must be an http(s) URL"));
+        let mut r = request();
+        r.min_hours = 9000;
+        assert!(rejection(r).starts_with("min_hours"));
+    }
+
+    #[test]
+    fn addresses() {
+        assert!(is_address("viro@zeniv.linux.org.uk"));
+        for bad in [
+            "viro", "@x.org", "a@b", "a@.org", "a@org.", "a b@c.d", "a@b@c.d",
+        ] {
+            assert!(!is_address(bad), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! `history_points`: what each tested commit of a tree measured, one row
+//! per (workload, mode, nr_task, metric, machine, measurement, commit), so
+//! that a metric's history is one indexed range of its primary key.
+
+use chrono::{DateTime, Utc};
+use sqlx::{PgConnection, PgExecutor};
+
+/// A point to store.
+#[derive(Debug, Clone)]
+pub struct NewPoint<'a> {
+    /// The tree.
+    pub tree_id: i64,
+    /// The machine measured on.
+    pub machine_id: i64,
+    /// How it measured (`tcg-icount`, `kvm`, …).
+    pub measurement: &'a str,
+    /// The workload.
+    pub workload: &'a str,
+    /// `process` or `thread`.
+    pub mode: &'a str,
+    /// Tasks.
+    pub nr_task: i32,
+    /// The metric.
+    pub metric: &'a str,
+    /// The commit's place in the tree's tested line.
+    pub position: i32,
+    /// The commit.
+    pub commit_sha: &'a str,
+    /// The metric on each boot.
+    pub runs: &'a [f64],
+    /// Their mean.
+    pub mean: f64,
+    /// 95% interval of the mean.
+    pub interval: Option<(f64, f64)>,
+    /// The comparison that measured it.
+    pub comparison_id: i64,
+}
+
+/// Stores a point; a commit measured before keeps its first point.
+pub async fn insert(conn: &mut PgConnection, p: &NewPoint<'_>) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "INSERT INTO history_points (tree_id, machine_id, measurement, workload, mode, nr_task,
+                                     metric, position, commit_sha, runs, mean, low, high,
+                                     comparison_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+         ON CONFLICT DO NOTHING",
+        p.tree_id,
+        p.machine_id,
+        p.measurement,
+        p.workload,
+        p.mode,
+        p.nr_task,
+        p.metric,
+        p.position,
+        p.commit_sha,
+        p.runs,
+        p.mean,
+        p.interval.map(|i| i.0),
+        p.interval.map(|i| i.1),
+        p.comparison_id
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// A stored point with its commit.
+#[derive(Debug, Clone)]
+pub struct PointRow {
+    /// The commit's place in the tested line.
+    pub position: i32,
+    /// The commit.
+    pub commit_sha: String,
+    /// Its subject.
+    pub subject: String,
+    /// Its author.
+    pub author: String,
+    /// When it was committed.
+    pub committed_at: Option<DateTime<Utc>>,
+    /// The metric on each boot.
+    pub runs: Vec<f64>,
+    /// Their mean.
+    pub mean: f64,
+    /// 95% interval of the mean, low end.
+    pub low: Option<f64>,
+    /// 95% interval of the mean, high end.
+    pub high: Option<f64>,
+    /// The comparison that measured it.
+    pub comparison_id: i64,
+}
+
+/// Which history.
+#[derive(Debug, Clone, Copy)]
+pub struct SeriesKey<'a> {
+    /// The tree.
+    pub tree_id: i64,
+    /// The workload.
+    pub workload: &'a str,
+    /// `process` or `thread`.
+    pub mode: &'a str,
+    /// Tasks.
+    pub nr_task: i32,
+    /// The metric.
+    pub metric: &'a str,
+    /// The machine.
+    pub machine_id: i64,
+    /// How it measured.
+    pub measurement: &'a str,
+}
+
+/// One history, oldest commit first: one range of the primary key.
+pub async fn points(
+    db: impl PgExecutor<'_>,
+    key: SeriesKey<'_>,
+) -> Result<Vec<PointRow>, sqlx::Error> {
+    sqlx::query_as!(
+        PointRow,
+        "SELECT h.position, h.commit_sha, c.subject, c.author, c.committed_at, h.runs, h.mean,
+                h.low, h.high, h.comparison_id
+         FROM history_points h
+         JOIN tree_commits c ON c.tree_id = h.tree_id AND c.commit_sha = h.commit_sha
+         WHERE h.tree_id = $1 AND h.workload = $2 AND h.mode = $3 AND h.nr_task = $4
+           AND h.metric = $5 AND h.machine_id = $6 AND h.measurement = $7
+         ORDER BY h.position",
+        key.tree_id,
+        key.workload,
+        key.mode,
+        key.nr_task,
+        key.metric,
+        key.machine_id,
+        key.measurement
+    )
+    .fetch_all(db)
+    .await
+}
+
+/// A history a tree has, and how many points it holds.
+#[derive(Debug, Clone)]
+pub struct SeriesRow {
+    /// The workload.
+    pub workload: String,
+    /// `process` or `thread`.
+    pub mode: String,
+    /// Tasks.
+    pub nr_task: i32,
+    /// The metric.
+    pub metric: String,
+    /// The machine.
+    pub machine_id: i64,
+    /// Its name.
+    pub machine: String,
+    /// How it measured.
+    pub measurement: String,
+    /// Points.
+    pub points: i64,
+}
+
+/// Every history of the tree.
+pub async fn series(db: impl PgExecutor<'_>, tree_id: i64) -> Result<Vec<SeriesRow>, sqlx::Error> {
+    sqlx::query_as!(
+        SeriesRow,
+        r#"SELECT h.workload, h.mode, h.nr_task, h.metric, h.machine_id, m.name AS machine,
+                  h.measurement, count(*) AS "points!"
+           FROM history_points h JOIN machines m ON m.id = h.machine_id
+           WHERE h.tree_id = $1
+           GROUP BY h.workload, h.mode, h.nr_task, h.metric, h.machine_id, m.name, h.measurement
+           ORDER BY h.workload, h.mode, h.nr_task, h.metric, m.name, h.measurement"#,
+        tree_id
+    )
+    .fetch_all(db)
+    .await
+}
+
+/// The finished tree comparisons whose points are still to be written
+/// (whole ranges, not their steps).
+pub async fn due(db: impl PgExecutor<'_>) -> Result<Vec<i64>, sqlx::Error> {
+    sqlx::query_scalar!(
+        "SELECT id FROM comparisons
+         WHERE tree_id IS NOT NULL AND NOT history_recorded AND parent_id IS NULL
+           AND status IN ('done', 'failed', 'cancelled')
+         ORDER BY id"
+    )
+    .fetch_all(db)
+    .await
+}
+
+/// Notes that comparison `id`'s points were written.
+pub async fn recorded(conn: &mut PgConnection, id: i64) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "UPDATE comparisons SET history_recorded = true WHERE id = $1",
+        id
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}

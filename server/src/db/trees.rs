@@ -1,0 +1,239 @@
+//! `trees` and `tree_commits`: the branches patchperf follows, and the
+//! commits of each in the order they were tested.
+
+use chrono::{DateTime, Utc};
+use patchperf_common::protocol::WorkloadParams;
+use sqlx::types::Json;
+use sqlx::{PgConnection, PgExecutor};
+
+/// A new tracked tree, checked, at its current head.
+#[derive(Debug, Clone)]
+pub struct NewTree<'a> {
+    /// Its name.
+    pub name: &'a str,
+    /// The repository.
+    pub url: &'a str,
+    /// The branch.
+    pub branch: &'a str,
+    /// Workloads.
+    pub workloads: &'a [String],
+    /// Parameters.
+    pub params: &'a WorkloadParams,
+    /// Boots per side.
+    pub runs_per_side: i32,
+    /// Most boots per side while undecided.
+    pub max_runs_per_side: Option<i32>,
+    /// Measurement mode asked for.
+    pub backend: Option<&'a str>,
+    /// Extra Kconfig lines.
+    pub config_fragment: Option<&'a str>,
+    /// Machine to measure on.
+    pub machine_id: Option<i64>,
+    /// At most one test per this many hours.
+    pub min_hours: i32,
+    /// Copied on mailed reports.
+    pub cc: &'a [String],
+    /// Where report JSON goes.
+    pub webhook_url: Option<&'a str>,
+    /// The head now: the first tested commit's base.
+    pub head: &'a str,
+    /// The token that added it.
+    pub created_by: i64,
+}
+
+/// Stores a tree; its id, or `None` when the name is taken.
+pub async fn insert(conn: &mut PgConnection, t: &NewTree<'_>) -> Result<Option<i64>, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"INSERT INTO trees (name, url, branch, workloads, params, runs_per_side,
+                              max_runs_per_side, backend, config_fragment, machine_id, min_hours,
+                              cc, webhook_url, tested_commit, created_by)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+           ON CONFLICT (name) DO NOTHING
+           RETURNING id"#,
+        t.name,
+        t.url,
+        t.branch,
+        t.workloads,
+        Json(t.params) as _,
+        t.runs_per_side,
+        t.max_runs_per_side,
+        t.backend,
+        t.config_fragment,
+        t.machine_id,
+        t.min_hours,
+        t.cc,
+        t.webhook_url,
+        t.head,
+        t.created_by
+    )
+    .fetch_optional(conn)
+    .await
+}
+
+/// A stored tree.
+#[derive(Debug, Clone)]
+pub struct TreeRow {
+    /// Row id.
+    pub id: i64,
+    /// Its name.
+    pub name: String,
+    /// The repository.
+    pub url: String,
+    /// The branch.
+    pub branch: String,
+    /// Workloads.
+    pub workloads: Vec<String>,
+    /// Parameters.
+    pub params: Json<WorkloadParams>,
+    /// Boots per side.
+    pub runs_per_side: i32,
+    /// Most boots per side while undecided.
+    pub max_runs_per_side: Option<i32>,
+    /// Measurement mode asked for.
+    pub backend: Option<String>,
+    /// Extra Kconfig lines.
+    pub config_fragment: Option<String>,
+    /// Machine to measure on.
+    pub machine_id: Option<i64>,
+    /// Its name.
+    pub machine_name: Option<String>,
+    /// At most one test per this many hours.
+    pub min_hours: i32,
+    /// Copied on mailed reports.
+    pub cc: Vec<String>,
+    /// Where report JSON goes.
+    pub webhook_url: Option<String>,
+    /// The newest head queued for testing.
+    pub tested_commit: String,
+    /// When it was queued.
+    pub tested_at: Option<DateTime<Utc>>,
+    /// When the branch was last looked at.
+    pub polled_at: Option<DateTime<Utc>>,
+    /// The token that added it.
+    pub created_by: i64,
+}
+
+/// The tree with this id; with `lock`, its row is locked for the rest of
+/// the transaction (one server looks at a branch at a time).
+pub async fn find(
+    conn: &mut PgConnection,
+    id: i64,
+    lock: bool,
+) -> Result<Option<TreeRow>, sqlx::Error> {
+    if lock {
+        // Not FOR UPDATE: the comparison a poll stores references the tree,
+        // and its foreign key check takes the key share lock FOR UPDATE
+        // would block.
+        sqlx::query!("SELECT id FROM trees WHERE id = $1 FOR NO KEY UPDATE", id)
+            .fetch_optional(&mut *conn)
+            .await?;
+    }
+    sqlx::query_as!(
+        TreeRow,
+        r#"SELECT t.id, t.name, t.url, t.branch, t.workloads,
+                  t.params AS "params: Json<WorkloadParams>", t.runs_per_side,
+                  t.max_runs_per_side, t.backend, t.config_fragment, t.machine_id,
+                  m.name AS "machine_name?", t.min_hours, t.cc, t.webhook_url,
+                  t.tested_commit, t.tested_at, t.polled_at, t.created_by
+           FROM trees t LEFT JOIN machines m ON m.id = t.machine_id
+           WHERE t.id = $1"#,
+        id
+    )
+    .fetch_optional(conn)
+    .await
+}
+
+/// Every tree's id, in order.
+pub async fn ids(db: impl PgExecutor<'_>) -> Result<Vec<i64>, sqlx::Error> {
+    sqlx::query_scalar!("SELECT id FROM trees ORDER BY id")
+        .fetch_all(db)
+        .await
+}
+
+/// The trees not looked at for `seconds` (or never), oldest look first.
+pub async fn due(db: impl PgExecutor<'_>, seconds: f64) -> Result<Vec<i64>, sqlx::Error> {
+    sqlx::query_scalar!(
+        "SELECT id FROM trees
+         WHERE polled_at IS NULL OR polled_at < now() - make_interval(secs => $1)
+         ORDER BY polled_at NULLS FIRST",
+        seconds
+    )
+    .fetch_all(db)
+    .await
+}
+
+/// Notes that the branch was looked at now.
+pub async fn polled(conn: &mut PgConnection, id: i64) -> Result<(), sqlx::Error> {
+    sqlx::query!("UPDATE trees SET polled_at = now() WHERE id = $1", id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Notes that `head` was queued for testing now.
+pub async fn tested(conn: &mut PgConnection, id: i64, head: &str) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "UPDATE trees SET tested_commit = $2, tested_at = now() WHERE id = $1",
+        id,
+        head
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// A commit of a tree's tested line.
+#[derive(Debug, Clone)]
+pub struct TreeCommit {
+    /// Its place in the line.
+    pub position: i32,
+    /// The commit.
+    pub commit_sha: String,
+    /// Its subject.
+    pub subject: String,
+    /// Its author.
+    pub author: String,
+    /// When it was committed.
+    pub committed_at: Option<DateTime<Utc>>,
+}
+
+/// Appends `commit` to the tree's tested line (after the last); a commit
+/// already in it stays where it is.
+pub async fn append_commit(
+    conn: &mut PgConnection,
+    tree_id: i64,
+    sha: &str,
+    subject: &str,
+    author: &str,
+    committed_at: Option<DateTime<Utc>>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "INSERT INTO tree_commits (tree_id, position, commit_sha, subject, author, committed_at)
+         SELECT $1, COALESCE(max(position) + 1, 0), $2, $3, $4, $5
+         FROM tree_commits WHERE tree_id = $1
+         ON CONFLICT (tree_id, commit_sha) DO NOTHING",
+        tree_id,
+        sha,
+        subject,
+        author,
+        committed_at
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// The tree's tested line, in order.
+pub async fn commits(
+    db: impl PgExecutor<'_>,
+    tree_id: i64,
+) -> Result<Vec<TreeCommit>, sqlx::Error> {
+    sqlx::query_as!(
+        TreeCommit,
+        "SELECT position, commit_sha, subject, author, committed_at
+         FROM tree_commits WHERE tree_id = $1 ORDER BY position",
+        tree_id
+    )
+    .fetch_all(db)
+    .await
+}

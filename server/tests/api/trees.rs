@@ -1,0 +1,230 @@
+//! Tracked trees over a real git repository, with the played lab of
+//! bisections.rs (commit 2 and later make open1 50% faster): a tree is
+//! added at its branch's head; each push queues the new commits as a range
+//! comparison against the last tested head (one step per commit when
+//! several); finished comparisons become one history point per commit;
+//! the schedule defers a head that comes too soon; bad trees are refused.
+
+use axum::http::StatusCode;
+use patchperf_server::domain::tree;
+use serde_json::{Value, json};
+use sqlx::PgPool;
+
+use crate::bisections::{Lab, app};
+use crate::git_repo::{commit_file, linear};
+use crate::helpers::TestApp;
+
+fn tree_request(url: &str, name: &str) -> Value {
+    json!({
+        "name": name,
+        "url": url,
+        "branch": "master",
+        "workloads": ["open1"],
+        "params": { "nr_task": [1], "seconds": 5, "warmup_seconds": 1 },
+        "runs": 3,
+        "cc": ["linux-fsdevel@vger.kernel.org"],
+    })
+}
+
+async fn add(app: &TestApp, body: Value) -> Value {
+    let a = app.post("/api/v1/trees", &app.ci, body).await;
+    assert_eq!(a.status, StatusCode::CREATED, "{a:?}");
+    a.json["tree"].clone()
+}
+
+async fn push(app: &TestApp, id: i64) -> Value {
+    let a = app
+        .post(&format!("/api/v1/trees/{id}/push"), &app.ci, json!({}))
+        .await;
+    assert_eq!(a.status, StatusCode::OK, "{a:?}");
+    a.json
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn each_push_is_measured_and_every_commit_becomes_a_history_point(pool: PgPool) {
+    let (repo, mut ids) = linear(0);
+    let mirrors = tempfile::tempdir().unwrap();
+    let app = app(pool, mirrors.path()).await;
+    let machine = app.register("lab-1").await;
+    let url = repo.path().to_str().unwrap().to_string();
+    let t = add(&app, tree_request(&url, "vfs.all")).await;
+    let id = t["id"].as_i64().unwrap();
+    assert_eq!(t["tested_commit"], ids[0].as_str());
+    assert_eq!(push(&app, id).await["status"], "no new commit");
+
+    let commit = |k: usize| {
+        commit_file(
+            repo.path(),
+            &format!("fs/step{k}.c"),
+            &format!("int step{k};\n"),
+            &format!("fs: step {k}"),
+        )
+    };
+    let lab = |ids: &[String]| Lab {
+        culprit: Some(2),
+        broken: Vec::new(),
+        ids: ids.to_vec(),
+    };
+    // One commit a push, then two in one push.
+    let mut comparisons = Vec::new();
+    for pushed in [vec![1], vec![2], vec![3, 4]] {
+        for k in &pushed {
+            ids.push(commit(*k));
+        }
+        let answer = push(&app, id).await;
+        let n = pushed.len();
+        let queued = answer["comparison_id"]
+            .as_i64()
+            .unwrap_or_else(|| panic!("{answer}"));
+        let plural = if n == 1 { "" } else { "s" };
+        assert_eq!(
+            answer["status"],
+            format!("queued comparison {queued} of {n} new commit{plural}")
+        );
+        assert_eq!(answer["head"], ids.last().unwrap().as_str());
+        comparisons.push(queued);
+        lab(&ids).drain(&app, machine).await;
+    }
+    let view = app.comparison(comparisons[2]).await;
+    assert_eq!(view["git_range"], format!("{}..{}", ids[2], ids[4]));
+    assert_eq!(view["steps"].as_array().unwrap().len(), 2);
+
+    assert_eq!(tree::record_history(&app.state).await.unwrap(), 3);
+    assert_eq!(
+        tree::record_history(&app.state).await.unwrap(),
+        0,
+        "written once"
+    );
+    let a = app.get(&format!("/api/v1/trees/{id}/history")).await;
+    assert_eq!(a.status, StatusCode::OK, "{a:?}");
+    let h = &a.json;
+    assert_eq!(h["metric"], "will-it-scale.per_process_ops");
+    assert_eq!(
+        (h["workload"].as_str(), h["machine"].as_str()),
+        (Some("open1"), Some("lab-1"))
+    );
+    let points = h["points"].as_array().unwrap();
+    let commits: Vec<&str> = points
+        .iter()
+        .map(|p| p["commit"].as_str().unwrap())
+        .collect();
+    let expected: Vec<&str> = ids.iter().map(String::as_str).collect();
+    assert_eq!(commits, expected, "one point per tested commit, in order");
+    for (k, p) in points.iter().enumerate() {
+        assert_eq!(p["position"], k);
+        assert_eq!(p["runs"].as_array().unwrap().len(), 3, "{p}");
+        let mean = p["mean"].as_f64().unwrap();
+        let level = if k >= 2 { 1500.0 } else { 1000.0 };
+        assert!((mean / level - 1.0).abs() < 0.01, "commit {k}: {mean}");
+        assert!(p["low"].as_f64().unwrap() <= mean && mean <= p["high"].as_f64().unwrap());
+    }
+    assert_eq!(points[3]["subject"], "fs: step 3");
+    assert_eq!(points[3]["author"], "Kernel Hacker <kh@example.org>");
+    // Steps are the range's; the range itself is listed.
+    assert_eq!(
+        points[3]["comparison_id"],
+        view["steps"][0]["comparison_id"]
+    );
+
+    // The level shift at commit 2 is found once, as an improvement.
+    let a = app.get(&format!("/api/v1/changes?tree={id}")).await;
+    let changes = a.json["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 1, "{a:?}");
+    let c = &changes[0];
+    assert_eq!(c["commit_sha"], ids[2].as_str());
+    assert_eq!(
+        (c["position"].as_i64(), c["from_position"].as_i64()),
+        (Some(2), Some(1))
+    );
+    assert_eq!(c["verdict"], "improvement");
+    assert_eq!(c["subject"], "fs: step 2");
+    assert_eq!(c["state"], "open");
+    assert_eq!(c["comparison_id"], comparisons[1]);
+    let change = c["change_percent"].as_f64().unwrap();
+    assert!((change - 50.0).abs() < 1.0, "{change}");
+    assert!(c["low"].as_f64().unwrap() < change && change < c["high"].as_f64().unwrap());
+    assert!(
+        c["bisection_id"].is_null(),
+        "one commit between the levels: nothing to bisect"
+    );
+
+    // Marked expected by an admin, it leaves the open list.
+    let change_id = c["id"].as_i64().unwrap();
+    let path = format!("/api/v1/changes/{change_id}/acknowledge");
+    let body = json!({ "state": "expected", "note": "step 2 is the fast path" });
+    let a = app.post(&path, &app.ci, body.clone()).await;
+    assert_eq!(a.status, StatusCode::FORBIDDEN);
+    let a = app
+        .post(&path, &app.admin, json!({ "state": "fixed" }))
+        .await;
+    assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY);
+    let a = app.post(&path, &app.admin, body).await;
+    assert_eq!(a.status, StatusCode::OK, "{a:?}");
+    let a = app.get("/api/v1/changes?state=open").await;
+    assert_eq!(a.json["changes"].as_array().unwrap().len(), 0);
+    let a = app.get("/api/v1/changes?state=expected").await;
+    assert_eq!(a.json["changes"][0]["note"], "step 2 is the fast path");
+
+    // A query that names no history lists the ones there are.
+    let a = app
+        .get(&format!("/api/v1/trees/{id}/history?workload=dup1"))
+        .await;
+    assert_eq!(a.status, StatusCode::BAD_REQUEST);
+    assert!(
+        a.error().contains("workload=open1&mode=process&nr_task=1"),
+        "{a:?}"
+    );
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_head_that_comes_too_soon_waits_and_bad_trees_are_refused(pool: PgPool) {
+    let (repo, _) = linear(1);
+    let mirrors = tempfile::tempdir().unwrap();
+    let app = app(pool, mirrors.path()).await;
+    let url = repo.path().to_str().unwrap().to_string();
+    let mut body = tree_request(&url, "hourly");
+    body["min_hours"] = json!(6);
+    let id = add(&app, body).await["id"].as_i64().unwrap();
+    commit_file(repo.path(), "fs/a.c", "int a;\n", "fs: a");
+    assert!(push(&app, id).await["comparison_id"].is_i64());
+    commit_file(repo.path(), "fs/b.c", "int b;\n", "fs: b");
+    let answer = push(&app, id).await;
+    assert!(answer["comparison_id"].is_null(), "{answer}");
+    assert!(
+        answer["status"]
+            .as_str()
+            .unwrap()
+            .starts_with("new head waits: at most one test every 6 hours"),
+        "{answer}"
+    );
+
+    let refused = |body: Value, status: StatusCode| {
+        let app = &app;
+        async move {
+            let a = app.post("/api/v1/trees", &app.ci, body).await;
+            assert_eq!(a.status, status, "{a:?}");
+            a.error().to_string()
+        }
+    };
+    let taken = refused(tree_request(&url, "hourly"), StatusCode::CONFLICT).await;
+    assert!(
+        taken.contains("a tree named `hourly` is tracked already"),
+        "{taken}"
+    );
+    let mut body = tree_request(&url, "x");
+    body["branch"] = json!("no-such-branch");
+    let why = refused(body, StatusCode::UNPROCESSABLE_ENTITY).await;
+    assert!(why.contains("no-such-branch"), "{why}");
+    let mut body = tree_request(&url, "x");
+    body["cc"] = json!(["a@b.c\nBcc: all@lists"]);
+    let why = refused(body, StatusCode::UNPROCESSABLE_ENTITY).await;
+    assert!(why.contains("is not a mail address"), "{why}");
+    let a = app
+        .post("/api/v1/trees", &app.runner, tree_request(&url, "y"))
+        .await;
+    assert_eq!(a.status, StatusCode::FORBIDDEN);
+    let a = app.post("/api/v1/trees/99/push", &app.ci, json!({})).await;
+    assert_eq!(a.status, StatusCode::NOT_FOUND);
+    let listed = app.get("/api/v1/trees").await;
+    assert_eq!(listed.json["trees"].as_array().unwrap().len(), 1);
+}
