@@ -12,208 +12,33 @@
 //! else `target/patchperf-test-cache`), so the suite pays for at most one
 //! cold kernel build; everything else is incremental on top of it (the patched kernels
 //! recompile the files their patch touches, the panic, hang and agent tests
-//! reuse the built kernels). They run one at a time (a mutex here, an
-//! flock across processes). Where QEMU or the source package is
+//! reuse the built kernels). They run one at a time (a mutex, an flock
+//! across processes; `kernel_support`). Where QEMU or the source package is
 //! missing they say so and skip (`./patchperf test` installs both).
 
-use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+mod kernel_support;
+
 use std::time::Duration;
 
 use patchperf_common::digest::sha256_hex;
 use patchperf_common::mbox;
-use patchperf_common::protocol::{
-    BaseSource, BootSlot, FailureReason, FinishRequest, JobSpec, JobState, NrTask, WorkloadParams,
-};
-use patchperf_common::run::{MeasurementMode, RunResult, Side, TaskMode};
-use patchperf_runner::Error;
-use patchperf_runner::agent::backoff::Backoff;
-use patchperf_runner::agent::client::Client;
-use patchperf_runner::agent::inventory;
-use patchperf_runner::agent::pipeline_executor::KernelExecutor;
-use patchperf_runner::agent::worker::{Agent, AgentOptions, Step};
-use patchperf_runner::kernel::cache::Cache;
-use patchperf_runner::kernel::pipeline::failure::JobFailure;
-use patchperf_runner::kernel::pipeline::{self, Events, Pipeline, prepare};
+use patchperf_common::protocol::{FailureReason, FinishRequest, JobSpec, JobState};
+use patchperf_common::run::{MeasurementMode, Side};
+use patchperf_runner::kernel::pipeline::prepare;
 use patchperf_server::http::auth::TokenKind;
 use patchperf_testkit::chromium::Chromium;
 use patchperf_testkit::{TestServer, token};
 
-/// One test at a time: they share the cache and the machine's two cores.
-static SERIAL: Mutex<()> = Mutex::new(());
+use kernel_support::{
+    Recorder, assert_no_leftovers, comparison, exclusive, job, pipeline, post_for_id, run,
+    run_agent_until_idle, skip_without_tools,
+};
 
 const SEED_002: &str =
     include_str!("../../examples/patches/002-fs-use-__fput_sync-in-close-2.patch");
 const SEED_004: &str = include_str!(
     "../../examples/patches/004-fs-file.c-remove-sanity_check-and-add-likely-unlikely-in-alloc_fd.patch"
 );
-
-/// Shared by every checkout on the machine: the team's test runs build the
-/// test kernels once and take turns on them.
-const SHARED_CACHE: &str = "/var/cache/patchperf-test";
-
-/// `$PATCHPERF_TEST_CACHE`, else [`SHARED_CACHE`], else (where that cannot
-/// be created) `target/patchperf-test-cache`.
-fn cache_dir() -> PathBuf {
-    match std::env::var_os("PATCHPERF_TEST_CACHE") {
-        Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ if std::fs::create_dir_all(SHARED_CACHE).is_ok() => PathBuf::from(SHARED_CACHE),
-        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/patchperf-test-cache"),
-    }
-}
-
-/// The test cache to one test at a time, in this process (the mutex) and
-/// across processes sharing the cache (an flock held for the whole test,
-/// so no other test's scratch trees or QEMU show up as our leftovers).
-struct Exclusive {
-    _lock: nix::fcntl::Flock<std::fs::File>,
-    _serial: MutexGuard<'static, ()>,
-}
-
-fn exclusive() -> Exclusive {
-    let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = cache_dir();
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = std::fs::File::create(dir.join("test.lock")).unwrap();
-    let lock = nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
-        .map_err(|(_, e)| e)
-        .unwrap();
-    Exclusive {
-        _lock: lock,
-        _serial: serial,
-    }
-}
-
-fn tools_missing() -> Option<String> {
-    if !Path::new("/usr/src/linux-source-6.1.tar.xz").is_file() {
-        return Some(
-            "/usr/src/linux-source-6.1.tar.xz missing (apt-get install linux-source-6.1)".into(),
-        );
-    }
-    for tool in ["qemu-system-x86_64", "make", "gcc", "patch", "git"] {
-        let found = std::env::var_os("PATH")
-            .map(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
-            .unwrap_or(false);
-        if !found {
-            return Some(format!("{tool} not installed"));
-        }
-    }
-    None
-}
-
-macro_rules! skip_without_tools {
-    () => {
-        if let Some(why) = tools_missing() {
-            eprintln!("SKIPPED: {why}");
-            return;
-        }
-    };
-}
-
-fn pipeline() -> Pipeline {
-    Pipeline {
-        cache: Cache::at(cache_dir()),
-        runner: PathBuf::from(env!("CARGO_BIN_EXE_patchperf-runner")),
-        boot_limit: None,
-        run_limit: None,
-        extra_cmdline: Vec::new(),
-    }
-}
-
-fn job(mbox: &str, workload: &str, seconds: u32, boots: &[Side]) -> JobSpec {
-    JobSpec {
-        job_id: 1,
-        comparison_id: 1,
-        attempt: 1,
-        lease_seconds: 600,
-        base: BaseSource::Tarball {
-            name: "linux-source-6.1".into(),
-        },
-        mbox: mbox.to_string(),
-        aa: false,
-        patches_sha256: sha256_hex(mbox.as_bytes()),
-        base_mbox: String::new(),
-        base_patches_sha256: String::new(),
-        config_fragment: None,
-        workloads: vec![workload.to_string()],
-        params: WorkloadParams {
-            mode: TaskMode::Process,
-            nr_task: vec![NrTask::Count(1)],
-            seconds,
-            warmup_seconds: 1,
-            perf_stat: false,
-            perf_profile: false,
-        },
-        backend: Some(MeasurementMode::TcgIcount),
-        boots: boots
-            .iter()
-            .enumerate()
-            .map(|(i, side)| BootSlot {
-                seq: i as u32,
-                side: *side,
-            })
-            .collect(),
-    }
-}
-
-/// Records what the pipeline reports.
-#[derive(Default)]
-struct Recorder {
-    states: Vec<(JobState, String)>,
-    results: Vec<(BootSlot, RunResult)>,
-}
-
-impl Events for Recorder {
-    fn state(&mut self, state: JobState, message: &str) {
-        eprintln!("{}: {message}", state.as_str());
-        self.states.push((state, message.to_string()));
-    }
-    fn line(&mut self, line: &str) {
-        if line.contains("patchperf-guest") || line.contains("error") || line.contains("panic") {
-            eprintln!("    {line}");
-        }
-    }
-    fn result(&mut self, boot: BootSlot, result: RunResult) -> Result<(), Error> {
-        self.results.push((boot, result));
-        Ok(())
-    }
-    fn cancelled(&self) -> bool {
-        false
-    }
-}
-
-/// No scratch tree, no mount and no process of ours (QEMU's command line
-/// names its out share under the cache's `work/`) is left.
-fn assert_no_leftovers() {
-    let work = cache_dir().join("work");
-    let left: Vec<_> = std::fs::read_dir(&work)
-        .map(|d| d.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
-    assert!(left.is_empty(), "scratch trees left behind: {left:?}");
-    let cache = cache_dir().to_string_lossy().into_owned();
-    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
-    assert!(
-        !mounts.contains(&cache),
-        "a mount under the cache is left:\n{mounts}"
-    );
-    let cache = work.to_string_lossy().into_owned();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        assert!(
-            !(cmdline.contains("qemu-system") && cmdline.contains(&cache)),
-            "QEMU left running: {cmdline}"
-        );
-    }
-}
-
-fn run(pipeline: &Pipeline, job: &JobSpec) -> (Recorder, Result<(), JobFailure>) {
-    let mut rec = Recorder::default();
-    let outcome = pipeline::execute(pipeline, job, &mut rec);
-    (rec, outcome)
-}
 
 #[test]
 fn base_and_patched_kernels_boot_and_report_their_identities() {
@@ -322,14 +147,7 @@ fn a_series_measured_per_patch_builds_each_kernel_once() {
             .all(|m| m.starts_with("building the patched kernel (2 patches")),
         "{built:?}"
     );
-    let kernel = |side: Side| {
-        rec.results
-            .iter()
-            .find(|(b, _)| b.side == side)
-            .and_then(|(_, r)| r.kernel.clone())
-            .unwrap()
-    };
-    let (bk, pk) = (kernel(Side::Base), kernel(Side::Patched));
+    let (bk, pk) = (rec.kernel(Side::Base), rec.kernel(Side::Patched));
     assert_eq!(bk.patches_sha256, Some(step2.base_patches_sha256.clone()));
     assert_eq!(bk.patches, Some(1));
     assert_eq!(pk.patches_sha256, Some(step2.patches_sha256.clone()));
@@ -489,22 +307,7 @@ fn submit(server: &str, ci: &str) -> i64 {
         "runs": 3,
         "backend": "tcg-icount",
     });
-    let mut resp = ureq::post(&format!("{server}/api/v1/comparisons"))
-        .header("authorization", &format!("Bearer {ci}"))
-        .send_json(&body)
-        .unwrap();
-    let created: serde_json::Value = resp.body_mut().read_json().unwrap();
-    created["id"].as_i64().unwrap()
-}
-
-fn comparison(server: &str, ci: &str, id: i64) -> serde_json::Value {
-    ureq::get(&format!("{server}/api/v1/comparisons/{id}"))
-        .header("authorization", &format!("Bearer {ci}"))
-        .call()
-        .unwrap()
-        .body_mut()
-        .read_json()
-        .unwrap()
+    post_for_id(server, ci, "/api/v1/comparisons", &body)
 }
 
 #[sqlx::test(migrations = "../migrations")]
@@ -516,8 +319,6 @@ async fn the_agent_runs_a_claimed_comparison_to_its_verdict(pool: sqlx::PgPool) 
         token(&pool, TokenKind::Ci).await,
     );
     let url = server.url();
-    let spool = tempfile::tempdir().unwrap();
-    let spool_dir = spool.path().to_path_buf();
 
     // `runner agent` as its command runs it, one claimed job after another
     // until the queue is empty, on the blocking pool: the server keeps
@@ -525,26 +326,7 @@ async fn the_agent_runs_a_claimed_comparison_to_its_verdict(pool: sqlx::PgPool) 
     let (id, finishes, view) = tokio::task::spawn_blocking(move || {
         let _exclusive = exclusive();
         let id = submit(&url, &ci);
-        let options = AgentOptions {
-            name: "kernel-test".into(),
-            spool_dir,
-            wait_seconds: 1,
-            backoff: Backoff::default(),
-            idle_retry: Duration::from_millis(100),
-        };
-        let mut agent =
-            Agent::new(Client::new(&url, &runner), options, inventory::collect()).unwrap();
-        let mut executor = KernelExecutor {
-            pipeline: pipeline(),
-        };
-        let mut finishes = Vec::new();
-        loop {
-            match agent.step(&mut executor).unwrap() {
-                Step::Ran { finish, .. } => finishes.push(finish),
-                Step::Idle => break,
-                Step::ServerDown(why) => panic!("server down: {why}"),
-            }
-        }
+        let finishes = run_agent_until_idle(&url, &runner, "kernel-test");
         assert_no_leftovers();
         (id, finishes, comparison(&url, &ci, id))
     })

@@ -2,18 +2,21 @@
 //! keeps only what is its own: the app over a fresh database with a token
 //! of each kind and a client speaking the API in-process (`app`), the app
 //! served on a loopback port (`server`), a test machine (`machine`), sample
-//! patch series (`mbox`) and runs (`runs`), and Debian's headless Chromium
-//! (`chromium`).
+//! patch series (`mbox`) and runs (`runs`), Debian's headless Chromium
+//! (`chromium`), the kernel tests' shared cache (`test_cache`) and a linux
+//! git history made from Debian's kernel source (`git_fixture`).
 //!
 //! Databases come from `#[sqlx::test]` in the test itself; nothing here
 //! starts Postgres.
 
 pub mod app;
 pub mod chromium;
+pub mod git_fixture;
 pub mod machine;
 pub mod mbox;
 pub mod runs;
 pub mod server;
+pub mod test_cache;
 
 pub use app::{Answer, TestApp, test_config};
 pub use server::{TestServer, token};
