@@ -6,6 +6,7 @@
 //! nothing of HTTP.
 
 pub mod bisect;
+pub mod history_plot;
 pub mod interleave;
 pub mod kernel_builds;
 pub mod lifecycle;
