@@ -22,5 +22,6 @@ mod private_reads;
 mod protocol;
 mod ranges;
 mod tokens;
+mod tree_pages;
 mod trees;
 mod uploads;
