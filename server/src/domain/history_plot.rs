@@ -153,8 +153,8 @@ pub fn history_plot(h: &HistoryPlot) -> Option<String> {
             .draw_series(means.iter().map(|&xy| Circle::new(xy, 4, POINT.filled())))
             .ok()?;
         for c in h.changes.iter().filter(|c| c.at < n) {
-            // Between the last commit of the old level and the first of the
-            // new one, labelled on the side with more room.
+            // A line between the last commit of the old level and the first
+            // of the new one, labelled on the side with more room.
             let x = c.at as f64 - 0.5;
             let (anchor, nudge) = if c.at * 2 > n {
                 (HPos::Right, -0.05)
@@ -174,6 +174,12 @@ pub fn history_plot(h: &HistoryPlot) -> Option<String> {
             chart
                 .draw_series([Text::new(c.label.clone(), (x + nudge, hi), style)])
                 .ok()?;
+            // A ring round the first commit of the new level.
+            if let Some(&at) = means.iter().find(|m| m.0 == c.at as f64) {
+                chart
+                    .draw_series([Circle::new(at, 8, CHANGE.stroke_width(2))])
+                    .ok()?;
+            }
         }
         root.present().ok()?;
     }
@@ -259,7 +265,7 @@ mod tests {
         assert!(svg.contains("viewBox=\"0 0 760 340\""), "{svg}");
         assert!(svg.contains("<title>open1 · process · nr_task 1 &lt;lab-1&gt;</title>"));
         assert!(svg.contains("change point at 0000002abc: +50.0% [48.0%, 52.0%]"));
-        assert_eq!(svg.matches("<circle").count(), 5);
+        assert_eq!(svg.matches("<circle").count(), 6, "5 points, 1 ring");
         assert!(svg.contains("+50.0% [48.0%, 52.0%]"));
         assert!(svg.contains("0000004abc 2026-01-05"), "dated ticks: {svg}");
         assert!(svg.contains("will-it-scale.per_process_ops (ops/s per task)"));

@@ -113,7 +113,11 @@ async fn a_tree_page_plots_its_history_marks_the_change_and_tables_the_points(po
         "{svg}"
     );
     assert!(svg.contains(&short(4)), "commits label the ticks: {svg}");
-    assert_eq!(svg.matches("<circle").count(), 5, "one point a commit");
+    assert_eq!(
+        svg.matches("<circle").count(),
+        6,
+        "one point a commit, a ring round commit 2"
+    );
     // The table: each commit with its comparison; the change on commit 2.
     let points: Vec<String> = html
         .split("<tr")
