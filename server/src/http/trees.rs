@@ -15,7 +15,7 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::db::history::{SeriesKey, SeriesRow};
+use crate::db::history::SeriesRow;
 use crate::domain::tree;
 use crate::error::Result;
 use crate::http::auth::CiAuth;
@@ -81,7 +81,8 @@ async fn create(
     ))
 }
 
-async fn find(state: &AppState, id: i64) -> Result<db::trees::TreeRow> {
+/// Tree `id`, or a 404.
+pub(crate) async fn find(state: &AppState, id: i64) -> Result<db::trees::TreeRow> {
     let mut conn = state.db.acquire().await?;
     db::trees::find(&mut conn, id, false)
         .await?
@@ -187,16 +188,7 @@ async fn history(
     find(&state, id).await?;
     let all = db::history::series(&state.db, id).await?;
     let s = pick_history(id, &all, &q)?;
-    let key = SeriesKey {
-        tree_id: id,
-        workload: &s.workload,
-        mode: &s.mode,
-        nr_task: s.nr_task,
-        metric: &s.metric,
-        machine_id: s.machine_id,
-        measurement: &s.measurement,
-    };
-    let points = db::history::points(&state.db, key)
+    let points = db::history::points(&state.db, s.key(id))
         .await?
         .into_iter()
         .map(|p| HistoryPoint {

@@ -14,13 +14,12 @@ use super::changes::ChangeView;
 use super::plot::encode;
 use super::view;
 use crate::db::changes::{ChangeFilter, ChangeRow};
-use crate::db::history::{PointRow, SeriesKey, SeriesRow};
-use crate::db::trees::TreeRow;
+use crate::db::history::{PointRow, SeriesRow};
 use crate::domain::history_plot::{self, HistoryPlot, PlotChange, PlotPoint};
 use crate::domain::report::offload::off_workers;
 use crate::error::Result;
 use crate::http::extract::{Path, Query};
-use crate::http::trees::{HistoryQuery, pick_history};
+use crate::http::trees::{HistoryQuery, find, pick_history};
 use crate::{AppState, Error, db};
 
 /// Most change points a tree page lists.
@@ -42,13 +41,6 @@ pub struct TreeItem {
 #[template(path = "trees.html")]
 pub(super) struct TreesPage {
     trees: Vec<TreeItem>,
-}
-
-async fn find(state: &AppState, id: i64) -> Result<TreeRow> {
-    let mut conn = state.db.acquire().await?;
-    db::trees::find(&mut conn, id, false)
-        .await?
-        .ok_or_else(|| Error::NotFound(format!("no tree {id}")))
 }
 
 /// The tracked trees, oldest first.
@@ -119,18 +111,6 @@ fn history_title(s: &SeriesRow) -> String {
         "{} of {} · {} · nr_task {} on {} ({})",
         s.metric, s.workload, s.mode, s.nr_task, s.machine, s.measurement
     )
-}
-
-fn key<'a>(tree_id: i64, s: &'a SeriesRow) -> SeriesKey<'a> {
-    SeriesKey {
-        tree_id,
-        workload: &s.workload,
-        mode: &s.mode,
-        nr_task: s.nr_task,
-        metric: &s.metric,
-        machine_id: s.machine_id,
-        measurement: &s.measurement,
-    }
 }
 
 /// Whether change point `c` was found in history `s`.
@@ -239,7 +219,7 @@ pub(super) async fn page(State(state): State<AppState>, Path(id): Path<i64>) -> 
     let changes = tree_changes(&state, id).await?;
     let mut histories = Vec::new();
     for s in db::history::series(&state.db, id).await? {
-        let points = db::history::points(&state.db, key(id, &s)).await?;
+        let points = db::history::points(&state.db, s.key(id)).await?;
         let here: Vec<&ChangeRow> = changes.iter().filter(|c| in_history(c, &s)).collect();
         let svg = render(&state, plot_of(&s, &points, &here)).await?;
         histories.push(HistorySection {
@@ -318,7 +298,7 @@ pub(super) async fn history_svg(
     find(&state, id).await?;
     let all = db::history::series(&state.db, id).await?;
     let s = pick_history(id, &all, &q)?;
-    let points = db::history::points(&state.db, key(id, s)).await?;
+    let points = db::history::points(&state.db, s.key(id)).await?;
     let changes = tree_changes(&state, id).await?;
     let here: Vec<&ChangeRow> = changes.iter().filter(|c| in_history(c, s)).collect();
     let svg = render(&state, plot_of(s, &points, &here)).await?;
