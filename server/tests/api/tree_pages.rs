@@ -276,6 +276,7 @@ async fn the_dashboard_pages_open_changes_and_its_form_marks_them(pool: PgPool) 
     assert!(body.contains("requires a `admin` token"), "{body}");
     let (status, _, body) = post_form(&app, &path, &fields("ppf_admin_nope"), &referer).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+    assert!(body.contains("<h1>401 Unauthorized</h1>"), "{body}");
     assert!(body.contains("unknown token"), "{body}");
     let (status, _, body) = post_form(&app, &path, &fields(""), &referer).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
