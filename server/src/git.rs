@@ -155,7 +155,12 @@ async fn run(cmd: &mut Command, timeout: Duration, limit: usize) -> Result<Strin
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        // Nothing may wait for a person: no password prompt, no ssh host
+        // key question (a command that would ask fails instead). Which
+        // transports a URL may name is `check_url`'s.
         .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("LC_ALL", "C")
         .kill_on_drop(true);
     let mut child = cmd.spawn().map_err(|e| format!("cannot run git: {e}"))?;

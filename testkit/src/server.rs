@@ -25,10 +25,11 @@ impl TestServer {
         Self::serve(AppState::new(pool, Config::default()), addr).await
     }
 
-    /// Serves the app on `state` on `addr`, with the bisection driver
-    /// running as `serve` runs it.
+    /// Serves the app on `state` on `addr`, with the bisection driver and
+    /// the tracked trees' watcher running as `serve` runs them.
     pub async fn serve(state: AppState, addr: SocketAddr) -> TestServer {
         patchperf_server::domain::bisect::spawn_driver(&state);
+        patchperf_server::domain::tree::spawn_watcher(&state);
         let listener = TcpListener::bind(addr).await.unwrap();
         let addr = listener.local_addr().unwrap();
         let app = patchperf_server::app(state);

@@ -20,9 +20,153 @@ pub fn has_diff(body: &str) -> bool {
     false
 }
 
+/// What a patch changes, as `git diff --stat` sums it up.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DiffStat {
+    /// Files touched.
+    pub files: usize,
+    /// Lines added.
+    pub insertions: usize,
+    /// Lines removed.
+    pub deletions: usize,
+}
+
+impl std::fmt::Display for DiffStat {
+    /// `2 files changed, 10 insertions(+), 3 deletions(-)`, as git says it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = |n: usize| if n == 1 { "" } else { "s" };
+        write!(f, "{} file{} changed", self.files, s(self.files))?;
+        if self.insertions > 0 {
+            write!(
+                f,
+                ", {} insertion{}(+)",
+                self.insertions,
+                s(self.insertions)
+            )?;
+        }
+        if self.deletions > 0 {
+            write!(f, ", {} deletion{}(-)", self.deletions, s(self.deletions))?;
+        }
+        Ok(())
+    }
+}
+
+/// Counts the files and the added and removed lines of the diffs in `text`
+/// (one message or a whole series): a file per `diff --git` header (per
+/// `+++` header when there is none: plain unified diffs), a line per
+/// `+`/`-` line inside a hunk, the hunk's own counts telling where it ends.
+pub fn diffstat(text: &str) -> DiffStat {
+    let mut stat = DiffStat::default();
+    let (mut git_files, mut plain_files) = (0, 0);
+    // Lines still to read in the current hunk: old side, new side.
+    let (mut old, mut new) = (0usize, 0usize);
+    for line in text.lines() {
+        if old > 0 || new > 0 {
+            match line.as_bytes().first() {
+                Some(b'+') => {
+                    stat.insertions += 1;
+                    new = new.saturating_sub(1);
+                }
+                Some(b'-') => {
+                    stat.deletions += 1;
+                    old = old.saturating_sub(1);
+                }
+                // `\ No newline at end of file`
+                Some(b'\\') => {}
+                _ => {
+                    old = old.saturating_sub(1);
+                    new = new.saturating_sub(1);
+                }
+            }
+        } else if line.starts_with("diff --git ") {
+            git_files += 1;
+        } else if line.starts_with("+++ ") {
+            plain_files += 1;
+        } else if let Some(counts) = line.strip_prefix("@@ -") {
+            let count = |range: &str| -> usize {
+                match range.split_once(',') {
+                    Some((_, n)) => n.parse().unwrap_or(0),
+                    None => 1,
+                }
+            };
+            let mut parts = counts.split_whitespace();
+            old = parts.next().map_or(0, count);
+            new = parts
+                .next()
+                .and_then(|p| p.strip_prefix('+'))
+                .map_or(0, count);
+        }
+    }
+    stat.files = if git_files > 0 {
+        git_files
+    } else {
+        plain_files
+    };
+    stat
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_diffstat_counts_files_and_lines_as_git_does() {
+        let two = "diff --git a/fs/open.c b/fs/open.c\nindex 1..2 100644\n--- a/fs/open.c\n\
+                   +++ b/fs/open.c\n@@ -10,3 +10,4 @@ int f(void)\n ctx\n-old\n+new\n+more\n ctx\n\
+                   -- \n2.39.5\n\
+                   diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\n";
+        let stat = diffstat(two);
+        assert_eq!(
+            stat,
+            DiffStat {
+                files: 2,
+                insertions: 2,
+                deletions: 1
+            }
+        );
+        assert_eq!(
+            stat.to_string(),
+            "2 files changed, 2 insertions(+), 1 deletion(-)"
+        );
+        // A removed line that reads like a header is still a line.
+        let tricky = "--- a/x\n+++ b/x\n@@ -1,2 +1 @@\n--- a\n keep\n";
+        assert_eq!(
+            diffstat(tricky),
+            DiffStat {
+                files: 1,
+                insertions: 0,
+                deletions: 1
+            }
+        );
+        assert_eq!(diffstat("no diff here\n"), DiffStat::default());
+    }
+
+    /// Each seed patch says what `git format-patch` counted; we count the
+    /// same.
+    #[test]
+    fn the_seed_patches_count_as_git_counted_them() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/patches");
+        let mut checked = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "patch") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let said = text
+                .lines()
+                .find(|l| l.contains(" changed, ") && l.trim_start().starts_with(char::is_numeric))
+                .unwrap_or_else(|| panic!("{}: no summary line", path.display()));
+            assert_eq!(
+                diffstat(&text).to_string(),
+                said.trim(),
+                "{}",
+                path.display()
+            );
+            checked += 1;
+        }
+        assert_eq!(checked, 5);
+    }
 
     #[test]
     fn git_and_plain_unified_diffs_count() {

@@ -7,6 +7,7 @@ pub mod format;
 pub mod group;
 pub mod model;
 pub mod order;
+pub mod summary;
 #[cfg(test)]
 mod test_runs;
 pub mod text;

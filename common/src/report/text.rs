@@ -24,7 +24,12 @@ pub fn render(c: &Comparison, opts: &TextOptions) -> String {
     let h = &c.header;
     let mut out = String::new();
     let w = &mut out;
-    let _ = writeln!(w, "{}\n\n", summary_line(c));
+    let _ = writeln!(w, "{}\n", summary_line(c));
+    // How much, how sure and against what threshold, before the details.
+    if let Some(sentence) = super::summary::headline_sentence(c) {
+        let _ = writeln!(w, "{sentence}");
+    }
+    let _ = writeln!(w);
     let patched_subject = h.patch_subject.as_deref().or(h.patched.subject.as_deref());
     match patched_subject {
         Some(s) => {
@@ -646,6 +651,8 @@ mod tests {
         let expected_start = "\
 patchperf noticed a 10.0% improvement of will-it-scale.per_process_ops on:
 
++10.0% of will-it-scale.per_process_ops on dup1 · process · nr_task 2 (95% interval +9.52% … \
++10.48%, q 4.3e-7; 3 and 3 runs, tcg-icount; changes under 1.00% count as none: default)
 
 commit: patched
 

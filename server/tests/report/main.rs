@@ -309,6 +309,28 @@ async fn pages_in_headless_chromium_show_the_report(pool: sqlx::PgPool) {
         "{text}"
     );
     assert!(text.contains("verdict: improvement"), "{text}");
+    // The answer first: each report's sentence and the patch, identified,
+    // before the facts and the boot order.
+    let answer = text
+        .find("improvement: +10.0% of will-it-scale.per_process_ops on dup1 · process · nr_task 1 (95% interval")
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(answer < text.find("Boot order").unwrap(), "{text}");
+    assert!(
+        text.contains(
+            "patch: [PATCH] fs: <i>dup</i> without the sanity check · Kernel Hacker <kh@example.org> \
+             · 2026-01-05 10:00 UTC · <20260105100000.1-kh@example.org> · 1 file changed, 1 insertion(+), \
+             1 deletion(-) · mbox"
+        ),
+        "{text}"
+    );
+    assert!(
+        dom.contains("href=\"https://lore.kernel.org/r/20260105100000.1-kh@example.org\""),
+        "{dom}"
+    );
+    assert!(
+        dom.contains(&format!("href=\"/comparisons/{id}/series.mbox\"")),
+        "{dom}"
+    );
     assert!(text.contains("patchperf noticed a"), "{text}");
     assert!(
         text.contains("improvement of will-it-scale.per_process_ops on:"),

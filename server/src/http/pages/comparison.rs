@@ -7,6 +7,7 @@ use askama::Template;
 use axum::extract::State;
 use axum::response::Html;
 use patchperf_common::comparison::ComparisonKind;
+use patchperf_common::report::summary::headline_sentence;
 use patchperf_common::report::text::{
     TextOptions, pipeline_line, selected_rows, summary_line, unsupported_line,
 };
@@ -42,8 +43,8 @@ pub struct BootCell {
 /// One job.
 #[derive(Debug)]
 pub struct JobLine {
+    /// The job's id, the one number the job log and the machine page use.
     id: i64,
-    seq: i32,
     boots: String,
     state: &'static str,
     attempt: String,
@@ -115,10 +116,35 @@ pub struct ScalingView {
     svg: String,
 }
 
+/// One report's answer in a sentence, first on the page.
+#[derive(Debug)]
+pub struct SummaryLine {
+    verdict: &'static str,
+    class: &'static str,
+    sentence: String,
+}
+
+/// What identifies the patch: who, when, where it was posted, its size.
+#[derive(Debug)]
+pub struct PatchFacts {
+    /// `3 patches` or the one patch's subject.
+    what: String,
+    author: String,
+    date: Option<String>,
+    /// The message-id and its lore.kernel.org address.
+    lore: Option<(String, String)>,
+    diffstat: String,
+    mbox_url: String,
+}
+
 #[derive(Debug, Template)]
 #[template(path = "comparison.html")]
 pub(super) struct ComparisonPage {
     title: String,
+    /// Each report's answer, before anything else.
+    summary: Vec<SummaryLine>,
+    /// The patch, identified.
+    patch: Option<PatchFacts>,
     live: bool,
     json_url: String,
     text_url: String,
@@ -185,6 +211,43 @@ pub(super) async fn page(
     Ok(Html(html))
 }
 
+/// The patch's author, date, posting and size, from its stored mbox (the
+/// first patch's headers for a series); `None` for an A/A comparison.
+async fn patch_facts(state: &AppState, c: &ComparisonRow) -> Result<Option<PatchFacts>> {
+    let (text, _) = db::patches::mbox(&state.db, c.series_id).await?;
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    let Ok(series) = mbox::parse(&text) else {
+        return Ok(None);
+    };
+    let patches: Vec<_> = series.messages.iter().filter(|m| m.has_diff).collect();
+    let Some(first) = patches.first() else {
+        return Ok(None);
+    };
+    let what = if patches.len() == 1 {
+        first.subject.clone()
+    } else {
+        format!("{} patches, the first: {}", patches.len(), first.subject)
+    };
+    Ok(Some(PatchFacts {
+        what,
+        author: first.author.clone(),
+        date: first
+            .date
+            .and_then(|d| chrono::DateTime::from_timestamp(d, 0))
+            .map(view::time),
+        lore: first.message_id.as_ref().map(|id| {
+            (
+                format!("https://lore.kernel.org/r/{}", view::url_encode(id)),
+                id.clone(),
+            )
+        }),
+        diffstat: mbox::diffstat(&text).to_string(),
+        mbox_url: format!("/comparisons/{}/series.mbox", c.id),
+    }))
+}
+
 async fn page_of(
     state: &AppState,
     c: &ComparisonRow,
@@ -207,6 +270,19 @@ async fn page_of(
         groups.push(group_view(state, id, g, &series).await?);
     }
     let verdict = verdict_view(built, String::new());
+    let summary = built
+        .groups
+        .iter()
+        .filter_map(|g| {
+            let m = g.comparison.headline_metric()?;
+            Some(SummaryLine {
+                verdict: m.verdict.as_str(),
+                class: view::verdict_class(m.verdict),
+                sentence: headline_sentence(&g.comparison)?,
+            })
+        })
+        .collect();
+    let patch = patch_facts(state, c).await?;
     let subjects: Vec<String> = messages.iter().map(|m| m.subject.clone()).collect();
     let first_subject = messages
         .iter()
@@ -223,6 +299,8 @@ async fn page_of(
     let per_boot = c.workloads.len() * c.params.0.nr_task.len();
     let p = &c.params.0;
     Ok(ComparisonPage {
+        summary,
+        patch,
         title: if c.kind == ComparisonKind::Aa {
             format!(
                 "A/A: {} against itself (the machine's noise floor)",
@@ -290,7 +368,6 @@ async fn page_of(
             .iter()
             .map(|j| JobLine {
                 id: j.id,
-                seq: j.seq,
                 boots: boots
                     .iter()
                     .filter(|b| b.job_id == j.id)

@@ -71,6 +71,20 @@ pub fn memory(bytes: i64) -> String {
     patchperf_common::report::format::memory(u64::try_from(bytes).unwrap_or(0))
 }
 
+/// Percent-encodes all but RFC 3986's unreserved characters and `@`, so a
+/// message-id can sit in a path (`/r/<id>`).
+pub fn url_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~' | b'@') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,6 +96,15 @@ mod tests {
         assert_eq!(short_commit(a), "0123456789");
         assert_eq!(short_range(&format!("{a}..{b}")), "0123456789..fedcba9876");
         assert_eq!(short_commit("v6.1"), "v6.1");
+    }
+
+    #[test]
+    fn message_ids_keep_their_at_and_lose_their_slashes() {
+        assert_eq!(
+            url_encode("20230808-divers-verehren-02abcc37fe60@brauner"),
+            "20230808-divers-verehren-02abcc37fe60@brauner"
+        );
+        assert_eq!(url_encode("a/b c+d@x"), "a%2Fb%20c%2Bd@x");
     }
 
     #[test]
