@@ -67,6 +67,17 @@ fn fields(token: &str) -> Vec<(&str, &str)> {
     ]
 }
 
+/// Whether `text` says `before` and then a size of about 50% (the lab's
+/// runs are noisy: 49.9% as well as 50.1%).
+fn about_50(text: &str, before: &str) -> bool {
+    text.split(before).skip(1).any(|rest| {
+        rest.split('%')
+            .next()
+            .and_then(|n| n.parse::<f64>().ok())
+            .is_some_and(|n| (n - 50.0).abs() < 1.0)
+    })
+}
+
 /// The ids of the change points a page's entries show, in order.
 fn entries(html: &str) -> Vec<i64> {
     html.split("action=\"/changes/")
@@ -109,7 +120,7 @@ async fn a_tree_page_plots_its_history_marks_the_change_and_tables_the_points(po
     assert!(svg.contains(&format!("<title>{title}")), "{svg}");
     assert!(svg.contains("viewBox="), "{svg}");
     assert!(
-        svg.contains(&format!("change point at {}: improvement +5", short(2))),
+        about_50(svg, &format!("change point at {}: improvement +", short(2))),
         "{svg}"
     );
     assert!(svg.contains(&short(4)), "commits label the ticks: {svg}");
@@ -127,7 +138,7 @@ async fn a_tree_page_plots_its_history_marks_the_change_and_tables_the_points(po
         .collect();
     assert_eq!(points.len(), 5, "{points:?}");
     assert!(points[2].starts_with(&format!("2 {} fs: step 2 Kernel Hacker", short(2))));
-    assert!(points[2].contains("improvement +5"), "{}", points[2]);
+    assert!(about_50(&points[2], "improvement +"), "{}", points[2]);
     assert!(!points[3].contains("improvement"), "{}", points[3]);
     assert!(
         points[4].contains(" 3 comparison "),
@@ -218,7 +229,7 @@ async fn the_dashboard_pages_open_changes_and_its_form_marks_them(pool: PgPool) 
         said.contains("will-it-scale.per_process_ops of open1 (process, nr_task 1) on lab-1"),
         "{said}"
     );
-    assert!(said.contains(": +5"), "{said}");
+    assert!(about_50(&said, "): +"), "{said}");
     assert!(said.contains("patchperf-server token create --kind admin"));
     assert!(html.contains(&format!("href=\"/comparisons/{}\"", comparisons[1])));
     assert!(html.contains("class=\"change-entry verdict-improvement state-open\""));
