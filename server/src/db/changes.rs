@@ -220,3 +220,14 @@ pub async fn acknowledge(
     .await?;
     Ok(done.rows_affected() == 1)
 }
+
+/// How many open change points each tree has (trees without any left out).
+pub async fn open_counts(db: impl PgExecutor<'_>) -> Result<Vec<(i64, i64)>, sqlx::Error> {
+    let rows = sqlx::query!(
+        r#"SELECT tree_id, count(*) AS "n!" FROM change_points
+           WHERE state = 'open' GROUP BY tree_id"#
+    )
+    .fetch_all(db)
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.tree_id, r.n)).collect())
+}

@@ -155,6 +155,21 @@ pub struct SeriesRow {
     pub points: i64,
 }
 
+impl SeriesRow {
+    /// The key of this history of tree `tree_id`.
+    pub fn key(&self, tree_id: i64) -> SeriesKey<'_> {
+        SeriesKey {
+            tree_id,
+            workload: &self.workload,
+            mode: &self.mode,
+            nr_task: self.nr_task,
+            metric: &self.metric,
+            machine_id: self.machine_id,
+            measurement: &self.measurement,
+        }
+    }
+}
+
 /// Every history of the tree.
 pub async fn series(db: impl PgExecutor<'_>, tree_id: i64) -> Result<Vec<SeriesRow>, sqlx::Error> {
     sqlx::query_as!(

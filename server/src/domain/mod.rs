@@ -7,6 +7,7 @@
 
 pub mod bisect;
 pub mod deliver;
+pub mod history_plot;
 pub mod interleave;
 pub mod kernel_builds;
 pub mod lifecycle;

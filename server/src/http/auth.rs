@@ -110,6 +110,14 @@ impl FromRequestParts<AppState> for Caller {
         let token = header.to_str().ok().and_then(bearer_token).ok_or_else(|| {
             Error::Unauthorized("malformed Authorization header: expected `Bearer <token>`".into())
         })?;
+        Caller::of_token(state, token).await
+    }
+}
+
+impl Caller {
+    /// Who `token` is: 401 when it is unknown or revoked. For a token that
+    /// comes another way than the `Authorization` header (a page's form).
+    pub async fn of_token(state: &AppState, token: &str) -> Result<Self, Error> {
         let row = db::tokens::find_by_hash(&state.db, &sha256_hex(token.as_bytes()))
             .await?
             .ok_or_else(|| Error::Unauthorized("unknown token".into()))?;
@@ -189,7 +197,13 @@ impl<R: Role> FromRequestParts<AppState> for Authorized<R> {
     type Rejection = Error;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
-        let caller = Caller::from_request_parts(parts, state).await?;
+        Self::check(Caller::from_request_parts(parts, state).await?)
+    }
+}
+
+impl<R: Role> Authorized<R> {
+    /// `caller`, when its token is of kind `R::KIND` or admin; else 403.
+    pub fn check(caller: Caller) -> Result<Self, Error> {
         if caller.kind != R::KIND && caller.kind != TokenKind::Admin {
             return Err(Error::Forbidden(format!(
                 "{} requires a `{}` token; token `{}` is a `{}` token",

@@ -139,6 +139,21 @@ async fn acknowledge(
     Path(id): Path<i64>,
     Json(req): Json<AcknowledgeRequest>,
 ) -> Result<Json<Acknowledged>> {
+    mark(&state, &auth, id, &req).await?;
+    Ok(Json(Acknowledged {
+        id,
+        state: req.state,
+    }))
+}
+
+/// Marks change point `id` as `req` says, for an admin: the API's and the
+/// dashboard form's way.
+pub(crate) async fn mark(
+    state: &AppState,
+    auth: &AdminAuth,
+    id: i64,
+    req: &AcknowledgeRequest,
+) -> Result<()> {
     if !matches!(req.state.as_str(), "acknowledged" | "expected") {
         return Err(Error::Unprocessable(format!(
             "state {:?} must be acknowledged or expected",
@@ -156,8 +171,5 @@ async fn acknowledge(
         return Err(Error::NotFound(format!("no change point {id}")));
     }
     tracing::info!(change = id, state = %req.state, by = %auth.caller.name, "change point marked");
-    Ok(Json(Acknowledged {
-        id,
-        state: req.state,
-    }))
+    Ok(())
 }

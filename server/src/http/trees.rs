@@ -15,7 +15,7 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::db::history::SeriesKey;
+use crate::db::history::SeriesRow;
 use crate::domain::tree;
 use crate::error::Result;
 use crate::http::auth::CiAuth;
@@ -81,7 +81,8 @@ async fn create(
     ))
 }
 
-async fn find(state: &AppState, id: i64) -> Result<db::trees::TreeRow> {
+/// Tree `id`, or a 404.
+pub(crate) async fn find(state: &AppState, id: i64) -> Result<db::trees::TreeRow> {
     let mut conn = state.db.acquire().await?;
     db::trees::find(&mut conn, id, false)
         .await?
@@ -186,51 +187,8 @@ async fn history(
 ) -> Result<Json<HistoryView>> {
     find(&state, id).await?;
     let all = db::history::series(&state.db, id).await?;
-    let matching: Vec<_> = all
-        .iter()
-        .filter(|s| {
-            q.workload.as_ref().is_none_or(|w| *w == s.workload)
-                && q.mode.as_ref().is_none_or(|m| *m == s.mode)
-                && q.nr_task.is_none_or(|n| n == s.nr_task)
-                && q.metric.as_ref().is_none_or(|m| *m == s.metric)
-                && q.machine.as_ref().is_none_or(|m| *m == s.machine)
-                && q.measurement.as_ref().is_none_or(|m| *m == s.measurement)
-        })
-        .collect();
-    let [s] = matching.as_slice() else {
-        let listed: Vec<String> = all
-            .iter()
-            .map(|s| {
-                format!(
-                    "workload={}&mode={}&nr_task={}&metric={}&machine={}&measurement={}",
-                    s.workload, s.mode, s.nr_task, s.metric, s.machine, s.measurement
-                )
-            })
-            .collect();
-        let what = if matching.is_empty() {
-            "no history"
-        } else {
-            "several histories"
-        };
-        return Err(Error::BadRequest(if listed.is_empty() {
-            format!("tree {id} has no history yet")
-        } else {
-            format!(
-                "the query names {what}; tree {id} has: {}",
-                listed.join(", ")
-            )
-        }));
-    };
-    let key = SeriesKey {
-        tree_id: id,
-        workload: &s.workload,
-        mode: &s.mode,
-        nr_task: s.nr_task,
-        metric: &s.metric,
-        machine_id: s.machine_id,
-        measurement: &s.measurement,
-    };
-    let points = db::history::points(&state.db, key)
+    let s = pick_history(id, &all, &q)?;
+    let points = db::history::points(&state.db, s.key(id))
         .await?
         .into_iter()
         .map(|p| HistoryPoint {
@@ -260,4 +218,49 @@ async fn history(
         measurement: s.measurement.clone(),
         points,
     }))
+}
+
+/// The one history of tree `id` that `q` names (a part left out matches
+/// any value), or a 400 that lists the histories there are.
+pub(crate) fn pick_history<'a>(
+    id: i64,
+    all: &'a [SeriesRow],
+    q: &HistoryQuery,
+) -> Result<&'a SeriesRow> {
+    let matching: Vec<_> = all
+        .iter()
+        .filter(|s| {
+            q.workload.as_ref().is_none_or(|w| *w == s.workload)
+                && q.mode.as_ref().is_none_or(|m| *m == s.mode)
+                && q.nr_task.is_none_or(|n| n == s.nr_task)
+                && q.metric.as_ref().is_none_or(|m| *m == s.metric)
+                && q.machine.as_ref().is_none_or(|m| *m == s.machine)
+                && q.measurement.as_ref().is_none_or(|m| *m == s.measurement)
+        })
+        .collect();
+    let [s] = matching.as_slice() else {
+        let listed: Vec<String> = all.iter().map(history_query).collect();
+        let what = if matching.is_empty() {
+            "no history"
+        } else {
+            "several histories"
+        };
+        return Err(Error::BadRequest(if listed.is_empty() {
+            format!("tree {id} has no history yet")
+        } else {
+            format!(
+                "the query names {what}; tree {id} has: {}",
+                listed.join(", ")
+            )
+        }));
+    };
+    Ok(s)
+}
+
+/// The query naming history `s`: `workload=open1&mode=process&…`.
+pub(crate) fn history_query(s: &SeriesRow) -> String {
+    format!(
+        "workload={}&mode={}&nr_task={}&metric={}&machine={}&measurement={}",
+        s.workload, s.mode, s.nr_task, s.metric, s.machine, s.measurement
+    )
 }

@@ -23,5 +23,6 @@ mod private_reads;
 mod protocol;
 mod ranges;
 mod tokens;
+mod tree_pages;
 mod trees;
 mod uploads;

@@ -40,8 +40,24 @@ async fn push(app: &TestApp, id: i64) -> Value {
     a.json
 }
 
-#[sqlx::test(migrations = "../migrations")]
-async fn each_push_is_measured_and_every_commit_becomes_a_history_point(pool: PgPool) {
+/// A tree measured over four pushes of the played lab: commits 0 (its
+/// head when added) to 4, commit 2 and later 50% faster, each comparison
+/// drained; its history not written yet.
+pub struct Measured {
+    pub app: TestApp,
+    pub repo: tempfile::TempDir,
+    pub mirrors: tempfile::TempDir,
+    pub machine: i64,
+    /// The tree.
+    pub id: i64,
+    /// Commits 0 to 4.
+    pub ids: Vec<String>,
+    /// The comparison of each push.
+    pub comparisons: Vec<i64>,
+}
+
+/// [`Measured`] over `pool`.
+pub async fn measured_tree(pool: PgPool) -> Measured {
     let (repo, mut ids) = linear(0);
     let mirrors = tempfile::tempdir().unwrap();
     let app = app(pool, mirrors.path()).await;
@@ -85,6 +101,28 @@ async fn each_push_is_measured_and_every_commit_becomes_a_history_point(pool: Pg
         comparisons.push(queued);
         lab(&ids).drain(&app, machine).await;
     }
+    Measured {
+        app,
+        repo,
+        mirrors,
+        machine,
+        id,
+        ids,
+        comparisons,
+    }
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn each_push_is_measured_and_every_commit_becomes_a_history_point(pool: PgPool) {
+    let Measured {
+        app,
+        ids,
+        id,
+        comparisons,
+        repo: _repo,
+        mirrors: _mirrors,
+        ..
+    } = measured_tree(pool).await;
     let view = app.comparison(comparisons[2]).await;
     assert_eq!(view["git_range"], format!("{}..{}", ids[2], ids[4]));
     assert_eq!(view["steps"].as_array().unwrap().len(), 2);

@@ -31,7 +31,7 @@ fn side_colour(side: Side) -> RGBColor {
 /// a run may carry ([`MAX_VALUE`]: rows stored before uploads were bounded
 /// can hold more), and a range narrower than a billionth of its magnitude
 /// is widened by 1% of it, as a single value's is.
-fn axis(values: impl IntoIterator<Item = f64>) -> Option<(f64, f64)> {
+pub(crate) fn axis(values: impl IntoIterator<Item = f64>) -> Option<(f64, f64)> {
     let (lo, hi) = values
         .into_iter()
         .filter(|v| v.is_finite())
@@ -54,7 +54,7 @@ fn axis(values: impl IntoIterator<Item = f64>) -> Option<(f64, f64)> {
 
 /// `v` drawn within the axis `(lo, hi)`; `None` for a value that is not a
 /// number.
-fn on_axis(v: f64, (lo, hi): (f64, f64)) -> Option<f64> {
+pub(crate) fn on_axis(v: f64, (lo, hi): (f64, f64)) -> Option<f64> {
     (!v.is_nan()).then(|| v.clamp(lo, hi))
 }
 
@@ -274,7 +274,7 @@ fn draw_legend<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>) -> Option<()> {
 }
 
 /// Axis labels: `3.4M`, `12k`, `0.93`.
-fn short_number(v: f64) -> String {
+pub(crate) fn short_number(v: f64) -> String {
     let a = v.abs();
     if a >= 1e9 {
         format!("{:.3}G", v / 1e9)

@@ -1,4 +1,5 @@
-//! `/`: recent comparisons with their verdicts, regressions first, filtered
+//! `/`: the open change points of tracked trees (newest first, paged by
+//! id, each with the form that marks it), recent comparisons with their verdicts, regressions first, filtered
 //! by machine, workload, status and verdict, and the recent bisections with
 //! their answers. It reads stored state only and builds no report: finished
 //! comparisons show their stored verdict (`report::stored`), queued and
@@ -12,8 +13,10 @@ use axum::extract::State;
 use patchperf_common::comparison::{ComparisonStatus, OverallVerdict};
 use serde::Deserialize;
 
+use super::changes::ChangeView;
 use super::view;
 use crate::db::bisections::BisectionSummary;
+use crate::db::changes::ChangeFilter;
 use crate::db::comparisons::{ComparisonSummary, ListFilter};
 use crate::db::progress::Progress;
 use crate::error::Result;
@@ -26,6 +29,9 @@ const SHOWN: i64 = 30;
 
 /// How many bisections the dashboard shows.
 const BISECTIONS_SHOWN: i64 = 10;
+
+/// How many open change points a page of the dashboard shows.
+const CHANGES_SHOWN: i64 = 20;
 
 /// Query of `/`; empty values mean any.
 #[derive(Debug, Default, Deserialize)]
@@ -43,6 +49,9 @@ pub struct DashboardQuery {
     /// Overall verdict.
     #[serde(default)]
     pub verdict: String,
+    /// Open change points with a smaller id only (the "older" link).
+    #[serde(default)]
+    pub changes_before: Option<i64>,
 }
 
 /// One `<option>` of a filter.
@@ -112,6 +121,10 @@ impl From<BisectionSummary> for BisectionRow {
 #[derive(Debug, Template, WebTemplate)]
 #[template(path = "dashboard.html")]
 pub(super) struct DashboardPage {
+    /// Open change points, by tree, newest first within each.
+    changes: Vec<ChangeView>,
+    /// The next page of them.
+    older_changes: Option<String>,
     rows: Vec<Row>,
     bisections: Vec<BisectionRow>,
     machines: Vec<Choice>,
@@ -234,7 +247,10 @@ pub(super) async fn page(
         .into_iter()
         .map(BisectionRow::from)
         .collect();
+    let (changes, older_changes) = open_changes(&state, q.changes_before).await?;
     Ok(DashboardPage {
+        changes,
+        older_changes,
         rows,
         bisections,
         machines: choices(machine_names.iter().map(String::as_str), &q.machine),
@@ -245,4 +261,32 @@ pub(super) async fn page(
         statuses: choices(ComparisonStatus::ALL.iter().map(|s| s.as_str()), &q.status),
         verdicts: choices(OverallVerdict::ALL.iter().map(|v| v.as_str()), &q.verdict),
     })
+}
+
+/// A page of open change points below id `before`, grouped by tree (newest
+/// first within each), and the link to the next page when there is one.
+async fn open_changes(
+    state: &AppState,
+    before: Option<i64>,
+) -> Result<(Vec<ChangeView>, Option<String>)> {
+    let mut page = db::changes::list(
+        &state.db,
+        ChangeFilter {
+            tree_id: None,
+            state: Some("open"),
+            before,
+            limit: CHANGES_SHOWN + 1,
+        },
+    )
+    .await?;
+    let more = page.len() > CHANGES_SHOWN as usize;
+    page.truncate(CHANGES_SHOWN as usize);
+    let older = more
+        .then(|| page.last().map(|c| format!("/?changes_before={}", c.id)))
+        .flatten();
+    let mut changes: Vec<ChangeView> = page.into_iter().map(ChangeView::from).collect();
+    changes.sort_by(|a, b| {
+        (&a.tree, std::cmp::Reverse(a.id)).cmp(&(&b.tree, std::cmp::Reverse(b.id)))
+    });
+    Ok((changes, older))
 }

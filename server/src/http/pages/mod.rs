@@ -1,17 +1,19 @@
-//! The HTML pages people read: the dashboard of recent comparisons and
-//! bisections, the report page of one comparison (live while its jobs run),
-//! the page of one bisection, machine pages and job logs, plus the CSS and
+//! The HTML pages people read: the dashboard of open change points, recent
+//! comparisons and bisections, the tracked trees with their histories, the
+//! report page of one comparison (live while its jobs run), the page of one
+//! bisection, machine pages and job logs, plus the CSS and
 //! JS they load. Templates live in the workspace's `templates/` (askama,
 //! HTML-escaped by default); every number comes from the report builder,
 //! formatted as the text report formats it.
 
 use axum::Router;
-use axum::routing::get;
+use axum::routing::{get, post};
 
 use crate::AppState;
 
 mod assets;
 mod bisection;
+mod changes;
 mod comparison;
 mod dashboard;
 mod error_page;
@@ -20,6 +22,7 @@ mod machine;
 mod plot;
 mod series;
 mod steps;
+mod tree;
 pub mod view;
 
 /// Routes of this module; reads need a token when `state` says so.
@@ -31,6 +34,10 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/comparisons/{id}/plots/runs.svg", get(plot::runs))
         .route("/comparisons/{id}/plots/series.svg", get(plot::series))
         .route("/comparisons/{id}/series.mbox", get(series::mbox))
+        .route("/trees", get(tree::list))
+        .route("/trees/{id}", get(tree::page))
+        .route("/trees/{id}/plots/history.svg", get(tree::history_svg))
+        .route("/changes/{id}/acknowledge", post(changes::acknowledge))
         .route("/machines", get(machine::list))
         .route("/machines/{name}", get(machine::page))
         .route("/jobs/{id}/log", get(job_log::page))

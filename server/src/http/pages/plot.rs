@@ -72,7 +72,7 @@ impl PlotQuery {
 }
 
 /// Percent-encodes everything but unreserved characters (RFC 3986).
-fn encode(s: &str) -> String {
+pub(super) fn encode(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {

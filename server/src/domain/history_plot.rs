@@ -1,0 +1,289 @@
+//! The SVG of one metric's history on a tracked tree: the tested commits
+//! in order along x, each commit's mean with its 95% interval as an error
+//! bar, and the change points found in it marked where the new level
+//! starts. Drawn as the report's plots are (plotters' SVG backend into a
+//! string, no system fonts), with a `<title>` and `<desc>` for screen
+//! readers and a viewBox, so it scales to the width it is given.
+
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::report::plots::{axis, on_axis, short_number};
+
+/// Colour of the points and their intervals.
+const POINT: RGBColor = RGBColor(31, 119, 180);
+/// Colour of a change point's marker.
+const CHANGE: RGBColor = RGBColor(214, 39, 40);
+
+/// Up to this many commits, each tick also shows the commit's date.
+const DATED_TICKS: usize = 6;
+
+/// One tested commit's point.
+#[derive(Debug, Clone)]
+pub struct PlotPoint {
+    /// Its short commit id, the tick label.
+    pub commit: String,
+    /// Its date (`2026-01-05`), shown where there is room.
+    pub date: Option<String>,
+    /// The mean of its runs.
+    pub mean: f64,
+    /// 95% interval of the mean.
+    pub interval: Option<(f64, f64)>,
+}
+
+/// A change point: the index (in the plotted points) of the first commit
+/// of the new level, and what it says (`+50.0% [48.2%, 51.9%]`).
+#[derive(Debug, Clone)]
+pub struct PlotChange {
+    /// Index of the first point of the new level.
+    pub at: usize,
+    /// Its label.
+    pub label: String,
+}
+
+/// What a history plot shows.
+#[derive(Debug, Clone)]
+pub struct HistoryPlot {
+    /// The caption, also the SVG's `<title>`.
+    pub title: String,
+    /// The y axis: the metric with its unit.
+    pub y_label: String,
+    /// The points, oldest commit first.
+    pub points: Vec<PlotPoint>,
+    /// The change points.
+    pub changes: Vec<PlotChange>,
+}
+
+/// The unit of a metric's values, where its name tells it.
+pub fn unit(metric: &str) -> Option<&'static str> {
+    if patchperf_common::metric::is_percentage(metric) {
+        Some("%")
+    } else if metric.starts_with("will-it-scale.per_") && metric.ends_with("_ops") {
+        // will-it-scale's per-task ops: each second's ops over nr_task.
+        Some("ops/s per task")
+    } else {
+        None
+    }
+}
+
+/// `will-it-scale.per_process_ops (ops/s per task)`.
+pub fn y_label(metric: &str) -> String {
+    match unit(metric) {
+        Some(u) => format!("{metric} ({u})"),
+        None => metric.to_string(),
+    }
+}
+
+/// The plot as an SVG document; `None` when there is no point to plot.
+pub fn history_plot(h: &HistoryPlot) -> Option<String> {
+    let n = h.points.len();
+    let ends = h
+        .points
+        .iter()
+        .flat_map(|p| {
+            [
+                Some(p.mean),
+                p.interval.map(|i| i.0),
+                p.interval.map(|i| i.1),
+            ]
+        })
+        .flatten();
+    let (lo, hi) = axis(ends)?;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (760, 340)).into_drawing_area();
+        root.fill(&WHITE).ok()?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(&h.title, ("sans-serif", 13))
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(80)
+            .build_cartesian_2d(-0.5f64..n as f64 - 0.5, lo..hi)
+            .ok()?;
+        let tick = |v: &f64| {
+            let i = v.round();
+            if (v - i).abs() > 1e-9 || i < 0.0 {
+                return String::new();
+            }
+            match h.points.get(i as usize) {
+                Some(p) => match (&p.date, n <= DATED_TICKS) {
+                    (Some(d), true) => format!("{} {d}", p.commit),
+                    _ => p.commit.clone(),
+                },
+                None => String::new(),
+            }
+        };
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .light_line_style(TRANSPARENT)
+            .x_desc("tested commit, oldest first")
+            .y_desc(&h.y_label)
+            .x_labels(n.clamp(1, 10))
+            .x_label_formatter(&tick)
+            .y_labels(6)
+            .y_label_formatter(&|v| short_number(*v))
+            .draw()
+            .ok()?;
+        let means: Vec<(f64, f64)> = h
+            .points
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| Some((i as f64, on_axis(p.mean, (lo, hi))?)))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(
+                means.clone(),
+                POINT.mix(0.4).stroke_width(1),
+            ))
+            .ok()?;
+        for (i, p) in h.points.iter().enumerate() {
+            let Some((a, b)) = p.interval else { continue };
+            let (a, b, x) = (a.clamp(lo, hi), b.clamp(lo, hi), i as f64);
+            let cap = 0.08;
+            chart
+                .draw_series([
+                    PathElement::new(vec![(x, a), (x, b)], POINT.stroke_width(2)),
+                    PathElement::new(vec![(x - cap, a), (x + cap, a)], POINT.stroke_width(2)),
+                    PathElement::new(vec![(x - cap, b), (x + cap, b)], POINT.stroke_width(2)),
+                ])
+                .ok()?;
+        }
+        chart
+            .draw_series(means.iter().map(|&xy| Circle::new(xy, 4, POINT.filled())))
+            .ok()?;
+        for c in h.changes.iter().filter(|c| c.at < n) {
+            // A line between the last commit of the old level and the first
+            // of the new one, labelled on the side with more room.
+            let x = c.at as f64 - 0.5;
+            let (anchor, nudge) = if c.at * 2 > n {
+                (HPos::Right, -0.05)
+            } else {
+                (HPos::Left, 0.05)
+            };
+            chart
+                .draw_series([PathElement::new(
+                    vec![(x, lo), (x, hi)],
+                    CHANGE.stroke_width(2),
+                )])
+                .ok()?;
+            let style = ("sans-serif", 12)
+                .into_font()
+                .color(&CHANGE)
+                .pos(Pos::new(anchor, VPos::Top));
+            chart
+                .draw_series([Text::new(c.label.clone(), (x + nudge, hi), style)])
+                .ok()?;
+            // A ring round the first commit of the new level.
+            if let Some(&at) = means.iter().find(|m| m.0 == c.at as f64) {
+                chart
+                    .draw_series([Circle::new(at, 8, CHANGE.stroke_width(2))])
+                    .ok()?;
+            }
+        }
+        root.present().ok()?;
+    }
+    Some(described(svg, &h.title, &description(h)))
+}
+
+/// What the plot shows, in words, for its `<desc>`.
+fn description(h: &HistoryPlot) -> String {
+    let mut d = format!(
+        "{} over {} tested commits, each commit's mean with its 95% interval",
+        h.y_label,
+        h.points.len()
+    );
+    for c in &h.changes {
+        if let Some(p) = h.points.get(c.at) {
+            d.push_str(&format!("; change point at {}: {}", p.commit, c.label));
+        }
+    }
+    d
+}
+
+/// `svg` with `<title>` and `<desc>` as the first children of its root.
+fn described(svg: String, title: &str, desc: &str) -> String {
+    let Some(end) = svg
+        .find("<svg")
+        .and_then(|s| svg[s..].find('>').map(|e| s + e + 1))
+    else {
+        return svg;
+    };
+    format!(
+        "{}\n<title>{}</title>\n<desc>{}</desc>{}",
+        &svg[..end],
+        escape(title),
+        escape(desc),
+        &svg[end..]
+    )
+}
+
+/// Text as XML character data.
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plot(n: usize, change_at: Option<usize>) -> HistoryPlot {
+        HistoryPlot {
+            title: "open1 · process · nr_task 1 <lab-1>".into(),
+            y_label: y_label("will-it-scale.per_process_ops"),
+            points: (0..n)
+                .map(|i| {
+                    let mean = if change_at.is_some_and(|c| i >= c) {
+                        1500.0
+                    } else {
+                        1000.0
+                    };
+                    PlotPoint {
+                        commit: format!("{i:07}abc"),
+                        date: Some("2026-01-05".into()),
+                        mean,
+                        interval: Some((mean - 10.0, mean + 10.0)),
+                    }
+                })
+                .collect(),
+            changes: change_at
+                .map(|at| PlotChange {
+                    at,
+                    label: "+50.0% [48.0%, 52.0%]".into(),
+                })
+                .into_iter()
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_history_has_its_points_intervals_and_change_marked() {
+        let svg = history_plot(&plot(5, Some(2))).unwrap();
+        assert!(svg.starts_with("<svg"), "{svg}");
+        assert!(svg.contains("viewBox=\"0 0 760 340\""), "{svg}");
+        assert!(svg.contains("<title>open1 · process · nr_task 1 &lt;lab-1&gt;</title>"));
+        assert!(svg.contains("change point at 0000002abc: +50.0% [48.0%, 52.0%]"));
+        assert_eq!(svg.matches("<circle").count(), 6, "5 points, 1 ring");
+        assert!(svg.contains("+50.0% [48.0%, 52.0%]"));
+        assert!(svg.contains("0000004abc 2026-01-05"), "dated ticks: {svg}");
+        assert!(svg.contains("will-it-scale.per_process_ops (ops/s per task)"));
+    }
+
+    #[test]
+    fn long_histories_drop_the_dates_and_empty_ones_are_not_drawn() {
+        let svg = history_plot(&plot(30, None)).unwrap();
+        assert!(!svg.contains("2026-01-05"));
+        assert!(history_plot(&plot(0, None)).is_none());
+        let one = history_plot(&plot(1, None)).unwrap();
+        assert_eq!(one.matches("<circle").count(), 1);
+    }
+
+    #[test]
+    fn units_come_from_the_name() {
+        assert_eq!(unit("perf-stat.i.branch-miss-rate%"), Some("%"));
+        assert_eq!(unit("will-it-scale.per_thread_ops"), Some("ops/s per task"));
+        assert_eq!(unit("perf-stat.i.ipc"), None);
+    }
+}

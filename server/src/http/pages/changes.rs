@@ -1,0 +1,188 @@
+//! Change points on pages: how a row reads (the dashboard's open changes,
+//! a tree page's list), and `POST /changes/{id}/acknowledge`, the form that
+//! marks one acknowledged or expected without JavaScript. The form carries
+//! an admin token typed by the person, so another site cannot post it for
+//! them.
+
+use axum::extract::rejection::FormRejection;
+use axum::extract::{Form, State};
+use axum::http::HeaderMap;
+use axum::http::header::REFERER;
+use axum::response::Redirect;
+use patchperf_common::stats::Verdict;
+use serde::Deserialize;
+
+use super::view;
+use crate::db::changes::ChangeRow;
+use crate::error::Result;
+use crate::http::auth::{AdminAuth, Caller};
+use crate::http::changes::{AcknowledgeRequest, mark};
+use crate::http::extract::Path;
+use crate::{AppState, Error};
+
+/// A change point as a page lists it.
+#[derive(Debug)]
+pub struct ChangeView {
+    pub(super) id: i64,
+    pub(super) tree_id: i64,
+    pub(super) tree: String,
+    /// Short commit id.
+    pub(super) commit: String,
+    pub(super) subject: String,
+    pub(super) author: String,
+    /// `will-it-scale.per_process_ops of open1 (process, nr_task 1)`.
+    pub(super) what: String,
+    /// Where it was measured: `lab-1 (tcg-icount)`.
+    pub(super) machine: String,
+    /// `+50.0% [+48.1%, +51.9%]`.
+    pub(super) size: String,
+    pub(super) verdict: String,
+    pub(super) verdict_class: &'static str,
+    pub(super) verdict_letter: char,
+    /// The comparison that measured the commit.
+    pub(super) comparison_id: Option<i64>,
+    pub(super) bisection_id: Option<i64>,
+    /// open, acknowledged or expected.
+    pub(super) state: String,
+    pub(super) note: String,
+    pub(super) found: String,
+}
+
+impl ChangeView {
+    /// Whether it still waits for someone to look at it.
+    pub fn is_open(&self) -> bool {
+        self.state == "open"
+    }
+}
+
+/// A stored verdict word as the verdict it names.
+fn verdict(word: &str) -> Verdict {
+    match word {
+        "regression" => Verdict::Regression,
+        "improvement" => Verdict::Improvement,
+        "changed" => Verdict::Changed,
+        "no change" => Verdict::NoChange,
+        _ => Verdict::Undecided,
+    }
+}
+
+/// `+50.0% [+48.1%, +51.9%]`: the change with its 95% interval.
+pub fn size(change_percent: f64, low: Option<f64>, high: Option<f64>) -> String {
+    match (low, high) {
+        (Some(l), Some(h)) => format!("{change_percent:+.1}% [{l:+.1}%, {h:+.1}%]"),
+        _ => format!("{change_percent:+.1}%"),
+    }
+}
+
+impl From<ChangeRow> for ChangeView {
+    fn from(c: ChangeRow) -> Self {
+        let v = verdict(&c.verdict);
+        ChangeView {
+            id: c.id,
+            tree_id: c.tree_id,
+            tree: c.tree,
+            commit: view::short_commit(&c.commit_sha).to_string(),
+            subject: c.subject,
+            author: c.author,
+            what: format!(
+                "{} of {} ({}, nr_task {})",
+                c.metric, c.workload, c.mode, c.nr_task
+            ),
+            machine: format!("{} ({})", c.machine, c.measurement),
+            size: size(c.change_percent, c.low, c.high),
+            verdict: c.verdict,
+            verdict_class: view::verdict_class(v),
+            verdict_letter: view::verdict_letter(v),
+            comparison_id: c.comparison_id,
+            bisection_id: c.bisection_id,
+            state: c.state,
+            note: c.note.unwrap_or_default(),
+            found: view::time(c.created_at),
+        }
+    }
+}
+
+/// The acknowledge form's fields.
+#[derive(Debug, Deserialize)]
+pub(super) struct AcknowledgeForm {
+    /// An admin token.
+    token: String,
+    /// acknowledged or expected.
+    state: String,
+    #[serde(default)]
+    note: String,
+}
+
+/// Marks a change point from the form and goes back to the page it was
+/// sent from (303); a refusal is the error page with its reason.
+pub(super) async fn acknowledge(
+    State(state): State<AppState>,
+    Path(id): Path<i64>,
+    headers: HeaderMap,
+    form: std::result::Result<Form<AcknowledgeForm>, FormRejection>,
+) -> Result<Redirect> {
+    let Form(f) = form.map_err(|e| Error::BadRequest(format!("bad form: {}", e.body_text())))?;
+    let token = f.token.trim();
+    if token.is_empty() {
+        return Err(Error::Unauthorized(
+            "no token: type an admin token to mark a change".into(),
+        ));
+    }
+    let auth = AdminAuth::check(Caller::of_token(&state, token).await?)?;
+    let req = AcknowledgeRequest {
+        state: f.state,
+        note: f.note,
+    };
+    mark(&state, &auth, id, &req).await?;
+    Ok(Redirect::to(&back(&headers)))
+}
+
+/// The local path of the referring page, `/` without one: never another
+/// site.
+fn back(headers: &HeaderMap) -> String {
+    let Some(referer) = headers.get(REFERER).and_then(|v| v.to_str().ok()) else {
+        return "/".into();
+    };
+    let path = match referer.split_once("://") {
+        Some((_, rest)) => rest.find('/').map_or("/", |i| &rest[i..]),
+        None => referer,
+    };
+    if path.starts_with('/') && !path.starts_with("//") {
+        path.to_string()
+    } else {
+        "/".into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_referer(r: &str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(REFERER, r.parse().unwrap());
+        h
+    }
+
+    #[test]
+    fn going_back_stays_on_this_site() {
+        assert_eq!(back(&HeaderMap::new()), "/");
+        assert_eq!(
+            back(&with_referer("http://perf.example.org/?changes_before=40")),
+            "/?changes_before=40"
+        );
+        assert_eq!(back(&with_referer("https://x.org/trees/3")), "/trees/3");
+        assert_eq!(back(&with_referer("https://x.org")), "/");
+        assert_eq!(back(&with_referer("//evil.example/")), "/");
+        assert_eq!(back(&with_referer("/trees/1")), "/trees/1");
+    }
+
+    #[test]
+    fn sizes_carry_their_interval() {
+        assert_eq!(
+            size(50.04, Some(48.1), Some(51.9)),
+            "+50.0% [+48.1%, +51.9%]"
+        );
+        assert_eq!(size(-3.0, None, None), "-3.0%");
+    }
+}

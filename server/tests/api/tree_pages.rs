@@ -1,0 +1,313 @@
+//! The pages of tracked trees, over the tree of [`crate::trees`] (commits
+//! 0 to 4, commit 2 and later 50% faster): the list, a tree's page with its
+//! history plotted (the change point marked) and tabled, the history's SVG
+//! on its own; the dashboard's open changes, paged, and the form that marks
+//! one (an admin token, not a CI one).
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use http_body_util::BodyExt;
+use patchperf_server::db;
+use patchperf_server::db::changes::NewChange;
+use patchperf_server::db::history::SeriesKey;
+use patchperf_server::domain::tree;
+use sqlx::PgPool;
+use tower::ServiceExt;
+
+use crate::bisection_pages::{page, row, text};
+use crate::browser::Chromium;
+use crate::helpers::TestApp;
+use crate::trees::{Measured, measured_tree};
+
+/// The tree with its history written: one open change point, at commit 2.
+async fn tree_with_history(pool: PgPool) -> Measured {
+    let m = measured_tree(pool).await;
+    assert_eq!(tree::record_history(&m.app.state).await.unwrap(), 3);
+    m
+}
+
+/// A form POSTed as a browser sends it, from page `referer`: its status,
+/// `Location` and body.
+async fn post_form(
+    app: &TestApp,
+    path: &str,
+    fields: &[(&str, &str)],
+    referer: &str,
+) -> (StatusCode, Option<String>, String) {
+    let body: String = fields
+        .iter()
+        .map(|(k, v)| format!("{k}={}", v.replace(' ', "+")))
+        .collect::<Vec<_>>()
+        .join("&");
+    let req = Request::post(path)
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(header::REFERER, referer)
+        .body(Body::from(body))
+        .unwrap();
+    let resp = app.app.clone().oneshot(req).await.unwrap();
+    let status = resp.status();
+    let location = resp
+        .headers()
+        .get(header::LOCATION)
+        .map(|l| l.to_str().unwrap().to_string());
+    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+    (
+        status,
+        location,
+        String::from_utf8_lossy(&bytes).into_owned(),
+    )
+}
+
+/// The form marking a change expected, with `token`.
+fn fields(token: &str) -> Vec<(&str, &str)> {
+    vec![
+        ("token", token),
+        ("state", "expected"),
+        ("note", "step 2 is the fast path"),
+    ]
+}
+
+/// Whether `text` says `before` and then a size of about 50% (the lab's
+/// runs are noisy: 49.9% as well as 50.1%).
+fn about_50(text: &str, before: &str) -> bool {
+    text.split(before).skip(1).any(|rest| {
+        rest.split('%')
+            .next()
+            .and_then(|n| n.parse::<f64>().ok())
+            .is_some_and(|n| (n - 50.0).abs() < 1.0)
+    })
+}
+
+/// The ids of the change points a page's entries show, in order.
+fn entries(html: &str) -> Vec<i64> {
+    html.split("action=\"/changes/")
+        .skip(1)
+        .map(|rest| rest.split('/').next().unwrap().parse().unwrap())
+        .collect()
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_tree_page_plots_its_history_marks_the_change_and_tables_the_points(pool: PgPool) {
+    let Measured {
+        app,
+        id,
+        ids,
+        comparisons,
+        ..
+    } = tree_with_history(pool).await;
+    let short = |k: usize| ids[k][..10].to_string();
+
+    // The list: the tree with its last tested head and one open change.
+    let html = page(&app, "/trees").await;
+    let line = row(&html, &format!("/trees/{id}"));
+    assert!(line.starts_with("vfs.all master "), "{line}");
+    assert!(line.contains(&format!("{} at ", short(4))), "{line}");
+    assert!(line.ends_with(" 1"), "{line}");
+
+    let html = page(&app, &format!("/trees/{id}")).await;
+    let said = text(&html);
+    assert!(said.contains("Tree vfs.all"), "{said}");
+    assert!(said.contains("workloads open1"), "{said}");
+    assert!(
+        said.contains("parameters process, nr_task 1, 5 s measured after 1 s of warm-up"),
+        "{said}"
+    );
+    assert!(said.contains("reports copied to linux-fsdevel@vger.kernel.org"));
+    // The plot, inline, with its title and the change point marked.
+    let title = "will-it-scale.per_process_ops of open1 · process · nr_task 1 on lab-1";
+    let svg = &html[html.find("<svg").expect("an inline plot")..];
+    let svg = &svg[..svg.find("</svg>").unwrap()];
+    assert!(svg.contains(&format!("<title>{title}")), "{svg}");
+    assert!(svg.contains("viewBox="), "{svg}");
+    assert!(
+        about_50(svg, &format!("change point at {}: improvement +", short(2))),
+        "{svg}"
+    );
+    assert!(svg.contains(&short(4)), "commits label the ticks: {svg}");
+    assert_eq!(
+        svg.matches("<circle").count(),
+        6,
+        "one point a commit, a ring round commit 2"
+    );
+    // The table: each commit with its comparison; the change on commit 2.
+    let points: Vec<String> = html
+        .split("<tr")
+        .filter(|r| r.contains("fs: step") || r.contains(&short(0)))
+        .filter(|r| r.contains("/comparisons/"))
+        .map(|r| text(&format!("<tr{}", &r[..r.find("</tr>").unwrap()])))
+        .collect();
+    assert_eq!(points.len(), 5, "{points:?}");
+    assert!(points[2].starts_with(&format!("2 {} fs: step 2 Kernel Hacker", short(2))));
+    assert!(about_50(&points[2], "improvement +"), "{}", points[2]);
+    assert!(!points[3].contains("improvement"), "{}", points[3]);
+    assert!(
+        points[4].contains(" 3 comparison "),
+        "three runs: {}",
+        points[4]
+    );
+    // The change point, open, with the form that marks it.
+    assert!(
+        said.contains(&format!("vfs.all: {} fs: step 2", short(2))),
+        "{said}"
+    );
+    assert!(said.contains("found "), "{said}");
+    assert_eq!(entries(&html).len(), 1);
+
+    // The plot on its own: the one history by default; a wrong value is
+    // answered with the histories there are.
+    let a = app.get(&format!("/trees/{id}/plots/history.svg")).await;
+    assert_eq!(a.status, StatusCode::OK, "{a:?}");
+    assert!(
+        a.body.starts_with("<svg") && a.body.contains(title),
+        "{}",
+        a.body
+    );
+    let href = html
+        .split("href=\"")
+        .skip(1)
+        .filter_map(|r| r.split('"').next())
+        .find(|h| h.contains("/plots/history.svg"))
+        .expect("the plot links to its SVG")
+        .replace("&amp;", "&");
+    assert_eq!(app.get(&href).await.body, a.body);
+    let a = app
+        .get(&format!("/trees/{id}/plots/history.svg?workload=dup1"))
+        .await;
+    assert_eq!(a.status, StatusCode::BAD_REQUEST);
+    let listed = "workload=open1&mode=process&nr_task=1\
+                  &metric=will-it-scale.per_process_ops&machine=lab-1&measurement=";
+    assert!(text(&a.body).contains(listed), "{}", a.body);
+    let a = app.get("/trees/99").await;
+    assert_eq!(a.status, StatusCode::NOT_FOUND);
+    assert!(a.body.contains("no tree 99"), "{}", a.body);
+
+    // And a browser shows the same.
+    if let Some(chromium) = Chromium::find() {
+        let server =
+            patchperf_testkit::TestServer::serve(app.state.clone(), "127.0.0.1:0".parse().unwrap())
+                .await;
+        let dom = chromium
+            .dump_dom(&format!("{}/trees/{id}", server.url()))
+            .await;
+        assert!(dom.contains("<svg"), "{dom}");
+        assert!(
+            dom.contains(&format!("change point at {}", short(2))),
+            "{dom}"
+        );
+        assert!(
+            dom.contains(&format!("href=\"/comparisons/{}\"", comparisons[1])),
+            "{dom}"
+        );
+        assert!(text(&dom).contains("Change points"), "{dom}");
+    }
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn the_dashboard_pages_open_changes_and_its_form_marks_them(pool: PgPool) {
+    let Measured {
+        app,
+        id,
+        ids,
+        machine,
+        comparisons,
+        ..
+    } = tree_with_history(pool).await;
+    let short = |k: usize| ids[k][..10].to_string();
+    let html = page(&app, "/").await;
+    let found = entries(&html);
+    assert_eq!(found.len(), 1, "{html}");
+    let first = found[0];
+    let said = text(&html);
+    assert!(
+        said.contains(&format!(
+            "vfs.all: {} fs: step 2 by Kernel Hacker <kh@example.org>",
+            short(2)
+        )),
+        "{said}"
+    );
+    assert!(
+        said.contains("will-it-scale.per_process_ops of open1 (process, nr_task 1) on lab-1"),
+        "{said}"
+    );
+    assert!(about_50(&said, "): +"), "{said}");
+    assert!(said.contains("patchperf-server token create --kind admin"));
+    assert!(html.contains(&format!("href=\"/comparisons/{}\"", comparisons[1])));
+    assert!(html.contains("class=\"change-entry verdict-improvement state-open\""));
+    assert!(html.contains("<span class=\"verdict\" title=\"improvement\">I</span>"));
+
+    // 25 more, at commits 3 and 4 of made-up histories: 20 a page.
+    let mut conn = app.pool.acquire().await.unwrap();
+    let mut made = Vec::new();
+    for k in 0..25 {
+        let metric = format!("perf-stat.i.metric-{k}");
+        let c = NewChange {
+            key: SeriesKey {
+                tree_id: id,
+                workload: "open1",
+                mode: "process",
+                nr_task: 1,
+                metric: &metric,
+                machine_id: machine,
+                measurement: "tcg-icount",
+            },
+            position: 3,
+            from_position: 2,
+            commit_sha: &ids[3],
+            mean_before: 100.0,
+            mean_after: 90.0,
+            change_percent: -10.0,
+            interval: Some((-12.0, -8.0)),
+            p: 0.001,
+            verdict: "regression",
+            comparison_id: comparisons[2],
+        };
+        made.push(db::changes::insert(&mut conn, &c).await.unwrap().unwrap());
+    }
+    drop(conn);
+    let html = page(&app, "/").await;
+    let shown = entries(&html);
+    let newest: Vec<i64> = made.iter().rev().take(20).copied().collect();
+    assert_eq!(shown, newest, "the newest 20, newest first");
+    let older = format!("/?changes_before={}", newest[19]);
+    assert!(html.contains(&format!("href=\"{older}\"")), "{html}");
+    let html = page(&app, &older).await;
+    let mut rest: Vec<i64> = made.iter().rev().skip(20).copied().collect();
+    rest.push(first);
+    assert_eq!(entries(&html), rest);
+    assert!(!html.contains("changes_before="), "the last page");
+
+    // The form: a CI token is refused, so is a made-up one; an admin's marks
+    // it and goes back to the page it came from.
+    let path = format!("/changes/{first}/acknowledge");
+    let referer = format!("http://perf.example.org{older}");
+    let (ci, admin) = (app.ci.as_str(), app.admin.as_str());
+    let (status, _, body) = post_form(&app, &path, &fields(ci), &referer).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert!(body.contains("<h1>403 Forbidden</h1>"), "{body}");
+    assert!(body.contains("requires a `admin` token"), "{body}");
+    let (status, _, body) = post_form(&app, &path, &fields("ppf_admin_nope"), &referer).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+    assert!(body.contains("<h1>401 Unauthorized</h1>"), "{body}");
+    assert!(body.contains("unknown token"), "{body}");
+    let (status, _, body) = post_form(&app, &path, &fields(""), &referer).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+    let wrong = vec![("token", admin), ("state", "fixed")];
+    let (status, _, body) = post_form(&app, &path, &wrong, &referer).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert!(entries(&page(&app, &older).await).contains(&first));
+    let (status, location, body) = post_form(&app, &path, &fields(admin), &referer).await;
+    assert_eq!(status, StatusCode::SEE_OTHER, "{body}");
+    assert_eq!(location.as_deref(), Some(older.as_str()));
+    assert!(!entries(&page(&app, &older).await).contains(&first));
+    let a = app.get("/api/v1/changes?state=expected").await;
+    assert_eq!(a.json["changes"][0]["note"], "step 2 is the fast path");
+    // Its tree's page still lists it, marked, without a form.
+    let html = page(&app, &format!("/trees/{id}")).await;
+    assert!(
+        text(&html).contains("expected: step 2 is the fast path"),
+        "{html}"
+    );
+    assert!(!entries(&html).contains(&first));
+    // The list counts the 25 still open.
+    assert!(row(&page(&app, "/trees").await, &format!("/trees/{id}")).ends_with(" 25"));
+}
