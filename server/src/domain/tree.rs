@@ -9,7 +9,8 @@
 //! ([`patchperf_common::stats::changepoint`]): a new one is stored as a
 //! change point, and one whose old and new levels lie more than a commit
 //! apart starts a bisection between them (at most
-//! [`BISECTIONS_PER_DAY`] a tree a day).
+//! [`BISECTIONS_PER_DAY`] a tree a day), and one at a single commit is
+//! mailed to its author and the tree's Cc ([`super::notify`]).
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -31,7 +32,7 @@ use crate::db::comparisons::ComparisonRow;
 use crate::db::history::{NewPoint, SeriesKey};
 use crate::db::trees::{NewTree, TreeRow};
 use crate::domain::report::load_shared;
-use crate::domain::{bisect, range, submit};
+use crate::domain::{bisect, notify, range, submit};
 use crate::{AppState, Error, db};
 
 /// Most bisections a tree's change points start in a day: a noisy tree
@@ -317,6 +318,22 @@ async fn detect(state: &AppState, tree_id: i64, key: &Key) -> Result<(), Error> 
                 change_id,
                 &before.commit_sha,
                 &at.commit_sha,
+            )
+            .await?;
+        } else {
+            // One commit moved it: tell its author (and the tree's Cc).
+            let headline = format!(
+                "{:+.1}% {verdict} of {} ({})",
+                shift.change_percent, key.metric, key.workload
+            );
+            let mut conn = state.db.acquire().await?;
+            notify::queue_report(
+                state,
+                &mut conn,
+                tree_id,
+                at.comparison_id,
+                &at.commit_sha,
+                &headline,
             )
             .await?;
         }

@@ -403,3 +403,43 @@ async fn a_relay_that_is_down_is_tried_again_and_its_error_kept(pool: PgPool) {
     assert_eq!((r.state.as_str(), r.attempts), ("failed", 3), "{r:?}");
     assert!(r.last_error.is_some());
 }
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_change_point_at_one_commit_is_queued_for_its_author_by_itself(pool: PgPool) {
+    let dir = tempfile::tempdir().unwrap();
+    let app = TestApp::with_config(pool, config(dir.path(), None)).await;
+    let (hook, _calls) = webhook().await;
+    let (tree, comparison, commit) = measured_change(&app, &hook).await;
+    assert!(rows(&app.pool, comparison).await.is_empty());
+
+    // Writing the history finds the shift at the commit and queues its
+    // report: the author, the list, the hook.
+    patchperf_server::domain::tree::record_history(&app.state)
+        .await
+        .unwrap();
+    let changes = app.get(&format!("/api/v1/changes?tree={tree}")).await;
+    assert_eq!(
+        changes.json["changes"][0]["commit_sha"],
+        commit.as_str(),
+        "{changes:?}"
+    );
+    let mut queued: Vec<(String, String)> = rows(&app.pool, comparison)
+        .await
+        .into_iter()
+        .map(|r| (r.channel, r.recipient))
+        .collect();
+    queued.sort();
+    assert_eq!(
+        queued,
+        [
+            ("mail".to_string(), "kh@example.org".to_string()),
+            (
+                "mail".to_string(),
+                "linux-fsdevel@vger.kernel.org".to_string()
+            ),
+            ("webhook".to_string(), hook.clone()),
+        ]
+    );
+    // Queued once: asking again adds nothing.
+    assert_eq!(queue(&app.state, tree, comparison, &commit).await, 0);
+}
