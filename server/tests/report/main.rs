@@ -315,6 +315,11 @@ async fn pages_in_headless_chromium_show_the_report(pool: sqlx::PgPool) {
         .find("improvement: +10.0% of will-it-scale.per_process_ops on dup1 · process · nr_task 1 (95% interval")
         .unwrap_or_else(|| panic!("{text}"));
     assert!(answer < text.find("Boot order").unwrap(), "{text}");
+    // Under icount a change counts from 0.5% until an A/A says otherwise.
+    assert!(
+        text.contains("3 and 3 runs, tcg-icount; changes under 0.50% count as none: default)"),
+        "{text}"
+    );
     assert!(
         text.contains(
             "patch: [PATCH] fs: <i>dup</i> without the sanity check · Kernel Hacker <kh@example.org> \

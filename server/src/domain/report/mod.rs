@@ -304,6 +304,10 @@ pub fn group_reports(
             );
             let policy = VerdictPolicy {
                 noise_floor_percent: floor.map(|f| f.percent),
+                min_change_percent: header.measurement.map_or(
+                    policy.min_change_percent,
+                    MeasurementMode::default_min_change_percent,
+                ),
                 ..*policy
             };
             header.noise_floor_source = floor.map(|f| {
