@@ -104,6 +104,21 @@ pub enum MeasurementMode {
 }
 
 impl MeasurementMode {
+    /// Every mode.
+    pub const ALL: [MeasurementMode; 5] = [
+        MeasurementMode::Host,
+        MeasurementMode::Kvm,
+        MeasurementMode::Tcg,
+        MeasurementMode::TcgIcount,
+        MeasurementMode::Kexec,
+    ];
+
+    /// The mode [`MeasurementMode::as_str`] spells `s`, as stored and as
+    /// the API and command line write it.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|m| m.as_str() == s)
+    }
+
     /// `host`, `kvm`, `tcg`, `tcg-icount`, `kexec`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -353,6 +368,15 @@ impl RunResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn measurement_modes_parse_as_serde_spells_them() {
+        for m in MeasurementMode::ALL {
+            assert_eq!(MeasurementMode::parse(m.as_str()), Some(m));
+            assert_eq!(serde_json::to_value(m).unwrap(), m.as_str());
+        }
+        assert_eq!(MeasurementMode::parse("TCG"), None);
+    }
     use crate::limits::{MAX_PERCENT, MAX_VALUE};
 
     fn run() -> RunResult {

@@ -114,6 +114,6 @@ pub struct SubmitArgs {
 
 /// A measurement mode as the API spells it (`tcg-icount`).
 fn parse_backend(text: &str) -> Result<MeasurementMode, String> {
-    serde_json::from_value(serde_json::Value::from(text))
-        .map_err(|_| format!("{text:?} is not one of host, kvm, tcg, tcg-icount, kexec"))
+    MeasurementMode::parse(text)
+        .ok_or_else(|| format!("{text:?} is not one of host, kvm, tcg, tcg-icount, kexec"))
 }

@@ -2,7 +2,7 @@
 //! per (workload, mode, nr_task, metric, machine, measurement, commit), so
 //! that a metric's history is one indexed range of its primary key.
 
-use chrono::{DateTime, Utc};
+use patchperf_common::api::HistoryPoint;
 use sqlx::{PgConnection, PgExecutor};
 
 /// A point to store.
@@ -64,31 +64,6 @@ pub async fn insert(conn: &mut PgConnection, p: &NewPoint<'_>) -> Result<(), sql
     Ok(())
 }
 
-/// A stored point with its commit.
-#[derive(Debug, Clone)]
-pub struct PointRow {
-    /// The commit's place in the tested line.
-    pub position: i32,
-    /// The commit.
-    pub commit_sha: String,
-    /// Its subject.
-    pub subject: String,
-    /// Its author.
-    pub author: String,
-    /// When it was committed.
-    pub committed_at: Option<DateTime<Utc>>,
-    /// The metric on each boot.
-    pub runs: Vec<f64>,
-    /// Their mean.
-    pub mean: f64,
-    /// 95% interval of the mean, low end.
-    pub low: Option<f64>,
-    /// 95% interval of the mean, high end.
-    pub high: Option<f64>,
-    /// The comparison that measured it.
-    pub comparison_id: i64,
-}
-
 /// Which history.
 #[derive(Debug, Clone, Copy)]
 pub struct SeriesKey<'a> {
@@ -108,14 +83,15 @@ pub struct SeriesKey<'a> {
     pub measurement: &'a str,
 }
 
-/// One history, oldest commit first: one range of the primary key.
+/// One history, oldest commit first, as the API shows it: one range of
+/// the primary key.
 pub async fn points(
     db: impl PgExecutor<'_>,
     key: SeriesKey<'_>,
-) -> Result<Vec<PointRow>, sqlx::Error> {
+) -> Result<Vec<HistoryPoint>, sqlx::Error> {
     sqlx::query_as!(
-        PointRow,
-        "SELECT h.position, h.commit_sha, c.subject, c.author, c.committed_at, h.runs, h.mean,
+        HistoryPoint,
+        "SELECT h.position, h.commit_sha AS commit, c.subject, c.author, c.committed_at, h.runs, h.mean,
                 h.low, h.high, h.comparison_id
          FROM history_points h
          JOIN tree_commits c ON c.tree_id = h.tree_id AND c.commit_sha = h.commit_sha

@@ -23,7 +23,7 @@ use patchperf_common::api::{
 use patchperf_common::comparison::ComparisonStatus;
 use patchperf_common::metric::{self, Direction};
 use patchperf_common::protocol::{BaseSource, NrTask, WorkloadParams};
-use patchperf_common::run::Side;
+use patchperf_common::run::{MeasurementMode, Side};
 use patchperf_common::stats::summary;
 use patchperf_common::stats::{ChangePointPolicy, Interval, Shift, change_points};
 
@@ -192,10 +192,7 @@ fn request(tree: &TreeRow, head: &str) -> ComparisonCreateRequest {
         params: tree.params.0.clone(),
         runs: u32::try_from(tree.runs_per_side).unwrap_or(3),
         max_runs: tree.max_runs_per_side.and_then(|m| u32::try_from(m).ok()),
-        backend: tree
-            .backend
-            .as_deref()
-            .and_then(|b| serde_json::from_value(serde_json::Value::from(b)).ok()),
+        backend: tree.backend.as_deref().and_then(MeasurementMode::parse),
         config_fragment: tree.config_fragment.clone(),
         machine: tree.machine_name.clone(),
         order_seed: None,
@@ -289,7 +286,7 @@ async fn detect(state: &AppState, tree_id: i64, key: &Key) -> Result<(), Error> 
             key: key.borrowed(),
             position: at.position,
             from_position: before.position,
-            commit_sha: &at.commit_sha,
+            commit_sha: &at.commit,
             mean_before: shift.mean_before,
             mean_after: shift.mean_after,
             change_percent: shift.change_percent,
@@ -305,21 +302,13 @@ async fn detect(state: &AppState, tree_id: i64, key: &Key) -> Result<(), Error> 
         tracing::info!(
             tree = tree_id,
             change = change_id,
-            commit = %at.commit_sha,
+            commit = %at.commit,
             metric = %key.metric,
             change_percent = shift.change_percent,
             "change point found"
         );
         if at.position - before.position > 1 {
-            bisect_change(
-                state,
-                tree_id,
-                key,
-                change_id,
-                &before.commit_sha,
-                &at.commit_sha,
-            )
-            .await?;
+            bisect_change(state, tree_id, key, change_id, &before.commit, &at.commit).await?;
         } else {
             // One commit moved it: tell its author (and the tree's Cc).
             let headline = format!(
@@ -332,7 +321,7 @@ async fn detect(state: &AppState, tree_id: i64, key: &Key) -> Result<(), Error> 
                 &mut conn,
                 tree_id,
                 at.comparison_id,
-                &at.commit_sha,
+                &at.commit,
                 &headline,
             )
             .await?;
@@ -385,10 +374,7 @@ async fn bisect_change(
         }),
         runs: u32::try_from(tree.runs_per_side).ok(),
         max_runs: tree.max_runs_per_side.and_then(|m| u32::try_from(m).ok()),
-        backend: tree
-            .backend
-            .as_deref()
-            .and_then(|b| serde_json::from_value(serde_json::Value::from(b)).ok()),
+        backend: tree.backend.as_deref().and_then(MeasurementMode::parse),
         config_fragment: tree.config_fragment.clone(),
         machine,
         order_seed: None,

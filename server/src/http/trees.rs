@@ -6,7 +6,7 @@ use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use patchperf_common::api::{
-    HistoryPoint, HistoryView, PushResponse, TreeCreateRequest, TreeSubmission, TreeView,
+    HistoryView, PushResponse, TreeCreateRequest, TreeSubmission, TreeView,
 };
 use patchperf_common::protocol::ErrorBody;
 use patchperf_common::run::TaskMode;
@@ -188,22 +188,7 @@ async fn history(
     find(&state, id).await?;
     let all = db::history::series(&state.db, id).await?;
     let s = pick_history(id, &all, &q)?;
-    let points = db::history::points(&state.db, s.key(id))
-        .await?
-        .into_iter()
-        .map(|p| HistoryPoint {
-            position: p.position,
-            commit: p.commit_sha,
-            subject: p.subject,
-            author: p.author,
-            committed_at: p.committed_at,
-            runs: p.runs,
-            mean: p.mean,
-            low: p.low,
-            high: p.high,
-            comparison_id: p.comparison_id,
-        })
-        .collect();
+    let points = db::history::points(&state.db, s.key(id)).await?;
     Ok(Json(HistoryView {
         tree_id: id,
         workload: s.workload.clone(),

@@ -14,13 +14,14 @@ use super::changes::ChangeView;
 use super::plot::encode;
 use super::view;
 use crate::db::changes::{ChangeFilter, ChangeRow};
-use crate::db::history::{PointRow, SeriesRow};
+use crate::db::history::SeriesRow;
 use crate::domain::history_plot::{self, HistoryPlot, PlotChange, PlotPoint};
 use crate::domain::report::offload::off_workers;
 use crate::error::Result;
 use crate::http::extract::{Path, Query};
 use crate::http::trees::{HistoryQuery, find, pick_history};
 use crate::{AppState, Error, db};
+use patchperf_common::api::HistoryPoint;
 
 /// Most change points a tree page lists.
 const CHANGES_SHOWN: i64 = 500;
@@ -124,14 +125,14 @@ fn in_history(c: &ChangeRow, s: &SeriesRow) -> bool {
 }
 
 /// The plot of history `s`'s `points` with its change points marked.
-fn plot_of(s: &SeriesRow, points: &[PointRow], changes: &[&ChangeRow]) -> HistoryPlot {
+fn plot_of(s: &SeriesRow, points: &[HistoryPoint], changes: &[&ChangeRow]) -> HistoryPlot {
     HistoryPlot {
         title: history_title(s),
         y_label: history_plot::y_label(&s.metric),
         points: points
             .iter()
             .map(|p| PlotPoint {
-                commit: view::short_commit(&p.commit_sha).to_string(),
+                commit: view::short_commit(&p.commit).to_string(),
                 date: p.committed_at.map(|t| t.format("%Y-%m-%d").to_string()),
                 mean: p.mean,
                 interval: p.low.zip(p.high),
@@ -192,14 +193,14 @@ fn svg_href(id: i64, s: &SeriesRow) -> String {
     )
 }
 
-fn point_item(p: PointRow, changes: &[&ChangeRow]) -> PointItem {
+fn point_item(p: HistoryPoint, changes: &[&ChangeRow]) -> PointItem {
     let mut mean = mean_column(p.mean).trim().to_string();
     if let (Some(l), Some(h)) = (p.low, p.high) {
         mean.push_str(&format!(" ± {}", mean_column((h - l) / 2.0).trim()));
     }
     PointItem {
         position: p.position,
-        commit: view::short_commit(&p.commit_sha).to_string(),
+        commit: view::short_commit(&p.commit).to_string(),
         change: changes
             .iter()
             .find(|c| c.position == p.position)
