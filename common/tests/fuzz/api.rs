@@ -9,7 +9,7 @@ use patchperf_common::api::{
     BisectionView, BootView, CancelResponse, ComparisonCreateRequest, ComparisonCreated,
     ComparisonListQuery, ComparisonSubmission, ComparisonView, FailureView, JobView, MAX_RUNS,
     MIN_RUNS, OutcomeKind, PatchMessage, PatchesView, ProbeView, RunCounts, StepHeadline, StepOf,
-    StepView, VerdictSummary,
+    StepView, TreeCreateRequest, TreeSubmission, VerdictSummary,
 };
 use patchperf_common::comparison::{ComparisonKind, ComparisonStatus, OverallVerdict};
 use patchperf_common::protocol::{BaseSource, FailureReason, JobState, NrTask, WorkloadParams};
@@ -80,6 +80,24 @@ fn bisection_request() -> BisectionCreateRequest {
         config_fragment: None,
         machine: Some("lab-1".into()),
         order_seed: Some(7),
+    }
+}
+
+fn tree_request() -> TreeCreateRequest {
+    TreeCreateRequest {
+        name: "vfs.all".into(),
+        url: "https://git.kernel.org/pub/scm/linux/kernel/git/vfs/vfs.git".into(),
+        branch: "vfs.all".into(),
+        workloads: vec!["dup1".into()],
+        params: submission().params,
+        runs: 3,
+        max_runs: Some(6),
+        backend: Some(MeasurementMode::TcgIcount),
+        config_fragment: None,
+        machine: Some("lab-1".into()),
+        min_hours: 6,
+        cc: vec!["linux-fsdevel@vger.kernel.org".into()],
+        webhook_url: Some("https://ci.example.org/hook".into()),
     }
 }
 
@@ -316,6 +334,27 @@ proptest! {
                     prop_assert!(workload::find(&checked.workload).is_some());
                     prop_assert!(checked.params.as_ref().is_none_or(|p| p.nr_task.len() == 1));
                     prop_assert!(checked.comparison.is_some() != checked.bad.is_some());
+                }
+                Err(err) => prop_assert!(!err.to_string().is_empty()),
+            }
+        }
+    }
+
+    /// The tracked tree body: what the checks accept has a plain name, at
+    /// most 16 Cc addresses that cannot smuggle a header, and an http(s)
+    /// hook.
+    #[test]
+    fn fuzz_tree_request(text in inputs(tree(&tree_request()))) {
+        if let Some(req) = round_trips::<TreeCreateRequest>(&text)? {
+            match TreeSubmission::try_from(req.clone()) {
+                Ok(checked) => {
+                    prop_assert!(!checked.name.is_empty() && !checked.name.contains('/'));
+                    prop_assert!(checked.cc.len() <= 16);
+                    for a in &checked.cc {
+                        prop_assert!(!a.contains(['\n', '\r', ',', '<']), "{a:?}");
+                    }
+                    prop_assert!(checked.webhook_url.as_deref().is_none_or(|u| u.starts_with("http")));
+                    prop_assert!(checked.min_hours <= 8760);
                 }
                 Err(err) => prop_assert!(!err.to_string().is_empty()),
             }
