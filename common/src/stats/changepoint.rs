@@ -194,10 +194,13 @@ pub fn change_points<P: AsRef<[f64]>>(history: &[P], policy: &ChangePointPolicy)
         let found = merge(&h, split(&h, &energy, &policy.weak()), policy);
         // A segment of one point between a shift up and a shift down (or
         // down and up) is an odd point, not two level shifts; a staircase
-        // (up, then up again) is two.
-        let spike = found
-            .windows(2)
-            .position(|w| w[1].0 == w[0].0 + 1 && w[0].1.shift != w[1].1.shift);
+        // (up, then up again) is two. A segment that holds a point set aside
+        // before is an excursion of several commits: its shifts stand.
+        let spike = found.windows(2).position(|w| {
+            w[1].0 == w[0].0 + 1
+                && w[0].1.shift != w[1].1.shift
+                && !(w[0].1.index..w[1].1.index).any(|i| skip.contains(&i))
+        });
         match spike {
             Some(i) => {
                 odd.push(found[i].1.clone());
@@ -629,6 +632,36 @@ mod tests {
                 &ChangePointPolicy::default()
             )),
             [6, 7]
+        );
+    }
+
+    #[test]
+    fn an_excursion_of_two_commits_is_two_shifts_not_two_odd_points() {
+        // Found by the property test: once commit 2 is set aside, commit 1
+        // is alone between the shifts, but it is not alone in the history.
+        let h = [
+            vec![955.5071659842317, 900.0],
+            vec![
+                1088.4354093613147,
+                1038.5508726033866,
+                1048.1042936101278,
+                1047.1978723002146,
+            ],
+            vec![1088.8162175348539, 1083.3002605685044],
+            vec![900.0],
+            vec![900.0, 900.0],
+        ];
+        let policy = ChangePointPolicy {
+            alpha: 0.17422059663105674,
+            min_change_percent: 0.0,
+            window: 2,
+        };
+        let found = change_points(&h, &policy);
+        assert_eq!(indices(&found.odd), [2]);
+        assert_eq!(indices(&found.shifts), [1, 3]);
+        assert_eq!(
+            (found.shifts[0].shift, found.shifts[1].shift),
+            (Shift::Up, Shift::Down)
         );
     }
 
