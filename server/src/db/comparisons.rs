@@ -46,6 +46,9 @@ pub struct NewComparison<'a> {
     pub probe_of: Option<(i64, i32)>,
     /// For a tracked tree's new head: the tree.
     pub tree_id: Option<i64>,
+    /// Built over another commit than its base: that commit, and the
+    /// series that takes it to the base (see [`ComparisonRow::built_over`]).
+    pub built_over: Option<(&'a str, i64)>,
 }
 
 /// A comparison as stored, with its machine's name.
@@ -103,6 +106,12 @@ pub struct ComparisonRow {
     pub commit_sha: Option<String>,
     /// The tracked tree whose new head it measures.
     pub tree_id: Option<i64>,
+    /// The commit the runner builds both sides over when it is not the
+    /// base's (a tracked tree's anchor): the base is this commit with
+    /// `carried_series_id` on it, the patched side that and the series.
+    pub built_over: Option<String>,
+    /// The commits from `built_over` to the base, as a series.
+    pub carried_series_id: Option<i64>,
 }
 
 impl ComparisonRow {
@@ -128,14 +137,15 @@ pub async fn insert(conn: &mut PgConnection, new: &NewComparison<'_>) -> Result<
     };
     let (parent_id, step) = new.step_of.unzip();
     let (bisection_id, probe) = new.probe_of.unzip();
+    let (built_over, carried_series_id) = new.built_over.unzip();
     sqlx::query_scalar!(
         r#"INSERT INTO comparisons (base, series_id, workloads, params, runs_per_side, backend,
                                     config_fragment, machine_id, machine_inventory, order_seed,
                                     submitted_by, kind, max_runs_per_side, parent_id, step,
                                     base_series_id, git_range, commit_sha, bisection_id, probe,
-                                    tree_id)
+                                    tree_id, built_over, carried_series_id)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
-                   $17, $18, $19, $20, $21)
+                   $17, $18, $19, $20, $21, $22, $23)
            RETURNING id"#,
         Json(new.base) as _,
         new.series_id,
@@ -157,7 +167,9 @@ pub async fn insert(conn: &mut PgConnection, new: &NewComparison<'_>) -> Result<
         new.commit_sha,
         bisection_id,
         probe,
-        new.tree_id
+        new.tree_id,
+        built_over,
+        carried_series_id
     )
     .fetch_one(conn)
     .await
@@ -176,7 +188,8 @@ pub async fn find(db: impl PgExecutor<'_>, id: i64) -> Result<Option<ComparisonR
                   c.config_fragment, c.machine_id, m.name AS "machine_name?",
                   c.machine_inventory, c.order_seed, t.name AS submitted_by,
                   c.created_at, c.updated_at, c.finished_at, c.parent_id, c.step,
-                  c.base_series_id, c.git_range, c.commit_sha, c.tree_id
+                  c.base_series_id, c.git_range, c.commit_sha, c.tree_id,
+                  c.built_over, c.carried_series_id
            FROM comparisons c
            JOIN tokens t ON t.id = c.submitted_by
            LEFT JOIN machines m ON m.id = c.machine_id

@@ -67,7 +67,7 @@ async fn create(
 ) -> Result<impl IntoResponse> {
     let req = ComparisonSubmission::try_from(req)
         .map_err(|invalid| Error::Unprocessable(invalid.to_string()))?;
-    let id = submit::comparison(&state, &req, auth.caller.token_id, None)
+    let id = submit::comparison(&state, &req, auth.caller.token_id, None, None)
         .await?
         .id;
     let url = state.config.link(&format!("/api/v1/comparisons/{id}"));
