@@ -14,6 +14,7 @@ use patchperf_server::domain::tree;
 use serde_json::{Value, json};
 use sqlx::PgPool;
 
+use crate::bisection_pages::{page, text};
 use crate::bisections::{Lab, app};
 use crate::git_repo::{commit_file, linear};
 use crate::helpers::TestApp;
@@ -344,6 +345,12 @@ async fn a_tree_is_built_over_its_anchor_until_the_anchor_moves_up(pool: PgPool)
     let view = app.comparison(second).await;
     assert_eq!(view["git_range"], format!("{}..{}", ids[1], ids[2]));
     assert_eq!(view["base"]["commit"], ids[1].as_str());
+    let said = text(&page(&app, &format!("/comparisons/{second}")).await);
+    let over = format!(
+        "both kernels built over {} with the tree's 1 commit since as patches",
+        &ids[0][..10]
+    );
+    assert!(said.contains(&over), "{said}");
     let patched = now;
 
     // Two commits in one push: the whole and each step carry the same.

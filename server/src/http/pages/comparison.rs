@@ -177,6 +177,9 @@ pub(super) struct ComparisonPage {
     step_of: Option<(String, String)>,
     /// A git range's comparison: the range, short ids.
     range: Option<String>,
+    /// Built over a tracked tree's anchor: its short id and how many
+    /// commits ride on it.
+    built_over: Option<(String, usize)>,
     /// The commit the patched side is (a range's end, a step's, a probe's).
     commit: Option<String>,
     /// On a bisection's probe: the bisection's page and which probe.
@@ -392,6 +395,17 @@ async fn page_of(
             )
         }),
         range: c.git_range.as_deref().map(view::short_range),
+        built_over: match (&c.built_over, c.carried_series_id) {
+            (Some(over), Some(carried)) => Some((
+                view::short_commit(over).to_string(),
+                db::patches::messages(&state.db, carried)
+                    .await?
+                    .iter()
+                    .filter(|m| m.has_diff)
+                    .count(),
+            )),
+            _ => None,
+        },
         commit: c
             .commit_sha
             .as_deref()
