@@ -275,6 +275,18 @@ async fn the_dashboard_pages_open_changes_and_its_form_marks_them(pool: PgPool) 
     rest.push(first);
     assert_eq!(entries(&html), rest);
     assert!(!html.contains("changes_before="), "the last page");
+    // A browser pages the same way.
+    if let Some(chromium) = Chromium::find() {
+        let server =
+            patchperf_testkit::TestServer::serve(app.state.clone(), "127.0.0.1:0".parse().unwrap())
+                .await;
+        let dom = chromium.dump_dom(&format!("{}/", server.url())).await;
+        assert_eq!(entries(&dom), newest, "{dom}");
+        assert!(dom.contains(&format!("href=\"{older}\"")), "{dom}");
+        let dom = chromium.dump_dom(&format!("{}{older}", server.url())).await;
+        assert_eq!(entries(&dom), rest, "{dom}");
+        server.stop().await;
+    }
 
     // The form: a CI token is refused, so is a made-up one; an admin's marks
     // it and goes back to the page it came from.
