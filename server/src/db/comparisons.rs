@@ -243,6 +243,8 @@ pub struct ListFilter<'a> {
     pub verdict: Option<OverallVerdict>,
     /// Only ids below this (the cursor of the previous page).
     pub before: Option<i64>,
+    /// Matching comparisons skipped first (a page number's).
+    pub offset: i64,
     /// Page size.
     pub limit: i64,
 }
@@ -307,13 +309,14 @@ pub async fn list(
              AND ($4::bigint IS NULL OR c.id < $4)
              AND ($5::text IS NULL OR c.verdict = $5)
            ORDER BY c.id DESC
-           LIMIT $6"#,
+           LIMIT $6 OFFSET $7"#,
         filter.status.map(ComparisonStatus::as_str),
         filter.machine,
         filter.workload,
         filter.before,
         filter.verdict.map(OverallVerdict::as_str),
-        filter.limit
+        filter.limit,
+        filter.offset
     )
     .fetch_all(&mut *tx)
     .await?;

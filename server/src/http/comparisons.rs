@@ -297,6 +297,7 @@ async fn list(
         workload: q.workload.as_deref(),
         verdict,
         before: q.before,
+        offset: 0,
         limit,
     };
     let comparisons = db::comparisons::list(&state.db, &filter).await?;
