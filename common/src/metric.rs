@@ -183,7 +183,7 @@ mod tests {
             ("kernel.image_bytes", "bytes"),
             ("something.else", ""),
         ] {
-            assert_eq!(unit(name), unit, "{name}");
+            assert_eq!(super::unit(name), unit, "{name}");
         }
     }
 
