@@ -243,6 +243,9 @@ pub struct ListFilter<'a> {
     pub verdict: Option<OverallVerdict>,
     /// Only ids below this (the cursor of the previous page).
     pub before: Option<i64>,
+    /// A patch of its series has this in its subject or author (any case),
+    /// or this Message-Id.
+    pub search: Option<&'a str>,
     /// Matching comparisons skipped first (a page number's).
     pub offset: i64,
     /// Page size.
@@ -287,6 +290,7 @@ pub async fn list(
     db: &PgPool,
     filter: &ListFilter<'_>,
 ) -> Result<Vec<ComparisonSummary>, sqlx::Error> {
+    let search = filter.search.map(Search::new);
     let mut tx = db.begin().await?;
     sqlx::query!("SET LOCAL plan_cache_mode = force_custom_plan")
         .execute(&mut *tx)
@@ -308,6 +312,11 @@ pub async fn list(
              AND ($3::text IS NULL OR $3 = ANY (c.workloads))
              AND ($4::bigint IS NULL OR c.id < $4)
              AND ($5::text IS NULL OR c.verdict = $5)
+             AND ($8::text IS NULL OR c.series_id IN (
+                   SELECT p.series_id FROM patches p
+                   WHERE lower(p.subject) LIKE $9 OR lower(p.author) LIKE $9
+                   UNION
+                   SELECT p.series_id FROM patches p WHERE p.message_id = $8))
            ORDER BY c.id DESC
            LIMIT $6 OFFSET $7"#,
         filter.status.map(ComparisonStatus::as_str),
@@ -316,12 +325,44 @@ pub async fn list(
         filter.before,
         filter.verdict.map(OverallVerdict::as_str),
         filter.limit,
-        filter.offset
+        filter.offset,
+        search.as_ref().map(|s| s.message_id.as_str()),
+        search.as_ref().map(|s| s.pattern.as_str())
     )
     .fetch_all(&mut *tx)
     .await?;
     tx.commit().await?;
     Ok(listed)
+}
+
+/// A search term as the listing's query uses it.
+struct Search {
+    /// As a Message-Id: without the angle brackets stored ids lack.
+    message_id: String,
+    /// As part of a subject or an author: `%term%`, lower case, with
+    /// LIKE's wildcards in the term matched as themselves.
+    pattern: String,
+}
+
+impl Search {
+    fn new(term: &str) -> Search {
+        let term = term.trim();
+        let mut pattern = String::from("%");
+        for ch in term.to_lowercase().chars() {
+            if matches!(ch, '%' | '_' | '\\') {
+                pattern.push('\\');
+            }
+            pattern.push(ch);
+        }
+        pattern.push('%');
+        Search {
+            message_id: term
+                .trim_start_matches('<')
+                .trim_end_matches('>')
+                .to_string(),
+            pattern,
+        }
+    }
 }
 
 /// Pins the comparison to the machine (first claim) and marks it running.

@@ -297,6 +297,7 @@ async fn list(
         workload: q.workload.as_deref(),
         verdict,
         before: q.before,
+        search: super::search_term(q.q.as_deref())?,
         offset: 0,
         limit,
     };

@@ -250,3 +250,74 @@ async fn the_dashboard_pages_its_comparisons_and_keeps_the_filters(pool: sqlx::P
         server.stop().await;
     }
 }
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn comparisons_are_found_by_subject_author_or_message_id(pool: sqlx::PgPool) {
+    let app = TestApp::new(pool).await;
+    app.register("lab").await;
+    let close = app
+        .submit("[PATCH] fs: skip task_work on close", "lab", &[1], 3)
+        .await;
+    let percent = app.submit("[PATCH] mm: 100%_faster", "lab", &[1], 3).await;
+    let (status, body) = app
+        .submit_raw(
+            "unused",
+            serde_json::json!({ "mbox": patchperf_testkit::mbox::TWO_PATCHES }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let series: i64 = serde_json::from_str::<serde_json::Value>(&body).unwrap()["id"]
+        .as_i64()
+        .unwrap();
+    for (q, expected) in [
+        ("TASK_WORK", vec![close]),
+        ("task_work on", vec![close]),
+        // LIKE's wildcards are matched as themselves.
+        ("%", vec![percent]),
+        ("100%_", vec![percent]),
+        ("_", vec![close, percent]),
+        ("hacker@example.org", vec![series]),
+        ("<20240101000000.2-hacker@example.org>", vec![series]),
+        ("20240101000000.1-hacker@example.org", vec![series]),
+        ("kh@example.org", vec![percent, close]),
+        ("nothing like it", vec![]),
+    ] {
+        let mut expected = expected;
+        expected.sort_unstable_by(|a, b| b.cmp(a));
+        let (status, page) = app.get(&format!("/?q={}", urlencoding(q))).await;
+        assert_eq!(status, StatusCode::OK, "{q}: {page}");
+        assert_eq!(listed(&page), expected, "{q}");
+        let (_, json) = app
+            .get(&format!("/api/v1/comparisons?q={}", urlencoding(q)))
+            .await;
+        let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let ids: Vec<i64> = json["comparisons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["id"].as_i64().unwrap())
+            .collect();
+        assert_eq!(ids, expected, "API, {q}");
+    }
+    // The term stays in the box and on the links between pages.
+    let (_, page) = app.get("/?q=task_work").await;
+    assert!(page.contains("name=\"q\" value=\"task_work\""), "{page}");
+    for bad in ["x".repeat(201), "a%00b".to_string()] {
+        let (status, page) = app.get(&format!("/?q={bad}")).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{page}");
+        let (status, _) = app.get(&format!("/api/v1/comparisons?q={bad}")).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+    }
+}
+
+/// `s` percent-encoded for a query string.
+fn urlencoding(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}

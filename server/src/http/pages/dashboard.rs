@@ -53,6 +53,9 @@ pub struct DashboardQuery {
     /// Overall verdict.
     #[serde(default)]
     pub verdict: String,
+    /// A word of a patch's subject or author, or its Message-Id.
+    #[serde(default)]
+    pub q: String,
     /// Open change points with a smaller id only (the "older" link).
     #[serde(default)]
     pub changes_before: Option<i64>,
@@ -140,6 +143,8 @@ pub(super) struct DashboardPage {
     workloads: Vec<Choice>,
     statuses: Vec<Choice>,
     verdicts: Vec<Choice>,
+    /// The search term asked for.
+    search: String,
 }
 
 /// A page of comparisons and its neighbours, with the filters kept.
@@ -232,6 +237,7 @@ pub(super) async fn page(
             workload: workload.as_deref(),
             verdict: wanted_verdict,
             before: None,
+            search: crate::http::search_term(Some(&q.q))?,
             offset: (page - 1) * SHOWN,
             limit: SHOWN + 1,
         },
@@ -242,6 +248,7 @@ pub(super) async fn page(
     // The same filters on the pages either side.
     let page_href = |n: i64| {
         let mut query: Vec<String> = [
+            ("q", &q.q),
             ("machine", &q.machine),
             ("workload", &q.workload),
             ("status", &q.status),
@@ -316,6 +323,7 @@ pub(super) async fn page(
         ),
         statuses: choices(ComparisonStatus::ALL.iter().map(|s| s.as_str()), &q.status),
         verdicts: choices(OverallVerdict::ALL.iter().map(|v| v.as_str()), &q.verdict),
+        search: q.q.clone(),
     })
 }
 

@@ -170,6 +170,7 @@ pub(super) async fn page(
         workload: None,
         verdict: None,
         before: None,
+        search: None,
         offset: 0,
         limit: RECENT_COMPARISONS,
     };
