@@ -282,6 +282,12 @@ pub struct ComparisonSummary {
 /// Comparisons matching `filter`, newest first; the steps of per-patch
 /// comparisons are left out (their parent lists them).
 ///
+/// A search is asked of each comparison, newest first, until the page is
+/// full (`EXISTS`), not by first collecting every matching patch: a common
+/// word matches thousands of patches (277 ms at 10⁵ comparisons), the
+/// newest page of them takes under 1 ms; a term no trigram narrows and
+/// nothing matches reads every comparison (180 ms at 10⁵, load 6).
+///
 /// Planned for the filter values at hand: a prepared statement soon gets a
 /// generic plan, in which `$5 IS NULL OR c.verdict = $5` cannot use the
 /// verdict index and a rare verdict means walking every comparison (26 ms
@@ -312,11 +318,11 @@ pub async fn list(
              AND ($3::text IS NULL OR $3 = ANY (c.workloads))
              AND ($4::bigint IS NULL OR c.id < $4)
              AND ($5::text IS NULL OR c.verdict = $5)
-             AND ($8::text IS NULL OR c.series_id IN (
-                   SELECT p.series_id FROM patches p
-                   WHERE lower(p.subject) LIKE $9 OR lower(p.author) LIKE $9
-                   UNION
-                   SELECT p.series_id FROM patches p WHERE p.message_id = $8))
+             AND ($8::text IS NULL OR EXISTS (
+                   SELECT 1 FROM patches p
+                   WHERE p.series_id = c.series_id
+                     AND (p.message_id = $8 OR lower(p.subject) LIKE $9
+                          OR lower(p.author) LIKE $9)))
            ORDER BY c.id DESC
            LIMIT $6 OFFSET $7"#,
         filter.status.map(ComparisonStatus::as_str),
