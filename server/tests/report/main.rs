@@ -7,6 +7,7 @@ mod browser;
 mod dashboard;
 mod extreme_values;
 mod helpers;
+mod metrics_page;
 mod more_runs;
 mod run_projections;
 mod stored;
@@ -140,14 +141,21 @@ async fn html_text_and_json_show_identical_numbers(pool: sqlx::PgPool) {
         "{text}"
     );
     // unsupported metrics are shown as such in all three forms: named
-    // under the text table, `n/s` in the page's full table, marked in JSON
+    // under the text table, `n/s` on the all-metrics page, marked in JSON
     assert!(
         text.contains("  not countable on this machine (perf's <not supported>; never shown as 0): perf events cycles"),
         "{text}"
     );
     assert!(!text.contains("        perf-stat.ps.cycles\n"), "{text}");
-    assert_eq!(html_row(&html, "perf-stat.ps.cycles")[1], "n/s");
     assert!(html.contains("not countable on this machine"));
+    let (_, all) = app.get(&format!("/comparisons/{id}/metrics")).await;
+    assert_eq!(html_row(&all, "perf-stat.ps.cycles")[1], "n/s");
+    assert_eq!(
+        html_row(&all, "will-it-scale.per_process_ops")[..4],
+        cells[..4],
+        "the same numbers on both pages"
+    );
+    assert!(html.contains(&format!("href=\"/comparisons/{id}/metrics\"")));
     assert!(json.to_string().contains("\"presence\":\"unsupported\""));
 }
 

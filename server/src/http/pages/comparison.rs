@@ -55,20 +55,20 @@ pub struct JobLine {
 /// One metric row.
 #[derive(Debug)]
 pub struct RowView {
-    name: String,
-    base: String,
-    change: String,
-    patched: String,
-    interval: String,
-    p: String,
-    q: String,
-    mw: String,
-    zero_day: &'static str,
-    verdict: &'static str,
-    verdict_class: &'static str,
-    reason: String,
+    pub(super) name: String,
+    pub(super) base: String,
+    pub(super) change: String,
+    pub(super) patched: String,
+    pub(super) interval: String,
+    pub(super) p: String,
+    pub(super) q: String,
+    pub(super) mw: String,
+    pub(super) zero_day: &'static str,
+    pub(super) verdict: &'static str,
+    pub(super) verdict_class: &'static str,
+    pub(super) reason: String,
     /// Listed under "Why" (the headline and every real change).
-    listed: bool,
+    pub(super) listed: bool,
 }
 
 /// One run of a report.
@@ -93,7 +93,8 @@ pub struct GroupView {
     /// The metrics this machine could not count, in one sentence.
     unsupported: Option<String>,
     rows: Vec<RowView>,
-    all_rows: Vec<RowView>,
+    /// Metrics in the report, all shown on the metrics page.
+    total: usize,
     hidden: usize,
     run_metrics: Vec<String>,
     runs: Vec<RunLine>,
@@ -148,6 +149,8 @@ pub(super) struct ComparisonPage {
     live: bool,
     json_url: String,
     text_url: String,
+    /// Every metric of the report, on its own page.
+    metrics_url: String,
     overall: &'static str,
     overall_class: String,
     status: &'static str,
@@ -327,6 +330,7 @@ async fn page_of(
         live: !c.status.is_final(),
         json_url: format!("/api/v1/comparisons/{id}"),
         text_url: format!("/api/v1/comparisons/{id}/report.txt"),
+        metrics_url: format!("/comparisons/{id}/metrics"),
         overall: verdict.overall.as_str(),
         overall_class: view::overall_class(verdict.overall),
         status: c.status.as_str(),
@@ -436,7 +440,7 @@ fn groups_description(groups: &[GroupReport]) -> Option<String> {
         .and_then(|g| g.comparison.header.machine_description.clone())
 }
 
-fn row_view(m: &MetricComparison, listed: bool) -> RowView {
+pub(super) fn row_view(m: &MetricComparison, listed: bool) -> RowView {
     RowView {
         name: m.name.clone(),
         base: format::side_text(&m.base),
@@ -483,7 +487,6 @@ async fn group_view(
         })
         .collect();
     let rows: Vec<RowView> = shown.iter().map(|m| row_view(m, is_listed(m))).collect();
-    let all_rows: Vec<RowView> = c.metrics.iter().map(|m| row_view(m, false)).collect();
 
     // Plots: the headline metric, then the changed ones in table order.
     let mut plotted: Vec<&MetricComparison> = Vec::new();
@@ -572,7 +575,7 @@ async fn group_view(
             .filter(|l| !l.is_empty()),
         hidden: c.metrics.len() - shown.len(),
         rows,
-        all_rows,
+        total: c.metrics.len(),
         run_metrics,
         runs,
         plots,

@@ -19,6 +19,7 @@ mod dashboard;
 mod error_page;
 mod job_log;
 mod machine;
+mod metrics;
 mod plot;
 mod series;
 mod steps;
@@ -34,6 +35,8 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/comparisons/{id}/plots/runs.svg", get(plot::runs))
         .route("/comparisons/{id}/plots/series.svg", get(plot::series))
         .route("/comparisons/{id}/series.mbox", get(series::mbox))
+        .route("/comparisons/{id}/metrics", get(metrics::page))
+        .route("/comparisons/{id}/metrics.csv", get(metrics::csv))
         .route("/trees", get(tree::list))
         .route("/trees/{id}", get(tree::page))
         .route("/trees/{id}/plots/history.svg", get(tree::history_svg))
