@@ -287,7 +287,7 @@ mod tests {
 
     #[test]
     fn missing_values_sort_last() {
-        let mut v = vec![None, Some(1.0), Some(f64::NAN), Some(-3.0)];
+        let mut v = [None, Some(1.0), Some(f64::NAN), Some(-3.0)];
         v.sort_by(|a, b| present_first(*a, *b, |x, y| y.abs().total_cmp(&x.abs())));
         assert_eq!(v[..2], [Some(-3.0), Some(1.0)]);
     }
