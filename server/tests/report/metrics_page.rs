@@ -1,9 +1,11 @@
 //! Every metric of a report on its own page, filtered and sorted by the
-//! server, and as CSV with unrounded numbers.
+//! server, and as CSV with unrounded numbers; the perf profile of both
+//! kernels, differentially, on its own page.
 
 use axum::http::StatusCode;
+use patchperf_common::run::{MetricValue, RunResult, Side};
 
-use crate::helpers::{TestApp, faster, squash};
+use crate::helpers::{TestApp, faster, run_result, squash};
 
 /// The metric names of a metrics page's tables, in order.
 fn rows(page: &str) -> Vec<String> {
@@ -113,4 +115,82 @@ async fn all_metrics_are_filtered_sorted_and_downloaded(pool: sqlx::PgPool) {
         .get(&format!("/comparisons/{id}/metrics.csv?filter=path-length"))
         .await;
     assert_eq!(csv.lines().count(), 2, "{csv}");
+}
+
+/// A dup1 run with a perf profile: `alloc_fd` takes `alloc` % of the
+/// samples (less with the patch), `do_dup2` a steady 20%.
+fn profiled_run(side: Side, seq: u32) -> RunResult {
+    let noise = 0.01 * f64::from(seq % 3);
+    let alloc = match side {
+        Side::Base => 10.0,
+        Side::Patched => 6.0,
+    } + noise;
+    let mut run = run_result(1, faster(side, seq, 1));
+    for (name, value) in [
+        ("perf-profile.children.cycles-pp.alloc_fd", alloc),
+        ("perf-profile.self.cycles-pp.alloc_fd", alloc - 2.0),
+        ("perf-profile.children.cycles-pp.do_dup2", 20.0 + noise),
+        ("perf-profile.self.cycles-pp.do_dup2", 5.0 + noise),
+        (
+            "perf-profile.calltrace.cycles-pp.alloc_fd.__x64_sys_dup.do_syscall_64.entry_SYSCALL_64_after_hwframe.dup",
+            alloc - 1.0,
+        ),
+        (
+            "perf-profile.calltrace.cycles-pp.alloc_fd.ksys_dup3.__x64_sys_dup2",
+            1.0 + noise,
+        ),
+    ] {
+        run.metrics.push(MetricValue {
+            name: name.into(),
+            value,
+        });
+    }
+    run
+}
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn the_profile_page_shows_where_the_time_went(pool: sqlx::PgPool) {
+    let app = TestApp::new(pool).await;
+    let lab = app.register("lab").await;
+    let id = app.submit("[PATCH] fs: a dup win", "lab", &[1], 3).await;
+    while let Some(spec) = app.claim(lab).await {
+        for boot in &spec.boots {
+            app.upload(lab, &spec, *boot, profiled_run(boot.side, boot.seq))
+                .await;
+        }
+        app.finish_done(lab, &spec).await;
+    }
+    app.build_reports().await;
+    let (_, page) = app.get(&format!("/comparisons/{id}")).await;
+    assert!(
+        page.contains(&format!("href=\"/comparisons/{id}/profile\"")),
+        "{page}"
+    );
+
+    let (status, page) = app.get(&format!("/comparisons/{id}/profile")).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    let said = squash(&crate::browser::visible_text(&page));
+    // alloc_fd moved 4 points, do_dup2 not at all: alloc_fd first.
+    let alloc = said.find("alloc_fd").expect("alloc_fd listed");
+    let dup2 = said.find("do_dup2").expect("do_dup2 listed");
+    assert!(alloc < dup2, "{said}");
+    assert!(said.contains("2 of 2 functions profiled"), "{said}");
+    assert!(said.contains("10.01 6.01 -4.00 8.01 4.01 -4.00"), "{said}");
+    // Its chains, the one that moved first, as callee ← caller.
+    let chain = "alloc_fd ← __x64_sys_dup ← do_syscall_64 ← entry_SYSCALL_64_after_hwframe ← dup 9.01 5.01 -4.00";
+    assert!(said.contains(chain), "{said}");
+    assert!(
+        said.find(chain) < said.find("alloc_fd ← ksys_dup3"),
+        "{said}"
+    );
+    assert!(page.contains("<details open><summary>alloc_fd</summary>"));
+
+    // Without a profile, the page says so and the report does not link it.
+    let plain = app.submit("[PATCH] fs: no profile", "lab", &[1], 3).await;
+    app.run_all(lab, faster).await;
+    app.build_reports().await;
+    let (_, page) = app.get(&format!("/comparisons/{plain}")).await;
+    assert!(!page.contains("/profile\""));
+    let (_, page) = app.get(&format!("/comparisons/{plain}/profile")).await;
+    assert!(page.contains("This comparison has no profile"));
 }

@@ -151,6 +151,8 @@ pub(super) struct ComparisonPage {
     text_url: String,
     /// Every metric of the report, on its own page.
     metrics_url: String,
+    /// The differential profile, when the runs were profiled.
+    profile_url: Option<String>,
     overall: &'static str,
     overall_class: String,
     status: &'static str,
@@ -331,6 +333,12 @@ async fn page_of(
         json_url: format!("/api/v1/comparisons/{id}"),
         text_url: format!("/api/v1/comparisons/{id}/report.txt"),
         metrics_url: format!("/comparisons/{id}/metrics"),
+        profile_url: built
+            .groups
+            .iter()
+            .flat_map(|g| &g.comparison.metrics)
+            .any(|m| m.name.starts_with("perf-profile.children."))
+            .then(|| format!("/comparisons/{id}/profile")),
         overall: verdict.overall.as_str(),
         overall_class: view::overall_class(verdict.overall),
         status: c.status.as_str(),
