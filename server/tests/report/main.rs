@@ -646,3 +646,22 @@ async fn an_aa_comparison_sets_the_noise_floor_of_later_reports_on_its_machine(p
     );
     assert!(text.contains("improvement"), "{text}");
 }
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn the_text_report_links_absolutely(pool: sqlx::PgPool) {
+    let app = TestApp::new(pool).await;
+    let id = completed_comparison(&app, "[PATCH] fs: make dup faster").await;
+    let path = format!("/api/v1/comparisons/{id}/report.txt");
+    // Without --public-url: the host the request went to.
+    let host = [("host", "perf.lab:8080".to_string())];
+    let (status, text) = app.request("GET", &path, None, &host, None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        text.contains(&format!("report: http://perf.lab:8080/comparisons/{id}\n")),
+        "{text}"
+    );
+    // A Host that is no plain host name makes no link up.
+    let odd = [("host", "evil.example/phish?x=".to_string())];
+    let (_, text) = app.request("GET", &path, None, &odd, None).await;
+    assert!(!text.contains("evil.example"), "{text}");
+}
