@@ -45,8 +45,19 @@ async fn completed_comparison(app: &TestApp, subject: &str) -> i64 {
 
 /// The cells of the HTML table row whose metric cell is `name`.
 fn html_row(html: &str, name: &str) -> Vec<String> {
-    let cell = format!("<td class=\"metric\">{name}</td>");
-    let start = html.find(&cell).unwrap_or_else(|| panic!("no row {name}"));
+    // The report's table lets a name wrap after each dot; the all-metrics
+    // page writes it whole.
+    let wrapped: String = name
+        .split_inclusive('.')
+        .map(|p| format!("{p}<wbr>"))
+        .collect();
+    let start = [
+        format!("<td class=\"metric\">{name}</td>"),
+        format!("<td class=\"metric\">{wrapped}"),
+    ]
+    .iter()
+    .find_map(|cell| html.find(cell.as_str()))
+    .unwrap_or_else(|| panic!("no row {name}"));
     let row = &html[start..start + html[start..].find("</tr>").unwrap()];
     row.split("</td>")
         .map(|c| {
@@ -118,14 +129,15 @@ async fn html_text_and_json_show_identical_numbers(pool: sqlx::PgPool) {
     let (status, html) = app.get(&format!("/comparisons/{id}")).await;
     assert_eq!(status, StatusCode::OK);
     let cells = html_row(&html, "will-it-scale.per_process_ops");
-    // metric, base, change, patched, verdict, interval, q, p, MW p, 0-day
+    // metric, base, %change, Δ points, patched, verdict, interval, q, p
     assert_eq!(cells[1], tokens[0]);
     assert_eq!(cells[2], tokens[1]);
-    assert_eq!(cells[3], tokens[2]);
-    assert_eq!(cells[4], "improvement");
+    assert_eq!(cells[3], "", "a relative change, not points");
+    assert_eq!(cells[4], tokens[2]);
+    assert_eq!(cells[5], "improvement");
     let interval = &metric["interval"];
     assert_eq!(
-        cells[5],
+        cells[6],
         format!(
             "{:+.2}% … {:+.2}%",
             interval["low"].as_f64().unwrap(),
@@ -136,7 +148,7 @@ async fn html_text_and_json_show_identical_numbers(pool: sqlx::PgPool) {
     assert!(
         text.contains(&format!(
             "  improvement  will-it-scale.per_process_ops  {}: 95% CI {}",
-            tokens[1], cells[5]
+            tokens[1], cells[6]
         )),
         "{text}"
     );
@@ -150,9 +162,10 @@ async fn html_text_and_json_show_identical_numbers(pool: sqlx::PgPool) {
     assert!(html.contains("not countable on this machine"));
     let (_, all) = app.get(&format!("/comparisons/{id}/metrics")).await;
     assert_eq!(html_row(&all, "perf-stat.ps.cycles")[1], "n/s");
+    let all_cells = html_row(&all, "will-it-scale.per_process_ops");
     assert_eq!(
-        html_row(&all, "will-it-scale.per_process_ops")[..4],
-        cells[..4],
+        [&all_cells[1], &all_cells[2], &all_cells[3]],
+        [&cells[1], &cells[2], &cells[4]],
         "the same numbers on both pages"
     );
     assert!(html.contains(&format!("href=\"/comparisons/{id}/metrics\"")));
@@ -352,8 +365,14 @@ async fn pages_in_headless_chromium_show_the_report(pool: sqlx::PgPool) {
     assert!(text.contains("dup1 · process · nr_task 1"), "{text}");
     assert!(text.contains("dup1 · process · nr_task 2"), "{text}");
     // table rows: the headline metric with its verdict
-    assert!(dom.contains("<td class=\"metric\">will-it-scale.per_process_ops</td>"));
+    // (its name wraps only after a dot, the same change of the other
+    // will-it-scale forms folded into it, the tooltip saying why)
+    assert!(dom.contains(
+        "<td class=\"metric\">will-it-scale.<wbr>per_process_ops<wbr><span class=\"same\"> (as do will-it-scale.1.processes"
+    ), "{dom}");
     assert!(dom.contains("class=\"verdict\" title=\"95% CI"), "{dom}");
+    assert!(dom.contains("Mann–Whitney p"), "{dom}");
+    assert!(text.contains("q: Welch's p adjusted for the"), "{text}");
     // plots: per-metric dots, per-second series, the scaling curve
     assert!(
         dom.matches("<svg").count() >= 5,
