@@ -2,9 +2,9 @@
 //! page is wider than the screen (tables scroll in their own box, long
 //! names and paths wrap), and at 1400×900 (and on the phone) a comparison's
 //! answer (verdict, size, metric, 95% interval) is above the fold. The
-//! comparison looks like a real one: seed 004's patch, a few hundred
-//! metrics with perf-profile's long call chains, +4.8% on the headline
-//! metric, a job log with a kernel build's long paths.
+//! comparison looks like a real one: seed 004's patch, 140 metrics with
+//! perf-profile's long call chains, +4.8% on the headline metric, a job log
+//! with a kernel build's long paths.
 
 use axum::http::StatusCode;
 use patchperf_common::protocol::JobSpec;
@@ -51,7 +51,7 @@ const PERF_STAT: [&str; 12] = [
     "perf-stat.ps.instructions",
 ];
 
-/// The extra metrics of a run, a few hundred of them: perf-stat's, and
+/// The extra metrics of a run, 136 of them: perf-stat's, and
 /// perf-profile's call chains (up to the whole stack in one name), children
 /// and self shares. The chains through alloc_fd shrink by 10% with the
 /// patch; the rest differ by boot-to-boot noise only.
@@ -166,6 +166,7 @@ async fn no_page_is_wider_than_a_phone(pool: sqlx::PgPool) {
     let pages = [
         "/".to_string(),
         format!("/comparisons/{id}"),
+        format!("/comparisons/{id}/metrics"),
         format!("/jobs/{job}/log"),
         "/machines".to_string(),
         "/machines/lab1".to_string(),
