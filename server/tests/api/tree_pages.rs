@@ -15,7 +15,7 @@ use sqlx::PgPool;
 use tower::ServiceExt;
 
 use crate::bisection_pages::{page, row, text};
-use crate::browser::Chromium;
+use crate::browser::{Chromium, assert_fit_a_phone};
 use crate::helpers::TestApp;
 use crate::trees::{Measured, measured_tree};
 
@@ -199,6 +199,11 @@ async fn a_tree_page_plots_its_history_marks_the_change_and_tables_the_points(po
             "{dom}"
         );
         assert!(text(&dom).contains("Change points"), "{dom}");
+        // On a phone too: the repository's URL wraps, the tables scroll in
+        // their own box, the plot scales to the screen.
+        let urls =
+            ["/trees".to_string(), format!("/trees/{id}")].map(|p| format!("{}{p}", server.url()));
+        assert_fit_a_phone(&chromium, &urls).await;
     }
 }
 

@@ -7,6 +7,7 @@ mod browser;
 mod dashboard;
 mod extreme_values;
 mod helpers;
+mod layout;
 mod metrics_page;
 mod more_runs;
 mod run_projections;
