@@ -134,7 +134,7 @@ fn request_body(args: &SubmitArgs) -> Result<ComparisonCreateRequest, Error> {
 }
 
 /// The workload parameters the command line names.
-pub(super) fn params(args: &SubmitArgs) -> Result<WorkloadParams, Error> {
+pub(super) fn params(args: &MeasureArgs) -> Result<WorkloadParams, Error> {
     let nr_task = args
         .nr_task
         .iter()
