@@ -375,6 +375,14 @@ async fn pages_in_headless_chromium_show_the_report(pool: sqlx::PgPool) {
     assert!(dom.contains("Mann–Whitney p"), "{dom}");
     assert!(text.contains("q: Welch's p adjusted for the"), "{text}");
     // plots: per-metric dots, per-second series, the scaling curve
+    // A plot says what it shows: a <title>, its unit on the value axis,
+    // and the change it draws written out.
+    assert!(
+        dom.contains("<title>will-it-scale.per_process_ops</title>"),
+        "{dom}"
+    );
+    assert!(dom.contains("ops/s per task"), "{dom}");
+    assert!(dom.contains("change +10."), "{dom}");
     assert!(
         dom.matches("<svg").count() >= 5,
         "{}",
