@@ -118,9 +118,74 @@ pub fn is_percentage(name: &str) -> bool {
     name.starts_with("perf-profile.") || name.ends_with('%')
 }
 
+/// What a metric's values count, for axis labels: `ops/s per task`,
+/// `events/s`, `% of samples`; empty for a name it does not know.
+pub fn unit(name: &str) -> &'static str {
+    if name == WIS_WORKLOAD {
+        return "ops";
+    }
+    if name.starts_with("will-it-scale.per_") {
+        return "ops/s per task";
+    }
+    if name.starts_with("will-it-scale.") {
+        return "ops/s";
+    }
+    if name.starts_with("perf-profile.") {
+        return "% of samples";
+    }
+    if name.ends_with('%') {
+        return "%";
+    }
+    if let Some(rest) = name.strip_prefix("perf-stat.") {
+        let (kind, what) = rest.split_once('.').unwrap_or(("", rest));
+        return match (kind, what) {
+            (_, "ipc") => "instructions/cycle",
+            (_, "cpi") => "cycles/instruction",
+            (_, "path-length") => "instructions/op",
+            ("ps" | "i", "cpu-clock" | "task-clock") => "ms/s",
+            ("total", "cpu-clock" | "task-clock") => "ms",
+            ("ps" | "i", _) => "events/s",
+            ("total", _) => "events",
+            _ => "",
+        };
+    }
+    match name {
+        KERNEL_BUILD_SECONDS | KERNEL_BOOT_SECONDS => "s",
+        KERNEL_IMAGE_BYTES => "bytes",
+        _ => "",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn units_name_what_is_counted() {
+        for (name, unit) in [
+            ("will-it-scale.per_process_ops", "ops/s per task"),
+            ("will-it-scale.per_thread_ops", "ops/s per task"),
+            ("will-it-scale.8.processes", "ops/s"),
+            ("will-it-scale.workload", "ops"),
+            ("perf-stat.ps.context-switches", "events/s"),
+            ("perf-stat.i.cpu-clock", "ms/s"),
+            ("perf-stat.total.page-faults", "events"),
+            ("perf-stat.overall.ipc", "instructions/cycle"),
+            ("perf-stat.i.ipc", "instructions/cycle"),
+            ("perf-stat.overall.path-length", "instructions/op"),
+            ("perf-stat.overall.branch-miss-rate%", "%"),
+            (
+                "perf-profile.children.cycles-pp.do_sys_openat2",
+                "% of samples",
+            ),
+            ("perf-profile.calltrace.cycles-pp.a.b", "% of samples"),
+            ("kernel.boot_seconds", "s"),
+            ("kernel.image_bytes", "bytes"),
+            ("something.else", ""),
+        ] {
+            assert_eq!(super::unit(name), unit, "{name}");
+        }
+    }
 
     #[test]
     fn names_are_spelled_as_in_the_0day_report() {

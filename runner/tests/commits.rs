@@ -11,11 +11,14 @@
 
 mod kernel_support;
 
-use std::time::Instant;
+use std::path::{Path, PathBuf};
+use std::time::{Instant, SystemTime};
 
 use patchperf_common::digest::sha256_hex;
 use patchperf_common::protocol::{BaseSource, FinishRequest, JobSpec, JobState};
 use patchperf_common::run::Side;
+use patchperf_runner::kernel::pipeline::Pipeline;
+use patchperf_runner::kernel::{source, tree_view};
 use patchperf_server::http::auth::TokenKind;
 use patchperf_server::{AppState, Config};
 use patchperf_testkit::git_fixture::{self, LinuxHistory};
@@ -66,12 +69,52 @@ fn step(history: &LinuxHistory, k: usize, workload: &str) -> JobSpec {
     }
 }
 
+/// The pristine worktree of a git base, fetched into the pipeline's cache
+/// as a job fetches it, and whether overlays on it can be mounted here.
+fn pristine_worktree(p: &Pipeline, base: &BaseSource) -> (PathBuf, bool) {
+    let lock = p.cache.lock().unwrap();
+    let pristine = source::fetch(&lock, base).unwrap();
+    let scratch = lock.scratch("probe").unwrap();
+    let overlay = tree_view::overlay_works(&pristine.dir, scratch.path());
+    if let Err(why) = &overlay {
+        eprintln!("overlayfs not usable here ({why}): the patched trees are copies");
+    }
+    (pristine.dir, overlay.is_ok())
+}
+
+/// A git worktree's own HEAD and index (they live in the mirror's
+/// `worktrees/`, outside the tree and outside any overlay on it), as path,
+/// sha256 and mtime.
+fn worktree_state(dir: &Path) -> Vec<(String, String, SystemTime)> {
+    ["HEAD", "index"]
+        .iter()
+        .map(|name| {
+            let out = std::process::Command::new("git")
+                .arg("-C")
+                .arg(dir)
+                .args(["rev-parse", "--path-format=absolute", "--git-path", name])
+                .output()
+                .unwrap();
+            assert!(out.status.success());
+            let path = String::from_utf8(out.stdout).unwrap().trim().to_string();
+            let modified = std::fs::metadata(&path).unwrap().modified().unwrap();
+            let sha = sha256_hex(&std::fs::read(&path).unwrap());
+            (path, sha, modified)
+        })
+        .collect()
+}
+
 #[test]
 fn the_first_two_commits_of_a_git_range_build_and_boot_as_per_patch_steps() {
     skip_without_tools!();
     let Some(history) = history() else { return };
     let _exclusive = exclusive();
     let p = pipeline();
+    // The patched trees are overlays on the pristine worktree (where
+    // overlayfs works): the series and the builds on it leave the
+    // worktree's HEAD and index as they were.
+    let (dir, overlays) = pristine_worktree(&p, &step(&history, 1, "fstatat-empty").base);
+    let worktree = worktree_state(&dir);
     for k in 1..=2 {
         let job = step(&history, k, "fstatat-empty");
         let started = Instant::now();
@@ -83,6 +126,15 @@ fn the_first_two_commits_of_a_git_range_build_and_boot_as_per_patch_steps() {
             load()
         );
         outcome.unwrap();
+        // A tree is made for each side not in the cache yet: an overlay
+        // where overlayfs works, else a copy.
+        let said = |what: &str| rec.states.iter().any(|(_, m)| m.starts_with(what));
+        assert_eq!(
+            said("copying the source tree"),
+            said("applying the") && !overlays,
+            "{:?}",
+            rec.states
+        );
         assert_eq!(rec.results.len(), 2);
         let (bk, pk) = (rec.kernel(Side::Base), rec.kernel(Side::Patched));
         // Both kernels are built from the range's base commit, named by
@@ -107,6 +159,7 @@ fn the_first_two_commits_of_a_git_range_build_and_boot_as_per_patch_steps() {
             );
         }
     }
+    assert_eq!(worktree_state(&dir), worktree);
     assert_no_leftovers();
 }
 

@@ -337,3 +337,85 @@ async fn a_range_and_a_bisection_over_it_are_submitted_from_the_command_line(poo
     assert!(String::from_utf8_lossy(&out.stderr).contains("one --workload"));
     server.stop().await;
 }
+
+#[sqlx::test(migrations = "../migrations")]
+async fn track_adds_a_tree_that_follows_the_branch(pool: PgPool) {
+    let mirrors = tempfile::tempdir().unwrap();
+    let config = patchperf_server::Config {
+        local_git: true,
+        git_dir: mirrors.path().to_path_buf(),
+        ..patchperf_server::Config::default()
+    };
+    let state = patchperf_server::AppState::new(pool.clone(), config);
+    let server = TestServer::serve(state, "127.0.0.1:0".parse().unwrap()).await;
+    let ci = token(&pool, TokenKind::Ci).await;
+    let repo = tempfile::tempdir().unwrap();
+    let ids = small_repo(repo.path());
+    let url = repo.path().to_str().unwrap();
+    let track = |extra: &[&str]| {
+        let mut v: Vec<String> = ["track", "--server", &server.url(), "--token", &ci]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
+    let out = runner(track(&[
+        "--name",
+        "vfs.all",
+        "--git",
+        url,
+        "--branch",
+        "master",
+        "-w",
+        "dup1,fstatat-empty",
+        "-t",
+        "1",
+        "--runs",
+        "5",
+        "--backend",
+        "tcg-icount",
+        "--min-hours",
+        "6",
+        "--cc",
+        "linux-fsdevel@vger.kernel.org,maintainer@example.org",
+    ]))
+    .await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        stdout,
+        format!(
+            "tree 1 (vfs.all) follows {url} master from {}\npage: {}/trees/1\n",
+            ids[2],
+            server.url()
+        )
+    );
+    let (workloads, runs, backend, min_hours, cc): (Vec<String>, i32, String, i32, Vec<String>) =
+        sqlx::query_as("SELECT workloads, runs_per_side, backend, min_hours, cc FROM trees")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(workloads, ["dup1", "fstatat-empty"]);
+    assert_eq!((runs, backend.as_str(), min_hours), (5, "tcg-icount", 6));
+    assert_eq!(
+        cc,
+        ["linux-fsdevel@vger.kernel.org", "maintainer@example.org"]
+    );
+
+    // The same name again: the server's refusal, word for word.
+    let out = runner(track(&[
+        "--name", "vfs.all", "--git", url, "--branch", "master", "-w", "dup1",
+    ]))
+    .await;
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("a tree named `vfs.all` is tracked already"),
+        "{stderr}"
+    );
+}

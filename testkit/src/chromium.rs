@@ -1,6 +1,11 @@
 //! Debian's headless Chromium loading real pages: each page loaded with
 //! `--dump-dom` (the DOM after the page's scripts ran, with a virtual-time
-//! budget so fetches complete).
+//! budget so fetches complete), or measured in a viewport of a chosen size
+//! through the DevTools protocol (`devtools`).
+
+mod devtools;
+
+pub use devtools::Viewport;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -26,6 +31,26 @@ impl Chromium {
     /// The document of the SVG image at `url`.
     pub async fn dump_svg(&self, url: &str) -> String {
         self.dump(url, "<svg").await
+    }
+
+    /// The JSON value of the JavaScript `expression` in the page at `url`
+    /// once it loaded in a `viewport` (a phone's below 600 px wide, so the
+    /// page's viewport meta applies). The browser runs on a blocking thread,
+    /// so a server on this runtime keeps answering it; it is killed after
+    /// 120 s.
+    pub async fn evaluate(
+        &self,
+        url: &str,
+        viewport: Viewport,
+        expression: &str,
+    ) -> serde_json::Value {
+        let (path, url, expression) = (self.path.clone(), url.to_string(), expression.to_string());
+        tokio::task::spawn_blocking(move || devtools::evaluate(&path, &url, viewport, &expression))
+            .await
+            .unwrap_or_else(|e| match e.try_into_panic() {
+                Ok(panic) => std::panic::resume_unwind(panic),
+                Err(e) => panic!("the browser's thread: {e}"),
+            })
     }
 
     /// Loads `url`; Chromium must exit well and print a document with

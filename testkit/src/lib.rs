@@ -3,7 +3,7 @@
 //! of each kind and a client speaking the API in-process (`app`), the app
 //! served on a loopback port (`server`), a test machine (`machine`), sample
 //! patch series (`mbox`) and runs (`runs`), Debian's headless Chromium
-//! (`chromium`), the kernel tests' shared cache (`test_cache`) and a linux
+//! (`chromium`), a real SMTP server (`smtp`), the kernel tests' shared cache (`test_cache`) and a linux
 //! git history made from Debian's kernel source (`git_fixture`).
 //!
 //! Databases come from `#[sqlx::test]` in the test itself; nothing here
@@ -16,7 +16,8 @@ pub mod machine;
 pub mod mbox;
 pub mod runs;
 pub mod server;
+pub mod smtp;
 pub mod test_cache;
 
 pub use app::{Answer, TestApp, test_config};
-pub use server::{TestServer, token};
+pub use server::{TestServer, free_port, token};

@@ -73,3 +73,12 @@ pub async fn token(pool: &PgPool, kind: TokenKind) -> String {
         .unwrap()
         .token
 }
+
+/// A loopback port free when asked (for a server the test starts).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}

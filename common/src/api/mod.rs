@@ -21,7 +21,8 @@ pub use bisection::{
 };
 pub use submission::{ComparisonCreateRequest, ComparisonSubmission, MAX_RUNS, MIN_RUNS};
 pub use tree::{
-    HistoryPoint, HistoryView, PushResponse, TreeCreateRequest, TreeSubmission, TreeView,
+    HistoryPoint, HistoryView, PushResponse, TreeCreateRequest, TreeCreated, TreeSubmission,
+    TreeView,
 };
 pub use view::{
     BootView, CancelResponse, ComparisonCreated, ComparisonListQuery, ComparisonView, FailureView,

@@ -146,6 +146,16 @@ fn invalid<T>(message: String) -> Result<T, Error> {
     Err(Error::InvalidSubmission(message))
 }
 
+/// `201` answer of `POST /api/v1/trees`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TreeCreated {
+    /// The tree.
+    pub tree: TreeView,
+    /// Where to read it (this API).
+    pub url: String,
+}
+
 /// A tracked tree as the API shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

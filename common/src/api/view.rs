@@ -281,6 +281,9 @@ pub struct ComparisonListQuery {
     /// Overall verdict of finished comparisons: regression, improvement,
     /// no change, undecided or no results.
     pub verdict: Option<String>,
+    /// A word of a patch's subject or author (any part, any case), or a
+    /// patch's Message-Id (with or without `<>`); at most 200 characters.
+    pub q: Option<String>,
     /// Page size, 1–500 (50 by default).
     #[cfg_attr(feature = "openapi", param(minimum = 1, maximum = 500))]
     pub limit: Option<i64>,

@@ -400,6 +400,7 @@ proptest! {
         machine: Some("lab-1".into()),
         workload: Some("dup1".into()),
         verdict: Some("no change".into()),
+        q: Some("task_work".into()),
         limit: Some(50),
         before: Some(100),
     }))) {

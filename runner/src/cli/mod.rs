@@ -8,7 +8,9 @@ pub mod bench;
 pub mod compare;
 pub mod guest;
 pub mod job;
+pub mod measure;
 pub mod submit;
+pub mod track;
 
 /// patchperf runner: measure what a kernel patch does to syscall paths.
 #[derive(Debug, Parser)]
@@ -36,4 +38,7 @@ pub enum Command {
     /// Submit a patch series to a patchperf server (CI), optionally wait for
     /// the verdict.
     Submit(Box<submit::SubmitArgs>),
+    /// Have a patchperf server follow a branch: every new head measured
+    /// against the last, its history kept, change points mailed.
+    Track(Box<track::TrackArgs>),
 }

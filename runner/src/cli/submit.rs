@@ -3,9 +3,7 @@
 
 use std::path::PathBuf;
 
-use patchperf_common::run::MeasurementMode;
-
-use super::bench::{ModeArg, PerfArg};
+use super::measure::MeasureArgs;
 
 /// Arguments of `patchperf-runner submit`.
 #[derive(Debug, clap::Args)]
@@ -61,46 +59,9 @@ pub struct SubmitArgs {
     /// the server reads the commits from the repository.
     #[arg(long, value_name = "A..B", requires = "git", conflicts_with_all = ["mbox", "aa"])]
     pub range: Option<String>,
-    /// Workloads to run in every boot (comma list; see `bench --list`).
-    #[arg(short, long = "workload", value_delimiter = ',', required = true)]
-    pub workloads: Vec<String>,
-    /// Task counts (comma list of N or a share of CPUs such as 100%).
-    #[arg(
-        short = 't',
-        long = "tasks",
-        value_delimiter = ',',
-        default_value = "1"
-    )]
-    pub nr_task: Vec<String>,
-    /// Processes or threads.
-    #[arg(long, value_enum, default_value_t = ModeArg::Process)]
-    pub mode: ModeArg,
-    /// Boots per side (at least 3).
-    #[arg(long, default_value_t = 3)]
-    pub runs: u32,
-    /// While a headline verdict is undecided once every job is done, the
-    /// server doubles the boots per side up to this many.
-    #[arg(long, value_name = "N")]
-    pub max_runs: Option<u32>,
-    /// Measured seconds per run.
-    #[arg(long, default_value_t = 5)]
-    pub seconds: u32,
-    /// Warm-up seconds per run, dropped.
-    #[arg(long, default_value_t = 2)]
-    pub warmup: u32,
-    /// perf collectors inside each booted kernel (comma list).
-    #[arg(long, value_enum, value_delimiter = ',', value_name = "stat,profile")]
-    pub perf: Vec<PerfArg>,
-    /// Measurement mode to insist on (kvm, tcg, tcg-icount, kexec); the
-    /// runner's best when absent.
-    #[arg(long, value_parser = parse_backend)]
-    pub backend: Option<MeasurementMode>,
-    /// Extra Kconfig lines for both kernels, from a file.
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// Name of the machine to measure on.
-    #[arg(long)]
-    pub machine: Option<String>,
+    /// What to measure and where.
+    #[command(flatten)]
+    pub measure: MeasureArgs,
     /// Follow the comparison until it ends and print its text report.
     #[arg(long)]
     pub wait: bool,
@@ -110,10 +71,4 @@ pub struct SubmitArgs {
     /// With --wait: seconds between polls.
     #[arg(long, default_value_t = 5)]
     pub poll: u64,
-}
-
-/// A measurement mode as the API spells it (`tcg-icount`).
-fn parse_backend(text: &str) -> Result<MeasurementMode, String> {
-    MeasurementMode::parse(text)
-        .ok_or_else(|| format!("{text:?} is not one of host, kvm, tcg, tcg-icount, kexec"))
 }

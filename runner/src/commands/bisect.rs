@@ -58,7 +58,7 @@ pub fn run(args: &SubmitArgs) -> Result<(), Error> {
 
 /// The bisection, built from the command line.
 fn request_body(args: &SubmitArgs) -> Result<BisectionCreateRequest, Error> {
-    let [workload] = args.workloads.as_slice() else {
+    let [workload] = args.measure.workloads.as_slice() else {
         return Err(Error::Usage(
             "--bisect follows the metric of one --workload".into(),
         ));
@@ -84,8 +84,8 @@ fn request_body(args: &SubmitArgs) -> Result<BisectionCreateRequest, Error> {
     // A comparison's own parameters are the defaults; the command line's
     // only count when asked for by a non-default task list.
     let params = match args.comparison {
-        Some(_) if args.nr_task == ["1"] => None,
-        _ => Some(params(args)?),
+        Some(_) if args.measure.nr_task == ["1"] => None,
+        _ => Some(params(&args.measure)?),
     };
     Ok(BisectionCreateRequest {
         comparison: args.comparison,
@@ -94,11 +94,11 @@ fn request_body(args: &SubmitArgs) -> Result<BisectionCreateRequest, Error> {
         workload: workload.clone(),
         metric: args.metric.clone(),
         params,
-        runs: Some(args.runs),
-        max_runs: args.max_runs,
-        backend: args.backend,
-        config_fragment: config_fragment(args)?,
-        machine: args.machine.clone(),
+        runs: Some(args.measure.runs),
+        max_runs: args.measure.max_runs,
+        backend: args.measure.backend,
+        config_fragment: config_fragment(&args.measure)?,
+        machine: args.measure.machine.clone(),
         order_seed: None,
     })
 }

@@ -10,6 +10,7 @@ pub mod compare;
 pub mod guest;
 pub mod job;
 pub mod submit;
+pub mod track;
 
 /// Dispatches a parsed command line.
 pub fn run(cli: Cli) -> Result<(), Error> {
@@ -20,5 +21,6 @@ pub fn run(cli: Cli) -> Result<(), Error> {
         Command::Guest(args) => guest::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Submit(args) => submit::run(*args),
+        Command::Track(args) => track::run(*args),
     }
 }

@@ -15,6 +15,7 @@ use patchperf_common::protocol::{BaseSource, JobState, NrTask, WorkloadParams};
 use crate::Error;
 use crate::agent::client::Client;
 use crate::cli::bench::{ModeArg, PerfArg};
+use crate::cli::measure::MeasureArgs;
 use crate::cli::submit::SubmitArgs;
 
 /// Runs `patchperf-runner submit`.
@@ -112,8 +113,8 @@ fn request_body(args: &SubmitArgs) -> Result<ComparisonCreateRequest, Error> {
             name: args.base.clone(),
         },
     };
-    let params = params(args)?;
-    let config_fragment = config_fragment(args)?;
+    let params = params(&args.measure)?;
+    let config_fragment = config_fragment(&args.measure)?;
     Ok(ComparisonCreateRequest {
         base,
         // An A/A comparison boots the base kernel on both sides: no patch.
@@ -121,19 +122,19 @@ fn request_body(args: &SubmitArgs) -> Result<ComparisonCreateRequest, Error> {
         aa: args.aa,
         per_patch: args.per_patch,
         range: args.range.clone(),
-        workloads: args.workloads.clone(),
+        workloads: args.measure.workloads.clone(),
         params,
-        runs: args.runs,
-        max_runs: args.max_runs,
-        backend: args.backend,
+        runs: args.measure.runs,
+        max_runs: args.measure.max_runs,
+        backend: args.measure.backend,
         config_fragment,
-        machine: args.machine.clone(),
+        machine: args.measure.machine.clone(),
         order_seed: None,
     })
 }
 
 /// The workload parameters the command line names.
-pub(super) fn params(args: &SubmitArgs) -> Result<WorkloadParams, Error> {
+pub(super) fn params(args: &MeasureArgs) -> Result<WorkloadParams, Error> {
     let nr_task = args
         .nr_task
         .iter()
@@ -153,7 +154,7 @@ pub(super) fn params(args: &SubmitArgs) -> Result<WorkloadParams, Error> {
 }
 
 /// The Kconfig fragment of `--config`, read.
-pub(super) fn config_fragment(args: &SubmitArgs) -> Result<Option<String>, Error> {
+pub(super) fn config_fragment(args: &MeasureArgs) -> Result<Option<String>, Error> {
     let Some(path) = &args.config else {
         return Ok(None);
     };

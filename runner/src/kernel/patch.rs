@@ -1,7 +1,16 @@
 //! Apply: puts a patch series (an mbox, as `git format-patch` or a mail
-//! client writes it) on a fresh tree: `git am` on git worktrees, `patch -p1`
-//! patch by patch on unpacked tarballs. A series that does not apply is
-//! reported with the patch's subject, the tool's words and the failing hunk.
+//! client writes it) on the patched side's tree, patch by patch:
+//! - on an unpacked tarball (overlay or copy), `patch -p1 --fuzz=0`;
+//! - on an overlay over a git worktree, `git mailinfo` (the diff out of the
+//!   mail, as `git am` takes it) and `git apply`: git's own diff engine,
+//!   as strict as `git am` (whole context, no fuzz, a patch goes on whole
+//!   or not at all), but without `--index`, so the pristine worktree's
+//!   HEAD and index, which the overlay shares, stay as they are;
+//! - on a copy of a git worktree (a worktree of its own, where overlayfs
+//!   cannot be mounted), `git am`.
+//!
+//! A series that does not apply is reported with the patch's subject, the
+//! tool's words and the failing hunk.
 //! Which messages are patches is the shared crate's rule
 //! ([`patchperf_common::mbox`]), the one the server accepted the series by.
 
@@ -13,6 +22,7 @@ use patchperf_common::mbox::{self, Message};
 use crate::Error;
 use crate::kernel::source::{SourceKind, Tree};
 use crate::kernel::tree_view::View;
+use crate::proc::Cmd;
 
 const APPLY_LIMIT: Duration = Duration::from_secs(10 * 60);
 
@@ -94,15 +104,16 @@ pub struct Applied {
 }
 
 /// Applies the series in `mbox` to `tree`, using `scratch` for the split
-/// messages and reject files.
+/// messages, their diffs and reject files.
 pub fn apply(tree: &Tree, mbox: &Path, scratch: &Path) -> Result<Applied, ApplyError> {
     let patches = split_mbox(mbox, &scratch.join("series"))?;
     if patches.is_empty() {
         return Err(ApplyError::NoPatches);
     }
-    match &tree.kind {
-        SourceKind::Tarball => apply_with_patch(&tree.view, &patches, scratch)?,
-        SourceKind::Git { .. } => apply_with_git_am(&tree.view, &patches)?,
+    match (&tree.kind, tree.copy_dir()) {
+        (SourceKind::Tarball, _) => apply_with_patch(&tree.view, &patches, scratch)?,
+        (SourceKind::Git { .. }, None) => apply_with_git_apply(&tree.view, &patches)?,
+        (SourceKind::Git { .. }, Some(_)) => apply_with_git_am(&tree.view, &patches)?,
     }
     let mut files = Vec::new();
     for p in &patches {
@@ -197,6 +208,62 @@ fn apply_with_patch(tree: &View, patches: &[PatchFile], scratch: &Path) -> Resul
     Ok(())
 }
 
+/// Each patch's diff, taken out of its mail by `git mailinfo` (which undoes
+/// transfer encodings, as for `git am`), then `git apply` in the tree.
+/// `git am` would also commit, moving HEAD and the index; in an overlay on
+/// a git worktree those are the pristine worktree's.
+fn apply_with_git_apply(tree: &View, patches: &[PatchFile]) -> Result<(), ApplyError> {
+    for (i, p) in patches.iter().enumerate() {
+        let (message, diff) = (p.path.with_extension("msg"), p.path.with_extension("diff"));
+        let info = Cmd::new("git")
+            .arg("mailinfo")
+            .arg(&message)
+            .arg(&diff)
+            .stdin_file(&p.path)
+            .capture_stdout()
+            .timeout(APPLY_LIMIT)
+            .output()?;
+        if !info.success() {
+            return Err(ApplyError::DoesNotApply {
+                patch: which(patches, i),
+                detail: format!("git mailinfo cannot read the message:\n{}", info.tail),
+            });
+        }
+        // No --index, no --cached: the working tree only. Whole context,
+        // no fuzz and all-or-nothing are `git apply`'s defaults, as in
+        // `git am`.
+        let out = tree
+            .cmd("git")
+            .arg("apply")
+            .arg(&diff)
+            .timeout(APPLY_LIMIT)
+            .tail_lines(200)
+            .output()?;
+        if !out.success() {
+            let tail = out.tail.to_string();
+            let mut detail = tail.clone();
+            if let Ok(text) = std::fs::read_to_string(&diff) {
+                push_hunks(&mut detail, &tail, &text);
+            }
+            return Err(ApplyError::DoesNotApply {
+                patch: which(patches, i),
+                detail,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Appends to `detail` the hunk of `patch` at each place git's `output`
+/// says it failed.
+fn push_hunks(detail: &mut String, output: &str, patch: &str) {
+    for (file, line) in failed_locations(output) {
+        if let Some(hunk) = hunk_at(patch, &file, line) {
+            detail.push_str(&format!("rejected hunk ({file}:{line}):\n{hunk}"));
+        }
+    }
+}
+
 fn apply_with_git_am(tree: &View, patches: &[PatchFile]) -> Result<(), ApplyError> {
     let out = tree
         .cmd("git")
@@ -232,11 +299,7 @@ fn apply_with_git_am(tree: &View, patches: &[PatchFile]) -> Result<(), ApplyErro
     let mut detail = tail.clone();
     if let Some(n) = failed_at {
         if let Ok(text) = std::fs::read_to_string(&patches[n - 1].path) {
-            for (file, line) in failed_locations(&tail) {
-                if let Some(hunk) = hunk_at(&text, &file, line) {
-                    detail.push_str(&format!("rejected hunk ({file}:{line}):\n{hunk}"));
-                }
-            }
+            push_hunks(&mut detail, &tail, &text);
         }
     }
     let _ = tree.cmd("git").args(["am", "--abort"]).run();
@@ -316,7 +379,6 @@ mod tests {
     use crate::kernel::cache::Cache;
     use crate::kernel::source::{Pristine, fetch};
     use crate::kernel::tree_view::overlay_works;
-    use crate::proc::Cmd;
     use patchperf_common::protocol::BaseSource;
 
     const SERIES: &str = "\
@@ -479,7 +541,59 @@ diff --git a/fs/close.c b/fs/close.c
         assert_eq!(hunk_header("@@ -3 +3 @@"), Some((3, 1, 1)));
     }
 
-    fn check_series(make: fn(&Path, &crate::kernel::cache::CacheLock, &str) -> Pristine) {
+    type MakePristine = fn(&Path, &crate::kernel::cache::CacheLock, &str) -> Pristine;
+
+    /// How a test's patched tree is made, as the pipeline makes it: an
+    /// overlay where overlayfs can be mounted, else a copy.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum Way {
+        Copy,
+        Overlay,
+    }
+
+    /// The patched tree of `pristine` in `scratch`, made `way`; `None`
+    /// (the test skips, saying why) for an overlay where overlayfs cannot
+    /// be mounted here.
+    fn patched_tree(way: Way, pristine: &Pristine, scratch: &Path) -> Option<Tree> {
+        let dest = scratch.join("linux");
+        let tree = match way {
+            Way::Copy => Tree::copy_of(pristine, &dest).unwrap(),
+            Way::Overlay => {
+                if let Err(why) = overlay_works(&pristine.dir, scratch) {
+                    eprintln!("SKIPPED: overlayfs not usable here: {why}");
+                    return None;
+                }
+                Tree::overlay_on(pristine, &dest).unwrap()
+            }
+        };
+        assert_eq!(tree.copy_dir().is_none(), way == Way::Overlay);
+        Some(tree)
+    }
+
+    /// A git pristine worktree's own HEAD and index (they live in the
+    /// mirror's `worktrees/`, outside the tree): path, sha256 and mtime of
+    /// each; nothing for a tarball tree.
+    fn worktree_state(pristine: &Pristine) -> Vec<(String, String, std::time::SystemTime)> {
+        if pristine.kind == SourceKind::Tarball {
+            return Vec::new();
+        }
+        ["HEAD", "index"]
+            .iter()
+            .map(|name| {
+                let path = Cmd::new("git")
+                    .arg("-C")
+                    .arg(&pristine.dir)
+                    .args(["rev-parse", "--path-format=absolute", "--git-path", name])
+                    .stdout_string()
+                    .unwrap();
+                let modified = std::fs::metadata(&path).unwrap().modified().unwrap();
+                let bytes = std::fs::read(&path).unwrap();
+                (path, patchperf_common::digest::sha256_hex(&bytes), modified)
+            })
+            .collect()
+    }
+
+    fn check_series(make: MakePristine, way: Way) {
         let dir = tempfile::tempdir().unwrap();
         let mbox = dir.path().join("series.mbox");
         std::fs::write(&mbox, SERIES).unwrap();
@@ -488,8 +602,11 @@ diff --git a/fs/close.c b/fs/close.c
 
         // Applies cleanly on the tree it was made for.
         let pristine = make(dir.path(), &lock, "int a;\nint open;\nint z;\n");
+        let before = worktree_state(&pristine);
         let scratch = lock.scratch("t").unwrap();
-        let tree = Tree::copy_of(&pristine, &scratch.path().join("linux")).unwrap();
+        let Some(tree) = patched_tree(way, &pristine, scratch.path()) else {
+            return;
+        };
         let applied = apply(&tree, &mbox, scratch.path()).unwrap();
         assert_eq!(applied.patches, 2);
         assert_eq!(applied.files, ["fs/open.c", "fs/close.c"]);
@@ -498,15 +615,20 @@ diff --git a/fs/close.c b/fs/close.c
             "int a;\nint open_fast;\nint z;\n"
         );
         assert_eq!(
+            tree.view.read_to_string("fs/close.c").unwrap(),
+            "int b;\nint close_fast;\n"
+        );
+        assert_eq!(
             std::fs::read_to_string(pristine.dir.join("fs/open.c")).unwrap(),
             "int a;\nint open;\nint z;\n",
             "the pristine tree was patched"
         );
+        assert_eq!(worktree_state(&pristine), before);
     }
 
     #[test]
     fn a_series_applies_to_a_tarball_tree_with_patch() {
-        check_series(tarball_pristine);
+        check_series(tarball_pristine, Way::Copy);
     }
 
     #[test]
@@ -518,12 +640,10 @@ diff --git a/fs/close.c b/fs/close.c
         let lock = cache.lock().unwrap();
         let pristine = tarball_pristine(dir.path(), &lock, "int a;\nint open;\nint z;\n");
         let scratch = lock.scratch("t").unwrap();
-        if let Err(why) = overlay_works(&pristine.dir, scratch.path()) {
-            eprintln!("SKIPPED: overlayfs not usable here: {why}");
+        let Some(tree) = patched_tree(Way::Overlay, &pristine, scratch.path()) else {
             return;
-        }
+        };
         let layers = scratch.path().join("linux");
-        let tree = Tree::overlay_on(&pristine, &layers).unwrap();
         assert_eq!(tree.view.dir(), pristine.dir);
         assert_eq!(apply(&tree, &mbox, scratch.path()).unwrap().patches, 2);
         assert_eq!(
@@ -544,31 +664,84 @@ diff --git a/fs/close.c b/fs/close.c
 
     #[test]
     fn a_series_applies_to_a_git_tree_with_git_am() {
-        check_series(git_pristine);
+        check_series(git_pristine, Way::Copy);
     }
 
-    fn check_rejection(make: fn(&Path, &crate::kernel::cache::CacheLock, &str) -> Pristine) {
+    #[test]
+    fn a_series_applies_to_an_overlay_on_a_git_tree_with_git_apply() {
+        check_series(git_pristine, Way::Overlay);
+    }
+
+    /// What Kbuild may run in the patched tree does not reach the pristine
+    /// worktree's index either: a `git status` that refreshes the index
+    /// (setlocalversion asks for `--no-optional-locks`, a script may not)
+    /// and an older setlocalversion's `git update-index --refresh`, both
+    /// run through the overlay as make runs them.
+    #[test]
+    fn git_in_an_overlay_on_a_git_tree_leaves_head_and_index_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let mbox = dir.path().join("series.mbox");
+        std::fs::write(&mbox, SERIES).unwrap();
+        let cache = Cache::at(dir.path().join("cache"));
+        let lock = cache.lock().unwrap();
+        let pristine = git_pristine(dir.path(), &lock, "int a;\nint open;\nint z;\n");
+        let SourceKind::Git { commit, .. } = &pristine.kind else {
+            panic!("not a git source");
+        };
+        let before = worktree_state(&pristine);
+        assert_eq!(before.len(), 2);
+        let scratch = lock.scratch("t").unwrap();
+        let Some(tree) = patched_tree(Way::Overlay, &pristine, scratch.path()) else {
+            return;
+        };
+        apply(&tree, &mbox, scratch.path()).unwrap();
+        let status = tree
+            .view
+            .cmd("git")
+            .args(["status", "--porcelain", "-uno"])
+            .capture_stdout()
+            .run()
+            .unwrap();
+        // Git in the overlay sees the series against the worktree's index.
+        assert_eq!(status.stdout, " M fs/close.c\n M fs/open.c\n");
+        // Exits 1 (files need updating), after writing what it refreshed.
+        tree.view
+            .cmd("git")
+            .args(["update-index", "-q", "--refresh"])
+            .output()
+            .unwrap();
+        let head = tree.view.cmd("git").args(["rev-parse", "HEAD"]);
+        assert_eq!(&head.stdout_string().unwrap(), commit);
+        assert_eq!(worktree_state(&pristine), before);
+    }
+
+    fn check_rejection(make: MakePristine, way: Way) {
         let dir = tempfile::tempdir().unwrap();
         let mbox = dir.path().join("series.mbox");
         std::fs::write(&mbox, SERIES).unwrap();
         let cache = Cache::at(dir.path().join("cache"));
         let lock = cache.lock().unwrap();
         let pristine = make(dir.path(), &lock, "int a;\nint open_other;\nint z;\n");
+        let before = worktree_state(&pristine);
         let scratch = lock.scratch("t").unwrap();
-        let tree = Tree::copy_of(&pristine, &scratch.path().join("linux")).unwrap();
+        let Some(tree) = patched_tree(way, &pristine, scratch.path()) else {
+            return;
+        };
         match apply(&tree, &mbox, scratch.path()) {
             Err(ApplyError::DoesNotApply { patch, detail }) => {
                 assert_eq!(patch, "1/2 \"[PATCH 1/2] fs: open faster\"");
+                assert!(detail.contains("fs/open.c"), "no file in:\n{detail}");
                 assert!(detail.contains("-int open;"), "no hunk in:\n{detail}");
                 assert!(detail.contains("+int open_fast;"), "no hunk in:\n{detail}");
             }
             other => panic!("unexpected {other:?}"),
         }
+        assert_eq!(worktree_state(&pristine), before);
     }
 
     use patchperf_testkit::mbox::MODE_ONLY;
 
-    fn check_mode_only(make: fn(&Path, &crate::kernel::cache::CacheLock, &str) -> Pristine) {
+    fn check_mode_only(make: MakePristine, way: Way) {
         use std::os::unix::fs::PermissionsExt;
         // The server's rule: this is a series with one patch in it.
         let series = patchperf_common::mbox::parse(MODE_ONLY).unwrap();
@@ -581,7 +754,9 @@ diff --git a/fs/close.c b/fs/close.c
         let lock = cache.lock().unwrap();
         let pristine = make(dir.path(), &lock, "int a;\n");
         let scratch = lock.scratch("t").unwrap();
-        let tree = Tree::copy_of(&pristine, &scratch.path().join("linux")).unwrap();
+        let Some(tree) = patched_tree(way, &pristine, scratch.path()) else {
+            return;
+        };
         let applied = apply(&tree, &mbox, scratch.path()).unwrap();
         assert_eq!(applied.patches, 1);
         assert_eq!(applied.files, ["fs/open.c"]);
@@ -608,22 +783,32 @@ diff --git a/fs/close.c b/fs/close.c
 
     #[test]
     fn a_mode_only_patch_applies_to_a_tarball_tree() {
-        check_mode_only(tarball_pristine);
+        check_mode_only(tarball_pristine, Way::Copy);
     }
 
     #[test]
     fn a_mode_only_patch_applies_to_a_git_tree() {
-        check_mode_only(git_pristine);
+        check_mode_only(git_pristine, Way::Copy);
+    }
+
+    #[test]
+    fn a_mode_only_patch_applies_to_an_overlay_on_a_git_tree() {
+        check_mode_only(git_pristine, Way::Overlay);
     }
 
     #[test]
     fn a_rejected_hunk_is_reported_for_tarball_trees() {
-        check_rejection(tarball_pristine);
+        check_rejection(tarball_pristine, Way::Copy);
     }
 
     #[test]
     fn a_rejected_hunk_is_reported_for_git_trees() {
-        check_rejection(git_pristine);
+        check_rejection(git_pristine, Way::Copy);
+    }
+
+    #[test]
+    fn a_rejected_hunk_is_reported_for_overlays_on_git_trees() {
+        check_rejection(git_pristine, Way::Overlay);
     }
 
     /// One patch saved from a mail client: headers, but no `From ` line
@@ -632,7 +817,7 @@ diff --git a/fs/close.c b/fs/close.c
         patchperf_common::mbox::split(SERIES)[1]
     }
 
-    fn check_bare_message(make: fn(&Path, &crate::kernel::cache::CacheLock, &str) -> Pristine) {
+    fn check_bare_message(make: MakePristine, way: Way) {
         let dir = tempfile::tempdir().unwrap();
         let mbox = dir.path().join("one.eml");
         assert!(bare_message().starts_with("From: "));
@@ -642,7 +827,9 @@ diff --git a/fs/close.c b/fs/close.c
         let lock = cache.lock().unwrap();
         let pristine = make(dir.path(), &lock, "int a;\nint open;\nint z;\n");
         let scratch = lock.scratch("t").unwrap();
-        let tree = Tree::copy_of(&pristine, &scratch.path().join("linux")).unwrap();
+        let Some(tree) = patched_tree(way, &pristine, scratch.path()) else {
+            return;
+        };
         assert_eq!(apply(&tree, &mbox, scratch.path()).unwrap().patches, 1);
         assert_eq!(
             tree.view.read_to_string("fs/open.c").unwrap(),
@@ -652,12 +839,17 @@ diff --git a/fs/close.c b/fs/close.c
 
     #[test]
     fn a_message_without_its_from_line_applies_to_a_tarball_tree() {
-        check_bare_message(tarball_pristine);
+        check_bare_message(tarball_pristine, Way::Copy);
     }
 
     #[test]
     fn a_message_without_its_from_line_applies_to_a_git_tree() {
-        check_bare_message(git_pristine);
+        check_bare_message(git_pristine, Way::Copy);
+    }
+
+    #[test]
+    fn a_message_without_its_from_line_applies_to_an_overlay_on_a_git_tree() {
+        check_bare_message(git_pristine, Way::Overlay);
     }
 
     #[test]

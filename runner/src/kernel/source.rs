@@ -1,6 +1,8 @@
 //! Fetch: the base source tree of a job, as a pristine tree in the cache
-//! that is never patched (the base kernel builds in it), and fresh copies of
-//! it for the patched side.
+//! that is never patched (the base kernel builds in it), and the patched
+//! side's tree: an overlay on the pristine tree where overlayfs can be
+//! mounted ([`Tree::overlay_on`], nothing copied), else a fresh copy of it
+//! ([`Tree::copy_of`]).
 //!
 //! Two kinds of source:
 //! - a tarball (`linux-source-6.1` is Debian's `/usr/src/linux-source-6.1.tar.xz`,
@@ -8,7 +10,15 @@
 //! - a git URL and commit: a bare mirror under `git/` and a worktree of the
 //!   commit. Worktree files get the commit's time as mtime, like a tarball's
 //!   files carry theirs, so a patched tree that reuses the base build tree
-//!   recompiles only the files the patches touch.
+//!   recompiles only the files the patches touch. An overlay on the
+//!   worktree shows its `.git` link, whose target (HEAD, the index, in the
+//!   mirror's `worktrees/`) is outside the overlay and stays the pristine
+//!   worktree's: the overlay is patched with `git apply`, which moves
+//!   neither, and every command in it (the build too) runs with
+//!   `GIT_INDEX_FILE` on a copy of the index in the job's scratch directory
+//!   and `GIT_OPTIONAL_LOCKS=0`, so a `git status` or `git update-index
+//!   --refresh` there (Kbuild's `scripts/setlocalversion` runs git in the
+//!   tree) cannot write the pristine worktree's index.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -43,10 +53,12 @@ const COPY_LIMIT: Duration = Duration::from_secs(30 * 60);
 /// patched.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SourceKind {
-    /// An unpacked tarball: copies are `cp -a`, patches go on with `patch -p1`.
+    /// An unpacked tarball: patches go on with `patch -p1`, on an overlay
+    /// or a copy (`cp -a`).
     Tarball,
-    /// A worktree of `commit` in the bare `mirror`: copies are new
-    /// worktrees, patches go on with `git am`.
+    /// A worktree of `commit` in the bare `mirror`: an overlay on it is
+    /// patched with `git apply` (HEAD and index untouched), a copy is a new
+    /// worktree patched with `git am`.
     Git {
         /// The bare mirror.
         mirror: PathBuf,
@@ -297,22 +309,28 @@ pub struct Tree {
 impl Tree {
     /// An overlay on `pristine` whose layers live in `dest` (which must not
     /// exist yet), seen at the pristine tree's path: nothing is copied.
+    /// Over a git worktree, git in the overlay works on a copy of the
+    /// worktree's index in `dest` (see the module's doc).
     /// Fails where overlayfs cannot be mounted ([`overlay_works`](crate::kernel::tree_view::overlay_works)).
     pub fn overlay_on(pristine: &Pristine, dest: &Path) -> Result<Tree, Error> {
-        if pristine.kind != SourceKind::Tarball {
-            // `git am` would move the pristine worktree's HEAD and index,
-            // which live outside the overlay.
-            return Err(Error::Usage(
-                "only tarball trees are patched in an overlay".to_string(),
-            ));
-        }
         let (upper, work) = (dest.join("upper"), dest.join("work"));
         for d in [&upper, &work] {
             std::fs::create_dir_all(d)
                 .map_err(|e| Error::io(format!("creating {}", d.display()), e))?;
         }
+        let mut view = View::overlay(&pristine.dir, &upper, &work)?;
+        if let SourceKind::Git { .. } = pristine.kind {
+            // The worktree's HEAD and index live outside the overlay, in
+            // the mirror: whatever writes an index here (`git status`
+            // refreshing it, an older setlocalversion's `git update-index
+            // --refresh`) writes this copy instead.
+            let index = private_index(&pristine.dir, dest)?;
+            view = view
+                .with_env("GIT_INDEX_FILE", &index)
+                .with_env("GIT_OPTIONAL_LOCKS", "0");
+        }
         Ok(Tree {
-            view: View::overlay(&pristine.dir, &upper, &work)?,
+            view,
             kind: pristine.kind.clone(),
             stored: dest.to_path_buf(),
             is_copy: false,
@@ -321,8 +339,9 @@ impl Tree {
 
     /// Copies `pristine` (without its build trees) to `dest`, which must not
     /// exist yet: `cp -a` of a tarball's tree, a new worktree of a git
-    /// commit. Where bind mounts work the copy is seen at the pristine
-    /// tree's path ([`View::bind`]).
+    /// commit (the way where overlayfs cannot be mounted). Where bind
+    /// mounts work the copy is seen at the pristine tree's path
+    /// ([`View::bind`]).
     pub fn copy_of(pristine: &Pristine, dest: &Path) -> Result<Tree, Error> {
         match &pristine.kind {
             SourceKind::Tarball => {
@@ -370,6 +389,20 @@ impl Tree {
     pub fn copy_dir(&self) -> Option<&Path> {
         self.is_copy.then_some(self.stored.as_path())
     }
+}
+
+/// A copy, at `dest/index`, of the index of the git worktree `dir`; the
+/// copy's path.
+fn private_index(dir: &Path, dest: &Path) -> Result<PathBuf, Error> {
+    let index = Cmd::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["rev-parse", "--path-format=absolute", "--git-path", "index"])
+        .stdout_string()?;
+    let private = dest.join("index");
+    std::fs::copy(&index, &private)
+        .map_err(|e| Error::io(format!("copying {index} to {}", private.display()), e))?;
+    Ok(private)
 }
 
 impl Drop for Tree {
@@ -457,6 +490,7 @@ fn remove_dir_if_exists(dir: &Path) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::tree_view::overlay_works;
     use std::os::unix::fs::MetadataExt;
 
     fn git(dir: &Path, args: &[&str]) -> String {
@@ -580,6 +614,35 @@ mod tests {
             !worktrees.contains(copy_dir.to_str().unwrap()),
             "worktree still registered:\n{worktrees}"
         );
+
+        // Where overlayfs can be mounted, the patched side is an overlay
+        // instead: nothing copied, no worktree added, and git in it works
+        // on a copy of the pristine worktree's index.
+        let scratch = lock.scratch("overlay").unwrap();
+        if let Err(why) = overlay_works(&pristine.dir, scratch.path()) {
+            eprintln!("SKIPPED (the overlay): overlayfs not usable here: {why}");
+            return;
+        }
+        let layers = scratch.path().join("linux");
+        let overlay = Tree::overlay_on(&pristine, &layers).unwrap();
+        assert_eq!(overlay.copy_dir(), None);
+        assert_eq!(overlay.view.dir(), pristine.dir);
+        let git_path = ["rev-parse", "--path-format=absolute", "--git-path", "index"];
+        let seen = overlay
+            .view
+            .cmd("git")
+            .args(git_path)
+            .stdout_string()
+            .unwrap();
+        assert_eq!(Path::new(&seen), layers.join("index"));
+        let own = git(&pristine.dir, &git_path);
+        assert_ne!(own, seen);
+        assert_eq!(std::fs::read(&seen).unwrap(), std::fs::read(&own).unwrap());
+        let worktrees_now = git(&mirror, &["worktree", "list", "--porcelain"]);
+        assert_eq!(worktrees_now, worktrees);
+        drop(overlay);
+        assert!(!layers.exists());
+        assert!(pristine.dir.join("fs/open.c").is_file());
     }
 
     #[test]

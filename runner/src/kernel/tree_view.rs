@@ -1,4 +1,4 @@
-//! A source tree's view: how the tools of a job (patch, make, cp) see it. The patched
+//! A source tree's view: how the tools of a job (patch, git, make, cp) see it. The patched
 //! kernel is built incrementally on top of the base kernel's build tree,
 //! and Kbuild only reuses that tree's objects when every path it recorded
 //! (objtool, fixdep, `.cmd` files) still holds, so the patched tree must
@@ -10,9 +10,13 @@
 //!   (with the base build tree in it) and whose upper layer, in the job's
 //!   scratch directory, receives what the series and the build write.
 //!   Nothing is copied: the series touches a few files and the build
-//!   rewrites a few objects and the images;
+//!   rewrites a few objects and the images. A git worktree's `.git` link
+//!   is seen in the overlay too, and its target (HEAD, index) is outside
+//!   it: git commands in such an overlay get a private index through the
+//!   view's environment ([`View::with_env`], set by
+//!   [`Tree::overlay_on`](crate::kernel::source::Tree::overlay_on));
 //! - [`View::bind`]: a full copy bind-mounted at the base tree's path, where
-//!   overlayfs cannot be mounted (git worktrees, hosts without it).
+//!   overlayfs cannot be mounted.
 //!
 //! The mounts live in a private mount namespace of each command
 //! (`unshare --mount`), so they end with the command: nothing stays mounted
@@ -21,7 +25,7 @@
 //! is and only the files the series touched and what depends on them are
 //! rebuilt, plus whatever objtool recorded by absolute path.
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -36,6 +40,8 @@ pub struct View {
     /// Where the tools see the tree's top directory.
     seen_at: PathBuf,
     layer: Layer,
+    /// Set for every command run through the view.
+    env: Vec<(OsString, OsString)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,6 +60,7 @@ impl View {
         View {
             seen_at: dir.to_path_buf(),
             layer: Layer::Plain,
+            env: Vec::new(),
         }
     }
 
@@ -64,6 +71,7 @@ impl View {
             layer: Layer::Bind {
                 copy: copy.to_path_buf(),
             },
+            env: Vec::new(),
         }
     }
 
@@ -88,7 +96,16 @@ impl View {
                 upper: upper.to_path_buf(),
                 work: work.to_path_buf(),
             },
+            env: Vec::new(),
         })
+    }
+
+    /// The same view, with `key=value` in the environment of every command
+    /// run through it (make and what it runs included).
+    pub fn with_env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> View {
+        self.env
+            .push((key.as_ref().to_os_string(), value.as_ref().to_os_string()));
+        self
     }
 
     /// The tree's top directory as the tools see it.
@@ -110,7 +127,7 @@ impl View {
                 .args(["--mount", "--propagation", "private", "sh", "-ec"])
                 .current_dir("/")
         };
-        match &self.layer {
+        let cmd = match &self.layer {
             Layer::Plain => Cmd::new(program).current_dir(&self.seen_at),
             Layer::Bind { copy } => unshare()
                 .arg(r#"mount --bind "$1" "$2"; cd "$2"; shift 2; exec "$@""#)
@@ -127,7 +144,10 @@ impl View {
                 .arg(upper)
                 .arg(work)
                 .arg(program),
-        }
+        };
+        self.env
+            .iter()
+            .fold(cmd, |cmd, (key, value)| cmd.env(key, value))
     }
 
     /// Copies the tree's file `rel` (relative to its top) to `dest` on the
@@ -289,6 +309,14 @@ mod tests {
                 .ends_with("sh /c/work/j/linux /c/sources/linux make")
         );
         assert!(!View::plain(Path::new("/c/sources/linux")).is_mounted());
+    }
+
+    #[test]
+    fn a_views_environment_reaches_every_command_run_through_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let v = View::plain(dir.path()).with_env("GIT_INDEX_FILE", "/c/work/j/index");
+        let out = v.cmd("sh").args(["-c", "echo \"$GIT_INDEX_FILE\""]);
+        assert_eq!(out.stdout_string().unwrap(), "/c/work/j/index");
     }
 
     #[test]

@@ -46,8 +46,8 @@ pub async fn insert(conn: &mut PgConnection, t: &NewTree<'_>) -> Result<Option<i
     sqlx::query_scalar!(
         r#"INSERT INTO trees (name, url, branch, workloads, params, runs_per_side,
                               max_runs_per_side, backend, config_fragment, machine_id, min_hours,
-                              cc, webhook_url, tested_commit, created_by)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+                              cc, webhook_url, tested_commit, anchor_commit, created_by)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14, $15)
            ON CONFLICT (name) DO NOTHING
            RETURNING id"#,
         t.name,
@@ -105,6 +105,8 @@ pub struct TreeRow {
     pub webhook_url: Option<String>,
     /// The newest head queued for testing.
     pub tested_commit: String,
+    /// The commit its kernels are built over (see [`tested`]).
+    pub anchor_commit: String,
     /// When it was queued.
     pub tested_at: Option<DateTime<Utc>>,
     /// When the branch was last looked at.
@@ -134,7 +136,7 @@ pub async fn find(
                   t.params AS "params: Json<WorkloadParams>", t.runs_per_side,
                   t.max_runs_per_side, t.backend, t.config_fragment, t.machine_id,
                   m.name AS "machine_name?", t.min_hours, t.cc, t.webhook_url,
-                  t.tested_commit, t.tested_at, t.polled_at, t.created_by
+                  t.tested_commit, t.anchor_commit, t.tested_at, t.polled_at, t.created_by
            FROM trees t LEFT JOIN machines m ON m.id = t.machine_id
            WHERE t.id = $1"#,
         id
@@ -170,12 +172,19 @@ pub async fn polled(conn: &mut PgConnection, id: i64) -> Result<(), sqlx::Error>
     Ok(())
 }
 
-/// Notes that `head` was queued for testing now.
-pub async fn tested(conn: &mut PgConnection, id: i64, head: &str) -> Result<(), sqlx::Error> {
+/// Notes that `head` was queued for testing now, its kernels built over
+/// `anchor`.
+pub async fn tested(
+    conn: &mut PgConnection,
+    id: i64,
+    head: &str,
+    anchor: &str,
+) -> Result<(), sqlx::Error> {
     sqlx::query!(
-        "UPDATE trees SET tested_commit = $2, tested_at = now() WHERE id = $1",
+        "UPDATE trees SET tested_commit = $2, anchor_commit = $3, tested_at = now() WHERE id = $1",
         id,
-        head
+        head,
+        anchor
     )
     .execute(conn)
     .await?;

@@ -479,6 +479,7 @@ async fn queue_probe(
         commit_sha: b.commits.get(k - 1).cloned(),
         probe_of: Some((b.id, position)),
         tree_id: None,
+        built_over: None,
     };
     let id = db::comparisons::insert(conn, &new).await?;
     let runs = u32::try_from(b.runs_per_side).unwrap_or(3);

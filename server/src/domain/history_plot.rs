@@ -8,7 +8,7 @@
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::report::plots::{axis, on_axis, short_number};
+use super::report::plots::{axis, described, on_axis, short_number};
 
 /// Colour of the points and their intervals.
 const POINT: RGBColor = RGBColor(31, 119, 180);
@@ -54,23 +54,12 @@ pub struct HistoryPlot {
     pub changes: Vec<PlotChange>,
 }
 
-/// The unit of a metric's values, where its name tells it.
-pub fn unit(metric: &str) -> Option<&'static str> {
-    if patchperf_common::metric::is_percentage(metric) {
-        Some("%")
-    } else if metric.starts_with("will-it-scale.per_") && metric.ends_with("_ops") {
-        // will-it-scale's per-task ops: each second's ops over nr_task.
-        Some("ops/s per task")
-    } else {
-        None
-    }
-}
-
-/// `will-it-scale.per_process_ops (ops/s per task)`.
+/// `will-it-scale.per_process_ops (ops/s per task)`: the metric with its
+/// unit ([`patchperf_common::metric::unit`]).
 pub fn y_label(metric: &str) -> String {
-    match unit(metric) {
-        Some(u) => format!("{metric} ({u})"),
-        None => metric.to_string(),
+    match patchperf_common::metric::unit(metric) {
+        "" => metric.to_string(),
+        u => format!("{metric} ({u})"),
     }
 }
 
@@ -201,30 +190,6 @@ fn description(h: &HistoryPlot) -> String {
     d
 }
 
-/// `svg` with `<title>` and `<desc>` as the first children of its root.
-fn described(svg: String, title: &str, desc: &str) -> String {
-    let Some(end) = svg
-        .find("<svg")
-        .and_then(|s| svg[s..].find('>').map(|e| s + e + 1))
-    else {
-        return svg;
-    };
-    format!(
-        "{}\n<title>{}</title>\n<desc>{}</desc>{}",
-        &svg[..end],
-        escape(title),
-        escape(desc),
-        &svg[end..]
-    )
-}
-
-/// Text as XML character data.
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,12 +243,5 @@ mod tests {
         assert!(history_plot(&plot(0, None)).is_none());
         let one = history_plot(&plot(1, None)).unwrap();
         assert_eq!(one.matches("<circle").count(), 1);
-    }
-
-    #[test]
-    fn units_come_from_the_name() {
-        assert_eq!(unit("perf-stat.i.branch-miss-rate%"), Some("%"));
-        assert_eq!(unit("will-it-scale.per_thread_ops"), Some("ops/s per task"));
-        assert_eq!(unit("perf-stat.i.ipc"), None);
     }
 }

@@ -5,7 +5,8 @@
 //! transaction.
 
 use patchperf_common::comparison::ComparisonKind;
-use patchperf_common::protocol::{BootSlot, JobSpec};
+use patchperf_common::digest::sha256_hex;
+use patchperf_common::protocol::{BaseSource, BootSlot, JobSpec};
 use sqlx::PgConnection;
 
 use crate::db::{self, jobs::JobRow, machines::MachineRow};
@@ -31,13 +32,37 @@ async fn spec(conn: &mut PgConnection, job: &JobRow, config: &Config) -> Result<
     let comparison = db::comparisons::find(&mut *conn, job.comparison_id)
         .await?
         .ok_or_else(|| Error::Internal(format!("job {} has no comparison", job.id)))?;
-    let (mbox, patches_sha256) = db::patches::mbox(&mut *conn, comparison.series_id).await?;
+    let (mut mbox, mut patches_sha256) =
+        db::patches::mbox(&mut *conn, comparison.series_id).await?;
     // A step of a per-patch comparison: the base kernel carries the
     // patches before the step's.
-    let (base_mbox, base_patches_sha256) = match comparison.base_series_id {
+    let (mut base_mbox, mut base_patches_sha256) = match comparison.base_series_id {
         Some(id) => db::patches::mbox(&mut *conn, id).await?,
         None => (String::new(), String::new()),
     };
+    let mut base = comparison.base.0;
+    // Built over another commit (a tracked tree's anchor): both sides carry
+    // the commits from there to the base first. The series are one message
+    // per commit, so the carried series and a head's are together the
+    // series the next head carries, and its base kernel is this patched
+    // one, from the runner's cache.
+    if let (Some(over), Some(carried)) = (&comparison.built_over, comparison.carried_series_id) {
+        let BaseSource::Git { url, .. } = &base else {
+            return Err(Error::Internal(format!(
+                "comparison {} is built over a commit but its base is not git",
+                comparison.id
+            )));
+        };
+        let (carried, _) = db::patches::mbox(&mut *conn, carried).await?;
+        base = BaseSource::Git {
+            url: url.clone(),
+            commit: over.clone(),
+        };
+        mbox = format!("{carried}{mbox}");
+        patches_sha256 = sha256_hex(mbox.as_bytes());
+        base_mbox = format!("{carried}{base_mbox}");
+        base_patches_sha256 = sha256_hex(base_mbox.as_bytes());
+    }
     let boots = db::boots::for_job(&mut *conn, job.id)
         .await?
         .into_iter()
@@ -62,7 +87,7 @@ async fn spec(conn: &mut PgConnection, job: &JobRow, config: &Config) -> Result<
         comparison_id: job.comparison_id,
         attempt: u32::try_from(job.attempt).unwrap_or(0),
         lease_seconds: lease_seconds(config),
-        base: comparison.base.0,
+        base,
         mbox,
         aa: comparison.kind == ComparisonKind::Aa,
         patches_sha256,

@@ -2,7 +2,8 @@
 //! commits on B's first-parent line after A, oldest first, each as one mbox
 //! message (`git log --pretty=email` for its headers and message, then its
 //! diff against its first parent, so a merge is one step carrying what it
-//! brought in). The runner applies them with `git am` on A's tree, so step
+//! brought in). The runner applies them with git (`git apply` patch by
+//! patch in an overlay on A's worktree, `git am` on a copy of it), so step
 //! k's patched tree is commit k's tree, and a kernel built for a commit is
 //! found in the runner's cache by every later comparison or bisection
 //! over the same range (the mbox prefixes are written one way).

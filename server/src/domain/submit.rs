@@ -21,16 +21,32 @@ pub struct Submitted {
     pub id: i64,
     /// For a git range: its commits as read.
     pub range: Option<range::Range>,
+    /// The commit its kernels are built over, when [`Carried`] was taken.
+    pub built_over: Option<String>,
+}
+
+/// Commits a git range's kernels carry over an earlier commit (a tracked
+/// tree's anchor): the runner builds the range's A as `over` with `mbox`
+/// on it, so a tree's every new head is one incremental build on the
+/// anchor's build tree rather than a checkout and a full build of A.
+#[derive(Debug, Clone)]
+pub struct Carried {
+    /// The commit built over; the range's A is on its first-parent line.
+    pub over: String,
+    /// `over..A`, one message per commit (as [`range::read`] writes them).
+    pub mbox: String,
 }
 
 /// Stores the comparison `req` asks for, submitted by token
 /// `submitted_by` (for tracked tree `tree_id`, when a tree's new head
-/// asked), with its jobs queued.
+/// asked, its kernels built over `carried` when that is given and the
+/// whole stays within the body limit), with its jobs queued.
 pub async fn comparison(
     state: &AppState,
     req: &ComparisonSubmission,
     submitted_by: i64,
     tree_id: Option<i64>,
+    carried: Option<&Carried>,
 ) -> Result<Submitted, Error> {
     // A range's series is its commits, read from the repository.
     let range = match (&req.range, &req.base) {
@@ -49,6 +65,13 @@ pub async fn comparison(
         ),
         _ => (req.base.clone(), req.mbox.as_str()),
     };
+    // The runner gets the carried commits on both sides and the series
+    // after them on one: beyond the body limit, the range is built over
+    // its own A.
+    let carried = carried.filter(|c| {
+        range.is_some()
+            && c.mbox.len().saturating_mul(2).saturating_add(mbox.len()) <= state.config.body_limit
+    });
     let per_patch = req.per_patch || range.is_some();
     let series = if req.aa {
         Series::empty()
@@ -86,6 +109,14 @@ pub async fn comparison(
 
     let mut tx = state.db.begin().await?;
     let series_id = db::patches::insert_series(&mut tx, mbox, &series).await?;
+    let carried_id = match carried {
+        Some(c) => {
+            let parsed = mbox::parse(&c.mbox)
+                .map_err(|e| Error::Internal(format!("the carried commits: {e}")))?;
+            Some(db::patches::insert_series(&mut tx, &c.mbox, &parsed).await?)
+        }
+        None => None,
+    };
     let new = NewComparison {
         base: &base,
         series_id,
@@ -110,6 +141,7 @@ pub async fn comparison(
         commit_sha: range.as_ref().map(|r| r.to.clone()),
         probe_of: None,
         tree_id,
+        built_over: carried.zip(carried_id).map(|(c, id)| (c.over.as_str(), id)),
     };
     let id = db::comparisons::insert(&mut tx, &new).await?;
     lifecycle::create_jobs(&mut tx, id, &plan, 0, state.config.max_attempts).await?;
@@ -122,5 +154,9 @@ pub async fn comparison(
     }
     tx.commit().await?;
     state.jobs_changed.notify_waiters();
-    Ok(Submitted { id, range })
+    Ok(Submitted {
+        id,
+        range,
+        built_over: carried.map(|c| c.over.clone()),
+    })
 }

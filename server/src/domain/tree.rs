@@ -2,7 +2,9 @@
 //! notes its head; each new head (seen by the watcher's poll, or at once
 //! through the push hook) is measured against the last one tested as a
 //! git range comparison, one step per commit (see [`super::submit`]), its
-//! commits appended to the tree's tested line. When such a comparison is
+//! commits appended to the tree's tested line. Its kernels are built over
+//! the tree's anchor with the commits since carried as patches
+//! ([`carried`]), so a new head costs one incremental build. When such a comparison is
 //! final, each measured commit becomes a point of the history of every
 //! (workload, mode, nr_task, headline metric) on its machine, and the
 //! histories it touched are searched for level shifts
@@ -38,6 +40,12 @@ use crate::{AppState, Error, db};
 /// Most bisections a tree's change points start in a day: a noisy tree
 /// must not fill the lab with probes.
 pub const BISECTIONS_PER_DAY: i64 = 3;
+
+/// Most commits a tree's kernels carry over its anchor: each rides on
+/// both sides of every later test (and is rebuilt where it touches what
+/// the new head touches), so past these the anchor moves up, at the cost
+/// of one full build (ccache-warm).
+pub const MAX_CARRIED: usize = 32;
 
 /// How often the watcher wakes.
 const WAKE: Duration = Duration::from_secs(15);
@@ -138,7 +146,13 @@ pub async fn poll(state: &AppState, id: i64) -> Result<PushResponse, Error> {
     }
     let req = ComparisonSubmission::try_from(request(&tree, &head.sha))
         .map_err(|e| Error::Internal(format!("tree {id}'s stored settings: {e}")))?;
-    let submitted = submit::comparison(state, &req, tree.created_by, Some(id)).await?;
+    let carried = carried(state, &tree).await;
+    let submitted =
+        submit::comparison(state, &req, tree.created_by, Some(id), carried.as_ref()).await?;
+    let anchor = submitted
+        .built_over
+        .clone()
+        .unwrap_or_else(|| tree.tested_commit.clone());
     let mut commits = 0;
     for c in submitted.range.iter().flat_map(|r| r.commits.iter()) {
         db::trees::append_commit(
@@ -152,7 +166,7 @@ pub async fn poll(state: &AppState, id: i64) -> Result<PushResponse, Error> {
         .await?;
         commits += 1;
     }
-    db::trees::tested(&mut tx, id, &head.sha).await?;
+    db::trees::tested(&mut tx, id, &head.sha, &anchor).await?;
     tx.commit().await?;
     tracing::info!(
         tree = id,
@@ -168,6 +182,38 @@ pub async fn poll(state: &AppState, id: i64) -> Result<PushResponse, Error> {
             if commits == 1 { "" } else { "s" }
         ),
     ))
+}
+
+/// The commits from the tree's anchor to its last tested head, over which
+/// the next head's kernels are built: the runner has the last head's
+/// kernel in its cache under exactly that series and builds the new one
+/// incrementally on the anchor's build tree. `None` (nothing carried yet,
+/// more than [`MAX_CARRIED`] commits, or an anchor no longer on the
+/// branch's first-parent line after a forced push) builds the range over
+/// its own start, which becomes the anchor.
+async fn carried(state: &AppState, tree: &TreeRow) -> Option<submit::Carried> {
+    if tree.anchor_commit == tree.tested_commit {
+        return None;
+    }
+    let spelled = format!("{}..{}", tree.anchor_commit, tree.tested_commit);
+    match range::read(state, &tree.url, &spelled, state.config.body_limit / 2).await {
+        Ok(r) if r.commits.len() + r.empty.len() <= MAX_CARRIED => Some(submit::Carried {
+            over: r.from,
+            mbox: r.mbox,
+        }),
+        Ok(r) => {
+            tracing::info!(
+                tree = tree.id,
+                commits = r.commits.len() + r.empty.len(),
+                "the anchor moves up to the last tested head"
+            );
+            None
+        }
+        Err(e) => {
+            tracing::info!(tree = tree.id, error = %e, "the anchor moves up to the last tested head");
+            None
+        }
+    }
 }
 
 /// When the schedule lets the next test start, if that is later than now.

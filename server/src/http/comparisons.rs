@@ -67,7 +67,7 @@ async fn create(
 ) -> Result<impl IntoResponse> {
     let req = ComparisonSubmission::try_from(req)
         .map_err(|invalid| Error::Unprocessable(invalid.to_string()))?;
-    let id = submit::comparison(&state, &req, auth.caller.token_id, None)
+    let id = submit::comparison(&state, &req, auth.caller.token_id, None, None)
         .await?
         .id;
     let url = state.config.link(&format!("/api/v1/comparisons/{id}"));
@@ -297,6 +297,8 @@ async fn list(
         workload: q.workload.as_deref(),
         verdict,
         before: q.before,
+        search: super::search_term(q.q.as_deref())?,
+        offset: 0,
         limit,
     };
     let comparisons = db::comparisons::list(&state.db, &filter).await?;

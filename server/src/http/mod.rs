@@ -67,6 +67,29 @@ pub fn app(state: AppState) -> Router {
         .with_state(state)
 }
 
+/// Most characters a listing's search term may have.
+pub const MAX_SEARCH_CHARS: usize = 200;
+
+/// A listing's search term (`q`), checked: blank is no search; more than
+/// [`MAX_SEARCH_CHARS`] characters or a control character is refused.
+pub(crate) fn search_term(q: Option<&str>) -> Result<Option<&str>, Error> {
+    let Some(q) = q.map(str::trim).filter(|q| !q.is_empty()) else {
+        return Ok(None);
+    };
+    if q.chars().count() > MAX_SEARCH_CHARS {
+        return Err(Error::BadRequest(format!(
+            "search term of {} characters: at most {MAX_SEARCH_CHARS}",
+            q.chars().count()
+        )));
+    }
+    if q.chars().any(char::is_control) {
+        return Err(Error::BadRequest(
+            "search term with a control character".into(),
+        ));
+    }
+    Ok(Some(q))
+}
+
 /// Reads a listing filter (by status or verdict) into its enum, rejecting
 /// a value that is none of `allowed` (spelled by `name`) and naming them.
 pub(crate) fn one_of<T: Copy>(

@@ -6,7 +6,7 @@ use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use patchperf_common::api::{
-    HistoryView, PushResponse, TreeCreateRequest, TreeSubmission, TreeView,
+    HistoryView, PushResponse, TreeCreateRequest, TreeCreated, TreeSubmission, TreeView,
 };
 use patchperf_common::protocol::ErrorBody;
 use patchperf_common::run::TaskMode;
@@ -29,15 +29,6 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(show))
         .routes(routes!(push))
         .routes(routes!(history))
-}
-
-/// `201` answer of `POST /api/v1/trees`.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct TreeCreated {
-    /// The tree.
-    pub tree: TreeView,
-    /// Where to read it (this API).
-    pub url: String,
 }
 
 /// Track a branch.

@@ -16,7 +16,7 @@ use serde_json::json;
 use sqlx::PgPool;
 
 use crate::bisections::{Lab, app, request, start};
-use crate::browser::{Chromium, visible_text};
+use crate::browser::{Chromium, assert_fit_a_phone, visible_text};
 use crate::git_repo::linear;
 use crate::helpers::TestApp;
 
@@ -221,6 +221,11 @@ async fn a_found_bisection_page_answers_first_then_probes_kernels_and_series(poo
             .dump_dom(&format!("{}/bisections/{id}", server.url()))
             .await;
         assert!(text(&dom).contains(&answer), "{dom}");
+        // On a phone too: the answer, the probes' table in its own box, and
+        // a probe's page all within the screen's width.
+        let urls = [format!("/bisections/{id}"), format!("/comparisons/{probe}")]
+            .map(|p| format!("{}{p}", server.url()));
+        assert_fit_a_phone(&chromium, &urls).await;
     }
 }
 

@@ -154,12 +154,3 @@ pub fn run_result(workload: &str, nr_task: u32) -> RunResult {
         1005.0,
     )
 }
-
-/// A loopback port free when asked (for a server the test starts).
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}

@@ -7,9 +7,8 @@
 //! queued until a server with one sends it;
 //! with the relay down it is retried and the error recorded.
 
-use std::net::{SocketAddr, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::net::SocketAddr;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -20,81 +19,16 @@ use patchperf_server::domain::deliver::Sender;
 use patchperf_server::domain::notify::queue_report;
 use patchperf_server::{AppState, Config};
 use patchperf_testkit::TestServer;
+use patchperf_testkit::smtp::{Relay, header};
 use serde_json::{Value, json};
 use sqlx::PgPool;
 
 use crate::bisections::Lab;
 use crate::git_repo::{commit_file, linear};
-use crate::helpers::{TestApp, free_port, test_config};
+use crate::helpers::{TestApp, test_config};
+use patchperf_testkit::free_port;
 
 const HEADLINE: &str = "+50.0% improvement of will-it-scale.per_process_ops (open1)";
-
-/// aiosmtpd on a loopback port, writing what it receives to a Maildir;
-/// stopped when dropped.
-struct Relay {
-    child: Child,
-    maildir: PathBuf,
-    port: u16,
-}
-
-impl Relay {
-    fn start(port: u16, dir: &Path) -> Relay {
-        let maildir = dir.join("maildir");
-        let child = Command::new("/usr/bin/python3")
-            .args(["-m", "aiosmtpd", "-n", "-l"])
-            .arg(format!("127.0.0.1:{port}"))
-            .args(["-c", "aiosmtpd.handlers.Mailbox"])
-            .arg(&maildir)
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("python3-aiosmtpd (apt-get install python3-aiosmtpd)");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "aiosmtpd did not come up");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Relay {
-            child,
-            maildir,
-            port,
-        }
-    }
-
-    /// The mails received so far: (headers, unfolded, and body).
-    fn mails(&self) -> Vec<(Vec<(String, String)>, String)> {
-        let Ok(dir) = std::fs::read_dir(self.maildir.join("new")) else {
-            return Vec::new();
-        };
-        dir.map(|e| {
-            let text = std::fs::read_to_string(e.unwrap().path()).unwrap();
-            let (head, body) = text.split_once("\n\n").unwrap();
-            let head = head.replace("\n ", " ").replace("\n\t", " ");
-            let headers = head
-                .lines()
-                .map(|l| {
-                    let (k, v) = l.split_once(':').unwrap();
-                    (k.to_ascii_lowercase(), v.trim().to_string())
-                })
-                .collect();
-            (headers, body.to_string())
-        })
-        .collect()
-    }
-}
-
-impl Drop for Relay {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn header<'a>(headers: &'a [(String, String)], name: &str) -> &'a str {
-    headers
-        .iter()
-        .find(|(k, _)| k == name)
-        .map_or("", |(_, v)| v.as_str())
-}
 
 /// A webhook listener: every call's Idempotency-Key and JSON.
 async fn webhook() -> (String, Arc<Mutex<Vec<(String, Value)>>>) {

@@ -15,7 +15,7 @@ use sqlx::PgPool;
 use tower::ServiceExt;
 
 use crate::bisection_pages::{page, row, text};
-use crate::browser::Chromium;
+use crate::browser::{Chromium, assert_fit_a_phone};
 use crate::helpers::TestApp;
 use crate::trees::{Measured, measured_tree};
 
@@ -199,6 +199,11 @@ async fn a_tree_page_plots_its_history_marks_the_change_and_tables_the_points(po
             "{dom}"
         );
         assert!(text(&dom).contains("Change points"), "{dom}");
+        // On a phone too: the repository's URL wraps, the tables scroll in
+        // their own box, the plot scales to the screen.
+        let urls =
+            ["/trees".to_string(), format!("/trees/{id}")].map(|p| format!("{}{p}", server.url()));
+        assert_fit_a_phone(&chromium, &urls).await;
     }
 }
 
@@ -275,6 +280,18 @@ async fn the_dashboard_pages_open_changes_and_its_form_marks_them(pool: PgPool) 
     rest.push(first);
     assert_eq!(entries(&html), rest);
     assert!(!html.contains("changes_before="), "the last page");
+    // A browser pages the same way.
+    if let Some(chromium) = Chromium::find() {
+        let server =
+            patchperf_testkit::TestServer::serve(app.state.clone(), "127.0.0.1:0".parse().unwrap())
+                .await;
+        let dom = chromium.dump_dom(&format!("{}/", server.url())).await;
+        assert_eq!(entries(&dom), newest, "{dom}");
+        assert!(dom.contains(&format!("href=\"{older}\"")), "{dom}");
+        let dom = chromium.dump_dom(&format!("{}{older}", server.url())).await;
+        assert_eq!(entries(&dom), rest, "{dom}");
+        server.stop().await;
+    }
 
     // The form: a CI token is refused, so is a made-up one; an admin's marks
     // it and goes back to the page it came from.

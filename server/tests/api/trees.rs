@@ -3,13 +3,18 @@
 //! added at its branch's head; each push queues the new commits as a range
 //! comparison against the last tested head (one step per commit when
 //! several); finished comparisons become one history point per commit;
-//! the schedule defers a head that comes too soon; bad trees are refused.
+//! the schedule defers a head that comes too soon; bad trees are refused;
+//! the runner builds every head over the tree's anchor, the last head's
+//! series being the new one's base, until the anchor moves up.
 
 use axum::http::StatusCode;
+use patchperf_common::mbox::prefix;
+use patchperf_common::protocol::{BaseSource, JobSpec};
 use patchperf_server::domain::tree;
 use serde_json::{Value, json};
 use sqlx::PgPool;
 
+use crate::bisection_pages::{page, text};
 use crate::bisections::{Lab, app};
 use crate::git_repo::{commit_file, linear};
 use crate::helpers::TestApp;
@@ -265,4 +270,122 @@ async fn a_head_that_comes_too_soon_waits_and_bad_trees_are_refused(pool: PgPool
     assert_eq!(a.status, StatusCode::NOT_FOUND);
     let listed = app.get("/api/v1/trees").await;
     assert_eq!(listed.json["trees"].as_array().unwrap().len(), 1);
+}
+
+/// Calls the push hook of tree `id` and runs what it queued on `machine`
+/// with the played lab (no commit faster); the comparison and its jobs.
+async fn pushed(app: &TestApp, id: i64, machine: i64, ids: &[String]) -> (i64, Vec<JobSpec>) {
+    let queued = push(app, id).await["comparison_id"].as_i64().unwrap();
+    let lab = Lab {
+        culprit: None,
+        broken: Vec::new(),
+        ids: ids.to_vec(),
+    };
+    (queued, lab.drain(app, machine).await)
+}
+
+/// The jobs of comparison `id` among `jobs`, all alike in what they build:
+/// (base commit, base series, series).
+fn built(jobs: &[JobSpec], id: i64) -> (String, String, String) {
+    let mine: Vec<&JobSpec> = jobs.iter().filter(|j| j.comparison_id == id).collect();
+    assert!(!mine.is_empty(), "no job of comparison {id}");
+    let BaseSource::Git { commit, .. } = &mine[0].base else {
+        panic!("{:?}", mine[0].base)
+    };
+    for j in &mine {
+        assert_eq!((&j.base_mbox, &j.mbox), (&mine[0].base_mbox, &mine[0].mbox));
+    }
+    (
+        commit.clone(),
+        mine[0].base_mbox.clone(),
+        mine[0].mbox.clone(),
+    )
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_tree_is_built_over_its_anchor_until_the_anchor_moves_up(pool: PgPool) {
+    let (repo, mut ids) = linear(0);
+    let mirrors = tempfile::tempdir().unwrap();
+    let app = app(pool, mirrors.path()).await;
+    let machine = app.register("lab-1").await;
+    let url = repo.path().to_str().unwrap().to_string();
+    let id = add(&app, tree_request(&url, "vfs.all")).await["id"]
+        .as_i64()
+        .unwrap();
+    let mut next = 1;
+    let mut push_commits = |n: usize, ids: &mut Vec<String>| {
+        for _ in 0..n {
+            ids.push(commit_file(
+                repo.path(),
+                &format!("fs/step{next}.c"),
+                &format!("int step{next};\n"),
+                &format!("fs: step {next}"),
+            ));
+            next += 1;
+        }
+    };
+    // The first head: a plain range over the head the tree was added at.
+    push_commits(1, &mut ids);
+    let (first, jobs) = pushed(&app, id, machine, &ids).await;
+    let (over, base, patched) = built(&jobs, first);
+    assert_eq!((over.as_str(), base.as_str()), (ids[0].as_str(), ""));
+    assert_eq!(prefix::count(&patched), 1);
+
+    // The next: over the same commit, its base side the last one's
+    // patched side to the byte (the runner's cache key), one more commit
+    // on the patched side.
+    push_commits(1, &mut ids);
+    let (second, jobs) = pushed(&app, id, machine, &ids).await;
+    let (over, base, now) = built(&jobs, second);
+    assert_eq!(over, ids[0]);
+    assert_eq!(base, patched);
+    assert!(now.starts_with(&patched) && prefix::count(&now) == 2);
+    // What the comparison is about is still the new commit on the last
+    // head.
+    let view = app.comparison(second).await;
+    assert_eq!(view["git_range"], format!("{}..{}", ids[1], ids[2]));
+    assert_eq!(view["base"]["commit"], ids[1].as_str());
+    let said = text(&page(&app, &format!("/comparisons/{second}")).await);
+    let over = format!(
+        "both kernels built over {} with the tree's 1 commit since as patches",
+        &ids[0][..10]
+    );
+    assert!(said.contains(&over), "{said}");
+    let patched = now;
+
+    // Two commits in one push: the whole and each step carry the same.
+    push_commits(2, &mut ids);
+    let (third, jobs) = pushed(&app, id, machine, &ids).await;
+    let (over, base, now) = built(&jobs, third);
+    assert_eq!((over.as_str(), &base), (ids[0].as_str(), &patched));
+    assert_eq!(prefix::count(&now), 4);
+    let steps = app.comparison(third).await["steps"].clone();
+    let step = |k: usize| steps[k]["comparison_id"].as_i64().unwrap();
+    let (over, base, step_1) = built(&jobs, step(0));
+    assert_eq!((over.as_str(), &base), (ids[0].as_str(), &patched));
+    assert_eq!(prefix::count(&step_1), 3);
+    let (_, base, step_2) = built(&jobs, step(1));
+    assert_eq!(prefix::count(&base), 3);
+    assert_eq!(step_2, now, "the last step is the whole");
+
+    // Past tree::MAX_CARRIED commits the anchor moves up to the last head.
+    push_commits(tree::MAX_CARRIED, &mut ids);
+    let (_, jobs) = pushed(&app, id, machine, &ids).await;
+    assert!(jobs.iter().all(|j| j.base == jobs[0].base));
+    let carried_head = ids.len() - 1;
+    push_commits(1, &mut ids);
+    let (moved, jobs) = pushed(&app, id, machine, &ids).await;
+    let (over, base, patched) = built(&jobs, moved);
+    assert_eq!(
+        (over.as_str(), base.as_str()),
+        (ids[carried_head].as_str(), "")
+    );
+    assert_eq!(prefix::count(&patched), 1);
+    push_commits(1, &mut ids);
+    let (after, jobs) = pushed(&app, id, machine, &ids).await;
+    let (over, base, _) = built(&jobs, after);
+    assert_eq!(
+        (over.as_str(), &base),
+        (ids[carried_head].as_str(), &patched)
+    );
 }

@@ -167,3 +167,157 @@ async fn a_comparison_whose_report_fails_leaves_the_listings_up(pool: sqlx::PgPo
     let list = app.get_json("/api/v1/comparisons").await;
     assert_eq!(list["comparisons"][0]["verdict"], "improvement", "{list:#}");
 }
+
+/// The ids of the comparisons a dashboard page lists, in order.
+fn listed(page: &str) -> Vec<i64> {
+    let table = page
+        .split("<table class=\"comparisons\">")
+        .nth(1)
+        .and_then(|t| t.split("</table>").next())
+        .unwrap_or("");
+    // A row links its id and its subject.
+    let mut ids: Vec<i64> = table
+        .split("<td><a href=\"/comparisons/")
+        .skip(1)
+        .map(|r| r.split('"').next().unwrap().parse().unwrap())
+        .collect();
+    ids.dedup();
+    ids
+}
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn the_dashboard_pages_its_comparisons_and_keeps_the_filters(pool: sqlx::PgPool) {
+    let app = TestApp::new(pool.clone()).await;
+    app.register("lab").await;
+    let mut ids = Vec::new();
+    for i in 0..35 {
+        ids.push(
+            app.submit(&format!("[PATCH] fs: change {i}"), "lab", &[1], 3)
+                .await,
+        );
+    }
+    ids.reverse();
+    let (status, first) = app.get("/").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(listed(&first), ids[..30], "the newest 30, newest first");
+    assert!(first.contains("href=\"/?page=2\""), "{first}");
+    let (status, second) = app.get("/?page=2").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(listed(&second), ids[30..]);
+    assert!(
+        second.contains("<a class=\"newer\" href=\"/\">"),
+        "{second}"
+    );
+    assert!(
+        !second.contains("class=\"older\" href=\"/?"),
+        "the last page"
+    );
+    let (_, third) = app.get("/?page=3").await;
+    assert!(listed(&third).is_empty());
+    assert!(
+        squash(&crate::browser::visible_text(&third)).contains("No comparisons match on page 3.")
+    );
+
+    // Filters stay on the links between pages.
+    let (_, filtered) = app.get("/?status=queued&workload=dup1").await;
+    assert_eq!(listed(&filtered), ids[..30]);
+    assert!(
+        filtered.contains("href=\"/?workload=dup1&#38;status=queued&#38;page=2\""),
+        "{filtered}"
+    );
+    for bad in ["/?page=0", "/?page=1001", "/?page=two"] {
+        let (status, page) = app.get(bad).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {page}");
+    }
+    let (_, page) = app.get("/?page=0").await;
+    assert!(
+        page.contains("pages of comparisons are 1 to 1000"),
+        "{page}"
+    );
+
+    // And a browser follows the same pages.
+    if let Some(chromium) = crate::browser::Chromium::find() {
+        let config = patchperf_server::Config::default();
+        let server = patchperf_testkit::TestServer::serve(
+            patchperf_server::AppState::new(pool, config),
+            "127.0.0.1:0".parse().unwrap(),
+        )
+        .await;
+        let dom = chromium
+            .dump_dom(&format!("{}/?page=2", server.url()))
+            .await;
+        assert_eq!(listed(&dom), ids[30..], "{dom}");
+        server.stop().await;
+    }
+}
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn comparisons_are_found_by_subject_author_or_message_id(pool: sqlx::PgPool) {
+    let app = TestApp::new(pool).await;
+    app.register("lab").await;
+    let close = app
+        .submit("[PATCH] fs: skip task_work on close", "lab", &[1], 3)
+        .await;
+    let percent = app.submit("[PATCH] mm: 100%_faster", "lab", &[1], 3).await;
+    let (status, body) = app
+        .submit_raw(
+            "unused",
+            serde_json::json!({ "mbox": patchperf_testkit::mbox::TWO_PATCHES }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let series: i64 = serde_json::from_str::<serde_json::Value>(&body).unwrap()["id"]
+        .as_i64()
+        .unwrap();
+    for (q, expected) in [
+        ("TASK_WORK", vec![close]),
+        ("task_work on", vec![close]),
+        // LIKE's wildcards are matched as themselves.
+        ("%", vec![percent]),
+        ("100%_", vec![percent]),
+        ("_", vec![close, percent]),
+        ("hacker@example.org", vec![series]),
+        ("<20240101000000.2-hacker@example.org>", vec![series]),
+        ("20240101000000.1-hacker@example.org", vec![series]),
+        ("kh@example.org", vec![percent, close]),
+        ("nothing like it", vec![]),
+    ] {
+        let mut expected = expected;
+        expected.sort_unstable_by(|a, b| b.cmp(a));
+        let (status, page) = app.get(&format!("/?q={}", urlencoding(q))).await;
+        assert_eq!(status, StatusCode::OK, "{q}: {page}");
+        assert_eq!(listed(&page), expected, "{q}");
+        let (_, json) = app
+            .get(&format!("/api/v1/comparisons?q={}", urlencoding(q)))
+            .await;
+        let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let ids: Vec<i64> = json["comparisons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["id"].as_i64().unwrap())
+            .collect();
+        assert_eq!(ids, expected, "API, {q}");
+    }
+    // The term stays in the box and on the links between pages.
+    let (_, page) = app.get("/?q=task_work").await;
+    assert!(page.contains("name=\"q\" value=\"task_work\""), "{page}");
+    for bad in ["x".repeat(201), "a%00b".to_string()] {
+        let (status, page) = app.get(&format!("/?q={bad}")).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{page}");
+        let (status, _) = app.get(&format!("/api/v1/comparisons?q={bad}")).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+    }
+}
+
+/// `s` percent-encoded for a query string.
+fn urlencoding(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}

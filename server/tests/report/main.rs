@@ -7,6 +7,8 @@ mod browser;
 mod dashboard;
 mod extreme_values;
 mod helpers;
+mod layout;
+mod metrics_page;
 mod more_runs;
 mod run_projections;
 mod stored;
@@ -44,8 +46,19 @@ async fn completed_comparison(app: &TestApp, subject: &str) -> i64 {
 
 /// The cells of the HTML table row whose metric cell is `name`.
 fn html_row(html: &str, name: &str) -> Vec<String> {
-    let cell = format!("<td class=\"metric\">{name}</td>");
-    let start = html.find(&cell).unwrap_or_else(|| panic!("no row {name}"));
+    // The report's table lets a name wrap after each dot; the all-metrics
+    // page writes it whole.
+    let wrapped: String = name
+        .split_inclusive('.')
+        .map(|p| format!("{p}<wbr>"))
+        .collect();
+    let start = [
+        format!("<td class=\"metric\">{name}</td>"),
+        format!("<td class=\"metric\">{wrapped}"),
+    ]
+    .iter()
+    .find_map(|cell| html.find(cell.as_str()))
+    .unwrap_or_else(|| panic!("no row {name}"));
     let row = &html[start..start + html[start..].find("</tr>").unwrap()];
     row.split("</td>")
         .map(|c| {
@@ -117,14 +130,15 @@ async fn html_text_and_json_show_identical_numbers(pool: sqlx::PgPool) {
     let (status, html) = app.get(&format!("/comparisons/{id}")).await;
     assert_eq!(status, StatusCode::OK);
     let cells = html_row(&html, "will-it-scale.per_process_ops");
-    // metric, base, change, patched, verdict, interval, q, p, MW p, 0-day
+    // metric, base, %change, Δ points, patched, verdict, interval, q, p
     assert_eq!(cells[1], tokens[0]);
     assert_eq!(cells[2], tokens[1]);
-    assert_eq!(cells[3], tokens[2]);
-    assert_eq!(cells[4], "improvement");
+    assert_eq!(cells[3], "", "a relative change, not points");
+    assert_eq!(cells[4], tokens[2]);
+    assert_eq!(cells[5], "improvement");
     let interval = &metric["interval"];
     assert_eq!(
-        cells[5],
+        cells[6],
         format!(
             "{:+.2}% … {:+.2}%",
             interval["low"].as_f64().unwrap(),
@@ -135,19 +149,27 @@ async fn html_text_and_json_show_identical_numbers(pool: sqlx::PgPool) {
     assert!(
         text.contains(&format!(
             "  improvement  will-it-scale.per_process_ops  {}: 95% CI {}",
-            tokens[1], cells[5]
+            tokens[1], cells[6]
         )),
         "{text}"
     );
     // unsupported metrics are shown as such in all three forms: named
-    // under the text table, `n/s` in the page's full table, marked in JSON
+    // under the text table, `n/s` on the all-metrics page, marked in JSON
     assert!(
         text.contains("  not countable on this machine (perf's <not supported>; never shown as 0): perf events cycles"),
         "{text}"
     );
     assert!(!text.contains("        perf-stat.ps.cycles\n"), "{text}");
-    assert_eq!(html_row(&html, "perf-stat.ps.cycles")[1], "n/s");
     assert!(html.contains("not countable on this machine"));
+    let (_, all) = app.get(&format!("/comparisons/{id}/metrics")).await;
+    assert_eq!(html_row(&all, "perf-stat.ps.cycles")[1], "n/s");
+    let all_cells = html_row(&all, "will-it-scale.per_process_ops");
+    assert_eq!(
+        [&all_cells[1], &all_cells[2], &all_cells[3]],
+        [&cells[1], &cells[2], &cells[4]],
+        "the same numbers on both pages"
+    );
+    assert!(html.contains(&format!("href=\"/comparisons/{id}/metrics\"")));
     assert!(json.to_string().contains("\"presence\":\"unsupported\""));
 }
 
@@ -344,9 +366,23 @@ async fn pages_in_headless_chromium_show_the_report(pool: sqlx::PgPool) {
     assert!(text.contains("dup1 · process · nr_task 1"), "{text}");
     assert!(text.contains("dup1 · process · nr_task 2"), "{text}");
     // table rows: the headline metric with its verdict
-    assert!(dom.contains("<td class=\"metric\">will-it-scale.per_process_ops</td>"));
+    // (its name wraps only after a dot, the same change of the other
+    // will-it-scale forms folded into it, the tooltip saying why)
+    assert!(dom.contains(
+        "<td class=\"metric\">will-it-scale.<wbr>per_process_ops<wbr><span class=\"same\"> (as do will-it-scale.1.processes"
+    ), "{dom}");
     assert!(dom.contains("class=\"verdict\" title=\"95% CI"), "{dom}");
+    assert!(dom.contains("Mann–Whitney p"), "{dom}");
+    assert!(text.contains("q: Welch's p adjusted for the"), "{text}");
     // plots: per-metric dots, per-second series, the scaling curve
+    // A plot says what it shows: a <title>, its unit on the value axis,
+    // and the change it draws written out.
+    assert!(
+        dom.contains("<title>will-it-scale.per_process_ops</title>"),
+        "{dom}"
+    );
+    assert!(dom.contains("ops/s per task"), "{dom}");
+    assert!(dom.contains("change +10."), "{dom}");
     assert!(
         dom.matches("<svg").count() >= 5,
         "{}",
@@ -637,4 +673,23 @@ async fn an_aa_comparison_sets_the_noise_floor_of_later_reports_on_its_machine(p
         "{text}"
     );
     assert!(text.contains("improvement"), "{text}");
+}
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn the_text_report_links_absolutely(pool: sqlx::PgPool) {
+    let app = TestApp::new(pool).await;
+    let id = completed_comparison(&app, "[PATCH] fs: make dup faster").await;
+    let path = format!("/api/v1/comparisons/{id}/report.txt");
+    // Without --public-url: the host the request went to.
+    let host = [("host", "perf.lab:8080".to_string())];
+    let (status, text) = app.request("GET", &path, None, &host, None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        text.contains(&format!("report: http://perf.lab:8080/comparisons/{id}\n")),
+        "{text}"
+    );
+    // A Host that is no plain host name makes no link up.
+    let odd = [("host", "evil.example/phish?x=".to_string())];
+    let (_, text) = app.request("GET", &path, None, &odd, None).await;
+    assert!(!text.contains("evil.example"), "{text}");
 }

@@ -21,7 +21,7 @@ use crate::kernel::cache::CacheLock;
 use crate::kernel::config::{self, ConfigRecipe};
 use crate::kernel::make::{self, Make, Toolchain};
 use crate::kernel::patch::{self, Applied, ApplyError};
-use crate::kernel::source::{self, Pristine, SourceKind, Tree};
+use crate::kernel::source::{self, Pristine, Tree};
 use crate::kernel::tree_view::{self, View};
 use crate::proc::{Event, Flow};
 
@@ -59,8 +59,9 @@ pub struct BuildSetup {
     pub base_key: String,
 }
 
-/// A patched copy of the source in a scratch directory; the tree goes
-/// first (a git worktree unregisters itself), then the directory.
+/// A patched tree (an overlay or a copy) in a scratch directory; the tree
+/// goes first (a copy that is a git worktree unregisters itself), then the
+/// directory.
 #[derive(Debug)]
 pub struct PatchedTree {
     tree: Tree,
@@ -176,8 +177,9 @@ pub fn fetch(
     })
 }
 
-/// Apply step: a fresh copy of the pristine tree with the series `mbox`
-/// (whose sha256 is `patches_sha256`) on it, for the kernel of `side`.
+/// Apply step: a fresh tree on the pristine one (an overlay, else a copy)
+/// with the series `mbox` (whose sha256 is `patches_sha256`) on it, for the
+/// kernel of `side`.
 pub fn apply(
     lock: &CacheLock,
     setup: &BuildSetup,
@@ -227,24 +229,23 @@ pub fn apply(
     }
 }
 
-/// The patched side's tree: an overlay on the pristine tree where overlayfs
-/// works (nothing copied), else a full copy.
+/// The patched side's tree: an overlay on the pristine tree (a tarball's
+/// or a git worktree) where overlayfs works (nothing copied), else a full
+/// copy.
 fn patched_tree(
     pristine: &Pristine,
     scratch: &Path,
     events: &mut dyn Events,
 ) -> Result<Tree, JobFailure> {
     let dest = scratch.join("linux");
-    if pristine.kind == SourceKind::Tarball {
-        match tree_view::overlay_works(&pristine.dir, scratch) {
-            Ok(()) => {
-                return Tree::overlay_on(pristine, &dest)
-                    .map_err(|e| failure(FailureReason::Other, "apply", e));
-            }
-            Err(why) => events.line(&format!(
-                "patchperf: overlayfs not usable here ({why}); copying the tree instead"
-            )),
+    match tree_view::overlay_works(&pristine.dir, scratch) {
+        Ok(()) => {
+            return Tree::overlay_on(pristine, &dest)
+                .map_err(|e| failure(FailureReason::Other, "apply", e));
         }
+        Err(why) => events.line(&format!(
+            "patchperf: overlayfs not usable here ({why}); copying the tree instead"
+        )),
     }
     events.state(
         JobState::Applying,
@@ -405,6 +406,7 @@ mod tests {
     use super::*;
     use crate::kernel::cache::Cache;
     use crate::kernel::make::tests::toolchain;
+    use crate::kernel::source::SourceKind;
     use patchperf_common::mbox;
 
     struct Quiet;

@@ -1,14 +1,18 @@
 //! SVG plots of a report, drawn with plotters' SVG backend into a string
 //! (no files, no system fonts: text is laid out by plotters' estimate and
 //! rendered by the browser). plotters escapes the text it writes, so metric
-//! names from uploads cannot inject markup.
+//! names from uploads cannot inject markup. Every plot names its unit on
+//! the value axis, keeps its legend outside the data, and carries a
+//! `<title>` and a `<desc>` saying in words what it shows.
 
 use patchperf_common::limits::MAX_VALUE;
+use patchperf_common::metric;
 use patchperf_common::report::MetricComparison;
 use patchperf_common::run::Side;
 use patchperf_common::stats::{ChangeUnit, Interval};
-use plotters::coord::types::RangedCoordf64;
+use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 /// Colour of the base kernel's marks.
 const BASE: RGBColor = RGBColor(31, 119, 180);
@@ -61,7 +65,8 @@ pub(crate) fn on_axis(v: f64, (lo, hi): (f64, f64)) -> Option<f64> {
 /// Per-run dots of one metric: base on the left, patched on the right, each
 /// side's mean as a bar, and the 95% interval of the change drawn on the
 /// patched side as the range where the patched mean plausibly lies relative
-/// to the base mean. `None` when neither side has values.
+/// to the base mean, labelled with the change. `None` when neither side has
+/// values.
 pub fn runs_plot(m: &MetricComparison) -> Option<String> {
     let interval = match (m.interval, m.base.mean) {
         (Some(Interval::Bounded { low, high }), Some(base)) => Some(match m.unit {
@@ -73,15 +78,17 @@ pub fn runs_plot(m: &MetricComparison) -> Option<String> {
     .filter(|(a, b)| a.is_finite() && b.is_finite());
     let values = m.base.values.iter().chain(&m.patched.values).copied();
     let (lo, hi) = axis(values.chain(interval.into_iter().flat_map(|(a, b)| [a, b])))?;
+    let change = change_label(m);
+    let (width, height) = (480, 280);
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (420, 260)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
         root.fill(&WHITE).ok()?;
         let mut chart = ChartBuilder::on(&root)
-            .caption(&m.name, ("sans-serif", 13))
+            .caption(fitted(&m.name, width), caption_font(&m.name, width))
             .margin(8)
             .x_label_area_size(24)
-            .y_label_area_size(70)
+            .y_label_area_size(84)
             .build_cartesian_2d(0.0f64..2.0f64, lo..hi)
             .ok()?;
         chart
@@ -90,6 +97,7 @@ pub fn runs_plot(m: &MetricComparison) -> Option<String> {
             .light_line_style(TRANSPARENT)
             .x_labels(0)
             .y_labels(6)
+            .y_desc(metric::unit(&m.name))
             .y_label_formatter(&|v| short_number(*v))
             .draw()
             .ok()?;
@@ -116,9 +124,12 @@ pub fn runs_plot(m: &MetricComparison) -> Option<String> {
             }
             chart
                 .draw_series(std::iter::once(Text::new(
-                    side.as_str(),
-                    (centre - 0.15, lo),
-                    ("sans-serif", 12).into_font().color(&colour),
+                    format!("{} ({} runs)", side.as_str(), values.len()),
+                    (centre - 0.25, lo),
+                    ("sans-serif", 12)
+                        .into_font()
+                        .color(&colour)
+                        .pos(Pos::new(HPos::Left, VPos::Bottom)),
                 )))
                 .ok()?;
         }
@@ -139,9 +150,103 @@ pub fn runs_plot(m: &MetricComparison) -> Option<String> {
                     .ok()?;
             }
         }
+        if let Some(change) = &change {
+            // In the top margin the axis leaves above the highest value.
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    change.clone(),
+                    (1.97, hi),
+                    ("sans-serif", 12)
+                        .into_font()
+                        .color(&BLACK)
+                        .pos(Pos::new(HPos::Right, VPos::Top)),
+                )))
+                .ok()?;
+        }
         root.present().ok()?;
     }
-    Some(svg)
+    let desc = format!(
+        "{} ({}): base {} runs, mean {}; patched {} runs, mean {}{}",
+        m.name,
+        unit_or_values(&m.name),
+        m.base.values.len(),
+        m.base.mean.map_or("none".into(), short_number),
+        m.patched.values.len(),
+        m.patched.mean.map_or("none".into(), short_number),
+        change.map_or(String::new(), |c| format!("; {c}")),
+    );
+    Some(described(svg, &m.name, &desc))
+}
+
+/// `change +4.80% [+4.78%, +4.82%]` (points for a metric that is itself a
+/// percentage), when there is a change to tell.
+fn change_label(m: &MetricComparison) -> Option<String> {
+    let change = m.change.filter(|c| c.is_finite())?;
+    let unit = match m.unit {
+        ChangeUnit::Percent => "%",
+        ChangeUnit::Points => " points",
+    };
+    Some(match m.interval {
+        Some(Interval::Bounded { low, high }) => {
+            format!("change {change:+.2}{unit}, 95% interval [{low:+.2}, {high:+.2}]")
+        }
+        _ => format!("change {change:+.2}{unit}"),
+    })
+}
+
+/// The unit of a metric, or `values` where its name does not tell.
+fn unit_or_values(name: &str) -> &'static str {
+    match metric::unit(name) {
+        "" => "values",
+        u => u,
+    }
+}
+
+/// The caption's font: 13 px, smaller (down to 9 px) for a long name, so
+/// that it fits the plot's `width` (plotters centres a caption and cuts
+/// what overflows at both ends).
+fn caption_font(text: &str, width: u32) -> (&'static str, u32) {
+    let chars = text.chars().count().max(1) as f64;
+    // Sans-serif averages about 0.55 em a character.
+    let fits = (f64::from(width) - 16.0) / (0.55 * chars);
+    ("sans-serif", fits.floor().clamp(9.0, 13.0) as u32)
+}
+
+/// `text` as a caption of a plot `width` wide: whole when it fits at 9 px,
+/// else its end behind an ellipsis (a metric's end names it; the whole
+/// name is the plot's `<title>`).
+fn fitted(text: &str, width: u32) -> String {
+    let room = ((f64::from(width) - 16.0) / (0.55 * 9.0)).floor() as usize;
+    let chars = text.chars().count();
+    if chars <= room {
+        return text.to_string();
+    }
+    let tail: String = text.chars().skip(chars + 1 - room).collect();
+    format!("…{tail}")
+}
+
+/// The base and patched colours, named, in the right margin of `root`
+/// (outside the data) from pixel `(x, y)` down.
+fn side_legend(root: &DrawingArea<SVGBackend<'_>, Shift>, x: i32, y: i32) -> Option<()> {
+    for (i, side) in [Side::Base, Side::Patched].into_iter().enumerate() {
+        let colour = side_colour(side);
+        let y = y + 18 * i as i32;
+        root.draw(&PathElement::new(
+            vec![(x, y), (x + 16, y)],
+            colour.stroke_width(3),
+        ))
+        .ok()?;
+        root.draw(&Text::new(
+            side.as_str(),
+            (x + 22, y),
+            ("sans-serif", 12)
+                .into_font()
+                .color(&colour)
+                .pos(Pos::new(HPos::Left, VPos::Center)),
+        ))
+        .ok()?;
+    }
+    Some(())
 }
 
 /// One line per run of a per-second series (will-it-scale ops each second),
@@ -154,20 +259,24 @@ pub fn series_plot(name: &str, runs: &[(Side, String, Vec<f64>)]) -> Option<Stri
         .max()
         .unwrap_or(1)
         .max(2);
+    let (width, height) = (640, 280);
+    let title = format!("{name} per second, each run");
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (640, 280)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
         root.fill(&WHITE).ok()?;
         let mut chart = ChartBuilder::on(&root)
-            .caption(format!("{name} per second, each run"), ("sans-serif", 13))
+            .caption(fitted(&title, width), caption_font(&title, width))
             .margin(8)
+            .margin_right(LEGEND_WIDTH)
             .x_label_area_size(30)
-            .y_label_area_size(70)
+            .y_label_area_size(84)
             .build_cartesian_2d(0.0f64..(len - 1) as f64, lo..hi)
             .ok()?;
         chart
             .configure_mesh()
             .x_desc("measured second")
+            .y_desc(metric::unit(name))
             // Point i is second i + 1: label whole seconds, never 2.5.
             .x_labels(len.min(12))
             .x_label_formatter(&|v| {
@@ -181,7 +290,7 @@ pub fn series_plot(name: &str, runs: &[(Side, String, Vec<f64>)]) -> Option<Stri
             .y_label_formatter(&|v| short_number(*v))
             .draw()
             .ok()?;
-        for (side, label, p) in runs {
+        for (side, _, p) in runs {
             let colour = side_colour(*side);
             chart
                 .draw_series(LineSeries::new(
@@ -190,15 +299,27 @@ pub fn series_plot(name: &str, runs: &[(Side, String, Vec<f64>)]) -> Option<Stri
                         .filter_map(|(i, &v)| Some((i as f64, on_axis(v, (lo, hi))?))),
                     colour.stroke_width(1),
                 ))
-                .ok()?
-                .label(label.as_str())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], colour));
+                .ok()?;
         }
-        draw_legend(&mut chart)?;
+        side_legend(&root, width as i32 - LEGEND_WIDTH + 12, 40)?;
         root.present().ok()?;
     }
-    Some(svg)
+    let count = |side: Side| runs.iter().filter(|r| r.0 == side).count();
+    let desc = format!(
+        "{name} ({}) each measured second of every run: {} base runs, {} patched runs ({})",
+        unit_or_values(name),
+        count(Side::Base),
+        count(Side::Patched),
+        runs.iter()
+            .map(|r| r.1.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    Some(described(svg, &title, &desc))
 }
+
+/// The right margin the base/patched legend takes, in pixels.
+const LEGEND_WIDTH: i32 = 90;
 
 /// Mean ops against nr_task for both kernels, when a comparison measured
 /// several task counts. `points` are (nr_task, base mean, patched mean).
@@ -218,20 +339,24 @@ pub fn scaling_plot(name: &str, points: &[(u32, Option<f64>, Option<f64>)]) -> O
         0.0
     };
     let max_task = points.iter().map(|p| p.0).max().unwrap_or(1).max(1);
+    let (width, height) = (640, 300);
+    let title = format!("{name} by nr_task");
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (640, 300)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
         root.fill(&WHITE).ok()?;
         let mut chart = ChartBuilder::on(&root)
-            .caption(format!("{name} by nr_task"), ("sans-serif", 13))
+            .caption(fitted(&title, width), caption_font(&title, width))
             .margin(8)
+            .margin_right(LEGEND_WIDTH)
             .x_label_area_size(30)
-            .y_label_area_size(70)
+            .y_label_area_size(84)
             .build_cartesian_2d(0.0f64..f64::from(max_task) * 1.05, lo..hi)
             .ok()?;
         chart
             .configure_mesh()
             .x_desc("nr_task")
+            .y_desc(metric::unit(name))
             .light_line_style(TRANSPARENT)
             .y_label_formatter(&|v| short_number(*v))
             .draw()
@@ -244,9 +369,7 @@ pub fn scaling_plot(name: &str, points: &[(u32, Option<f64>, Option<f64>)]) -> O
                 .collect();
             chart
                 .draw_series(LineSeries::new(line.clone(), colour.stroke_width(2)))
-                .ok()?
-                .label(side.as_str())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], colour));
+                .ok()?;
             chart
                 .draw_series(
                     line.into_iter()
@@ -254,23 +377,47 @@ pub fn scaling_plot(name: &str, points: &[(u32, Option<f64>, Option<f64>)]) -> O
                 )
                 .ok()?;
         }
-        draw_legend(&mut chart)?;
+        side_legend(&root, width as i32 - LEGEND_WIDTH + 12, 40)?;
         root.present().ok()?;
     }
-    Some(svg)
+    let desc = format!(
+        "{name} ({}), the mean of each side at each nr_task: {}",
+        unit_or_values(name),
+        points
+            .iter()
+            .map(|&(n, b, p)| {
+                let v = |m: Option<f64>| m.map_or("none".into(), short_number);
+                format!("{n} tasks base {} patched {}", v(b), v(p))
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    Some(described(svg, &title, &desc))
 }
 
-type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+/// `svg` with `<title>` and `<desc>` as the first children of its root,
+/// for screen readers and for a tooltip on the plot.
+pub(crate) fn described(svg: String, title: &str, desc: &str) -> String {
+    let Some(end) = svg
+        .find("<svg")
+        .and_then(|s| svg[s..].find('>').map(|e| s + e + 1))
+    else {
+        return svg;
+    };
+    format!(
+        "{}\n<title>{}</title>\n<desc>{}</desc>{}",
+        &svg[..end],
+        escape(title),
+        escape(desc),
+        &svg[end..]
+    )
+}
 
-/// The base/patched legend, boxed in the upper right.
-fn draw_legend<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>) -> Option<()> {
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 11))
-        .draw()
-        .ok()
+/// Text as XML character data.
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// Axis labels: `3.4M`, `12k`, `0.93`.
@@ -323,6 +470,14 @@ mod tests {
         }
     }
 
+    /// The text of each `<text>` element, trimmed.
+    fn texts(svg: &str) -> Vec<&str> {
+        svg.split("<text")
+            .skip(1)
+            .filter_map(|t| Some(t.split_once('>')?.1.split_once("</text>")?.0.trim()))
+            .collect()
+    }
+
     #[test]
     fn runs_plot_draws_one_dot_per_run_and_escapes_the_name() {
         let m = metric(
@@ -335,6 +490,36 @@ mod tests {
         assert_eq!(svg.matches("<circle").count(), 6);
         assert!(!svg.contains("<script>"));
         assert!(svg.contains("&lt;script&gt;"));
+        assert!(svg.contains("base (3 runs)") && svg.contains("patched (3 runs)"));
+        assert!(svg.contains("change +10.00%, 95% interval [+9.00, +11.00]"));
+        assert!(svg.contains("<title>will-it-scale.&lt;script&gt;"), "{svg}");
+        let m = metric("will-it-scale.per_process_ops", &[100.0, 101.0], &[110.0]);
+        let svg = runs_plot(&m).unwrap();
+        assert!(
+            texts(&svg).contains(&"ops/s per task"),
+            "the unit on the axis: {svg}"
+        );
+        assert!(svg.contains("<desc>will-it-scale.per_process_ops (ops/s per task): base 2 runs"));
+    }
+
+    #[test]
+    fn long_captions_shrink_then_keep_their_end() {
+        assert_eq!(
+            caption_font("will-it-scale.per_process_ops", 480),
+            ("sans-serif", 13)
+        );
+        let long = format!(
+            "perf-profile.calltrace.cycles-pp.{}",
+            "entry_SYSCALL_64.".repeat(6)
+        );
+        assert_eq!(caption_font(&long, 480).1, 9);
+        let shown = fitted(&long, 480);
+        assert!(
+            shown.starts_with('…') && long.ends_with(&shown[3..]),
+            "{shown}"
+        );
+        assert!(shown.chars().count() <= 94, "{shown}");
+        assert_eq!(fitted("dup1", 480), "dup1");
     }
 
     #[test]
@@ -356,6 +541,11 @@ mod tests {
         )
         .unwrap();
         assert!(svg.starts_with("<svg") && svg.contains("boot 1 patched"));
+        let shown = texts(&svg);
+        assert!(shown.contains(&"ops/s per task") && svg.contains("<title>"));
+        // One legend entry a side, not one a run.
+        assert_eq!(shown.iter().filter(|t| **t == "base").count(), 1, "{svg}");
+        assert_eq!(shown.iter().filter(|t| **t == "patched").count(), 1);
         let svg = scaling_plot(
             "will-it-scale.per_process_ops",
             &[(1, Some(100.0), Some(110.0)), (2, Some(90.0), Some(105.0))],

@@ -3,6 +3,8 @@
 //! logs, per-run values and plots. While jobs run, a small script follows
 //! the comparison's JSON and reloads the page when something changed.
 
+use std::fmt::Write as _;
+
 use askama::Template;
 use axum::extract::State;
 use axum::response::Html;
@@ -13,6 +15,7 @@ use patchperf_common::report::text::{
 };
 use patchperf_common::report::{Comparison, MetricComparison, format};
 use patchperf_common::run::Side;
+use patchperf_common::stats::ChangeUnit;
 use patchperf_common::{mbox, metric};
 
 use super::plot::{self, PlotQuery};
@@ -55,20 +58,32 @@ pub struct JobLine {
 /// One metric row.
 #[derive(Debug)]
 pub struct RowView {
-    name: String,
-    base: String,
-    change: String,
-    patched: String,
-    interval: String,
-    p: String,
-    q: String,
-    mw: String,
-    zero_day: &'static str,
-    verdict: &'static str,
-    verdict_class: &'static str,
-    reason: String,
+    pub(super) name: String,
+    pub(super) base: String,
+    pub(super) change: String,
+    pub(super) patched: String,
+    pub(super) interval: String,
+    pub(super) p: String,
+    pub(super) q: String,
+    pub(super) mw: String,
+    pub(super) zero_day: &'static str,
+    pub(super) verdict: &'static str,
+    pub(super) verdict_class: &'static str,
+    pub(super) reason: String,
     /// Listed under "Why" (the headline and every real change).
-    listed: bool,
+    pub(super) listed: bool,
+    /// The name cut after each dot, so that it wraps between its parts
+    /// and never inside a word.
+    pub(super) name_parts: Vec<String>,
+    /// The relative change, for a metric that is not itself a percentage.
+    pub(super) change_percent: String,
+    /// The change in points, for a metric that is itself a percentage.
+    pub(super) change_points: String,
+    /// Why, with what the main table leaves out (Mann–Whitney's p, 0-day's
+    /// range rule), for the verdict's tooltip.
+    pub(super) detail: String,
+    /// Rows left out of the main table for showing the very same change.
+    pub(super) same_as: Vec<String>,
 }
 
 /// One run of a report.
@@ -93,7 +108,10 @@ pub struct GroupView {
     /// The metrics this machine could not count, in one sentence.
     unsupported: Option<String>,
     rows: Vec<RowView>,
-    all_rows: Vec<RowView>,
+    /// What the table's columns mean, with this report's numbers.
+    legend: String,
+    /// Metrics in the report, all shown on the metrics page.
+    total: usize,
     hidden: usize,
     run_metrics: Vec<String>,
     runs: Vec<RunLine>,
@@ -148,6 +166,10 @@ pub(super) struct ComparisonPage {
     live: bool,
     json_url: String,
     text_url: String,
+    /// Every metric of the report, on its own page.
+    metrics_url: String,
+    /// The differential profile, when the runs were profiled.
+    profile_url: Option<String>,
     overall: &'static str,
     overall_class: String,
     status: &'static str,
@@ -177,6 +199,9 @@ pub(super) struct ComparisonPage {
     step_of: Option<(String, String)>,
     /// A git range's comparison: the range, short ids.
     range: Option<String>,
+    /// Built over a tracked tree's anchor: its short id and how many
+    /// commits ride on it.
+    built_over: Option<(String, usize)>,
     /// The commit the patched side is (a range's end, a step's, a probe's).
     commit: Option<String>,
     /// On a bisection's probe: the bisection's page and which probe.
@@ -324,6 +349,13 @@ async fn page_of(
         live: !c.status.is_final(),
         json_url: format!("/api/v1/comparisons/{id}"),
         text_url: format!("/api/v1/comparisons/{id}/report.txt"),
+        metrics_url: format!("/comparisons/{id}/metrics"),
+        profile_url: built
+            .groups
+            .iter()
+            .flat_map(|g| &g.comparison.metrics)
+            .any(|m| m.name.starts_with("perf-profile.children."))
+            .then(|| format!("/comparisons/{id}/profile")),
         overall: verdict.overall.as_str(),
         overall_class: view::overall_class(verdict.overall),
         status: c.status.as_str(),
@@ -392,6 +424,17 @@ async fn page_of(
             )
         }),
         range: c.git_range.as_deref().map(view::short_range),
+        built_over: match (&c.built_over, c.carried_series_id) {
+            (Some(over), Some(carried)) => Some((
+                view::short_commit(over).to_string(),
+                db::patches::messages(&state.db, carried)
+                    .await?
+                    .iter()
+                    .filter(|m| m.has_diff)
+                    .count(),
+            )),
+            _ => None,
+        },
         commit: c
             .commit_sha
             .as_deref()
@@ -422,7 +465,7 @@ fn groups_description(groups: &[GroupReport]) -> Option<String> {
         .and_then(|g| g.comparison.header.machine_description.clone())
 }
 
-fn row_view(m: &MetricComparison, listed: bool) -> RowView {
+pub(super) fn row_view(m: &MetricComparison, listed: bool) -> RowView {
     RowView {
         name: m.name.clone(),
         base: format::side_text(&m.base),
@@ -441,7 +484,78 @@ fn row_view(m: &MetricComparison, listed: bool) -> RowView {
         verdict_class: view::verdict_class(m.verdict),
         reason: m.reason.clone(),
         listed,
+        name_parts: name_parts(&m.name),
+        change_percent: match m.unit {
+            ChangeUnit::Percent => format::change_text(m),
+            ChangeUnit::Points => String::new(),
+        },
+        change_points: match m.unit {
+            ChangeUnit::Points => format::change_text(m),
+            ChangeUnit::Percent => String::new(),
+        },
+        detail: detail(m),
+        same_as: Vec::new(),
     }
+}
+
+/// `perf-stat.`, `ps.`, `cycles`: a name's parts with their dots.
+fn name_parts(name: &str) -> Vec<String> {
+    let mut parts: Vec<String> = name.split_inclusive('.').map(str::to_string).collect();
+    if parts.is_empty() {
+        parts.push(String::new());
+    }
+    parts
+}
+
+/// The verdict's reason, then Mann–Whitney's p and 0-day's range rule,
+/// which say little at a few runs a side (Mann–Whitney's p cannot go
+/// below 0.1 with 3 runs a side) and so live in the tooltip.
+fn detail(m: &MetricComparison) -> String {
+    let mut d = m.reason.clone();
+    if let Some(mw) = m.mann_whitney {
+        let n = m.base.values.len().min(m.patched.values.len());
+        let _ = write!(d, "; Mann–Whitney p {}", format::p_text(Some(mw.p)));
+        if n <= 3 {
+            d.push_str(" (its smallest possible with 3 runs a side is 0.1)");
+        }
+    }
+    match m.zero_day {
+        Some(z) if z.changed => d.push_str("; 0-day's range rule: changed"),
+        Some(_) => d.push_str("; 0-day's range rule: unchanged"),
+        None => {}
+    }
+    d
+}
+
+/// Drops from `shown` the will-it-scale rows that repeat the headline's
+/// change (at one task `will-it-scale.1.processes` and
+/// `will-it-scale.workload` move exactly as `per_process_ops`), naming
+/// them on the headline's row instead.
+fn fold_identical_wis(c: &Comparison, shown: &mut Vec<&MetricComparison>) -> Vec<String> {
+    let h = &c.header;
+    let Some(head) = shown
+        .iter()
+        .find(|m| m.name == metric::wis_per_task_ops(h.mode))
+        .copied()
+    else {
+        return Vec::new();
+    };
+    let same = |m: &MetricComparison| match (m.change, head.change) {
+        (Some(a), Some(b)) => {
+            m.verdict == head.verdict && (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0)
+        }
+        _ => false,
+    };
+    let twins = [
+        metric::wis_scaling(h.nr_task, h.mode),
+        metric::WIS_WORKLOAD.to_string(),
+    ];
+    let folded: Vec<String> = twins
+        .into_iter()
+        .filter(|t| shown.iter().any(|m| m.name == *t && same(m)))
+        .collect();
+    shown.retain(|m| !folded.contains(&m.name));
+    folded
 }
 
 async fn group_view(
@@ -468,8 +582,37 @@ async fn group_view(
                 || m.base.presence != m.patched.presence
         })
         .collect();
-    let rows: Vec<RowView> = shown.iter().map(|m| row_view(m, is_listed(m))).collect();
-    let all_rows: Vec<RowView> = c.metrics.iter().map(|m| row_view(m, false)).collect();
+    let mut shown = shown;
+    let folded = fold_identical_wis(c, &mut shown);
+    let headline_row = metric::wis_per_task_ops(h.mode);
+    let rows: Vec<RowView> = shown
+        .iter()
+        .map(|m| RowView {
+            same_as: if m.name == headline_row {
+                folded.clone()
+            } else {
+                Vec::new()
+            },
+            ..row_view(m, is_listed(m))
+        })
+        .collect();
+    let delta = c
+        .policy
+        .noise_floor_percent
+        .unwrap_or(0.0)
+        .max(c.policy.min_change_percent);
+    let legend = format!(
+        "base and patched: mean ± standard deviation in % of the mean (0-day's %stddev), \
+         {} runs a side; %change: of the mean (Δ points instead for a metric that is itself \
+         a percentage); 95% interval: of that change; q: Welch's p adjusted for the {} \
+         metrics of this report (Benjamini–Hochberg). A change is called real when q ≤ {} \
+         and its whole interval lies beyond ±{}%. Point at a verdict for why, with \
+         Mann–Whitney's p and 0-day's own range rule.",
+        c.base_runs.min(c.patched_runs),
+        c.metrics.len(),
+        c.policy.fdr,
+        delta
+    );
 
     // Plots: the headline metric, then the changed ones in table order.
     let mut plotted: Vec<&MetricComparison> = Vec::new();
@@ -556,9 +699,10 @@ async fn group_view(
         unsupported: Some(unsupported_line(c, &shown))
             .map(|l| l.trim().to_string())
             .filter(|l| !l.is_empty()),
-        hidden: c.metrics.len() - shown.len(),
+        hidden: c.metrics.len() - shown.len() - folded.len(),
         rows,
-        all_rows,
+        legend,
+        total: c.metrics.len(),
         run_metrics,
         runs,
         plots,

@@ -19,13 +19,17 @@ use crate::db::bisections::BisectionSummary;
 use crate::db::changes::ChangeFilter;
 use crate::db::comparisons::{ComparisonSummary, ListFilter};
 use crate::db::progress::Progress;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::http::extract::Query;
 use crate::http::one_of;
 use crate::{AppState, db};
 
-/// How many comparisons the dashboard shows.
+/// How many comparisons a page of the dashboard shows.
 const SHOWN: i64 = 30;
+
+/// The last page of comparisons a number reaches (30,000 comparisons
+/// back); a filter reaches older ones.
+const MAX_PAGE: i64 = 1000;
 
 /// How many bisections the dashboard shows.
 const BISECTIONS_SHOWN: i64 = 10;
@@ -49,9 +53,15 @@ pub struct DashboardQuery {
     /// Overall verdict.
     #[serde(default)]
     pub verdict: String,
+    /// A word of a patch's subject or author, or its Message-Id.
+    #[serde(default)]
+    pub q: String,
     /// Open change points with a smaller id only (the "older" link).
     #[serde(default)]
     pub changes_before: Option<i64>,
+    /// Page of the comparisons, from 1 (the newest [`SHOWN`]).
+    #[serde(default)]
+    pub page: Option<i64>,
 }
 
 /// One `<option>` of a filter.
@@ -126,11 +136,26 @@ pub(super) struct DashboardPage {
     /// The next page of them.
     older_changes: Option<String>,
     rows: Vec<Row>,
+    /// Where the comparisons' page is, and the pages either side.
+    pages: Pages,
     bisections: Vec<BisectionRow>,
     machines: Vec<Choice>,
     workloads: Vec<Choice>,
     statuses: Vec<Choice>,
     verdicts: Vec<Choice>,
+    /// The search term asked for.
+    search: String,
+}
+
+/// A page of comparisons and its neighbours, with the filters kept.
+#[derive(Debug)]
+pub struct Pages {
+    /// From 1.
+    page: i64,
+    /// The newer comparisons' page.
+    newer: Option<String>,
+    /// The older comparisons' page, when there are older ones.
+    older: Option<String>,
 }
 
 fn choices<'a>(values: impl IntoIterator<Item = &'a str>, chosen: &str) -> Vec<Choice> {
@@ -198,7 +223,13 @@ pub(super) async fn page(
         OverallVerdict::ALL,
         OverallVerdict::as_str,
     )?;
-    let listed = db::comparisons::list(
+    let page = q.page.unwrap_or(1);
+    if !(1..=MAX_PAGE).contains(&page) {
+        return Err(Error::BadRequest(format!(
+            "page {page}: pages of comparisons are 1 to {MAX_PAGE}; a filter reaches older ones"
+        )));
+    }
+    let mut listed = db::comparisons::list(
         &state.db,
         &ListFilter {
             status: wanted_status,
@@ -206,10 +237,41 @@ pub(super) async fn page(
             workload: workload.as_deref(),
             verdict: wanted_verdict,
             before: None,
-            limit: SHOWN,
+            search: crate::http::search_term(Some(&q.q))?,
+            offset: (page - 1) * SHOWN,
+            limit: SHOWN + 1,
         },
     )
     .await?;
+    let more = listed.len() > SHOWN as usize;
+    listed.truncate(SHOWN as usize);
+    // The same filters on the pages either side.
+    let page_href = |n: i64| {
+        let mut query: Vec<String> = [
+            ("q", &q.q),
+            ("machine", &q.machine),
+            ("workload", &q.workload),
+            ("status", &q.status),
+            ("verdict", &q.verdict),
+        ]
+        .iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(k, v)| format!("{k}={}", view::url_encode(v)))
+        .collect();
+        if n > 1 {
+            query.push(format!("page={n}"));
+        }
+        if query.is_empty() {
+            "/".to_string()
+        } else {
+            format!("/?{}", query.join("&"))
+        }
+    };
+    let pages = Pages {
+        page,
+        newer: (page > 1).then(|| page_href(page - 1)),
+        older: (more && page < MAX_PAGE).then(|| page_href(page + 1)),
+    };
     let unfinished: Vec<i64> = listed
         .iter()
         .filter(|s| s.verdict.is_none())
@@ -252,6 +314,7 @@ pub(super) async fn page(
         changes,
         older_changes,
         rows,
+        pages,
         bisections,
         machines: choices(machine_names.iter().map(String::as_str), &q.machine),
         workloads: choices(
@@ -260,6 +323,7 @@ pub(super) async fn page(
         ),
         statuses: choices(ComparisonStatus::ALL.iter().map(|s| s.as_str()), &q.status),
         verdicts: choices(OverallVerdict::ALL.iter().map(|v| v.as_str()), &q.verdict),
+        search: q.q.clone(),
     })
 }
 

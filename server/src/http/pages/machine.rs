@@ -170,6 +170,8 @@ pub(super) async fn page(
         workload: None,
         verdict: None,
         before: None,
+        search: None,
+        offset: 0,
         limit: RECENT_COMPARISONS,
     };
     let comparisons = db::comparisons::list(&state.db, &filter)

@@ -19,7 +19,9 @@ mod dashboard;
 mod error_page;
 mod job_log;
 mod machine;
+mod metrics;
 mod plot;
+mod profile;
 mod series;
 mod steps;
 mod tree;
@@ -34,6 +36,9 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/comparisons/{id}/plots/runs.svg", get(plot::runs))
         .route("/comparisons/{id}/plots/series.svg", get(plot::series))
         .route("/comparisons/{id}/series.mbox", get(series::mbox))
+        .route("/comparisons/{id}/metrics", get(metrics::page))
+        .route("/comparisons/{id}/metrics.csv", get(metrics::csv))
+        .route("/comparisons/{id}/profile", get(profile::page))
         .route("/trees", get(tree::list))
         .route("/trees/{id}", get(tree::page))
         .route("/trees/{id}/plots/history.svg", get(tree::history_svg))
