@@ -25,29 +25,13 @@ use patchperf_testkit::git_fixture::{self, LinuxHistory};
 use patchperf_testkit::{TestServer, token};
 
 use kernel_support::{
-    assert_no_leftovers, comparison, exclusive, get_json, job, pipeline, post_for_id, run,
-    run_agent_until_idle, run_agent_while, skip_without_tools,
+    assert_no_leftovers, comparison, exclusive, get_json, history_or_skip, job, load, pipeline,
+    post_for_id, run, run_agent_until_idle, run_agent_while, skip_without_tools,
 };
 
 /// The seed history, or `None` after saying why the test skips.
 fn history() -> Option<LinuxHistory> {
-    match git_fixture::seed_range() {
-        Ok(h) => Some(h),
-        Err(why) => {
-            eprintln!("SKIPPED: {why}");
-            None
-        }
-    }
-}
-
-/// The load average, for the timings a test prints.
-fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .unwrap_or_default()
-        .split(' ')
-        .take(3)
-        .collect::<Vec<_>>()
-        .join(" ")
+    history_or_skip(git_fixture::seed_range())
 }
 
 /// Step `k` (1-based) of the range as a per-patch job on the history's

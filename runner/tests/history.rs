@@ -26,7 +26,8 @@ use patchperf_testkit::{TestServer, free_port, token};
 use serde_json::{Value, json};
 
 use kernel_support::{
-    assert_no_leftovers, exclusive, get_json, run_agent_until_idle, skip_without_tools,
+    assert_no_leftovers, exclusive, get_json, history_or_skip, load, run_agent_until_idle,
+    skip_without_tools,
 };
 
 /// The workloads the tree measures: what seeds 003 and 004 move.
@@ -53,23 +54,7 @@ fn history() -> Option<LinuxHistory> {
         Step::seed("004"),
         harmless(3),
     ];
-    match git_fixture::linux_history(&steps) {
-        Ok(h) => Some(h),
-        Err(why) => {
-            eprintln!("SKIPPED: {why}");
-            None
-        }
-    }
-}
-
-/// The load average, for the timings the test prints.
-fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .unwrap_or_default()
-        .split(' ')
-        .take(3)
-        .collect::<Vec<_>>()
-        .join(" ")
+    history_or_skip(git_fixture::linux_history(&steps))
 }
 
 fn git(dir: &Path, args: &[&str]) -> String {

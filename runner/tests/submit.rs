@@ -231,6 +231,19 @@ async fn aa_submits_a_noise_floor_comparison_without_a_patch(pool: PgPool) {
 }
 
 /// A repository of a base and two commits, each touching its own file.
+/// A server that reads repositories on its own disk, with its mirrors.
+async fn local_git_server(pool: &PgPool) -> (TestServer, tempfile::TempDir) {
+    let mirrors = tempfile::tempdir().unwrap();
+    let config = patchperf_server::Config {
+        local_git: true,
+        git_dir: mirrors.path().to_path_buf(),
+        ..patchperf_server::Config::default()
+    };
+    let state = patchperf_server::AppState::new(pool.clone(), config);
+    let server = TestServer::serve(state, "127.0.0.1:0".parse().unwrap()).await;
+    (server, mirrors)
+}
+
 fn small_repo(dir: &std::path::Path) -> Vec<String> {
     let git = |args: &[&str]| {
         let out = Command::new("git")
@@ -259,14 +272,7 @@ fn small_repo(dir: &std::path::Path) -> Vec<String> {
 
 #[sqlx::test(migrations = "../migrations")]
 async fn a_range_and_a_bisection_over_it_are_submitted_from_the_command_line(pool: PgPool) {
-    let mirrors = tempfile::tempdir().unwrap();
-    let config = patchperf_server::Config {
-        local_git: true,
-        git_dir: mirrors.path().to_path_buf(),
-        ..patchperf_server::Config::default()
-    };
-    let state = patchperf_server::AppState::new(pool.clone(), config);
-    let server = TestServer::serve(state, "127.0.0.1:0".parse().unwrap()).await;
+    let (server, _mirrors) = local_git_server(&pool).await;
     let ci = token(&pool, TokenKind::Ci).await;
     let repo = tempfile::tempdir().unwrap();
     let ids = small_repo(repo.path());
@@ -340,14 +346,7 @@ async fn a_range_and_a_bisection_over_it_are_submitted_from_the_command_line(poo
 
 #[sqlx::test(migrations = "../migrations")]
 async fn track_adds_a_tree_that_follows_the_branch(pool: PgPool) {
-    let mirrors = tempfile::tempdir().unwrap();
-    let config = patchperf_server::Config {
-        local_git: true,
-        git_dir: mirrors.path().to_path_buf(),
-        ..patchperf_server::Config::default()
-    };
-    let state = patchperf_server::AppState::new(pool.clone(), config);
-    let server = TestServer::serve(state, "127.0.0.1:0".parse().unwrap()).await;
+    let (server, _mirrors) = local_git_server(&pool).await;
     let ci = token(&pool, TokenKind::Ci).await;
     let repo = tempfile::tempdir().unwrap();
     let ids = small_repo(repo.path());

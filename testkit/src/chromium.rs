@@ -10,6 +10,19 @@ pub use devtools::Viewport;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// How every test runs the browser: headless, quiet, nothing fetched
+/// from the network on its own.
+const HEADLESS: [&str; 8] = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+];
+
 /// The browser binary.
 #[derive(Debug)]
 pub struct Chromium {
@@ -60,17 +73,8 @@ impl Chromium {
         let out = tokio::time::timeout(
             Duration::from_secs(120),
             tokio::process::Command::new(&self.path)
-                .args([
-                    "--headless",
-                    "--no-sandbox",
-                    "--disable-gpu",
-                    "--disable-quic",
-                    "--no-first-run",
-                    "--disable-background-networking",
-                    "--disable-component-update",
-                    "--disable-sync",
-                    "--virtual-time-budget=3000",
-                ])
+                .args(HEADLESS)
+                .arg("--virtual-time-budget=3000")
                 .arg(format!("--user-data-dir={}", profile.path().display()))
                 .arg("--dump-dom")
                 .arg(url)

@@ -277,3 +277,27 @@ pub fn post_for_id(server: &str, token: &str, path: &str, body: &serde_json::Val
 pub fn comparison(server: &str, ci: &str, id: i64) -> serde_json::Value {
     get_json(server, ci, &format!("/api/v1/comparisons/{id}"))
 }
+
+/// The load average, for the timings a test prints.
+pub fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .unwrap_or_default()
+        .split(' ')
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A git history of `patchperf_testkit::git_fixture`, or `None` after
+/// saying why the test skips.
+pub fn history_or_skip(
+    history: Result<patchperf_testkit::git_fixture::LinuxHistory, String>,
+) -> Option<patchperf_testkit::git_fixture::LinuxHistory> {
+    match history {
+        Ok(h) => Some(h),
+        Err(why) => {
+            eprintln!("SKIPPED: {why}");
+            None
+        }
+    }
+}

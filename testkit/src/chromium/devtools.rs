@@ -81,18 +81,8 @@ impl Session {
         let child_out = browser_writes.as_raw_fd();
         let mut command = Command::new(browser);
         command
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--hide-scrollbars",
-                "--remote-debugging-pipe",
-            ])
+            .args(super::HEADLESS)
+            .args(["--hide-scrollbars", "--remote-debugging-pipe"])
             .arg(format!("--user-data-dir={}", profile.display()))
             .arg("about:blank")
             .stdin(Stdio::null())

@@ -72,7 +72,10 @@ pub(super) struct MetricsPage {
 }
 
 /// The comparison's report, or a 404.
-async fn report_of(state: &AppState, id: i64) -> Result<std::sync::Arc<report::ComparisonReport>> {
+pub(super) async fn report_of(
+    state: &AppState,
+    id: i64,
+) -> Result<std::sync::Arc<report::ComparisonReport>> {
     let c = db::comparisons::find(&state.db, id)
         .await?
         .ok_or_else(|| Error::NotFound(format!("no comparison {id}")))?;

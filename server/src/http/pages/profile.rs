@@ -15,10 +15,9 @@ use axum::response::Html;
 use patchperf_common::report::{Comparison, MetricComparison};
 
 use super::view;
-use crate::domain::report;
 use crate::error::Result;
 use crate::http::extract::Path;
-use crate::{AppState, Error, db};
+use crate::{AppState, Error};
 
 const CHILDREN: &str = "perf-profile.children.cycles-pp.";
 const SELF: &str = "perf-profile.self.cycles-pp.";
@@ -198,10 +197,7 @@ pub(super) async fn page(
     State(state): State<AppState>,
     Path(id): Path<i64>,
 ) -> Result<Html<String>> {
-    let c = db::comparisons::find(&state.db, id)
-        .await?
-        .ok_or_else(|| Error::NotFound(format!("no comparison {id}")))?;
-    let built = report::load_shared(&state, &c).await?;
+    let built = super::metrics::report_of(&state, id).await?;
     let groups = built
         .groups
         .iter()
