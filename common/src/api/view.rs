@@ -288,6 +288,11 @@ pub struct ComparisonListQuery {
     #[cfg_attr(feature = "openapi", param(minimum = 1, maximum = 500))]
     pub limit: Option<i64>,
     /// Only comparisons with a smaller id (the `next_before` of the
-    /// previous page).
+    /// previous page, newest first).
     pub before: Option<i64>,
+    /// Only comparisons with a larger id (the `next_after` of the previous
+    /// page, oldest first).
+    pub after: Option<i64>,
+    /// `newest` (the default) or `oldest` first.
+    pub sort: Option<String>,
 }

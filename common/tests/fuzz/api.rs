@@ -403,6 +403,8 @@ proptest! {
         q: Some("task_work".into()),
         limit: Some(50),
         before: Some(100),
+        after: Some(7),
+        sort: Some("oldest".into()),
     }))) {
         round_trips::<ComparisonListQuery>(&text)?;
     }

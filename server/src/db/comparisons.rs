@@ -241,8 +241,12 @@ pub struct ListFilter<'a> {
     /// Stored overall verdict equals (finished comparisons only; see
     /// [`super::verdicts`]).
     pub verdict: Option<OverallVerdict>,
-    /// Only ids below this (the cursor of the previous page).
+    /// Only ids below this (the cursor of the previous page, newest first).
     pub before: Option<i64>,
+    /// Only ids above this (the cursor of the previous page, oldest first).
+    pub after: Option<i64>,
+    /// In which order.
+    pub order: ListOrder,
     /// A patch of its series has this in its subject or author (any case),
     /// or this Message-Id.
     pub search: Option<&'a str>,
@@ -250,6 +254,34 @@ pub struct ListFilter<'a> {
     pub offset: i64,
     /// Page size.
     pub limit: i64,
+}
+
+/// The order of the comparison listing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ListOrder {
+    /// Newest first.
+    #[default]
+    Newest,
+    /// Oldest first.
+    Oldest,
+    /// Worst verdict first ([`OverallVerdict::ALL`]'s order; those not
+    /// finished among the undecided), newest first within each.
+    Verdict,
+}
+
+impl ListOrder {
+    /// Every order, as `?sort=` names them.
+    pub const ALL: &'static [ListOrder] =
+        &[ListOrder::Newest, ListOrder::Oldest, ListOrder::Verdict];
+
+    /// As `?sort=` names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ListOrder::Newest => "newest",
+            ListOrder::Oldest => "oldest",
+            ListOrder::Verdict => "verdict",
+        }
+    }
 }
 
 /// One line of the comparison listing.
@@ -279,8 +311,12 @@ pub struct ComparisonSummary {
     pub headline: Option<String>,
 }
 
-/// Comparisons matching `filter`, newest first; the steps of per-patch
+/// Comparisons matching `filter` in its order; the steps of per-patch
 /// comparisons are left out (their parent lists them).
+///
+/// Each order's keys are `CASE`s on the order asked for, which a plan made
+/// for the values at hand folds away: newest and oldest first walk the
+/// primary key's index, and only the verdict order sorts what matches.
 ///
 /// A search is asked of each comparison, newest first, until the page is
 /// full (`EXISTS`), not by first collecting every matching patch: a common
@@ -317,13 +353,18 @@ pub async fn list(
              AND ($2::text IS NULL OR m.name = $2)
              AND ($3::text IS NULL OR $3 = ANY (c.workloads))
              AND ($4::bigint IS NULL OR c.id < $4)
+             AND ($11::bigint IS NULL OR c.id > $11)
              AND ($5::text IS NULL OR c.verdict = $5)
              AND ($8::text IS NULL OR EXISTS (
                    SELECT 1 FROM patches p
                    WHERE p.series_id = c.series_id
                      AND (p.message_id = $8 OR lower(p.subject) LIKE $9
                           OR lower(p.author) LIKE $9)))
-           ORDER BY c.id DESC
+           ORDER BY CASE WHEN $10 = 'verdict'
+                         THEN array_position($12::text[], coalesce(c.verdict, 'undecided'))
+                    END,
+                    CASE WHEN $10 = 'oldest' THEN c.id END,
+                    c.id DESC
            LIMIT $6 OFFSET $7"#,
         filter.status.map(ComparisonStatus::as_str),
         filter.machine,
@@ -333,7 +374,13 @@ pub async fn list(
         filter.limit,
         filter.offset,
         search.as_ref().map(|s| s.message_id.as_str()),
-        search.as_ref().map(|s| s.pattern.as_str())
+        search.as_ref().map(|s| s.pattern.as_str()),
+        filter.order.as_str(),
+        filter.after,
+        &OverallVerdict::ALL
+            .iter()
+            .map(|v| v.as_str().to_string())
+            .collect::<Vec<_>>()
     )
     .fetch_all(&mut *tx)
     .await?;

@@ -14,7 +14,7 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::db::comparisons::{ComparisonRow, ComparisonSummary, ListFilter};
+use crate::db::comparisons::{ComparisonRow, ComparisonSummary, ListFilter, ListOrder};
 use crate::db::{self, boots::BootRow, jobs::JobRow};
 use crate::domain::report::ComparisonReport;
 use crate::domain::report::verdict::VerdictView;
@@ -257,11 +257,15 @@ pub struct ComparisonList {
     /// verdict).
     #[schema(value_type = Vec<Object>)]
     pub comparisons: Vec<ComparisonSummary>,
-    /// Pass as `before` for the next page; absent on the last page.
+    /// Pass as `before` for the next page, newest first; absent on the
+    /// last page.
     pub next_before: Option<i64>,
+    /// Pass as `after` for the next page, oldest first; absent on the last
+    /// page.
+    pub next_after: Option<i64>,
 }
 
-/// List comparisons, newest first.
+/// List comparisons, newest (or oldest) first.
 #[utoipa::path(
     get,
     path = "/api/v1/comparisons",
@@ -291,25 +295,55 @@ async fn list(
     if !(1..=500).contains(&limit) {
         return Err(Error::BadRequest(format!("limit {limit} must be 1 to 500")));
     }
+    // The verdict order pages by number on the dashboard; a cursor cannot
+    // follow it.
+    let order = super::one_of(
+        "sort",
+        q.sort.as_deref(),
+        &[ListOrder::Newest, ListOrder::Oldest],
+        ListOrder::as_str,
+    )?
+    .unwrap_or_default();
+    let (before, after) = match order {
+        ListOrder::Oldest if q.before.is_some() => {
+            return Err(Error::BadRequest(
+                "before is the cursor of newest first; oldest first pages with after".into(),
+            ));
+        }
+        ListOrder::Newest if q.after.is_some() => {
+            return Err(Error::BadRequest(
+                "after is the cursor of oldest first (sort=oldest); newest first pages with before"
+                    .into(),
+            ));
+        }
+        _ => (q.before, q.after),
+    };
     let filter = ListFilter {
         status,
         machine: q.machine.as_deref(),
         workload: q.workload.as_deref(),
         verdict,
-        before: q.before,
+        before,
+        after,
+        order,
         search: super::search_term(q.q.as_deref())?,
         offset: 0,
         limit,
     };
     let comparisons = db::comparisons::list(&state.db, &filter).await?;
-    let next_before = if comparisons.len() == usize::try_from(limit).unwrap_or(usize::MAX) {
+    let cursor = if comparisons.len() == usize::try_from(limit).unwrap_or(usize::MAX) {
         comparisons.last().map(|c| c.id)
     } else {
         None
     };
+    let (next_before, next_after) = match order {
+        ListOrder::Oldest => (None, cursor),
+        _ => (cursor, None),
+    };
     Ok(Json(ComparisonList {
         comparisons,
         next_before,
+        next_after,
     }))
 }
 

@@ -48,7 +48,9 @@ async fn the_dashboard_shows_progress_and_stored_verdicts_and_builds_no_report(p
     let text = squash(&crate::browser::visible_text(&page));
     assert!(text.contains("done 3 a side"), "{text}");
     assert!(
-        text.contains("improvement dup1 nr_task 1: +5.1% improvement [PATCH] fs: a dup win"),
+        text.contains(
+            "improvement dup1 nr_task 1: +5.1% improvement of will-it-scale.per_process_ops, 95% CI +"
+        ) && text.contains("[PATCH] fs: a dup win"),
         "{text}"
     );
     for _ in 0..3 {

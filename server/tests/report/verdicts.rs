@@ -60,7 +60,10 @@ async fn listings_filter_by_stored_verdicts_that_follow_the_noise_floor(pool: sq
     assert_eq!(all[1].1, "regression");
     assert_eq!(all[2].1, "improvement");
     assert!(
-        all[2].2.starts_with("dup1 nr_task 1: +1.") && all[2].2.ends_with("% improvement"),
+        all[2].2.starts_with("dup1 nr_task 1: +1.")
+            && all[2]
+                .2
+                .contains("% improvement of will-it-scale.per_process_ops, 95% CI +"),
         "{}",
         all[2].2
     );
@@ -157,5 +160,92 @@ async fn the_keeper_stores_the_verdict_of_a_comparison_as_it_finishes(pool: sqlx
     }
     let (verdict, headline) = stored().await;
     assert_eq!(verdict.as_deref(), Some("regression"));
-    assert!(headline.unwrap().ends_with("% regression"));
+    let headline = headline.unwrap();
+    assert!(
+        headline.contains("% regression of will-it-scale.per_process_ops, 95% CI -"),
+        "{headline}"
+    );
+}
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn listings_sort_newest_oldest_and_worst_verdict_first(pool: sqlx::PgPool) {
+    use patchperf_server::db::comparisons::{ListFilter, ListOrder, list};
+
+    let app = TestApp::new(pool.clone()).await;
+    let lab = app.register("lab").await;
+    let win = app.submit("[PATCH] fs: a dup win", "lab", &[1], 3).await;
+    app.run_all(lab, changed_by(0.10)).await;
+    let loss = app.submit("[PATCH] fs: a dup loss", "lab", &[1], 3).await;
+    app.run_all(lab, changed_by(-0.10)).await;
+    let waiting = app.submit("[PATCH] fs: not run yet", "lab", &[1], 3).await;
+    app.build_reports().await;
+
+    // The API pages oldest first with its own cursor.
+    let first = app
+        .get_json("/api/v1/comparisons?sort=oldest&limit=2")
+        .await;
+    let first_ids: Vec<i64> = first["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(first_ids, [win, loss]);
+    assert_eq!(first["next_after"], loss);
+    assert!(first["next_before"].is_null());
+    assert_eq!(
+        ids(&listed(&app, &format!("?sort=oldest&after={loss}")).await),
+        [waiting]
+    );
+    assert_eq!(ids(&listed(&app, "").await), [waiting, loss, win]);
+    for (query, expected) in [
+        (
+            "?sort=verdict",
+            "sort `verdict` is not one of newest, oldest",
+        ),
+        ("?sort=oldest&before=9", "oldest first pages with after"),
+        ("?after=1", "newest first pages with before"),
+    ] {
+        let (status, body) = app.get(&format!("/api/v1/comparisons{query}")).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{query}");
+        assert!(body.contains(expected), "{query}: {body}");
+    }
+
+    // Worst first over every page: the regression, then the one not
+    // finished (among the undecided), then the improvement, a page of one
+    // each.
+    let mut worst_first = Vec::new();
+    for offset in 0..4 {
+        let page = list(
+            &pool,
+            &ListFilter {
+                order: ListOrder::Verdict,
+                offset,
+                limit: 1,
+                ..ListFilter::default()
+            },
+        )
+        .await
+        .unwrap();
+        worst_first.extend(page.iter().map(|c| c.id));
+    }
+    assert_eq!(worst_first, [loss, waiting, win]);
+
+    // The dashboard offers each order and keeps the one asked for.
+    let at = |page: &str, id: i64| page.find(&format!("href=\"/comparisons/{id}\"")).unwrap();
+    let (status, oldest) = app.get("/?sort=oldest").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(at(&oldest, win) < at(&oldest, loss) && at(&oldest, loss) < at(&oldest, waiting));
+    assert!(
+        oldest.contains("<option value=\"oldest\" selected>"),
+        "{oldest}"
+    );
+    let (_, worst) = app.get("/?sort=verdict").await;
+    assert!(at(&worst, loss) < at(&worst, waiting) && at(&worst, waiting) < at(&worst, win));
+    let (status, body) = app.get("/?sort=worst").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(
+        body.contains("sort `worst` is not one of newest, oldest, verdict"),
+        "{body}"
+    );
 }

@@ -39,20 +39,28 @@ const RETRY: Duration = Duration::from_secs(60);
 const RUNNING_EVERY: Duration = Duration::from_secs(5);
 
 /// The dashboard's one-line summary of a report: each (workload, nr_task)
-/// with its headline metric's change and verdict.
+/// with its headline metric's change, verdict, name and 95% interval (`dup1
+/// nr_task 1: +5.1% improvement of will-it-scale.per_process_ops, 95% CI
+/// +4.9% … +5.3%`), so that an undecided −5% reads as unsure as it is.
 pub fn headline(report: &ComparisonReport) -> String {
     report
         .groups
         .iter()
         .filter_map(|g| {
             g.comparison.headline_metric().map(|m| {
-                format!(
-                    "{} nr_task {}: {} {}",
+                let mut line = format!(
+                    "{} nr_task {}: {} {} of {}",
                     g.comparison.header.workload,
                     g.comparison.header.nr_task,
                     format::change_text(m),
-                    m.verdict.as_str()
-                )
+                    m.verdict.as_str(),
+                    m.name
+                );
+                let interval = format::interval_text(m);
+                if !interval.is_empty() {
+                    line.push_str(&format!(", 95% CI {interval}"));
+                }
+                line
             })
         })
         .collect::<Vec<_>>()

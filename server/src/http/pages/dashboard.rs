@@ -1,7 +1,8 @@
 //! `/`: the open change points of tracked trees (newest first, paged by
-//! id, each with the form that marks it), recent comparisons with their verdicts, regressions first, filtered
-//! by machine, workload, status and verdict, and the recent bisections with
-//! their answers. It reads stored state only and builds no report: finished
+//! id, each with the form that marks it), the comparisons with their
+//! verdicts (newest page first with its regressions first, oldest first or
+//! worst verdict first), filtered by machine, workload, status and verdict
+//! and searched, and the recent bisections with their answers. It reads stored state only and builds no report: finished
 //! comparisons show their stored verdict (`report::stored`), queued and
 //! running ones how far they have come (`db::progress`), since a verdict of
 //! half the boots is no verdict and judging thirty comparisons a request is
@@ -17,7 +18,7 @@ use super::changes::ChangeView;
 use super::view;
 use crate::db::bisections::BisectionSummary;
 use crate::db::changes::ChangeFilter;
-use crate::db::comparisons::{ComparisonSummary, ListFilter};
+use crate::db::comparisons::{ComparisonSummary, ListFilter, ListOrder};
 use crate::db::progress::Progress;
 use crate::error::{Error, Result};
 use crate::http::extract::Query;
@@ -59,9 +60,13 @@ pub struct DashboardQuery {
     /// Open change points with a smaller id only (the "older" link).
     #[serde(default)]
     pub changes_before: Option<i64>,
-    /// Page of the comparisons, from 1 (the newest [`SHOWN`]).
+    /// Page of the comparisons, from 1 (the first [`SHOWN`] in the order).
     #[serde(default)]
     pub page: Option<i64>,
+    /// `newest` (the default: regressions first within each page),
+    /// `oldest` or `verdict` (worst first over every page).
+    #[serde(default)]
+    pub sort: String,
 }
 
 /// One `<option>` of a filter.
@@ -145,6 +150,24 @@ pub(super) struct DashboardPage {
     verdicts: Vec<Choice>,
     /// The search term asked for.
     search: String,
+    sorts: Vec<SortChoice>,
+}
+
+/// One `<option>` of the order.
+#[derive(Debug)]
+pub struct SortChoice {
+    value: &'static str,
+    label: &'static str,
+    selected: bool,
+}
+
+/// What the order menu says of each order.
+fn sort_label(order: ListOrder) -> &'static str {
+    match order {
+        ListOrder::Newest => "newest (regressions first on each page)",
+        ListOrder::Oldest => "oldest first",
+        ListOrder::Verdict => "worst verdict first",
+    }
 }
 
 /// A page of comparisons and its neighbours, with the filters kept.
@@ -223,6 +246,13 @@ pub(super) async fn page(
         OverallVerdict::ALL,
         OverallVerdict::as_str,
     )?;
+    let order = one_of(
+        "sort",
+        some(&q.sort).as_deref(),
+        ListOrder::ALL,
+        ListOrder::as_str,
+    )?
+    .unwrap_or_default();
     let page = q.page.unwrap_or(1);
     if !(1..=MAX_PAGE).contains(&page) {
         return Err(Error::BadRequest(format!(
@@ -236,10 +266,11 @@ pub(super) async fn page(
             machine: machine.as_deref(),
             workload: workload.as_deref(),
             verdict: wanted_verdict,
-            before: None,
+            order,
             search: crate::http::search_term(Some(&q.q))?,
             offset: (page - 1) * SHOWN,
             limit: SHOWN + 1,
+            ..ListFilter::default()
         },
     )
     .await?;
@@ -253,6 +284,7 @@ pub(super) async fn page(
             ("workload", &q.workload),
             ("status", &q.status),
             ("verdict", &q.verdict),
+            ("sort", &q.sort),
         ]
         .iter()
         .filter(|(_, v)| !v.is_empty())
@@ -298,7 +330,11 @@ pub(super) async fn page(
             }
         })
         .collect();
-    rows.sort_by_key(|r| (r.rank, std::cmp::Reverse(r.id)));
+    // The newest page puts what a maintainer must look at first; an order
+    // asked for is kept as the database gave it.
+    if order == ListOrder::Newest {
+        rows.sort_by_key(|r| (r.rank, std::cmp::Reverse(r.id)));
+    }
     let machine_names: Vec<String> = db::machines::list(&state.db)
         .await?
         .into_iter()
@@ -324,6 +360,14 @@ pub(super) async fn page(
         statuses: choices(ComparisonStatus::ALL.iter().map(|s| s.as_str()), &q.status),
         verdicts: choices(OverallVerdict::ALL.iter().map(|v| v.as_str()), &q.verdict),
         search: q.q.clone(),
+        sorts: ListOrder::ALL
+            .iter()
+            .map(|o| SortChoice {
+                value: o.as_str(),
+                label: sort_label(*o),
+                selected: *o == order,
+            })
+            .collect(),
     })
 }
 

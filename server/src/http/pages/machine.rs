@@ -169,10 +169,8 @@ pub(super) async fn page(
         machine: Some(&m.name),
         workload: None,
         verdict: None,
-        before: None,
-        search: None,
-        offset: 0,
         limit: RECENT_COMPARISONS,
+        ..ListFilter::default()
     };
     let comparisons = db::comparisons::list(&state.db, &filter)
         .await?
