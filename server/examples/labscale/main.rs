@@ -353,6 +353,9 @@ fn read(r: &Readers<'_>, machines: &[Machine], finished: &[Finished]) -> Vec<rea
         Endpoint::new("/?verdict=improvement", "/?verdict=improvement", list),
         Endpoint::new("/?verdict=no change", "/?verdict=no+change", list),
         Endpoint::new("/?status=done", "/?status=done", None),
+        Endpoint::new("/?sort=oldest", "/?sort=oldest", list),
+        Endpoint::new("/?sort=verdict", "/?sort=verdict", list),
+        Endpoint::new("/?sort=verdict&page=50", "/?sort=verdict&page=50", list),
         Endpoint::new("/?machine=M", format!("/?machine={}", m.name), None),
         Endpoint::new("/?workload=W", format!("/?workload={workload}"), None),
         Endpoint::new(
@@ -370,6 +373,11 @@ fn read(r: &Readers<'_>, machines: &[Machine], finished: &[Finished]) -> Vec<rea
             list,
         ),
         Endpoint::new("api ?status=done", "/api/v1/comparisons?status=done", None),
+        Endpoint::new(
+            "api ?sort=oldest&after=mid",
+            format!("/api/v1/comparisons?sort=oldest&after={middle}"),
+            list,
+        ),
         Endpoint::new(
             "api ?machine=M",
             format!("/api/v1/comparisons?machine={}", m.name),

@@ -230,6 +230,18 @@ async fn listings_sort_newest_oldest_and_worst_verdict_first(pool: sqlx::PgPool)
         worst_first.extend(page.iter().map(|c| c.id));
     }
     assert_eq!(worst_first, [loss, waiting, win]);
+    // The index's rank is the dashboard's order of verdicts.
+    for (rank, verdict) in patchperf_common::comparison::OverallVerdict::ALL
+        .iter()
+        .enumerate()
+    {
+        let (got,): (i32,) = sqlx::query_as("SELECT verdict_rank($1)")
+            .bind(verdict.as_str())
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        assert_eq!(usize::try_from(got).unwrap(), rank, "{verdict:?}");
+    }
 
     // The dashboard offers each order and keeps the one asked for.
     let at = |page: &str, id: i64| page.find(&format!("href=\"/comparisons/{id}\"")).unwrap();
