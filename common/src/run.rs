@@ -130,20 +130,6 @@ impl MeasurementMode {
         }
     }
 
-    /// δ before any A/A comparison measured the machine: the smallest
-    /// change in percent a report on this mode calls real. Under
-    /// `tcg-icount` guest time counts instructions, and two sets of boots
-    /// of one kernel agree within ±0.02% (the A/A and demo runs), so 0.5%
-    /// is 25 times that spread and finds instruction-count changes such as
-    /// seed 002's −1.0% on dup1, which 1% left undecided. Wall-clock modes
-    /// (kvm, tcg, kexec, host) keep 1% until their A/A floor raises it.
-    pub fn default_min_change_percent(self) -> f64 {
-        match self {
-            MeasurementMode::TcgIcount => 0.5,
-            _ => 1.0,
-        }
-    }
-
     /// One sentence a report can print under its header.
     pub fn explanation(self) -> &'static str {
         match self {

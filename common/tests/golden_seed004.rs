@@ -77,7 +77,8 @@ fn header() -> ReportHeader {
         config: None,
         profile_event: Some("cycles".into()),
         report_url: None,
-        noise_floor_source: None,
+        delta_source: None,
+        delta_aa: None,
         runs_steps: Vec::new(),
     }
 }

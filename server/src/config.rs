@@ -44,6 +44,10 @@ pub struct Config {
     pub smtp_url: Option<String>,
     /// The mails' `From:` (`patchperf <perf@example.org>`).
     pub mail_from: Option<String>,
+    /// How long an A/A comparison calibrates δ for: a comparison created
+    /// longer than this after it is judged with the mode's default until
+    /// the machine measures its noise again.
+    pub calibration_max_age: Duration,
     /// How often the sender looks for due mail and webhook calls.
     pub outbox_poll: Duration,
     /// Wait before the first retry of a failed send; each later one waits
@@ -69,6 +73,7 @@ impl Default for Config {
             git_timeout: Duration::from_secs(1800),
             smtp_url: None,
             mail_from: None,
+            calibration_max_age: Duration::from_secs(30 * 86_400),
             outbox_poll: Duration::from_secs(5),
             outbox_retry: Duration::from_secs(60),
             outbox_max_attempts: 10,

@@ -155,7 +155,8 @@ pub fn header_from_runs(machine: &str, base: &[RunResult], patched: &[RunResult]
             .chain(patched)
             .find_map(|r| r.profile_event.clone()),
         report_url: None,
-        noise_floor_source: None,
+        delta_source: None,
+        delta_aa: None,
         runs_steps: Vec::new(),
     }
 }

@@ -64,10 +64,14 @@ pub struct ReportHeader {
     /// Where the full report lives.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub report_url: Option<String>,
-    /// Where the noise floor in the verdict policy came from ("noise floor
-    /// 0.21% from A/A comparison 5 on this machine"), when there is one.
+    /// δ and where it came from (`δ 0.21%: 2 × the ±0.105% that A/A
+    /// comparison 12 measured (tcg-icount, open1 · process · 1 task,
+    /// 2026-12-01)`), as the server judged it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub noise_floor_source: Option<String>,
+    pub delta_source: Option<String>,
+    /// The A/A comparison that calibrated δ, when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta_aa: Option<i64>,
     /// When boots were added while the verdict was undecided: the runs a
     /// side at each look, then the final count (`[3, 6, 12]`). Repeated
     /// looks make p-values slightly optimistic, so reports say so.

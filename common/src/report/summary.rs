@@ -4,6 +4,7 @@
 
 use super::format::{change_text, interval_text, p_text};
 use super::model::Comparison;
+use crate::stats::ChangeUnit;
 
 /// `+4.8% of will-it-scale.per_process_ops on open1 · process · nr_task 1
 /// (95% interval +4.78% … +4.82%, q 0.0012; 3 and 3 runs, tcg-icount;
@@ -22,16 +23,13 @@ pub fn headline_sentence(c: &Comparison) -> Option<String> {
     if !q.is_empty() {
         how_sure.push(format!("q {q}"));
     }
-    let threshold = c
-        .policy
-        .noise_floor_percent
-        .map_or(c.policy.min_change_percent, |f| {
-            f.max(c.policy.min_change_percent)
-        });
-    let source = h
-        .noise_floor_source
-        .clone()
-        .unwrap_or_else(|| "default".into());
+    let threshold = c.policy.threshold(ChangeUnit::Percent);
+    // In short: the report's notes say it in full (`delta_source`).
+    let source = match (h.delta_aa, &h.delta_source, h.measurement) {
+        (Some(aa), _, _) => format!("calibrated by A/A comparison {aa}"),
+        (None, Some(_), Some(mode)) => format!("{}'s default", mode.as_str()),
+        _ => "default".into(),
+    };
     Some(format!(
         "{} of {} on {} · {} · nr_task {} ({}; {} and {} runs, {}; changes under {threshold:.2}% count as none: {source})",
         change_text(m),

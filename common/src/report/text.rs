@@ -415,7 +415,7 @@ fn verdicts(c: &Comparison, rows: &[&MetricComparison]) -> String {
         p.threshold(ChangeUnit::Percent),
         p.threshold(ChangeUnit::Points),
     );
-    if let Some(source) = &c.header.noise_floor_source {
+    if let Some(source) = &c.header.delta_source {
         out.push_str(&format!("  ({source})\n"));
     }
     let headline = c.headline_metric();

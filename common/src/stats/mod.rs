@@ -4,6 +4,7 @@
 //! `verdict`) so it says more truthfully whether a change is real; and, over
 //! a tracked tree's history, where a metric's level shifted (`changepoint`).
 
+pub mod calibration;
 pub mod change;
 pub mod changepoint;
 pub mod distribution;

@@ -2,8 +2,9 @@
 //! of a metric that is neither better nor worse by itself), no change, or
 //! undecided. Stricter than 0-day's range rule, and it says why.
 //!
-//! The rule, with δ the smallest change that matters (the policy's minimum,
-//! or the machine's noise floor from A/A runs when that is larger):
+//! The rule, with δ the smallest change that matters (the measurement
+//! mode's default, or what the machine's A/A comparison calibrated, down or
+//! up: [`super::calibration`]):
 //!
 //! 1. fewer than `min_runs` runs on a side → **undecided** (too few runs);
 //! 2. no bounded confidence interval → **undecided**;
@@ -72,13 +73,16 @@ pub struct VerdictPolicy {
     pub fdr: f64,
     /// Runs needed on each side before anything is decided (3).
     pub min_runs: usize,
-    /// Smallest relative change that matters, in percent (1.0).
+    /// Smallest relative change that matters, in percent, before an A/A
+    /// comparison calibrated it (1.0; the measurement mode's default in a
+    /// report).
     pub min_change_percent: f64,
     /// Smallest change that matters for percentage metrics, in points (0.1).
     pub min_change_points: f64,
-    /// The machine's noise floor in percent, from A/A comparisons, when known;
-    /// it raises `min_change_percent`.
-    pub noise_floor_percent: Option<f64>,
+    /// δ in percent as an A/A comparison of this kind of run on this
+    /// machine calibrated it, when one did; it replaces
+    /// `min_change_percent`, lower or higher.
+    pub calibrated_percent: Option<f64>,
 }
 
 impl Default for VerdictPolicy {
@@ -89,7 +93,7 @@ impl Default for VerdictPolicy {
             min_runs: 3,
             min_change_percent: 1.0,
             min_change_points: 0.1,
-            noise_floor_percent: None,
+            calibrated_percent: None,
         }
     }
 }
@@ -98,9 +102,7 @@ impl VerdictPolicy {
     /// δ: the smallest change that matters, in `unit`.
     pub fn threshold(&self, unit: ChangeUnit) -> f64 {
         match unit {
-            ChangeUnit::Percent => self
-                .min_change_percent
-                .max(self.noise_floor_percent.unwrap_or(0.0)),
+            ChangeUnit::Percent => self.calibrated_percent.unwrap_or(self.min_change_percent),
             ChangeUnit::Points => self.min_change_points,
         }
     }
@@ -333,9 +335,9 @@ mod tests {
     }
 
     #[test]
-    fn the_noise_floor_raises_the_threshold() {
+    fn a_calibration_replaces_the_threshold_both_ways() {
         let policy = VerdictPolicy {
-            noise_floor_percent: Some(3.0),
+            calibrated_percent: Some(3.0),
             ..VerdictPolicy::default()
         };
         assert_eq!(policy.threshold(ChangeUnit::Percent), 3.0);
@@ -347,6 +349,19 @@ mod tests {
             Verdict::Improvement
         );
         assert_eq!(judge(&e, &policy).verdict, Verdict::NoChange);
+        // +0.8% [0.7, 0.9]: no change under the default 1%, an improvement
+        // once calibrated to 0.2%.
+        let small = evidence(0.8, 0.7, 0.9, 0.001);
+        assert_eq!(
+            judge(&small, &VerdictPolicy::default()).verdict,
+            Verdict::NoChange
+        );
+        let quiet = VerdictPolicy {
+            calibrated_percent: Some(0.2),
+            ..VerdictPolicy::default()
+        };
+        assert_eq!(quiet.threshold(ChangeUnit::Percent), 0.2);
+        assert_eq!(judge(&small, &quiet).verdict, Verdict::Improvement);
     }
 
     #[test]

@@ -28,7 +28,8 @@ pub fn run(args: CompareArgs) -> Result<(), Error> {
                 "--noise-floor {floor}: must be a percentage of 0 or more"
             )));
         }
-        policy.noise_floor_percent = Some(floor);
+        // As before calibration: the floor raises δ, never lowers it.
+        policy.calibrated_percent = Some(floor.max(policy.min_change_percent));
     }
     let text = compare_dirs(
         &args.base_dir,

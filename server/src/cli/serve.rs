@@ -56,4 +56,8 @@ pub struct ServeArgs {
     /// From: of the mailed reports, e.g. "patchperf <perf@example.org>".
     #[arg(long, env = "PATCHPERF_MAIL_FROM")]
     pub mail_from: Option<String>,
+    /// How many days an A/A comparison calibrates δ for (its machine's
+    /// comparisons created within that time after it).
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3650))]
+    pub calibration_max_age_days: u64,
 }

@@ -25,6 +25,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
         git_timeout: Duration::from_secs(args.git_timeout_seconds.max(1)),
         smtp_url: args.smtp_url.clone(),
         mail_from: args.mail_from.clone(),
+        calibration_max_age: Duration::from_secs(args.calibration_max_age_days * 86_400),
         ..Config::default()
     };
     let config = match &args.git_dir {

@@ -215,6 +215,36 @@ pub async fn latest_aa(
     .await
 }
 
+/// A finished A/A comparison, as calibration reads it.
+#[derive(Debug, Clone)]
+pub struct FinishedAa {
+    /// Its id.
+    pub id: i64,
+    /// When it finished.
+    pub finished_at: DateTime<Utc>,
+    /// The machine as it was when the A/A comparison was first claimed.
+    pub machine_inventory: Option<serde_json::Value>,
+}
+
+/// A machine's newest `limit` finished A/A comparisons, newest first.
+pub async fn finished_aas(
+    db: impl PgExecutor<'_>,
+    machine_id: i64,
+    limit: i64,
+) -> Result<Vec<FinishedAa>, sqlx::Error> {
+    sqlx::query_as!(
+        FinishedAa,
+        r#"SELECT id, coalesce(finished_at, updated_at) AS "finished_at!", machine_inventory
+           FROM comparisons
+           WHERE machine_id = $1 AND kind = 'aa' AND status = 'done'
+           ORDER BY id DESC LIMIT $2"#,
+        machine_id,
+        limit
+    )
+    .fetch_all(db)
+    .await
+}
+
 /// Locks the comparison row for the rest of the transaction; returns its
 /// status.
 pub async fn lock(

@@ -4,6 +4,7 @@
 //! what a user should see.
 
 mod browser;
+mod calibration;
 mod dashboard;
 mod extreme_values;
 mod helpers;
@@ -339,7 +340,9 @@ async fn pages_in_headless_chromium_show_the_report(pool: sqlx::PgPool) {
     assert!(answer < text.find("Boot order").unwrap(), "{text}");
     // Under icount a change counts from 0.5% until an A/A says otherwise.
     assert!(
-        text.contains("3 and 3 runs, tcg-icount; changes under 0.50% count as none: default)"),
+        text.contains(
+            "3 and 3 runs, tcg-icount; changes under 0.50% count as none: tcg-icount's default)"
+        ),
         "{text}"
     );
     assert!(
@@ -640,18 +643,27 @@ async fn an_aa_comparison_sets_the_noise_floor_of_later_reports_on_its_machine(p
         quiet_view["verdict"]["overall"], "improvement",
         "{quiet_text}"
     );
-    assert!(quiet_view["verdict"]["reports"][0]["policy"]["noise_floor_percent"].is_null());
-    // On the noisy machine the A/A spread is the floor: +1.5% is within it.
-    let floor = noisy_view["verdict"]["reports"][0]["policy"]["noise_floor_percent"]
+    let quiet_report = &quiet_view["verdict"]["reports"][0];
+    assert!(quiet_report["policy"]["calibrated_percent"].is_null());
+    assert_eq!(quiet_report["policy"]["min_change_percent"], 0.5);
+    assert!(quiet_report["header"]["delta_aa"].is_null());
+    // On the noisy machine δ is twice the A/A spread: +1.5% is within it.
+    let noisy_report = &noisy_view["verdict"]["reports"][0];
+    let delta = noisy_report["policy"]["calibrated_percent"]
         .as_f64()
-        .expect("the noisy machine has a noise floor");
+        .expect("the noisy machine is calibrated");
+    assert_eq!(noisy_report["header"]["delta_aa"], aa);
+    let floor = delta / 2.0;
     assert!(floor > 1.6, "floor {floor}");
     assert_ne!(
         noisy_view["verdict"]["overall"], "improvement",
         "{noisy_text}"
     );
     assert!(
-        noisy_text.contains(&format!("% from A/A comparison {aa} on this machine")),
+        noisy_text.contains(&format!(
+            "δ {delta:.2}%: 2 × the ±{floor:.3}% that A/A comparison {aa} measured (tcg-icount, \
+             dup1 · process · 1 task, "
+        )),
         "{noisy_text}"
     );
 
@@ -660,9 +672,10 @@ async fn an_aa_comparison_sets_the_noise_floor_of_later_reports_on_its_machine(p
     app.build_reports().await;
     let (_, html) = app.get("/machines/noisy").await;
     let text = squash(&browser::visible_text(&html));
-    assert!(text.contains(&format!("A/A comparison {aa}")), "{text}");
     assert!(
-        text.contains(&format!("dup1 process 1 tcg-icount ±{floor:.2}%")),
+        text.contains(&format!(
+            "dup1 process 1 tcg-icount ±{floor:.2}% {delta:.2}% A/A {aa}"
+        )),
         "{text}"
     );
     assert!(text.contains("[PATCH] fs: a small dup win"), "{text}");

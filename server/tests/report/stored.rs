@@ -140,7 +140,7 @@ async fn a_new_noise_floor_rebuilds_its_machines_comparisons_only(pool: sqlx::Pg
     let now = report_json(&app.state, here).await;
     assert_ne!(now, stored_before, "judged against the new floor");
     assert!(
-        now["reports"][0]["header"]["noise_floor_source"]
+        now["reports"][0]["header"]["delta_source"]
             .as_str()
             .is_some_and(|s| s.contains(&format!("A/A comparison {aa}"))),
         "{now:#}"

@@ -7,6 +7,7 @@
 //! comparison's runs or verdict inputs change.
 
 pub mod cache;
+pub mod calibration;
 pub mod offload;
 pub mod plots;
 pub mod stored;
@@ -22,10 +23,11 @@ use patchperf_common::report::{
     Comparison, KernelLabel, ReportHeader, build_comparison, group_by_report, header_from_runs,
 };
 use patchperf_common::run::{MeasurementMode, MetricValue, RunResult, Side, TaskMode};
-use patchperf_common::stats::{Interval, VerdictPolicy};
+use patchperf_common::stats::VerdictPolicy;
 use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 
+pub use self::calibration::{NoiseFloor, NoiseFloors, noise_floors};
 use crate::db::comparisons::ComparisonRow;
 use crate::db::runs::RunMeta;
 use crate::{AppState, Error, db};
@@ -141,7 +143,13 @@ async fn load_uncached(
         report_url: Some(state.config.link(&format!("/comparisons/{}", c.id))),
     };
     let limit = state.config.report_time_limit;
-    let floors = noise_floors(state, latest_aa).await?;
+    // None for an A/A comparison itself and for a machine without one.
+    let floors = match (latest_aa, c.machine_id) {
+        (Some(_), Some(machine)) => {
+            noise_floors(state, machine, c.created_at, c.machine_inventory.as_ref()).await?
+        }
+        _ => NoiseFloors::default(),
+    };
     build(
         &state.db,
         c,
@@ -151,77 +159,6 @@ async fn load_uncached(
         limit,
     )
     .await
-}
-
-/// The noise floor of each (workload, mode, nr_task, measurement) as the
-/// machine's latest finished A/A comparison (`latest_aa`, from the report's
-/// inputs) measured it: the largest change
-/// its 95% interval of the headline metric allows between two sets of boots
-/// of the same kernel. A/A comparisons themselves are judged without one.
-pub async fn noise_floors(state: &AppState, latest_aa: Option<i64>) -> Result<NoiseFloors, Error> {
-    let mut floors = NoiseFloors::default();
-    // None for an A/A comparison itself and for a machine without one.
-    let Some(aa_id) = latest_aa else {
-        return Ok(floors);
-    };
-    let Some(aa) = db::comparisons::find(&state.db, aa_id).await? else {
-        return Ok(floors);
-    };
-    // The A/A comparison's own report, built once like any other (it has
-    // no floor of its own, so this does not recurse further).
-    let report = Box::pin(load_shared(state, &aa)).await?;
-    for g in &report.groups {
-        let h = &g.comparison.header;
-        let (Some(measurement), Some(m)) = (h.measurement, g.comparison.headline_metric()) else {
-            continue;
-        };
-        if let Some(Interval::Bounded { low, high }) = m.interval {
-            floors.0.insert(
-                (h.workload.clone(), h.mode, h.nr_task, measurement),
-                NoiseFloor {
-                    percent: low.abs().max(high.abs()),
-                    aa_comparison: aa_id,
-                },
-            );
-        }
-    }
-    Ok(floors)
-}
-
-/// A machine's noise floor for one kind of run, and where it came from.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct NoiseFloor {
-    /// Largest A/A change the interval allows, in percent.
-    pub percent: f64,
-    /// The A/A comparison that measured it.
-    pub aa_comparison: i64,
-}
-
-/// Noise floors by (workload, mode, nr_task, measurement).
-#[derive(Debug, Clone, Default)]
-pub struct NoiseFloors(HashMap<(String, TaskMode, u32, MeasurementMode), NoiseFloor>);
-
-impl NoiseFloors {
-    /// Every floor with its kind of run: (workload, mode, nr_task,
-    /// measurement), in no particular order.
-    pub fn iter(
-        &self,
-    ) -> impl Iterator<Item = (&(String, TaskMode, u32, MeasurementMode), &NoiseFloor)> {
-        self.0.iter()
-    }
-
-    /// The floor for runs of this kind, if an A/A comparison measured one.
-    pub fn get(
-        &self,
-        workload: &str,
-        mode: TaskMode,
-        nr_task: u32,
-        measurement: Option<MeasurementMode>,
-    ) -> Option<NoiseFloor> {
-        self.0
-            .get(&(workload.to_string(), mode, nr_task, measurement?))
-            .copied()
-    }
 }
 
 /// Builds the report of comparison `c` from its stored runs; the
@@ -302,20 +239,27 @@ pub fn group_reports(
                 header.nr_task,
                 header.measurement,
             );
+            let kind = format!(
+                "{} · {} · {} task{}",
+                header.workload,
+                header.mode.as_str(),
+                header.nr_task,
+                if header.nr_task == 1 { "" } else { "s" }
+            );
+            let delta = calibration::delta(
+                header.measurement,
+                &kind,
+                floor,
+                policy.min_change_percent,
+                floors.max_age_days(),
+            );
             let policy = VerdictPolicy {
-                noise_floor_percent: floor.map(|f| f.percent),
-                min_change_percent: header.measurement.map_or(
-                    policy.min_change_percent,
-                    MeasurementMode::default_min_change_percent,
-                ),
+                min_change_percent: delta.default_percent,
+                calibrated_percent: delta.calibrated_percent,
                 ..*policy
             };
-            header.noise_floor_source = floor.map(|f| {
-                format!(
-                    "noise floor {:.2}% from A/A comparison {} on this machine",
-                    f.percent, f.aa_comparison
-                )
-            });
+            header.delta_source = Some(delta.source);
+            header.delta_aa = delta.aa_comparison;
             let comparison = build_comparison(header, &base, &patched, &policy)
                 .map_err(|e| Error::Internal(format!("comparison {}: {e}", c.id)))?;
             Ok(GroupReport { comparison, runs })

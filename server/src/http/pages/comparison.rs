@@ -103,8 +103,8 @@ pub struct GroupView {
     measurement: String,
     /// Build and boot times of the kernels (not judged).
     pipeline: Option<String>,
-    /// Where the noise floor the verdicts used came from.
-    noise_floor: Option<String>,
+    /// δ the verdicts used and where it came from.
+    delta: Option<String>,
     /// The metrics this machine could not count, in one sentence.
     unsupported: Option<String>,
     rows: Vec<RowView>,
@@ -596,11 +596,7 @@ async fn group_view(
             ..row_view(m, is_listed(m))
         })
         .collect();
-    let delta = c
-        .policy
-        .noise_floor_percent
-        .unwrap_or(0.0)
-        .max(c.policy.min_change_percent);
+    let delta = c.policy.threshold(ChangeUnit::Percent);
     let legend = format!(
         "base and patched: mean ± standard deviation in % of the mean (0-day's %stddev), \
          {} runs a side; %change: of the mean (Δ points instead for a metric that is itself \
@@ -695,7 +691,7 @@ async fn group_view(
             .map(|m| format!("measurement {}: {}", m.as_str(), m.explanation()))
             .unwrap_or_default(),
         pipeline: pipeline_line(c),
-        noise_floor: h.noise_floor_source.clone(),
+        delta: h.delta_source.clone(),
         unsupported: Some(unsupported_line(c, &shown))
             .map(|l| l.trim().to_string())
             .filter(|l| !l.is_empty()),

@@ -1,12 +1,14 @@
 //! `/machines` and `/machines/{name}`: what each runner machine is, the
-//! noise floor its latest A/A comparison measured (the smallest change its
-//! reports call real), its recent comparisons with their verdicts and the
-//! jobs it ran lately.
+//! noise floors its A/A comparisons measured and the δ they give its
+//! reports (the smallest change called real), its recent comparisons with
+//! their verdicts and the jobs it ran lately.
 
 use askama::Template;
 use askama_web::WebTemplate;
 use axum::extract::State;
 use patchperf_common::protocol::FailureReason;
+use patchperf_common::run::MeasurementMode;
+use patchperf_common::stats::calibration;
 
 use super::view;
 use crate::db::comparisons::ListFilter;
@@ -89,6 +91,10 @@ pub struct FloorLine {
     nr_task: u32,
     measurement: &'static str,
     percent: String,
+    /// δ a comparison of this kind judged now gets.
+    delta: String,
+    aa: i64,
+    measured: String,
 }
 
 /// A comparison the machine ran.
@@ -106,9 +112,16 @@ pub struct ComparisonLine {
 #[template(path = "machine.html")]
 pub(super) struct MachinePage {
     m: MachineView,
-    /// The A/A comparison the floors come from.
+    /// The machine's newest finished A/A comparison.
     aa: Option<i64>,
+    /// The floors that speak for the machine as it is now.
     floors: Vec<FloorLine>,
+    max_age_days: u64,
+    /// K of δ = max(floor of the mode, K × floor).
+    multiple: f64,
+    /// `tcg-icount 0.1%, kvm 1%, …`.
+    mode_floors: String,
+    mode_defaults: String,
     comparisons: Vec<ComparisonLine>,
     jobs: Vec<JobLine>,
 }
@@ -143,19 +156,24 @@ pub(super) async fn page(
         })
         .collect();
     let aa = db::comparisons::latest_aa(&state.db, m.id).await?;
-    let mut floors: Vec<FloorLine> = report::noise_floors(&state, aa)
-        .await?
-        .iter()
-        .map(
-            |((workload, mode, nr_task, measurement), floor)| FloorLine {
-                workload: workload.clone(),
-                mode: mode.as_str(),
-                nr_task: *nr_task,
-                measurement: measurement.as_str(),
-                percent: format!("±{:.2}%", floor.percent),
-            },
-        )
-        .collect();
+    let mut floors: Vec<FloorLine> =
+        report::noise_floors(&state, m.id, chrono::Utc::now(), Some(&m.inventory_json()))
+            .await?
+            .iter()
+            .map(
+                |((workload, mode, nr_task, measurement), floor)| FloorLine {
+                    workload: workload.clone(),
+                    mode: mode.as_str(),
+                    nr_task: *nr_task,
+                    measurement: measurement.as_str(),
+                    percent: format!("±{:.2}%", floor.percent),
+                    delta: calibration::calibrated_percent(*measurement, floor.percent)
+                        .map_or_else(String::new, |d| format!("{d:.2}%")),
+                    aa: floor.aa_comparison,
+                    measured: view::time(floor.measured_at),
+                },
+            )
+            .collect();
     floors.sort_by(|a, b| {
         (&a.workload, a.mode, a.nr_task, a.measurement).cmp(&(
             &b.workload,
@@ -190,10 +208,21 @@ pub(super) async fn page(
             }
         })
         .collect();
+    let per_mode = |f: fn(MeasurementMode) -> f64| {
+        MeasurementMode::ALL
+            .iter()
+            .map(|&mode| format!("{} {}%", mode.as_str(), f(mode)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     Ok(MachinePage {
         m: m.into(),
         aa,
         floors,
+        max_age_days: state.config.calibration_max_age.as_secs() / 86_400,
+        multiple: calibration::NOISE_MULTIPLE,
+        mode_floors: per_mode(calibration::floor_percent),
+        mode_defaults: per_mode(calibration::uncalibrated_percent),
         comparisons,
         jobs,
     })

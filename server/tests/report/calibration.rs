@@ -1,0 +1,121 @@
+//! δ follows what the machine's A/A comparison measured, down as well as
+//! up, and only while that A/A speaks for the machine: not older than the
+//! configured age, not measured before the host changed.
+
+use patchperf_common::run::Side;
+
+use crate::helpers::TestApp;
+
+/// Ops of a patch that changes dup1 by `change` (0.003 = +0.3%) with
+/// 0.01% boot-to-boot noise, as `tcg-icount` measures.
+fn quiet(change: f64) -> impl Fn(Side, u32, u32) -> f64 + Copy {
+    move |side, seq, _| {
+        let base = 100_000.0 * (1.0 + 0.0001 * f64::from(seq % 2));
+        match side {
+            Side::Base => base,
+            Side::Patched => base * (1.0 + change),
+        }
+    }
+}
+
+/// The overall verdict and δ of comparison `id`'s one report.
+async fn judged(app: &TestApp, id: i64) -> (String, serde_json::Value, serde_json::Value) {
+    let view = app.get_json(&format!("/api/v1/comparisons/{id}")).await;
+    let report = &view["verdict"]["reports"][0];
+    (
+        view["verdict"]["overall"].as_str().unwrap().to_string(),
+        report["policy"]["calibrated_percent"].clone(),
+        report["header"]["delta_source"].clone(),
+    )
+}
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn a_quiet_machines_aa_lowers_delta_until_it_is_too_old_or_the_host_changed(
+    pool: sqlx::PgPool,
+) {
+    let app = TestApp::new(pool.clone()).await;
+    let lab = app.register("lab").await;
+
+    // Uncalibrated, a +0.3% change is under tcg-icount's 0.5% default.
+    let before = app
+        .submit("[PATCH] fs: a tiny dup win", "lab", &[1], 3)
+        .await;
+    app.run_all(lab, quiet(0.003)).await;
+    let (verdict, calibrated, source) = judged(&app, before).await;
+    assert_eq!(verdict, "no change", "{source}");
+    assert!(calibrated.is_null());
+    assert!(
+        source.as_str().unwrap().starts_with(
+            "δ 0.50%: tcg-icount's default, no A/A comparison of dup1 · process · 1 task"
+        ),
+        "{source}"
+    );
+
+    // An A/A finds ±0.01%-ish noise: δ drops to the 0.1% floor and the
+    // same change is an improvement.
+    let aa = app.submit_aa("lab", 3).await;
+    app.run_all(lab, quiet(0.0)).await;
+    let after = app
+        .submit("[PATCH] fs: a tiny dup win", "lab", &[1], 3)
+        .await;
+    app.run_all(lab, quiet(0.003)).await;
+    let (verdict, calibrated, source) = judged(&app, after).await;
+    assert_eq!(verdict, "improvement", "{source}");
+    assert_eq!(calibrated, 0.1);
+    let source = source.as_str().unwrap();
+    assert!(
+        source.starts_with(&format!(
+            "δ 0.10%: tcg-icount's floor; A/A comparison {aa} measured ±"
+        )) && source.ends_with("and 2 × that is below it"),
+        "{source}"
+    );
+    let (_, text) = app
+        .get(&format!("/api/v1/comparisons/{after}/report.txt"))
+        .await;
+    assert!(text.contains(source), "{text}");
+
+    // Measured before the host's kernel changed, it speaks no more.
+    sqlx::query(
+        "UPDATE comparisons SET machine_inventory =
+             jsonb_set(machine_inventory, '{kernel_release}', '\"5.10.0-old\"')
+         WHERE id = $1",
+    )
+    .bind(aa)
+    .execute(&pool)
+    .await
+    .unwrap();
+    let changed = app
+        .submit("[PATCH] fs: a tiny dup win", "lab", &[1], 3)
+        .await;
+    app.run_all(lab, quiet(0.003)).await;
+    let (verdict, calibrated, _) = judged(&app, changed).await;
+    assert_eq!(
+        (verdict.as_str(), calibrated.is_null()),
+        ("no change", true)
+    );
+
+    // Nor does one older than the configured 30 days.
+    sqlx::query(
+        "UPDATE comparisons SET machine_inventory = c.machine_inventory,
+                finished_at = now() - interval '31 days'
+         FROM comparisons c WHERE comparisons.id = $1 AND c.id = $2",
+    )
+    .bind(aa)
+    .bind(changed)
+    .execute(&pool)
+    .await
+    .unwrap();
+    let stale = app
+        .submit("[PATCH] fs: a tiny dup win", "lab", &[1], 3)
+        .await;
+    app.run_all(lab, quiet(0.003)).await;
+    let (verdict, calibrated, source) = judged(&app, stale).await;
+    assert_eq!(
+        (verdict.as_str(), calibrated.is_null()),
+        ("no change", true)
+    );
+    assert!(
+        source.as_str().unwrap().contains("within 30 days"),
+        "{source}"
+    );
+}
