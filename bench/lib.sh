@@ -51,7 +51,10 @@ bench_start_server() {
     port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
     url="http://127.0.0.1:$port"
     echo "$name: server on $url, data in $data (log $data/server.log)"
+    # --no-auto-calibrate: the fills submit their own A/A comparisons, and a
+    # benchmark measures the work it queued.
     RUST_LOG="${RUST_LOG:-warn}" "$server" serve --listen "127.0.0.1:$port" --data-dir "$data" \
+        --no-auto-calibrate \
         >>"$data/server.log" 2>&1 &
     server_pid=$!
     for _ in $(seq 1 120); do

@@ -44,6 +44,11 @@ pub struct Config {
     pub smtp_url: Option<String>,
     /// The mails' `From:` (`patchperf <perf@example.org>`).
     pub mail_from: Option<String>,
+    /// Whether a machine gets an A/A comparison before it runs an A/B
+    /// comparison of a kind of run no current A/A on it measured (see
+    /// [`crate::domain::calibrate`]). `serve` turns it on unless told not
+    /// to; off here, so that a test sees only the jobs it queued.
+    pub auto_calibrate: bool,
     /// How long an A/A comparison calibrates δ for: a comparison created
     /// longer than this after it is judged with the mode's default until
     /// the machine measures its noise again.
@@ -73,6 +78,7 @@ impl Default for Config {
             git_timeout: Duration::from_secs(1800),
             smtp_url: None,
             mail_from: None,
+            auto_calibrate: false,
             calibration_max_age: Duration::from_secs(30 * 86_400),
             outbox_poll: Duration::from_secs(5),
             outbox_retry: Duration::from_secs(60),

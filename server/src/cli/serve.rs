@@ -56,6 +56,12 @@ pub struct ServeArgs {
     /// From: of the mailed reports, e.g. "patchperf <perf@example.org>".
     #[arg(long, env = "PATCHPERF_MAIL_FROM")]
     pub mail_from: Option<String>,
+    /// Do not queue an A/A comparison on a machine before its first A/B
+    /// comparison of a kind of run (nor when its A/A grew old or the machine
+    /// changed): its reports then judge with the mode's default δ until an
+    /// A/A is submitted by hand.
+    #[arg(long)]
+    pub no_auto_calibrate: bool,
     /// How many days an A/A comparison calibrates δ for (its machine's
     /// comparisons created within that time after it).
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3650))]

@@ -26,6 +26,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
         smtp_url: args.smtp_url.clone(),
         mail_from: args.mail_from.clone(),
         calibration_max_age: Duration::from_secs(args.calibration_max_age_days * 86_400),
+        auto_calibrate: !args.no_auto_calibrate,
         ..Config::default()
     };
     let config = match &args.git_dir {

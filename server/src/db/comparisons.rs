@@ -245,6 +245,74 @@ pub async fn finished_aas(
     .await
 }
 
+/// An A/A comparison of a machine that is done or still to run, as
+/// calibration asks whether one measures a kind of run.
+#[derive(Debug, Clone)]
+pub struct AaOfMachine {
+    /// Its id.
+    pub id: i64,
+    /// Done, or queued or running.
+    pub status: ComparisonStatus,
+    /// What it measures.
+    pub workloads: Vec<String>,
+    /// With which parameters.
+    pub params: Json<WorkloadParams>,
+    /// Requested measurement mode; `None` lets the runner choose.
+    pub backend: Option<String>,
+    /// When it finished.
+    pub finished_at: Option<DateTime<Utc>>,
+    /// The machine as it was when the A/A comparison was first claimed.
+    pub machine_inventory: Option<serde_json::Value>,
+}
+
+/// A machine's newest `limit` A/A comparisons that are done or still to
+/// run, newest first.
+pub async fn aas_of_machine(
+    conn: &mut PgConnection,
+    machine_id: i64,
+    limit: i64,
+) -> Result<Vec<AaOfMachine>, sqlx::Error> {
+    sqlx::query_as!(
+        AaOfMachine,
+        r#"SELECT id, status AS "status: ComparisonStatus", workloads,
+                  params AS "params: Json<WorkloadParams>", backend, finished_at,
+                  machine_inventory
+           FROM comparisons
+           WHERE machine_id = $1 AND kind = 'aa' AND status IN ('queued', 'running', 'done')
+           ORDER BY id DESC LIMIT $2"#,
+        machine_id,
+        limit
+    )
+    .fetch_all(conn)
+    .await
+}
+
+/// The token that submitted comparison `id`.
+pub async fn submitter(conn: &mut PgConnection, id: i64) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar!("SELECT submitted_by FROM comparisons WHERE id = $1", id)
+        .fetch_one(conn)
+        .await
+}
+
+/// Marks A/A comparison `id` as the calibration comparison `of` asked for,
+/// claimed with `priority` (1 before other work, -1 after).
+pub async fn mark_calibration(
+    conn: &mut PgConnection,
+    id: i64,
+    of: i64,
+    priority: i16,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "UPDATE comparisons SET calibrates = $2, priority = $3 WHERE id = $1",
+        id,
+        of,
+        priority
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
 /// Locks the comparison row for the rest of the transaction; returns its
 /// status.
 pub async fn lock(

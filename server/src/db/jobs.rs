@@ -96,14 +96,16 @@ pub async fn lock(conn: &mut PgConnection, id: i64) -> Result<Option<JobRow>, sq
 /// for) is one the machine offers, and every earlier job of the comparison
 /// is final, so boots happen in the recorded order; in a per-patch
 /// comparison so is every job of the steps before it (the parent counts as
-/// coming after its last step). Oldest comparison first.
+/// coming after its last step). A first calibration of the machine
+/// first, its recalibrations last, else oldest comparison first.
 pub async fn next_claimable(
     conn: &mut PgConnection,
     machine_id: i64,
     backends: &[String],
-) -> Result<Option<i64>, sqlx::Error> {
-    sqlx::query_scalar!(
-        r#"SELECT j.id FROM jobs j
+) -> Result<Option<Claimable>, sqlx::Error> {
+    sqlx::query_as!(
+        Claimable,
+        r#"SELECT j.id, j.comparison_id FROM jobs j
            JOIN comparisons c ON c.id = j.comparison_id
            WHERE j.state = 'queued'
              AND c.status IN ('queued', 'running')
@@ -117,7 +119,7 @@ pub async fn next_claimable(
                              WHERE s.parent_id = COALESCE(c.parent_id, c.id)
                                AND s.step < COALESCE(c.step, 2147483647)
                                AND p.state NOT IN ('done', 'failed'))
-           ORDER BY c.id, j.seq
+           ORDER BY c.priority DESC, c.id, j.seq
            LIMIT 1
            FOR UPDATE OF j, c SKIP LOCKED"#,
         machine_id,
@@ -125,6 +127,15 @@ pub async fn next_claimable(
     )
     .fetch_optional(conn)
     .await
+}
+
+/// A job a machine may claim.
+#[derive(Debug, Clone, Copy)]
+pub struct Claimable {
+    /// The job.
+    pub id: i64,
+    /// Its comparison.
+    pub comparison_id: i64,
 }
 
 /// Leases a (locked, queued) job to a machine for `lease_seconds`; returns

@@ -6,6 +6,7 @@
 //! nothing of HTTP.
 
 pub mod bisect;
+pub mod calibrate;
 pub mod deliver;
 pub mod history_plot;
 pub mod interleave;

@@ -10,7 +10,7 @@ use patchperf_common::protocol::{BaseSource, BootSlot, JobSpec};
 use sqlx::PgConnection;
 
 use crate::db::{self, jobs::JobRow, machines::MachineRow};
-use crate::domain::lifecycle;
+use crate::domain::{calibrate, lifecycle};
 use crate::{Config, Error};
 
 /// Leases the next claimable job to `machine` and returns what the runner
@@ -21,10 +21,21 @@ pub async fn claim(
     config: &Config,
 ) -> Result<Option<JobSpec>, Error> {
     lifecycle::expire_leases(conn).await?;
-    let Some(job_id) = db::jobs::next_claimable(conn, machine.id, &machine.backends).await? else {
+    let Some(mut next) = db::jobs::next_claimable(conn, machine.id, &machine.backends).await?
+    else {
         return Ok(None);
     };
-    let job = lifecycle::claim(conn, job_id, machine, config.lease.as_secs_f64()).await?;
+    // A first calibration of the machine goes before the job it is for.
+    if config.auto_calibrate
+        && calibrate::before_claim(conn, machine, next.comparison_id, config)
+            .await?
+            .is_some()
+    {
+        if let Some(first) = db::jobs::next_claimable(conn, machine.id, &machine.backends).await? {
+            next = first;
+        }
+    }
+    let job = lifecycle::claim(conn, next.id, machine, config.lease.as_secs_f64()).await?;
     spec(conn, &job, config).await.map(Some)
 }
 

@@ -119,3 +119,103 @@ async fn a_quiet_machines_aa_lowers_delta_until_it_is_too_old_or_the_host_change
         "{source}"
     );
 }
+
+/// Runs every job `machine` can claim: A/A jobs with the machine's quiet
+/// noise, A/B jobs with a +0.3% change; returns the comparison of each
+/// job claimed, in order.
+async fn run_claimed(app: &TestApp, machine: i64) -> Vec<(i64, bool)> {
+    let mut claimed = Vec::new();
+    while let Some(spec) = app.claim(machine).await {
+        let ops = quiet(if spec.aa { 0.0 } else { 0.003 });
+        app.run_job(machine, &spec, &[1], ops, true).await;
+        claimed.push((spec.comparison_id, spec.aa));
+    }
+    claimed
+}
+
+/// (calibrates, priority) of comparison `id`.
+async fn calibration_of(pool: &sqlx::PgPool, id: i64) -> (Option<i64>, i16) {
+    sqlx::query_as("SELECT calibrates, priority FROM comparisons WHERE id = $1")
+        .bind(id)
+        .fetch_one(pool)
+        .await
+        .unwrap()
+}
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn a_machine_is_calibrated_before_its_first_ab_of_a_kind_and_again_behind_its_work_when_that_aa_grows_old(
+    pool: sqlx::PgPool,
+) {
+    let config = patchperf_server::Config {
+        auto_calibrate: true,
+        ..patchperf_server::Config::default()
+    };
+    let app = TestApp::with_config(pool.clone(), config).await;
+    let lab = app.register("lab").await;
+
+    // The first A/B of dup1 on the machine: its A/A runs first.
+    let first = app
+        .submit("[PATCH] fs: a tiny dup win", "lab", &[1], 3)
+        .await;
+    let claimed = run_claimed(&app, lab).await;
+    let (aa, is_aa) = claimed[0];
+    assert!(is_aa && aa != first, "{claimed:?}");
+    assert_eq!(calibration_of(&pool, aa).await, (Some(first), 1));
+    // All of the A/A's jobs, then the A/B's.
+    let split = claimed.iter().position(|c| !c.1).unwrap();
+    assert!(
+        claimed[..split].iter().all(|&c| c == (aa, true)),
+        "{claimed:?}"
+    );
+    assert!(
+        claimed[split..].iter().all(|&c| c == (first, false)),
+        "{claimed:?}"
+    );
+    app.build_reports().await;
+    let (verdict, calibrated, source) = judged(&app, first).await;
+    assert_eq!((verdict.as_str(), calibrated), ("improvement", 0.1.into()));
+    assert!(
+        source
+            .as_str()
+            .unwrap()
+            .contains(&format!("A/A comparison {aa} measured")),
+        "{source}"
+    );
+
+    // The next one of the same kind needs none.
+    let second = app
+        .submit("[PATCH] fs: a tiny dup win", "lab", &[1], 3)
+        .await;
+    let claimed = run_claimed(&app, lab).await;
+    assert!(
+        claimed.iter().all(|&(id, aa)| id == second && !aa),
+        "{claimed:?}"
+    );
+
+    // Once that A/A is too old, an A/B runs first with the default δ and a
+    // new A/A comes behind it; when that finishes the A/B is judged again.
+    sqlx::query("UPDATE comparisons SET finished_at = now() - interval '31 days' WHERE id = $1")
+        .bind(aa)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let third = app
+        .submit("[PATCH] fs: a tiny dup win", "lab", &[1], 3)
+        .await;
+    let claimed = run_claimed(&app, lab).await;
+    let (again, _) = *claimed.last().unwrap();
+    let split = claimed.iter().position(|c| c.1).unwrap();
+    assert!(
+        claimed[..split].iter().all(|&c| c == (third, false)),
+        "{claimed:?}"
+    );
+    assert!(
+        claimed[split..].iter().all(|&c| c == (again, true)),
+        "{claimed:?}"
+    );
+    assert_eq!(calibration_of(&pool, again).await, (Some(third), -1));
+    app.build_reports().await;
+    let view = app.get_json(&format!("/api/v1/comparisons/{third}")).await;
+    assert_eq!(view["verdict"]["reports"][0]["header"]["delta_aa"], again);
+    assert_eq!(view["verdict"]["overall"], "improvement");
+}

@@ -26,7 +26,11 @@ impl Deref for TestApp {
 
 impl TestApp {
     pub async fn new(pool: PgPool) -> Self {
-        TestApp(patchperf_testkit::TestApp::with_config(pool, Config::default()).await)
+        Self::with_config(pool, Config::default()).await
+    }
+
+    pub async fn with_config(pool: PgPool, config: Config) -> Self {
+        TestApp(patchperf_testkit::TestApp::with_config(pool, config).await)
     }
 
     /// One request through the whole router; returns status and body.

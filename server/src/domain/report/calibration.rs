@@ -143,7 +143,10 @@ pub async fn noise_floors(
 /// Whether an A/A measured on the machine as `then` describes it speaks
 /// for the machine as `now` does; unknown inventories are taken as the
 /// same.
-fn same_machine(then: Option<&serde_json::Value>, now: Option<&serde_json::Value>) -> bool {
+pub(crate) fn same_machine(
+    then: Option<&serde_json::Value>,
+    now: Option<&serde_json::Value>,
+) -> bool {
     let (Some(then), Some(now)) = (then, now) else {
         return true;
     };

@@ -1,0 +1,194 @@
+//! Automatic calibration: a machine about to run an A/B comparison gets an
+//! A/A comparison first for the kinds of run (measurement mode, workload,
+//! mode, nr_task) that no A/A on it measures yet, so that the A/B report
+//! judges with the δ the machine can resolve
+//! ([`report::calibration`](crate::domain::report::calibration)) rather
+//! than the mode's default. When the A/A that measured a kind is too old or
+//! was measured before the machine changed, a new one is queued behind the
+//! machine's other work: the A/B is judged with the default meanwhile and
+//! again when the new A/A finishes (an A/A finishing marks its machine's
+//! reports stale).
+//!
+//! The A/A boots the A/B's own pristine base kernel (built over the same
+//! commit for a tracked tree's anchor), which the runner has cached, with
+//! the A/B's parameters and 3 boots a side, the fewest a verdict uses.
+
+use std::collections::BTreeSet;
+
+use patchperf_common::comparison::{ComparisonKind, ComparisonStatus};
+use patchperf_common::mbox::Series;
+use patchperf_common::protocol::NrTask;
+use sqlx::PgConnection;
+
+use crate::db::comparisons::{AaOfMachine, ComparisonRow, NewComparison};
+use crate::db::machines::MachineRow;
+use crate::domain::report::calibration::same_machine;
+use crate::domain::{interleave, lifecycle};
+use crate::{Config, Error, db};
+
+/// Boots a side of a calibration A/A comparison.
+const RUNS: u32 = 3;
+
+/// How many of a machine's A/A comparisons are asked whether they measure
+/// a kind of run.
+const LOOKED_AT: i64 = 32;
+
+/// A kind of run as a comparison asks for it: (measurement mode, workload,
+/// nr_task as asked); the task mode is the comparison's.
+type Asked = (String, String, NrTask);
+
+/// What the machine's A/A comparisons say of one kind of run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Measured {
+    /// An A/A that speaks for the machine now measured it, or one is
+    /// queued or running.
+    Yes,
+    /// Only A/As too old or of the machine before it changed did.
+    Stale,
+    /// None did.
+    Never,
+}
+
+/// Queues the A/A comparison that `machine` needs before it runs a job of
+/// comparison `comparison_id`, when it needs one; returns its id.
+pub async fn before_claim(
+    conn: &mut PgConnection,
+    machine: &MachineRow,
+    comparison_id: i64,
+    config: &Config,
+) -> Result<Option<i64>, Error> {
+    let Some(c) = db::comparisons::find(&mut *conn, comparison_id).await? else {
+        return Ok(None);
+    };
+    if c.kind != ComparisonKind::Ab {
+        return Ok(None);
+    }
+    // The mode the runner will measure in: the one asked for, else the
+    // machine's best.
+    let Some(measurement) = c
+        .backend
+        .clone()
+        .or_else(|| machine.backends.first().cloned())
+    else {
+        return Ok(None);
+    };
+    let aas = db::comparisons::aas_of_machine(&mut *conn, machine.id, LOOKED_AT).await?;
+    let inventory = machine.inventory_json();
+    let oldest = chrono::Utc::now()
+        - chrono::Duration::from_std(config.calibration_max_age).unwrap_or(chrono::Duration::MAX);
+    let mut missing = BTreeSet::new();
+    let mut never = false;
+    for workload in &c.workloads {
+        for nr_task in &c.params.nr_task {
+            let kind = (measurement.clone(), workload.clone(), *nr_task);
+            match measured(&aas, &c, &kind, machine, &inventory, oldest) {
+                Measured::Yes => {}
+                Measured::Stale => {
+                    missing.insert(workload.clone());
+                }
+                Measured::Never => {
+                    missing.insert(workload.clone());
+                    never = true;
+                }
+            }
+        }
+    }
+    if missing.is_empty() {
+        return Ok(None);
+    }
+    let workloads: Vec<String> = c
+        .workloads
+        .iter()
+        .filter(|w| missing.contains(*w))
+        .cloned()
+        .collect();
+    let id = queue(conn, &c, machine, &measurement, &workloads, config).await?;
+    db::comparisons::mark_calibration(conn, id, c.id, if never { 1 } else { -1 }).await?;
+    tracing::info!(
+        machine = %machine.name,
+        aa = id,
+        calibrates = c.id,
+        first = never,
+        "queued a calibration A/A comparison"
+    );
+    Ok(Some(id))
+}
+
+/// What `aas` (newest first) say of kind `kind` of comparison `c` on
+/// `machine` as `inventory` describes it now.
+fn measured(
+    aas: &[AaOfMachine],
+    c: &ComparisonRow,
+    (measurement, workload, nr_task): &Asked,
+    machine: &MachineRow,
+    inventory: &serde_json::Value,
+    oldest: chrono::DateTime<chrono::Utc>,
+) -> Measured {
+    let mut seen = false;
+    for aa in aas {
+        let mode = aa.backend.as_ref().or(machine.backends.first());
+        if mode != Some(measurement)
+            || !aa.workloads.contains(workload)
+            || aa.params.mode != c.params.mode
+            || !aa.params.nr_task.contains(nr_task)
+        {
+            continue;
+        }
+        let current = match aa.status {
+            ComparisonStatus::Queued | ComparisonStatus::Running => true,
+            _ => {
+                aa.finished_at.is_some_and(|t| t >= oldest)
+                    && same_machine(aa.machine_inventory.as_ref(), Some(inventory))
+            }
+        };
+        if current {
+            return Measured::Yes;
+        }
+        seen = true;
+    }
+    if seen {
+        Measured::Stale
+    } else {
+        Measured::Never
+    }
+}
+
+/// Stores the A/A comparison of `workloads` for `c` on `machine`, with its
+/// jobs queued.
+async fn queue(
+    conn: &mut PgConnection,
+    c: &ComparisonRow,
+    machine: &MachineRow,
+    measurement: &str,
+    workloads: &[String],
+    config: &Config,
+) -> Result<i64, Error> {
+    let series_id = db::patches::insert_series(&mut *conn, "", &Series::empty()).await?;
+    let seed: u64 = rand::random();
+    let plan = interleave::plan(RUNS, seed);
+    let new = NewComparison {
+        base: &c.base.0,
+        series_id,
+        kind: ComparisonKind::Aa,
+        workloads,
+        params: &c.params.0,
+        runs_per_side: RUNS as i32,
+        max_runs_per_side: None,
+        backend: Some(measurement),
+        config_fragment: c.config_fragment.as_deref(),
+        machine: Some((machine.id, machine.inventory_json())),
+        // Stored as the same 64 bits; Postgres has no unsigned type.
+        order_seed: seed as i64,
+        submitted_by: db::comparisons::submitter(&mut *conn, c.id).await?,
+        step_of: None,
+        base_series_id: None,
+        git_range: None,
+        commit_sha: None,
+        probe_of: None,
+        tree_id: None,
+        built_over: c.built_over.as_deref().zip(c.carried_series_id),
+    };
+    let id = db::comparisons::insert(&mut *conn, &new).await?;
+    lifecycle::create_jobs(&mut *conn, id, &plan, 0, config.max_attempts).await?;
+    Ok(id)
+}
