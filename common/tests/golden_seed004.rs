@@ -79,6 +79,7 @@ fn header() -> ReportHeader {
         report_url: None,
         delta_source: None,
         delta_aa: None,
+        code_layout: None,
         runs_steps: Vec::new(),
     }
 }

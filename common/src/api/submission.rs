@@ -266,6 +266,34 @@ pub(crate) fn check_runs(runs: u32, max_runs: Option<u32>) -> Result<(), Error> 
     }
 }
 
+/// The Kconfig line that aligns every kernel function to 64 bytes (x86-64,
+/// arm64, powerpc, arc; since 5.10): a commit then moves the addresses of
+/// its own functions only, not those of every function linked after them.
+pub const ALIGN_FUNCTIONS_LINE: &str = "CONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B=y";
+
+/// Whether a comparison's config fragment forces function alignment.
+pub fn aligns_functions(fragment: Option<&str>) -> bool {
+    fragment.is_some_and(|f| f.lines().any(|l| l.trim() == ALIGN_FUNCTIONS_LINE))
+}
+
+/// What a report says of code layout: whether both kernels were built with
+/// functions aligned, and what that means for a measurement `mode`.
+pub fn code_layout_line(aligned: bool, mode: Option<crate::run::MeasurementMode>) -> String {
+    let wall_clock = mode.is_some_and(|m| m != crate::run::MeasurementMode::TcgIcount);
+    match (aligned, wall_clock) {
+        (true, _) => format!(
+            "code layout: both kernels built with every function aligned to 64 bytes \
+             ({ALIGN_FUNCTIONS_LINE}): the patch moves the addresses of its own functions only"
+        ),
+        (false, true) => "code layout: function alignment not forced; on wall clock a change \
+                          of 1–5% can be code layout alone (submit --align-functions to check)"
+            .to_string(),
+        (false, false) => "code layout: function alignment not forced (instruction counts \
+                           barely depend on it)"
+            .to_string(),
+    }
+}
+
 /// Only lines `make olddefconfig` reads as settings, or comments: anything
 /// else is a mistake (or a shell command) the build would silently ignore.
 pub(crate) fn check_config_fragment(fragment: &str) -> Result<(), Error> {
@@ -287,6 +315,21 @@ pub(crate) fn check_config_fragment(fragment: &str) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_alignment_line_is_found_and_said() {
+        assert!(aligns_functions(Some(
+            "# ours\nCONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B=y\n"
+        )));
+        assert!(!aligns_functions(Some(
+            "CONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B=n"
+        )));
+        assert!(!aligns_functions(None));
+        use crate::run::MeasurementMode::{Kvm, TcgIcount};
+        assert!(code_layout_line(true, Some(Kvm)).contains("aligned to 64 bytes"));
+        assert!(code_layout_line(false, Some(Kvm)).contains("1–5% can be code layout alone"));
+        assert!(code_layout_line(false, Some(TcgIcount)).contains("barely depend on it"));
+    }
     use crate::run::TaskMode;
 
     fn request() -> ComparisonCreateRequest {

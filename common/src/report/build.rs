@@ -157,6 +157,7 @@ pub fn header_from_runs(machine: &str, base: &[RunResult], patched: &[RunResult]
         report_url: None,
         delta_source: None,
         delta_aa: None,
+        code_layout: None,
         runs_steps: Vec::new(),
     }
 }

@@ -69,6 +69,10 @@ pub struct ReportHeader {
     /// 2026-12-01)`), as the server judged it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delta_source: Option<String>,
+    /// Whether both kernels were built with functions aligned, in a
+    /// sentence (see [`crate::api::submission::code_layout_line`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code_layout: Option<String>,
     /// The A/A comparison that calibrated δ, when one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delta_aa: Option<i64>,

@@ -65,6 +65,9 @@ pub fn render(c: &Comparison, opts: &TextOptions) -> String {
     if let Some(m) = h.measurement {
         let _ = writeln!(w, "measurement: {}: {}", m.as_str(), m.explanation());
     }
+    if let Some(layout) = &h.code_layout {
+        let _ = writeln!(w, "{layout}");
+    }
     if let Some(e) = &h.profile_event {
         let _ = writeln!(w, "perf-profile sampled on: {e}");
     }

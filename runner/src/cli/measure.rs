@@ -48,6 +48,12 @@ pub struct MeasureArgs {
     /// Extra Kconfig lines for both kernels, from a file.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Build both kernels with every function aligned to 64 bytes
+    /// (CONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B), so that code layout moves
+    /// less between them: for wall-clock machines, where layout alone can
+    /// move a syscall loop by 1–5%.
+    #[arg(long)]
+    pub align_functions: bool,
     /// Name of the machine to measure on.
     #[arg(long)]
     pub machine: Option<String>,

@@ -73,6 +73,12 @@ async fn a_quiet_machines_aa_lowers_delta_until_it_is_too_old_or_the_host_change
         .get(&format!("/api/v1/comparisons/{after}/report.txt"))
         .await;
     assert!(text.contains(source), "{text}");
+    assert!(
+        text.contains(
+            "code layout: function alignment not forced (instruction counts barely depend on it)"
+        ),
+        "{text}"
+    );
 
     // Measured before the host's kernel changed, it speaks no more.
     sqlx::query(

@@ -17,6 +17,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use patchperf_common::api::submission::{aligns_functions, code_layout_line};
 use patchperf_common::comparison::ComparisonKind;
 use patchperf_common::protocol::{BaseSource, NrTask};
 use patchperf_common::report::{
@@ -359,6 +360,10 @@ pub fn header(
     h.patch_subject = facts.subject.clone();
     h.report_url = facts.report_url.clone();
     h.runs_steps = c.runs_steps();
+    h.code_layout = Some(code_layout_line(
+        aligns_functions(c.config_fragment.as_deref()),
+        h.measurement,
+    ));
     h
 }
 

@@ -103,6 +103,8 @@ pub struct GroupView {
     measurement: String,
     /// Build and boot times of the kernels (not judged).
     pipeline: Option<String>,
+    /// Whether functions were aligned in both kernels.
+    code_layout: Option<String>,
     /// δ the verdicts used and where it came from.
     delta: Option<String>,
     /// The metrics this machine could not count, in one sentence.
@@ -691,6 +693,7 @@ async fn group_view(
             .map(|m| format!("measurement {}: {}", m.as_str(), m.explanation()))
             .unwrap_or_default(),
         pipeline: pipeline_line(c),
+        code_layout: h.code_layout.clone(),
         delta: h.delta_source.clone(),
         unsupported: Some(unsupported_line(c, &shown))
             .map(|l| l.trim().to_string())
