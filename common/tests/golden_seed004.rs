@@ -80,6 +80,7 @@ fn header() -> ReportHeader {
         delta_source: None,
         delta_aa: None,
         code_layout: None,
+        looks: None,
         runs_steps: Vec::new(),
     }
 }

@@ -47,7 +47,7 @@ pub fn build_comparison(
 
     let mut metrics: Vec<MetricComparison> = names
         .into_iter()
-        .map(|i| compare_metric(&table, i, base, patched))
+        .map(|i| compare_metric(&table, i, base, patched, policy.confidence))
         .collect();
 
     // False-discovery control over every metric that has a test.
@@ -158,6 +158,7 @@ pub fn header_from_runs(machine: &str, base: &[RunResult], patched: &[RunResult]
         delta_source: None,
         delta_aa: None,
         code_layout: None,
+        looks: None,
         runs_steps: Vec::new(),
     }
 }
@@ -257,6 +258,7 @@ fn compare_metric(
     metric: usize,
     base: &[RunResult],
     patched: &[RunResult],
+    confidence: f64,
 ) -> MetricComparison {
     let name = table.names[metric];
     let unit = ChangeUnit::for_metric(name);
@@ -283,7 +285,7 @@ fn compare_metric(
             _ => None,
         },
         interval: if both {
-            change_interval(unit, bv, pv, 0.95)
+            change_interval(unit, bv, pv, confidence)
         } else {
             None
         },

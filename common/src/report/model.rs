@@ -81,6 +81,11 @@ pub struct ReportHeader {
     /// looks make p-values slightly optimistic, so reports say so.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub runs_steps: Vec<u32>,
+    /// For a comparison that may add boots while undecided: this look and
+    /// how many are possible (`[1, 3]`); the level is spent across them
+    /// ([`crate::stats::looks`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub looks: Option<[u32; 2]>,
 }
 
 /// Whether a side has values for a metric.

@@ -17,7 +17,7 @@ pub fn headline_sentence(c: &Comparison) -> Option<String> {
     let interval = interval_text(m);
     let mut how_sure = Vec::new();
     if !interval.is_empty() {
-        how_sure.push(format!("95% interval {interval}"));
+        how_sure.push(format!("{} interval {interval}", c.policy.interval_label()));
     }
     let q = p_text(m.q);
     if !q.is_empty() {

@@ -76,10 +76,11 @@ pub fn render(c: &Comparison, opts: &TextOptions) -> String {
     }
     let _ = writeln!(
         w,
-        "runs: {} base, {} patched (boots interleaved{})\n",
+        "runs: {} base, {} patched (boots interleaved{}{})\n",
         c.base_runs,
         c.patched_runs,
-        runs_added(h)
+        runs_added(h),
+        looks_line(c)
     );
     let _ = writeln!(w, "{}", "=".repeat(89));
     let (keys, values) = axes(c);
@@ -193,6 +194,20 @@ pub fn selected_rows<'a>(c: &'a Comparison, opts: &TextOptions) -> Vec<&'a Metri
     // The order depends on which rows are shown (family sizes), so sort again.
     sort_rows(&mut rows);
     rows
+}
+
+/// `; look 2 of 3: 98.75% intervals and q ≤ 0.0125, the level spent over
+/// the looks`, or nothing for a comparison with one look.
+pub fn looks_line(c: &Comparison) -> String {
+    match c.header.looks {
+        Some([look, of]) if of > 1 => format!(
+            "; look {look} of at most {of}: {} intervals and q ≤ {}, the 5% level spent over \
+             the looks",
+            c.policy.interval_label(),
+            crate::stats::looks::level_label(c.policy.fdr)
+        ),
+        _ => String::new(),
+    }
 }
 
 /// `; more added while undecided: 3 → 6 → 12 a side`, or nothing.
@@ -410,10 +425,10 @@ fn legend(rows: &[&MetricComparison]) -> String {
 fn verdicts(c: &Comparison, rows: &[&MetricComparison]) -> String {
     let p = &c.policy;
     let mut out = format!(
-        "patchperf verdicts ({:.0}% Fieller interval of the change, Welch's t-test, \
+        "patchperf verdicts ({} Fieller interval of the change, Welch's t-test, \
          Benjamini–Hochberg q over {} metrics;\nchanges under {}% ({} points for \
          percentages) do not count):\n",
-        p.confidence * 100.0,
+        p.interval_label(),
         c.tested_metrics(),
         p.threshold(ChangeUnit::Percent),
         p.threshold(ChangeUnit::Points),

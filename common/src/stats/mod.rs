@@ -10,6 +10,7 @@ pub mod changepoint;
 pub mod distribution;
 pub mod fdr;
 pub mod interval;
+pub mod looks;
 pub mod mann_whitney;
 mod memo;
 mod rank_sum;

@@ -99,6 +99,11 @@ impl Default for VerdictPolicy {
 }
 
 impl VerdictPolicy {
+    /// The interval's confidence as reports print it: `95%`, `97.5%`.
+    pub fn interval_label(&self) -> String {
+        super::looks::percent_label(self.confidence)
+    }
+
     /// δ: the smallest change that matters, in `unit`.
     pub fn threshold(&self, unit: ChangeUnit) -> f64 {
         match unit {
@@ -159,8 +164,8 @@ pub fn judge(e: &Evidence, policy: &VerdictPolicy) -> Judgement {
         return undecided("interval unbounded: the base mean is too uncertain".into());
     };
     let ci = format!(
-        "{:.0}% CI {low:+.2}{unit} … {high:+.2}{unit}",
-        policy.confidence * 100.0
+        "{} CI {low:+.2}{unit} … {high:+.2}{unit}",
+        policy.interval_label()
     );
     if interval.within(delta) {
         return Judgement {

@@ -5,9 +5,11 @@
 //! new boots continue the comparison's seeded block order, so the whole
 //! order is still the one its seed draws, and they run on the same machine.
 //!
-//! Looking again after an undecided look makes the final p-values slightly
-//! optimistic (each look is another chance); reports say when boots were
-//! added, and doubling keeps the looks few (3 → 6 → 12 → 24 …).
+//! Each look is another chance for noise to pass the test, so a comparison
+//! that may grow spends its 5% level over the looks it may take
+//! ([`patchperf_common::stats::looks`]): wider intervals and a smaller q
+//! bound at each, which reports state; doubling keeps the looks few
+//! (3 → 6 → 12 → 24 …).
 
 use patchperf_common::comparison::ComparisonStatus;
 use patchperf_common::report::format;
@@ -45,10 +47,11 @@ pub async fn add_if_undecided(
             (m.verdict == Verdict::Undecided).then(|| {
                 let h = &g.comparison.header;
                 format!(
-                    "{} nr_task {} {} (95% CI {})",
+                    "{} nr_task {} {} ({} CI {})",
                     h.workload,
                     h.nr_task,
                     format::change_text(m),
+                    g.comparison.policy.interval_label(),
                     format::interval_text(m)
                 )
             })

@@ -62,11 +62,15 @@ async fn an_undecided_comparison_gets_more_boots_until_it_decides(pool: sqlx::Pg
         .get(&format!("/api/v1/comparisons/{id}/report.txt"))
         .await;
     let steps: Vec<String> = added.iter().chain([&runs]).map(i64::to_string).collect();
+    // Each look spent its share of the 5% level: this one states its own.
     let line = format!(
-        "runs: {runs} base, {runs} patched (boots interleaved; more added while undecided: {} a side)",
-        steps.join(" → ")
+        "runs: {runs} base, {runs} patched (boots interleaved; more added while undecided: {} \
+         a side; look {} of at most ",
+        steps.join(" → "),
+        steps.len()
     );
     assert!(text.contains(&line), "{line}\n{text}");
+    assert!(text.contains("intervals and q ≤ 0.0"), "{text}");
 
     // The first added job says why, in its log.
     let added_job = view["jobs"][3]["id"].as_i64().unwrap();
@@ -120,8 +124,12 @@ async fn a_decided_comparison_gets_no_more_boots(pool: sqlx::PgPool) {
     let (_, text) = app
         .get(&format!("/api/v1/comparisons/{id}/report.txt"))
         .await;
+    // It could have taken more looks, so its first spent half the level.
     assert!(
-        text.contains("runs: 3 base, 3 patched (boots interleaved)\n"),
+        text.contains(
+            "runs: 3 base, 3 patched (boots interleaved; look 1 of at most 4: 97.5% intervals \
+             and q ≤ 0.025, the 5% level spent over the looks)\n"
+        ),
         "{text}"
     );
 }

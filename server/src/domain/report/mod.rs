@@ -24,7 +24,7 @@ use patchperf_common::report::{
     Comparison, KernelLabel, ReportHeader, build_comparison, group_by_report, header_from_runs,
 };
 use patchperf_common::run::{MeasurementMode, MetricValue, RunResult, Side, TaskMode};
-use patchperf_common::stats::VerdictPolicy;
+use patchperf_common::stats::{VerdictPolicy, looks};
 use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 
@@ -254,9 +254,22 @@ pub fn group_reports(
                 policy.min_change_percent,
                 floors.max_age_days(),
             );
+            // A comparison that may add boots spends its level over the
+            // looks it may take.
+            let first = c.runs_added_at.first().copied().unwrap_or(c.runs_per_side);
+            let of = looks::looks(
+                u32::try_from(first).unwrap_or(0),
+                c.max_runs_per_side.and_then(|m| u32::try_from(m).ok()),
+            );
+            let look = u32::try_from(c.runs_added_at.len()).unwrap_or(u32::MAX - 1) + 1;
+            let alpha = 1.0 - policy.confidence;
+            let spent = looks::alpha_at(alpha, look, of);
+            header.looks = (of > 1).then_some([look.min(of), of]);
             let policy = VerdictPolicy {
                 min_change_percent: delta.default_percent,
                 calibrated_percent: delta.calibrated_percent,
+                confidence: 1.0 - spent,
+                fdr: policy.fdr * spent / alpha,
                 ..*policy
             };
             header.delta_source = Some(delta.source);

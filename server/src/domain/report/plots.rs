@@ -63,11 +63,12 @@ pub(crate) fn on_axis(v: f64, (lo, hi): (f64, f64)) -> Option<f64> {
 }
 
 /// Per-run dots of one metric: base on the left, patched on the right, each
-/// side's mean as a bar, and the 95% interval of the change drawn on the
+/// side's mean as a bar, and the interval of the change (at confidence
+/// `confidence`, `95%`) drawn on the
 /// patched side as the range where the patched mean plausibly lies relative
 /// to the base mean, labelled with the change. `None` when neither side has
 /// values.
-pub fn runs_plot(m: &MetricComparison) -> Option<String> {
+pub fn runs_plot(m: &MetricComparison, confidence: &str) -> Option<String> {
     let interval = match (m.interval, m.base.mean) {
         (Some(Interval::Bounded { low, high }), Some(base)) => Some(match m.unit {
             ChangeUnit::Percent => (base * (1.0 + low / 100.0), base * (1.0 + high / 100.0)),
@@ -78,7 +79,7 @@ pub fn runs_plot(m: &MetricComparison) -> Option<String> {
     .filter(|(a, b)| a.is_finite() && b.is_finite());
     let values = m.base.values.iter().chain(&m.patched.values).copied();
     let (lo, hi) = axis(values.chain(interval.into_iter().flat_map(|(a, b)| [a, b])))?;
-    let change = change_label(m);
+    let change = change_label(m, confidence);
     let (width, height) = (480, 280);
     let mut svg = String::new();
     {
@@ -180,7 +181,7 @@ pub fn runs_plot(m: &MetricComparison) -> Option<String> {
 
 /// `change +4.80% [+4.78%, +4.82%]` (points for a metric that is itself a
 /// percentage), when there is a change to tell.
-fn change_label(m: &MetricComparison) -> Option<String> {
+fn change_label(m: &MetricComparison, confidence: &str) -> Option<String> {
     let change = m.change.filter(|c| c.is_finite())?;
     let unit = match m.unit {
         ChangeUnit::Percent => "%",
@@ -188,7 +189,7 @@ fn change_label(m: &MetricComparison) -> Option<String> {
     };
     Some(match m.interval {
         Some(Interval::Bounded { low, high }) => {
-            format!("change {change:+.2}{unit}, 95% interval [{low:+.2}, {high:+.2}]")
+            format!("change {change:+.2}{unit}, {confidence} interval [{low:+.2}, {high:+.2}]")
         }
         _ => format!("change {change:+.2}{unit}"),
     })
@@ -485,7 +486,7 @@ mod tests {
             &[100.0, 101.0, 99.0],
             &[110.0, 111.0, 109.0],
         );
-        let svg = runs_plot(&m).unwrap();
+        let svg = runs_plot(&m, "95%").unwrap();
         assert!(svg.starts_with("<svg"), "{svg}");
         assert_eq!(svg.matches("<circle").count(), 6);
         assert!(!svg.contains("<script>"));
@@ -494,7 +495,7 @@ mod tests {
         assert!(svg.contains("change +10.00%, 95% interval [+9.00, +11.00]"));
         assert!(svg.contains("<title>will-it-scale.&lt;script&gt;"), "{svg}");
         let m = metric("will-it-scale.per_process_ops", &[100.0, 101.0], &[110.0]);
-        let svg = runs_plot(&m).unwrap();
+        let svg = runs_plot(&m, "95%").unwrap();
         assert!(
             texts(&svg).contains(&"ops/s per task"),
             "the unit on the axis: {svg}"
@@ -525,7 +526,7 @@ mod tests {
     #[test]
     fn no_values_no_plot() {
         let m = metric("x", &[], &[]);
-        assert!(runs_plot(&m).is_none());
+        assert!(runs_plot(&m, "95%").is_none());
         assert!(series_plot("x", &[]).is_none());
         assert!(scaling_plot("x", &[(1, Some(1.0), Some(2.0))]).is_none());
     }
@@ -575,7 +576,7 @@ mod tests {
         ];
         for (base, patched) in cases {
             let m = metric("will-it-scale.per_process_ops", base, patched);
-            let svg = within_seconds(move || runs_plot(&m)).unwrap();
+            let svg = within_seconds(move || runs_plot(&m, "95%")).unwrap();
             assert!(svg.starts_with("<svg"), "{base:?} {patched:?}");
             let runs = vec![
                 (Side::Base, "boot 0 base".to_string(), base.to_vec()),

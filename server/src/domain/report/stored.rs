@@ -58,7 +58,10 @@ pub fn headline(report: &ComparisonReport) -> String {
                 );
                 let interval = format::interval_text(m);
                 if !interval.is_empty() {
-                    line.push_str(&format!(", 95% CI {interval}"));
+                    line.push_str(&format!(
+                        ", {} CI {interval}",
+                        g.comparison.policy.interval_label()
+                    ));
                 }
                 line
             })

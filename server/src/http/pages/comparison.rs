@@ -15,7 +15,7 @@ use patchperf_common::report::text::{
 };
 use patchperf_common::report::{Comparison, MetricComparison, format};
 use patchperf_common::run::Side;
-use patchperf_common::stats::ChangeUnit;
+use patchperf_common::stats::{ChangeUnit, looks};
 use patchperf_common::{mbox, metric};
 
 use super::plot::{self, PlotQuery};
@@ -101,6 +101,8 @@ pub struct GroupView {
     title: String,
     headline: String,
     measurement: String,
+    /// `95%`, more while boots are added (the level spent over the looks).
+    interval_label: String,
     /// Build and boot times of the kernels (not judged).
     pipeline: Option<String>,
     /// Whether functions were aligned in both kernels.
@@ -602,13 +604,14 @@ async fn group_view(
     let legend = format!(
         "base and patched: mean ± standard deviation in % of the mean (0-day's %stddev), \
          {} runs a side; %change: of the mean (Δ points instead for a metric that is itself \
-         a percentage); 95% interval: of that change; q: Welch's p adjusted for the {} \
+         a percentage); {} interval: of that change; q: Welch's p adjusted for the {} \
          metrics of this report (Benjamini–Hochberg). A change is called real when q ≤ {} \
          and its whole interval lies beyond ±{}%. Point at a verdict for why, with \
          Mann–Whitney's p and 0-day's own range rule.",
         c.base_runs.min(c.patched_runs),
+        c.policy.interval_label(),
         c.metrics.len(),
-        c.policy.fdr,
+        looks::level_label(c.policy.fdr),
         delta
     );
 
@@ -630,10 +633,16 @@ async fn group_view(
         .map(|m| PlotQuery::link(comparison_id, "runs", g, Some(&m.name)))
         .collect();
     let plotted: Vec<MetricComparison> = plotted.into_iter().cloned().collect();
+    let confidence = c.policy.interval_label();
     let svgs = off_workers(
         state.config.report_time_limit,
         &format!("the plots of comparison {comparison_id}"),
-        move || plotted.iter().map(plots::runs_plot).collect::<Vec<_>>(),
+        move || {
+            plotted
+                .iter()
+                .map(|m| plots::runs_plot(m, &confidence))
+                .collect::<Vec<_>>()
+        },
     )
     .await?;
     let plots = svgs
@@ -688,6 +697,7 @@ async fn group_view(
             h.nr_task
         ),
         headline: summary_line(c),
+        interval_label: c.policy.interval_label(),
         measurement: h
             .measurement
             .map(|m| format!("measurement {}: {}", m.as_str(), m.explanation()))

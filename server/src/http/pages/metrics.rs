@@ -56,6 +56,8 @@ pub struct SortChoice {
 #[derive(Debug)]
 pub struct MetricsGroup {
     title: String,
+    /// `95%`, more while boots are added.
+    interval_label: String,
     total: usize,
     rows: Vec<RowView>,
 }
@@ -162,6 +164,7 @@ pub(super) async fn page(
         .iter()
         .map(|g| MetricsGroup {
             title: group_title(g),
+            interval_label: g.comparison.policy.interval_label(),
             total: g.comparison.metrics.len(),
             rows: selected(g, &filter, sort)
                 .into_iter()
