@@ -362,10 +362,12 @@ async fn pages_in_headless_chromium_show_the_report(pool: sqlx::PgPool) {
         "{dom}"
     );
     assert!(text.contains("patchperf noticed a"), "{text}");
+    // The page's sentence does not dangle on 0-day's "on:".
     assert!(
-        text.contains("improvement of will-it-scale.per_process_ops on:"),
+        text.contains("improvement of will-it-scale.per_process_ops. measurement"),
         "{text}"
     );
+    assert!(!text.contains("per_process_ops on:"), "{text}");
     assert!(text.contains("dup1 · process · nr_task 1"), "{text}");
     assert!(text.contains("dup1 · process · nr_task 2"), "{text}");
     // table rows: the headline metric with its verdict

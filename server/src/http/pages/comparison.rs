@@ -696,7 +696,9 @@ async fn group_view(
             h.mode.as_str(),
             h.nr_task
         ),
-        headline: summary_line(c),
+        // 0-day's "… on:" leads to the commit line of the text form; the
+        // page shows the kernels elsewhere, so the sentence ends here.
+        headline: format!("{}.", summary_line(c).trim_end_matches(" on:")),
         interval_label: c.policy.interval_label(),
         measurement: h
             .measurement
