@@ -287,6 +287,17 @@ pub async fn aas_of_machine(
     .await
 }
 
+/// Whether an A/A comparison was ever queued to calibrate for comparison
+/// `id` (whatever became of it).
+pub async fn has_calibration(conn: &mut PgConnection, id: i64) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"SELECT EXISTS (SELECT 1 FROM comparisons WHERE calibrates = $1) AS "exists!""#,
+        id
+    )
+    .fetch_one(conn)
+    .await
+}
+
 /// The token that submitted comparison `id`.
 pub async fn submitter(conn: &mut PgConnection, id: i64) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar!("SELECT submitted_by FROM comparisons WHERE id = $1", id)

@@ -60,7 +60,9 @@ pub async fn before_claim(
     let Some(c) = db::comparisons::find(&mut *conn, comparison_id).await? else {
         return Ok(None);
     };
-    if c.kind != ComparisonKind::Ab {
+    // One try per comparison: an A/A that failed (a kernel that does not
+    // boot fails the A/B too) must not be queued again at every claim.
+    if c.kind != ComparisonKind::Ab || db::comparisons::has_calibration(&mut *conn, c.id).await? {
         return Ok(None);
     }
     // The mode the runner will measure in: the one asked for, else the

@@ -225,3 +225,43 @@ async fn a_machine_is_calibrated_before_its_first_ab_of_a_kind_and_again_behind_
     assert_eq!(view["verdict"]["reports"][0]["header"]["delta_aa"], again);
     assert_eq!(view["verdict"]["overall"], "improvement");
 }
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn a_failed_calibration_is_not_queued_again_and_its_comparison_runs(pool: sqlx::PgPool) {
+    let config = patchperf_server::Config {
+        auto_calibrate: true,
+        max_attempts: 1,
+        ..patchperf_server::Config::default()
+    };
+    let app = TestApp::with_config(pool.clone(), config).await;
+    let lab = app.register("lab").await;
+    let ab = app
+        .submit("[PATCH] fs: a tiny dup win", "lab", &[1], 3)
+        .await;
+    let first = app.claim(lab).await.unwrap();
+    assert!(first.aa);
+    let failed = app
+        .job_call(
+            lab,
+            &first,
+            "finish",
+            serde_json::json!({"outcome": "failed", "reason": "boot-failed", "detail": "no init"}),
+        )
+        .await;
+    assert!(failed.status.is_success(), "{failed:?}");
+    // The A/A's other jobs and the A/B's run, and no second A/A comes.
+    let claimed = run_claimed(&app, lab).await;
+    let aa = first.comparison_id;
+    assert!(
+        claimed.iter().all(|&c| c == (aa, true) || c == (ab, false)),
+        "{claimed:?}"
+    );
+    assert_eq!(claimed.iter().filter(|c| c.0 == ab).count(), 3);
+    let (aas,): (i64,) = sqlx::query_as("SELECT count(*) FROM comparisons WHERE kind = 'aa'")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(aas, 1);
+    let view = app.get_json(&format!("/api/v1/comparisons/{ab}")).await;
+    assert_eq!(view["status"], "done");
+}
