@@ -430,8 +430,8 @@ fn verdicts(c: &Comparison, rows: &[&MetricComparison]) -> String {
          percentages) do not count):\n",
         p.interval_label(),
         c.tested_metrics(),
-        p.threshold(ChangeUnit::Percent),
-        p.threshold(ChangeUnit::Points),
+        crate::stats::verdict::delta_text(p.threshold(ChangeUnit::Percent)),
+        crate::stats::verdict::delta_text(p.threshold(ChangeUnit::Points)),
     );
     if let Some(source) = &c.header.delta_source {
         out.push_str(&format!("  ({source})\n"));

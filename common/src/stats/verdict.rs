@@ -151,6 +151,7 @@ pub fn judge(e: &Evidence, policy: &VerdictPolicy) -> Judgement {
     };
     let unit = e.unit.suffix();
     let delta = policy.threshold(e.unit);
+    let shown = delta_text(delta);
     if e.base_runs < policy.min_runs || e.patched_runs < policy.min_runs {
         return undecided(format!(
             "too few runs ({} base, {} patched; {} a side needed)",
@@ -170,7 +171,7 @@ pub fn judge(e: &Evidence, policy: &VerdictPolicy) -> Judgement {
     if interval.within(delta) {
         return Judgement {
             verdict: Verdict::NoChange,
-            reason: format!("{ci} lies within ±{delta}{unit}"),
+            reason: format!("{ci} lies within ±{shown}{unit}"),
         };
     }
     let q = e.q.unwrap_or(1.0);
@@ -202,16 +203,23 @@ pub fn judge(e: &Evidence, policy: &VerdictPolicy) -> Judgement {
     }
     if significant {
         undecided(format!(
-            "{ci}, q = {}: real but smaller than ±{delta}{unit}, and the interval \
-             does not rule out ±{delta}{unit}",
+            "{ci}, q = {}: real but smaller than ±{shown}{unit}, and the interval \
+             does not rule out ±{shown}{unit}",
             fmt_p(q)
         ))
     } else {
         undecided(format!(
-            "{ci}, q = {}: too wide to tell a ±{delta}{unit} change from none",
+            "{ci}, q = {}: too wide to tell a ±{shown}{unit} change from none",
             fmt_p(q)
         ))
     }
+}
+
+/// δ as reports print it: two decimals at most, no trailing zeros (`1`,
+/// `0.5`, `0.15` for a calibrated 0.1476…).
+pub fn delta_text(delta: f64) -> String {
+    let text = format!("{delta:.2}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// A p- or q-value with two significant digits: `0.031`, `0.5`, `1`, and
@@ -337,6 +345,13 @@ mod tests {
             judge(&e, &VerdictPolicy::default()).verdict,
             Verdict::Undecided
         );
+    }
+
+    #[test]
+    fn delta_is_printed_with_the_digits_it_needs() {
+        assert_eq!(delta_text(1.0), "1");
+        assert_eq!(delta_text(0.5), "0.5");
+        assert_eq!(delta_text(0.14763027955053687), "0.15");
     }
 
     #[test]

@@ -15,6 +15,7 @@ use patchperf_common::report::text::{
 };
 use patchperf_common::report::{Comparison, MetricComparison, format};
 use patchperf_common::run::Side;
+use patchperf_common::stats::verdict::delta_text;
 use patchperf_common::stats::{ChangeUnit, looks};
 use patchperf_common::{mbox, metric};
 
@@ -612,7 +613,7 @@ async fn group_view(
         c.policy.interval_label(),
         c.metrics.len(),
         looks::level_label(c.policy.fdr),
-        delta
+        delta_text(delta)
     );
 
     // Plots: the headline metric, then the changed ones in table order.
