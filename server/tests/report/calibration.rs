@@ -55,6 +55,14 @@ async fn a_quiet_machines_aa_lowers_delta_until_it_is_too_old_or_the_host_change
     // same change is an improvement.
     let aa = app.submit_aa("lab", 3).await;
     app.run_all(lab, quiet(0.0)).await;
+    // It measures the noise; it is not judged against an earlier one.
+    let (_, _, own) = judged(&app, aa).await;
+    assert!(
+        own.as_str()
+            .unwrap()
+            .starts_with("δ 0.5%: the mode's default, as for every A/A comparison"),
+        "{own}"
+    );
     let after = app
         .submit("[PATCH] fs: a tiny dup win", "lab", &[1], 3)
         .await;

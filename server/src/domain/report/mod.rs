@@ -24,6 +24,7 @@ use patchperf_common::report::{
     Comparison, KernelLabel, ReportHeader, build_comparison, group_by_report, header_from_runs,
 };
 use patchperf_common::run::{MeasurementMode, MetricValue, RunResult, Side, TaskMode};
+use patchperf_common::stats::verdict::delta_text;
 use patchperf_common::stats::{VerdictPolicy, looks};
 use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
@@ -247,13 +248,22 @@ pub fn group_reports(
                 header.nr_task,
                 if header.nr_task == 1 { "" } else { "s" }
             );
-            let delta = calibration::delta(
+            let mut delta = calibration::delta(
                 header.measurement,
                 &kind,
                 floor,
                 policy.min_change_percent,
                 floors.max_age_days(),
             );
+            if c.kind == ComparisonKind::Aa {
+                // It measures the noise; judging it against an earlier
+                // measurement of the same would be circular.
+                delta.source = format!(
+                    "δ {}%: the mode's default, as for every A/A comparison (it measures the \
+                     noise that calibrates others)",
+                    delta_text(delta.default_percent)
+                );
+            }
             // A comparison that may add boots spends its level over the
             // looks it may take.
             let first = c.runs_added_at.first().copied().unwrap_or(c.runs_per_side);
