@@ -40,9 +40,10 @@ bench_cleanup() {
     fi
 }
 
-# bench_start_server NAME: the server binary is $ROOT/target/release/patchperf-server.
+# bench_start_server NAME: the server binary is
+# ${CARGO_TARGET_DIR:-$ROOT/target}/release/patchperf-server.
 bench_start_server() {
-    local name="$1" server="$ROOT/target/release/patchperf-server" port
+    local name="$1" server="${CARGO_TARGET_DIR:-$ROOT/target}/release/patchperf-server" port
     bench_name="$name"
     # The private Postgres runs as user postgres, which must reach the directory.
     data="$(mktemp -d "/tmp/patchperf-$name.XXXXXX")"

@@ -16,4 +16,9 @@ pub struct JobArgs {
     /// Cache directory (default $PATCHPERF_CACHE, else /var/cache/patchperf).
     #[arg(long, value_name = "DIR")]
     pub cache: Option<PathBuf>,
+    /// Only build both kernels into the cache and print their cache
+    /// directories (`base DIR`, `patched DIR`); boot nothing. For a machine
+    /// that should find a job's kernels already built (a kexec lab VM).
+    #[arg(long, conflicts_with = "out")]
+    pub build_only: bool,
 }

@@ -8,6 +8,7 @@ pub mod bench;
 pub mod compare;
 pub mod guest;
 pub mod job;
+pub mod lab_init;
 pub mod measure;
 pub mod submit;
 pub mod track;
@@ -33,6 +34,10 @@ pub enum Command {
     /// Inside a booted benchmark guest: run the workloads and power off.
     #[command(hide = true)]
     Guest(guest::GuestArgs),
+    /// Init of a VM playing a bare-metal lab machine: mount, then run the
+    /// agent (bench/kexec-vm.sh).
+    #[command(hide = true)]
+    LabInit(lab_init::LabInitArgs),
     /// Compare two results directories and print the 0-day style report.
     Compare(compare::CompareArgs),
     /// Submit a patch series to a patchperf server (CI), optionally wait for

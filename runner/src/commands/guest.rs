@@ -56,7 +56,7 @@ fn report_outcome(outcome: std::thread::Result<Result<(), Error>>) {
 }
 
 /// Mounts proc, sys, devtmpfs and the tmpfs.
-fn mount_local() -> Result<(), Error> {
+pub(crate) fn mount_local() -> Result<(), Error> {
     let mounts: [(&str, &str, &str, Option<&str>); 4] = [
         ("proc", "/proc", "proc", None),
         ("sysfs", "/sys", "sysfs", None),
@@ -171,7 +171,7 @@ fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), Error> 
 }
 
 /// Flushes and powers the guest off (QEMU exits); never returns.
-fn power_off() -> ! {
+pub(crate) fn power_off() -> ! {
     nix::unistd::sync();
     let err = nix::sys::reboot::reboot(nix::sys::reboot::RebootMode::RB_POWER_OFF);
     println!("patchperf-guest: power off failed: {err:?}");

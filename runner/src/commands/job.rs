@@ -37,6 +37,9 @@ pub fn run(args: JobArgs) -> Result<(), Error> {
         pipeline.cache = Cache::at(cache);
     }
     crate::proc::install_interrupt_handler()?;
+    if args.build_only {
+        return build_only(&pipeline, &spec);
+    }
     // Per patch: the steps first, each into OUT/step-K; a step whose patch
     // does not apply or build ends the job there (every later kernel
     // carries that patch), the steps before keep their results.
@@ -64,6 +67,24 @@ pub fn run(args: JobArgs) -> Result<(), Error> {
         out.join("base").display(),
         out.join("patched").display()
     );
+    Ok(())
+}
+
+/// Builds (or finds in the cache) the job's two kernels and prints their
+/// cache directories on standard output, progress on standard error.
+fn build_only(pipeline: &Pipeline, spec: &JobSpec) -> Result<(), Error> {
+    let lock = pipeline.cache.lock()?;
+    // Nothing is written there: no results without boots.
+    let mut events = ConsoleEvents::new(PathBuf::new());
+    let kernels = pipeline::prepare::kernels(&lock, spec, &mut events);
+    events.finish();
+    let kernels = kernels.map_err(|f| Error::Job {
+        reason: f.reason.as_str().to_string(),
+        detail: f.detail,
+        log_tail: f.log_tail,
+    })?;
+    println!("base {}", kernels.base.dir.display());
+    println!("patched {}", kernels.patched.dir.display());
     Ok(())
 }
 

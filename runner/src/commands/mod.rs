@@ -9,6 +9,7 @@ pub mod bisect;
 pub mod compare;
 pub mod guest;
 pub mod job;
+pub mod lab_init;
 pub mod submit;
 pub mod track;
 
@@ -19,6 +20,7 @@ pub fn run(cli: Cli) -> Result<(), Error> {
         Command::Agent(args) => agent::run(args),
         Command::Job(args) => job::run(args),
         Command::Guest(args) => guest::run(args),
+        Command::LabInit(args) => lab_init::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Submit(args) => submit::run(*args),
         Command::Track(args) => track::run(*args),
