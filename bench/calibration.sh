@@ -39,7 +39,7 @@ all_workloads="open1,open2,open3,open-enoent,open-creat,dup1,fstat,fstatat-empty
 cargo build --release -p patchperf-server -p patchperf-runner
 . "$ROOT/bench/lib.sh"
 bench_start_server calibration
-runner="$ROOT/target/release/patchperf-runner"
+runner="${CARGO_TARGET_DIR:-$ROOT/target}/release/patchperf-runner"
 export PATCHPERF_CACHE="${PATCHPERF_CACHE:-/var/cache/patchperf}"
 "$runner" agent --server "$url" --token "$runner_token" --name bench-lab \
     --spool "$data/spool" >>"$data/runner.log" 2>&1 &

@@ -56,7 +56,9 @@ pub struct ComparisonCreateRequest {
     pub runs: u32,
     /// When every job is done and a headline verdict is still undecided,
     /// add boots (doubling the runs a side) up to this many a side. Absent:
-    /// `runs` is final.
+    /// four times `runs` for an A/B comparison that asks for a wall-clock
+    /// backend (tcg, kvm, kexec, host: noise that more runs average out),
+    /// else `runs` is final.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(minimum = 3, maximum = 100))]
     pub max_runs: Option<u32>,
@@ -294,6 +296,20 @@ pub fn code_layout_line(aligned: bool, mode: Option<crate::run::MeasurementMode>
     }
 }
 
+/// The most runs a side an A/B comparison may grow to when its submission
+/// names none: four times `runs` (two more looks) on a wall-clock
+/// `backend`, where more boots average the noise out and the level is spent
+/// over the looks; none under `tcg-icount` (a deterministic number gains
+/// nothing from more boots), for an A/A comparison, or when the runner
+/// chooses the mode.
+pub fn default_max_runs(runs: u32, backend: Option<MeasurementMode>, aa: bool) -> Option<u32> {
+    match backend {
+        Some(MeasurementMode::TcgIcount) | None => None,
+        Some(_) if aa => None,
+        Some(_) => Some(runs.saturating_mul(4).min(MAX_RUNS)),
+    }
+}
+
 /// Only lines `make olddefconfig` reads as settings, or comments: anything
 /// else is a mistake (or a shell command) the build would silently ignore.
 pub(crate) fn check_config_fragment(fragment: &str) -> Result<(), Error> {
@@ -315,6 +331,16 @@ pub(crate) fn check_config_fragment(fragment: &str) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wall_clock_comparisons_may_grow_by_default() {
+        use crate::run::MeasurementMode::{Kexec, Tcg, TcgIcount};
+        assert_eq!(default_max_runs(3, Some(Tcg), false), Some(12));
+        assert_eq!(default_max_runs(30, Some(Kexec), false), Some(MAX_RUNS));
+        assert_eq!(default_max_runs(3, Some(Tcg), true), None);
+        assert_eq!(default_max_runs(3, Some(TcgIcount), false), None);
+        assert_eq!(default_max_runs(3, None, false), None);
+    }
 
     #[test]
     fn the_alignment_line_is_found_and_said() {

@@ -5,6 +5,7 @@
 //! stored in one transaction.
 
 use patchperf_common::api::ComparisonSubmission;
+use patchperf_common::api::submission::default_max_runs;
 use patchperf_common::comparison::ComparisonKind;
 use patchperf_common::mbox::{self, Series};
 use patchperf_common::protocol::BaseSource;
@@ -128,7 +129,10 @@ pub async fn comparison(
         workloads: &req.workloads,
         params: &req.params,
         runs_per_side: i32::try_from(req.runs).unwrap_or(i32::MAX),
-        max_runs_per_side: req.max_runs.map(|m| i32::try_from(m).unwrap_or(i32::MAX)),
+        max_runs_per_side: req
+            .max_runs
+            .or_else(|| default_max_runs(req.runs, req.backend, req.aa))
+            .map(|m| i32::try_from(m).unwrap_or(i32::MAX)),
         backend: req.backend.map(MeasurementMode::as_str),
         config_fragment: req.config_fragment.as_deref(),
         machine: machine.map(|m| (m.id, m.inventory_json())),

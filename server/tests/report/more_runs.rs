@@ -152,3 +152,30 @@ async fn max_runs_below_runs_is_refused(pool: sqlx::PgPool) {
     let list = app.get_json("/api/v1/comparisons").await;
     assert!(list["comparisons"].as_array().unwrap().is_empty());
 }
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn a_wall_clock_comparison_may_grow_fourfold_unless_told_otherwise(pool: sqlx::PgPool) {
+    let app = TestApp::new(pool).await;
+    let max_runs = |extra: serde_json::Value| {
+        let app = &app;
+        async move {
+            let (status, body) = app.submit_raw("[PATCH] fs: a dup win", extra).await;
+            assert_eq!(status, StatusCode::CREATED, "{body}");
+            let id = serde_json::from_str::<serde_json::Value>(&body).unwrap()["id"]
+                .as_i64()
+                .unwrap();
+            app.get_json(&format!("/api/v1/comparisons/{id}")).await["max_runs_per_side"].clone()
+        }
+    };
+    assert_eq!(max_runs(serde_json::json!({"backend": "tcg"})).await, 12);
+    assert_eq!(
+        max_runs(serde_json::json!({"backend": "kvm", "max_runs": 3})).await,
+        3
+    );
+    assert!(
+        max_runs(serde_json::json!({"backend": "tcg-icount"}))
+            .await
+            .is_null()
+    );
+    assert!(max_runs(serde_json::json!({})).await.is_null());
+}
