@@ -18,6 +18,23 @@ fn quiet(change: f64) -> impl Fn(Side, u32, u32) -> f64 + Copy {
     }
 }
 
+/// Submits the +0.3% patch on machine `lab`; returns its id.
+async fn submit_tiny_win(app: &TestApp) -> i64 {
+    app.submit("[PATCH] fs: a tiny dup win", "lab", &[1], 3)
+        .await
+}
+
+/// Submits the +0.3% patch and runs everything `lab` can claim; returns
+/// the patch's comparison and its verdict, δ and δ's source.
+async fn tiny_win(
+    app: &TestApp,
+    lab: i64,
+) -> (i64, (String, serde_json::Value, serde_json::Value)) {
+    let id = submit_tiny_win(app).await;
+    app.run_all(lab, quiet(0.003)).await;
+    (id, judged(app, id).await)
+}
+
 /// The overall verdict and δ of comparison `id`'s one report.
 async fn judged(app: &TestApp, id: i64) -> (String, serde_json::Value, serde_json::Value) {
     let view = app.get_json(&format!("/api/v1/comparisons/{id}")).await;
@@ -37,11 +54,7 @@ async fn a_quiet_machines_aa_lowers_delta_until_it_is_too_old_or_the_host_change
     let lab = app.register("lab").await;
 
     // Uncalibrated, a +0.3% change is under tcg-icount's 0.5% default.
-    let before = app
-        .submit("[PATCH] fs: a tiny dup win", "lab", &[1], 3)
-        .await;
-    app.run_all(lab, quiet(0.003)).await;
-    let (verdict, calibrated, source) = judged(&app, before).await;
+    let (_, (verdict, calibrated, source)) = tiny_win(&app, lab).await;
     assert_eq!(verdict, "no change", "{source}");
     assert!(calibrated.is_null());
     assert!(
@@ -63,11 +76,7 @@ async fn a_quiet_machines_aa_lowers_delta_until_it_is_too_old_or_the_host_change
             .starts_with("δ 0.5%: the mode's default, as for every A/A comparison"),
         "{own}"
     );
-    let after = app
-        .submit("[PATCH] fs: a tiny dup win", "lab", &[1], 3)
-        .await;
-    app.run_all(lab, quiet(0.003)).await;
-    let (verdict, calibrated, source) = judged(&app, after).await;
+    let (after, (verdict, calibrated, source)) = tiny_win(&app, lab).await;
     assert_eq!(verdict, "improvement", "{source}");
     assert_eq!(calibrated, 0.1);
     let source = source.as_str().unwrap();
@@ -98,11 +107,7 @@ async fn a_quiet_machines_aa_lowers_delta_until_it_is_too_old_or_the_host_change
     .execute(&pool)
     .await
     .unwrap();
-    let changed = app
-        .submit("[PATCH] fs: a tiny dup win", "lab", &[1], 3)
-        .await;
-    app.run_all(lab, quiet(0.003)).await;
-    let (verdict, calibrated, _) = judged(&app, changed).await;
+    let (changed, (verdict, calibrated, _)) = tiny_win(&app, lab).await;
     assert_eq!(
         (verdict.as_str(), calibrated.is_null()),
         ("no change", true)
@@ -119,11 +124,7 @@ async fn a_quiet_machines_aa_lowers_delta_until_it_is_too_old_or_the_host_change
     .execute(&pool)
     .await
     .unwrap();
-    let stale = app
-        .submit("[PATCH] fs: a tiny dup win", "lab", &[1], 3)
-        .await;
-    app.run_all(lab, quiet(0.003)).await;
-    let (verdict, calibrated, source) = judged(&app, stale).await;
+    let (_, (verdict, calibrated, source)) = tiny_win(&app, lab).await;
     assert_eq!(
         (verdict.as_str(), calibrated.is_null()),
         ("no change", true)
@@ -168,9 +169,7 @@ async fn a_machine_is_calibrated_before_its_first_ab_of_a_kind_and_again_behind_
     let lab = app.register("lab").await;
 
     // The first A/B of dup1 on the machine: its A/A runs first.
-    let first = app
-        .submit("[PATCH] fs: a tiny dup win", "lab", &[1], 3)
-        .await;
+    let first = submit_tiny_win(&app).await;
     let claimed = run_claimed(&app, lab).await;
     let (aa, is_aa) = claimed[0];
     assert!(is_aa && aa != first, "{claimed:?}");
@@ -197,9 +196,7 @@ async fn a_machine_is_calibrated_before_its_first_ab_of_a_kind_and_again_behind_
     );
 
     // The next one of the same kind needs none.
-    let second = app
-        .submit("[PATCH] fs: a tiny dup win", "lab", &[1], 3)
-        .await;
+    let second = submit_tiny_win(&app).await;
     let claimed = run_claimed(&app, lab).await;
     assert!(
         claimed.iter().all(|&(id, aa)| id == second && !aa),
@@ -213,9 +210,7 @@ async fn a_machine_is_calibrated_before_its_first_ab_of_a_kind_and_again_behind_
         .execute(&pool)
         .await
         .unwrap();
-    let third = app
-        .submit("[PATCH] fs: a tiny dup win", "lab", &[1], 3)
-        .await;
+    let third = submit_tiny_win(&app).await;
     let claimed = run_claimed(&app, lab).await;
     let (again, _) = *claimed.last().unwrap();
     let split = claimed.iter().position(|c| c.1).unwrap();
@@ -243,9 +238,7 @@ async fn a_failed_calibration_is_not_queued_again_and_its_comparison_runs(pool: 
     };
     let app = TestApp::with_config(pool.clone(), config).await;
     let lab = app.register("lab").await;
-    let ab = app
-        .submit("[PATCH] fs: a tiny dup win", "lab", &[1], 3)
-        .await;
+    let ab = submit_tiny_win(&app).await;
     let first = app.claim(lab).await.unwrap();
     assert!(first.aa);
     let failed = app
