@@ -48,10 +48,15 @@ pub fn floor_percent(mode: MeasurementMode) -> f64 {
 
 /// δ in percent for a kind of run whose A/A comparison allowed changes up
 /// to `aa_bound_percent`; `None` for a bound that is not a finite number of
-/// 0 or more.
+/// 0 or more. Rounded up to the hundredth of a percent reports print, so
+/// that the δ a reader sees is the δ the verdict used (an interval reaching
+/// a printed `+0.15%` is not judged against an unprinted 0.1476%).
 pub fn calibrated_percent(mode: MeasurementMode, aa_bound_percent: f64) -> Option<f64> {
-    (aa_bound_percent.is_finite() && aa_bound_percent >= 0.0)
-        .then(|| (NOISE_MULTIPLE * aa_bound_percent).max(floor_percent(mode)))
+    (aa_bound_percent.is_finite() && aa_bound_percent >= 0.0).then(|| {
+        // The small slack keeps 2 × 0.105 = 0.21000000000000002 at 0.21.
+        let up = ((NOISE_MULTIPLE * aa_bound_percent * 100.0 - 1e-6).ceil() / 100.0).max(0.0);
+        up.max(floor_percent(mode))
+    })
 }
 
 /// Whether the floor, not the measured noise, set δ.
@@ -73,6 +78,12 @@ mod tests {
         assert_eq!(calibrated_percent(icount, 0.105), Some(0.21));
         assert!(calibrated_percent(icount, 0.105).unwrap() < uncalibrated_percent(icount));
         assert_eq!(calibrated_percent(icount, 0.4), Some(0.8));
+        // Rounded up to what reports print: 2 × 0.0738 = 0.1476 → 0.15.
+        assert_eq!(calibrated_percent(icount, 0.0738), Some(0.15));
+        assert_eq!(
+            calibrated_percent(MeasurementMode::Tcg, 47.4013),
+            Some(94.81)
+        );
         assert!(!floor_binds(icount, 0.4));
         // Wall clock: never below 1%.
         assert_eq!(calibrated_percent(MeasurementMode::Tcg, 0.1), Some(1.0));

@@ -226,7 +226,9 @@ pub struct FinishedAa {
     pub machine_inventory: Option<serde_json::Value>,
 }
 
-/// A machine's newest `limit` finished A/A comparisons, newest first.
+/// A machine's `limit` last finished A/A comparisons, the last to finish
+/// first (a recalibration queued behind other work may finish after an A/A
+/// queued later).
 pub async fn finished_aas(
     db: impl PgExecutor<'_>,
     machine_id: i64,
@@ -237,7 +239,7 @@ pub async fn finished_aas(
         r#"SELECT id, coalesce(finished_at, updated_at) AS "finished_at!", machine_inventory
            FROM comparisons
            WHERE machine_id = $1 AND kind = 'aa' AND status = 'done'
-           ORDER BY id DESC LIMIT $2"#,
+           ORDER BY coalesce(finished_at, updated_at) DESC, id DESC LIMIT $2"#,
         machine_id,
         limit
     )
@@ -265,8 +267,8 @@ pub struct AaOfMachine {
     pub machine_inventory: Option<serde_json::Value>,
 }
 
-/// A machine's newest `limit` A/A comparisons that are done or still to
-/// run, newest first.
+/// A machine's A/A comparisons still to run and its `limit` last finished
+/// ones (the ones [`finished_aas`] returns), newest first.
 pub async fn aas_of_machine(
     conn: &mut PgConnection,
     machine_id: i64,
@@ -278,13 +280,50 @@ pub async fn aas_of_machine(
                   params AS "params: Json<WorkloadParams>", backend, finished_at,
                   machine_inventory
            FROM comparisons
-           WHERE machine_id = $1 AND kind = 'aa' AND status IN ('queued', 'running', 'done')
-           ORDER BY id DESC LIMIT $2"#,
+           WHERE machine_id = $1 AND kind = 'aa'
+             AND (status IN ('queued', 'running')
+                  OR id IN (SELECT id FROM comparisons
+                            WHERE machine_id = $1 AND kind = 'aa' AND status = 'done'
+                            ORDER BY coalesce(finished_at, updated_at) DESC, id DESC
+                            LIMIT $2))
+           ORDER BY id DESC"#,
         machine_id,
         limit
     )
     .fetch_all(conn)
     .await
+}
+
+/// Pins comparison `id` (with its per-patch family) to machine `machine_id`
+/// without starting it, as a calibration queued on that machine for it does:
+/// the machine calibrated for the comparison is the one that runs it.
+pub async fn pin(
+    conn: &mut PgConnection,
+    id: i64,
+    machine_id: i64,
+    inventory: serde_json::Value,
+) -> Result<(), sqlx::Error> {
+    let family = sqlx::query_scalar!(
+        "WITH claimed AS (SELECT COALESCE(parent_id, id) AS family
+                          FROM comparisons WHERE id = $1)
+         UPDATE comparisons c
+         SET machine_id = COALESCE(c.machine_id, $2),
+             machine_inventory = COALESCE(c.machine_inventory, $3),
+             updated_at = now()
+         FROM claimed
+         WHERE (c.id = claimed.family OR c.parent_id = claimed.family)
+           AND c.machine_id IS NULL
+         RETURNING c.id",
+        id,
+        machine_id,
+        inventory
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    for pinned in family {
+        super::reports::mark_stale(conn, pinned).await?;
+    }
+    Ok(())
 }
 
 /// Whether an A/A comparison was ever queued to calibrate for comparison

@@ -193,3 +193,20 @@ impl MachineRow {
         })
     }
 }
+
+/// The high half of the advisory lock keys of [`lock_calibration`], so that
+/// they meet no other advisory lock.
+const CALIBRATION_LOCKS: i64 = 0x7070 << 48;
+
+/// Serialises the calibration decisions of machine `id` until the
+/// transaction ends: two claims of one machine at once (a runner retrying)
+/// must not both queue an A/A.
+pub async fn lock_calibration(conn: &mut PgConnection, id: i64) -> Result<(), sqlx::Error> {
+    // Not a checked query: the function returns `void`, which the macros
+    // cannot type.
+    sqlx::query("SELECT pg_advisory_xact_lock($1)")
+        .bind(CALIBRATION_LOCKS | id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}

@@ -22,16 +22,12 @@ use sqlx::PgConnection;
 
 use crate::db::comparisons::{AaOfMachine, ComparisonRow, NewComparison};
 use crate::db::machines::MachineRow;
-use crate::domain::report::calibration::same_machine;
+use crate::domain::report::calibration::{AAS_LOOKED_AT, same_machine};
 use crate::domain::{interleave, lifecycle};
 use crate::{Config, Error, db};
 
 /// Boots a side of a calibration A/A comparison.
 const RUNS: u32 = 3;
-
-/// How many of a machine's A/A comparisons are asked whether they measure
-/// a kind of run.
-const LOOKED_AT: i64 = 32;
 
 /// A kind of run as a comparison asks for it: (measurement mode, workload,
 /// nr_task as asked); the task mode is the comparison's.
@@ -57,6 +53,7 @@ pub async fn before_claim(
     comparison_id: i64,
     config: &Config,
 ) -> Result<Option<i64>, Error> {
+    db::machines::lock_calibration(&mut *conn, machine.id).await?;
     let Some(c) = db::comparisons::find(&mut *conn, comparison_id).await? else {
         return Ok(None);
     };
@@ -74,7 +71,7 @@ pub async fn before_claim(
     else {
         return Ok(None);
     };
-    let aas = db::comparisons::aas_of_machine(&mut *conn, machine.id, LOOKED_AT).await?;
+    let aas = db::comparisons::aas_of_machine(&mut *conn, machine.id, AAS_LOOKED_AT).await?;
     let inventory = machine.inventory_json();
     let oldest = chrono::Utc::now()
         - chrono::Duration::from_std(config.calibration_max_age).unwrap_or(chrono::Duration::MAX);
@@ -106,6 +103,10 @@ pub async fn before_claim(
         .collect();
     let id = queue(conn, &c, machine, &measurement, &workloads, config).await?;
     db::comparisons::mark_calibration(conn, id, c.id, if never { 1 } else { -1 }).await?;
+    // A comparison free to run anywhere runs where it was calibrated: else
+    // another machine could claim it while this one runs the A/A, and run
+    // it uncalibrated (one calibration per comparison).
+    db::comparisons::pin(conn, c.id, machine.id, inventory).await?;
     tracing::info!(
         machine = %machine.name,
         aa = id,

@@ -266,3 +266,50 @@ async fn a_failed_calibration_is_not_queued_again_and_its_comparison_runs(pool: 
     let view = app.get_json(&format!("/api/v1/comparisons/{ab}")).await;
     assert_eq!(view["status"], "done");
 }
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn a_comparison_free_to_run_anywhere_runs_on_the_machine_calibrated_for_it(
+    pool: sqlx::PgPool,
+) {
+    let config = patchperf_server::Config {
+        auto_calibrate: true,
+        ..patchperf_server::Config::default()
+    };
+    let app = TestApp::with_config(pool.clone(), config).await;
+    let lab = app.register("lab").await;
+    let other = app.register("other").await;
+    let (status, body) = app
+        .submit_raw(
+            "[PATCH] fs: a tiny dup win",
+            serde_json::json!({ "backend": "tcg-icount" }),
+        )
+        .await;
+    assert!(status.is_success(), "{body}");
+    let ab = serde_json::from_str::<serde_json::Value>(&body).unwrap()["id"]
+        .as_i64()
+        .unwrap();
+
+    // `lab` asks first and is handed the A/A it needs; the A/B is now
+    // `lab`'s, so `other` does not run it uncalibrated meanwhile.
+    let first = app.claim(lab).await.unwrap();
+    assert!(first.aa && first.comparison_id != ab, "{first:?}");
+    assert!(app.claim(other).await.is_none());
+    let (machine,): (Option<i64>,) =
+        sqlx::query_as("SELECT machine_id FROM comparisons WHERE id = $1")
+            .bind(ab)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(machine, Some(lab));
+
+    app.run_job(lab, &first, &[1], quiet(0.0), true).await;
+    let claimed = run_claimed(&app, lab).await;
+    assert_eq!(
+        claimed.iter().filter(|c| c.0 == ab).count(),
+        3,
+        "{claimed:?}"
+    );
+    app.build_reports().await;
+    let (verdict, calibrated, _) = judged(&app, ab).await;
+    assert_eq!((verdict.as_str(), calibrated), ("improvement", 0.1.into()));
+}

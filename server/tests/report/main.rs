@@ -655,7 +655,19 @@ async fn an_aa_comparison_sets_the_noise_floor_of_later_reports_on_its_machine(p
         .as_f64()
         .expect("the noisy machine is calibrated");
     assert_eq!(noisy_report["header"]["delta_aa"], aa);
-    let floor = delta / 2.0;
+    // The A/A's bound as the report states it; δ is twice it, rounded up
+    // to the hundredth of a percent reports print.
+    let noisy_text_source = noisy_report["header"]["delta_source"].as_str().unwrap();
+    let floor: f64 = noisy_text_source
+        .split("2 × the ±")
+        .nth(1)
+        .and_then(|rest| rest.split('%').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no A/A bound in {noisy_text_source}"));
+    assert!(
+        delta >= 2.0 * floor - 0.001 && delta <= 2.0 * floor + 0.011,
+        "δ {delta} from ±{floor}"
+    );
     assert!(floor > 1.6, "floor {floor}");
     assert_ne!(
         noisy_view["verdict"]["overall"], "improvement",

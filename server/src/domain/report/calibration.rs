@@ -17,8 +17,11 @@ use super::load_shared;
 use crate::{AppState, Error, db};
 
 /// How many of a machine's newest A/A comparisons are looked at for the
-/// kinds of run the newest did not measure.
-const LOOKED_AT: i64 = 8;
+/// kinds of run the newest did not measure, here and when
+/// [`calibrate`](crate::domain::calibrate) asks whether a kind needs an A/A:
+/// one window for both, so a kind counted as measured there is judged with
+/// its A/A here.
+pub(crate) const AAS_LOOKED_AT: i64 = 16;
 
 /// The inventory fields whose change makes an A/A speak no more for the
 /// machine: what runs the guests and how fast.
@@ -52,16 +55,16 @@ pub struct NoiseFloors {
     max_age_days: u64,
 }
 
-impl Default for NoiseFloors {
-    fn default() -> Self {
+impl NoiseFloors {
+    /// No floor for any kind of run, as a machine without A/A comparisons
+    /// has, under the server's age limit.
+    pub fn none(config: &crate::Config) -> Self {
         NoiseFloors {
             by_kind: HashMap::new(),
-            max_age_days: crate::Config::default().calibration_max_age.as_secs() / 86_400,
+            max_age_days: config.calibration_max_age.as_secs() / 86_400,
         }
     }
-}
 
-impl NoiseFloors {
     /// How old an A/A comparison may be, in days.
     pub fn max_age_days(&self) -> u64 {
         self.max_age_days
@@ -88,7 +91,7 @@ impl NoiseFloors {
 
 /// The noise floor of each kind of run on machine `machine_id` that speaks
 /// for a comparison created at `as_of` on the machine as `inventory`
-/// describes it: from the newest of its last [`LOOKED_AT`] finished A/A
+/// describes it: from the newest of its last [`AAS_LOOKED_AT`] finished A/A
 /// comparisons that measured that kind, finished at most the configured age
 /// before `as_of` and on the same machine. The floor is the largest change
 /// the A/A's 95% interval of the headline metric allows between two sets
@@ -99,14 +102,11 @@ pub async fn noise_floors(
     as_of: DateTime<Utc>,
     inventory: Option<&serde_json::Value>,
 ) -> Result<NoiseFloors, Error> {
-    let mut floors = NoiseFloors {
-        by_kind: HashMap::new(),
-        max_age_days: state.config.calibration_max_age.as_secs() / 86_400,
-    };
+    let mut floors = NoiseFloors::none(&state.config);
     let oldest = as_of
         - chrono::Duration::from_std(state.config.calibration_max_age)
             .unwrap_or(chrono::Duration::MAX);
-    for aa in db::comparisons::finished_aas(&state.db, machine_id, LOOKED_AT).await? {
+    for aa in db::comparisons::finished_aas(&state.db, machine_id, AAS_LOOKED_AT).await? {
         if aa.finished_at < oldest {
             break;
         }

@@ -150,7 +150,7 @@ async fn load_uncached(
         (Some(_), Some(machine)) => {
             noise_floors(state, machine, c.created_at, c.machine_inventory.as_ref()).await?
         }
-        _ => NoiseFloors::default(),
+        _ => NoiseFloors::none(&state.config),
     };
     build(
         &state.db,
