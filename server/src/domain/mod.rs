@@ -7,6 +7,7 @@
 
 pub mod bisect;
 pub mod calibrate;
+pub mod context;
 pub mod deliver;
 pub mod history_plot;
 pub mod interleave;
@@ -21,3 +22,6 @@ pub mod steps;
 pub mod submit;
 pub mod tree;
 pub mod waiting;
+pub mod workers;
+
+pub use context::Context;

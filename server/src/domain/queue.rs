@@ -10,7 +10,8 @@ use patchperf_common::protocol::{BaseSource, BootSlot, JobSpec};
 use sqlx::PgConnection;
 
 use crate::db::{self, jobs::JobRow, machines::MachineRow};
-use crate::domain::{calibrate, lifecycle};
+use crate::domain::workers::{Done, Worker};
+use crate::domain::{Context, calibrate, lifecycle};
 use crate::{Config, Error};
 
 /// Leases the next claimable job to `machine` and returns what the runner
@@ -117,4 +118,17 @@ pub fn lease_seconds(config: &Config) -> u32 {
     u32::try_from(config.lease.as_secs())
         .unwrap_or(u32::MAX)
         .max(1)
+}
+
+/// Starts this server's `job-notifications` worker: it turns the database's
+/// notifications of new work into wake-ups of the claims waiting here, and
+/// listens again 5 s after its connection fails.
+pub fn spawn_listener(ctx: &Context) -> tokio::task::JoinHandle<()> {
+    Worker::every("job-notifications", std::time::Duration::from_secs(5)).spawn(
+        ctx,
+        |ctx| async move {
+            db::listen::wake_on_notify(&ctx.db, &ctx.jobs_changed).await?;
+            Ok(Done::Handled(0))
+        },
+    )
 }

@@ -14,9 +14,10 @@ use patchperf_common::mbox;
 use sqlx::PgConnection;
 
 use crate::db::comparisons::{ComparisonRow, NewComparison};
+use crate::domain::Context;
 use crate::domain::report::verdict::verdict_view;
 use crate::domain::{interleave, lifecycle};
-use crate::{AppState, Error, db};
+use crate::{Error, db};
 
 /// Creates the step comparisons of the per-patch comparison `parent_id`
 /// (stored as `parent`, whose series is `mbox`), each with its jobs; returns
@@ -62,8 +63,8 @@ pub async fn create(
 }
 
 /// The patch a step measures, as its subject.
-async fn step_subject(state: &AppState, series_id: i64, step: i32) -> Result<String, Error> {
-    let messages = db::patches::messages(&state.db, series_id).await?;
+async fn step_subject(ctx: &Context, series_id: i64, step: i32) -> Result<String, Error> {
+    let messages = db::patches::messages(&ctx.db, series_id).await?;
     let k = usize::try_from(step).unwrap_or(0);
     Ok(messages
         .into_iter()
@@ -74,28 +75,28 @@ async fn step_subject(state: &AppState, series_id: i64, step: i32) -> Result<Str
 }
 
 /// For a step: which patch it measures and its parent.
-pub async fn step_of(state: &AppState, c: &ComparisonRow) -> Result<Option<StepOf>, Error> {
+pub async fn step_of(ctx: &Context, c: &ComparisonRow) -> Result<Option<StepOf>, Error> {
     let (Some(parent_id), Some(step)) = (c.parent_id, c.step) else {
         return Ok(None);
     };
-    let of = db::comparisons::step_count(&state.db, parent_id).await?;
+    let of = db::comparisons::step_count(&ctx.db, parent_id).await?;
     Ok(Some(StepOf {
         parent_id,
         step: u32::try_from(step).unwrap_or(0),
         of: u32::try_from(of).unwrap_or(0),
-        subject: step_subject(state, c.series_id, step).await?,
+        subject: step_subject(ctx, c.series_id, step).await?,
     }))
 }
 
 /// The steps of comparison `c` with each one's verdict and headlines, from
 /// their stored reports (empty for a comparison without steps).
-pub async fn views(state: &AppState, c: &ComparisonRow) -> Result<Vec<StepView>, Error> {
+pub async fn views(ctx: &Context, c: &ComparisonRow) -> Result<Vec<StepView>, Error> {
     let mut views = Vec::new();
-    for s in db::comparisons::steps(&state.db, c.id).await? {
-        let row = db::comparisons::find(&state.db, s.id)
+    for s in db::comparisons::steps(&ctx.db, c.id).await? {
+        let row = db::comparisons::find(&ctx.db, s.id)
             .await?
             .ok_or_else(|| Error::Internal(format!("step {} vanished", s.id)))?;
-        let report = crate::domain::report::load_shared(state, &row).await?;
+        let report = crate::domain::report::load_shared(ctx, &row).await?;
         let overall = verdict_view(&report, String::new()).overall;
         let headlines = report
             .groups
@@ -112,14 +113,14 @@ pub async fn views(state: &AppState, c: &ComparisonRow) -> Result<Vec<StepView>,
                 })
             })
             .collect();
-        let failure = db::jobs::for_comparison(&state.db, s.id)
+        let failure = db::jobs::for_comparison(&ctx.db, s.id)
             .await?
             .into_iter()
             .find_map(|j| j.failure_detail.filter(|_| j.failure_reason.is_some()));
         views.push(StepView {
             step: u32::try_from(s.step).unwrap_or(0),
             comparison_id: s.id,
-            subject: step_subject(state, s.series_id, s.step).await?,
+            subject: step_subject(ctx, s.series_id, s.step).await?,
             commit: s.commit_sha,
             status: s.status,
             overall,

@@ -12,8 +12,9 @@ use patchperf_common::protocol::BaseSource;
 use patchperf_common::run::MeasurementMode;
 
 use crate::db::comparisons::NewComparison;
+use crate::domain::Context;
 use crate::domain::{interleave, lifecycle, range, steps};
-use crate::{AppState, Error, db};
+use crate::{Error, db};
 
 /// A stored submission.
 #[derive(Debug)]
@@ -43,7 +44,7 @@ pub struct Carried {
 /// asked, its kernels built over `carried` when that is given and the
 /// whole stays within the body limit), with its jobs queued.
 pub async fn comparison(
-    state: &AppState,
+    ctx: &Context,
     req: &ComparisonSubmission,
     submitted_by: i64,
     tree_id: Option<i64>,
@@ -52,7 +53,7 @@ pub async fn comparison(
     // A range's series is its commits, read from the repository.
     let range = match (&req.range, &req.base) {
         (Some(spelled), BaseSource::Git { url, .. }) => {
-            Some(range::read(state, url, spelled, state.config.body_limit).await?)
+            Some(range::read(ctx, url, spelled, ctx.config.body_limit).await?)
         }
         _ => None,
     };
@@ -71,31 +72,31 @@ pub async fn comparison(
     // its own A.
     let carried = carried.filter(|c| {
         range.is_some()
-            && c.mbox.len().saturating_mul(2).saturating_add(mbox.len()) <= state.config.body_limit
+            && c.mbox.len().saturating_mul(2).saturating_add(mbox.len()) <= ctx.config.body_limit
     });
     let per_patch = req.per_patch || range.is_some();
     let series = if req.aa {
         Series::empty()
     } else {
-        mbox::parse(mbox).map_err(|e| Error::Unprocessable(e.to_string()))?
+        mbox::parse(mbox).map_err(|e| Error::Invalid(e.to_string()))?
     };
     if per_patch {
         if let Some(why) = mbox::prefix::too_large(mbox) {
-            return Err(Error::Unprocessable(why));
+            return Err(Error::Invalid(why));
         }
     }
     let machine =
         match &req.machine {
             None => None,
             Some(name) => {
-                let machine = db::machines::find_by_name(&state.db, name).await?.ok_or_else(|| {
-                Error::Unprocessable(format!(
+                let machine = db::machines::find_by_name(&ctx.db, name).await?.ok_or_else(|| {
+                Error::Invalid(format!(
                     "unknown machine `{name}`; GET /api/v1/machines lists the registered ones"
                 ))
             })?;
                 if let Some(backend) = req.backend {
                     if !machine.backends.iter().any(|b| b == backend.as_str()) {
-                        return Err(Error::Unprocessable(format!(
+                        return Err(Error::Invalid(format!(
                             "machine `{name}` cannot measure with {} (it offers {})",
                             backend.as_str(),
                             machine.backends.join(", ")
@@ -108,7 +109,7 @@ pub async fn comparison(
     let seed = req.order_seed.unwrap_or_else(rand::random);
     let plan = interleave::plan(req.runs, seed);
 
-    let mut tx = state.db.begin().await?;
+    let mut tx = ctx.db.begin().await?;
     let series_id = db::patches::insert_series(&mut tx, mbox, &series).await?;
     let carried_id = match carried {
         Some(c) => {
@@ -148,16 +149,16 @@ pub async fn comparison(
         built_over: carried.zip(carried_id).map(|(c, id)| (c.over.as_str(), id)),
     };
     let id = db::comparisons::insert(&mut tx, &new).await?;
-    lifecycle::create_jobs(&mut tx, id, &plan, 0, state.config.max_attempts).await?;
+    lifecycle::create_jobs(&mut tx, id, &plan, 0, ctx.config.max_attempts).await?;
     if per_patch {
         let commits: Vec<String> = range
             .iter()
             .flat_map(|r| r.commits.iter().map(|c| c.sha.clone()))
             .collect();
-        steps::create(&mut tx, id, &new, mbox, &commits, state.config.max_attempts).await?;
+        steps::create(&mut tx, id, &new, mbox, &commits, ctx.config.max_attempts).await?;
     }
     tx.commit().await?;
-    state.jobs_changed.notify_waiters();
+    ctx.jobs_changed.notify_waiters();
     Ok(Submitted {
         id,
         range,

@@ -153,7 +153,7 @@ async fn state_update(
     Json(update): Json<StateUpdate>,
 ) -> Result<StatusCode> {
     if !update.state.is_progress() {
-        return Err(Error::Unprocessable(format!(
+        return Err(Error::Invalid(format!(
             "`{}` is not a progress state (fetching, applying, building, booting, running, \
              uploading); end a job with POST /api/v1/jobs/{job_id}/finish",
             update.state.as_str()
@@ -205,7 +205,7 @@ async fn upload_run(
     // The lease outlives a cancel until the runner hears of it by heartbeat;
     // its runs would count in a report nobody wants any more.
     if comparison.status == ComparisonStatus::Cancelled {
-        return Err(Error::Conflict(format!(
+        return Err(Error::WrongState(format!(
             "comparison {} was cancelled; its runs are no longer wanted: finish job {job_id} \
              as failed (cancelled)",
             comparison.id
@@ -216,14 +216,14 @@ async fn upload_run(
     let seq = i32::try_from(upload.boot.seq).unwrap_or(i32::MAX);
     let boot = boots.iter().find(|b| b.seq == seq).ok_or_else(|| {
         let own: Vec<String> = boots.iter().map(|b| b.seq.to_string()).collect();
-        Error::Unprocessable(format!(
+        Error::Invalid(format!(
             "boot {} is not a boot of job {job_id} (its boots are {})",
             upload.boot.seq,
             own.join(", ")
         ))
     })?;
     if boot.side != upload.boot.side {
-        return Err(Error::Unprocessable(format!(
+        return Err(Error::Invalid(format!(
             "boot {} is a {} boot, not {}",
             boot.seq,
             boot.side.as_str(),
@@ -259,7 +259,7 @@ async fn upload_run(
 /// Checks a run against what its comparison asked for, then that every
 /// number is one a real run can produce ([`RunResult::validate`]).
 fn validate_run(comparison: &ComparisonRow, run: &RunResult) -> Result<()> {
-    let bad = |m: String| Err(Error::Unprocessable(m));
+    let bad = |m: String| Err(Error::Invalid(m));
     if !comparison.workloads.contains(&run.workload) {
         return bad(format!(
             "workload `{}` is not part of comparison {} (it asks for {})",
@@ -301,8 +301,7 @@ fn validate_run(comparison: &ComparisonRow, run: &RunResult) -> Result<()> {
             ));
         }
     }
-    run.validate()
-        .map_err(|e| Error::Unprocessable(e.to_string()))
+    run.validate().map_err(|e| Error::Invalid(e.to_string()))
 }
 
 /// Answer of `POST /api/v1/jobs/{id}/finish`.
@@ -397,7 +396,7 @@ async fn check_complete(conn: &mut PgConnection, job: &JobRow) -> Result<()> {
     if missing.is_empty() {
         Ok(())
     } else {
-        Err(Error::Unprocessable(format!(
+        Err(Error::Invalid(format!(
             "job {} cannot be done: no run uploaded for {}; upload them or finish as failed \
              (no-results)",
             job.id,

@@ -32,7 +32,7 @@ impl<S: Send + Sync> FromRequestParts<S> for LeaseClaim {
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self> {
         let number = |name: &str| -> Result<i64> {
             let value = parts.headers.get(name).ok_or_else(|| {
-                Error::BadRequest(format!(
+                Error::Malformed(format!(
                     "missing `{name}` header: job calls must name the machine ({MACHINE_HEADER}) \
                      and the attempt ({ATTEMPT_HEADER}) holding the lease"
                 ))
@@ -41,12 +41,12 @@ impl<S: Send + Sync> FromRequestParts<S> for LeaseClaim {
                 .to_str()
                 .ok()
                 .and_then(|v| v.trim().parse().ok())
-                .ok_or_else(|| Error::BadRequest(format!("`{name}` header must be a number")))
+                .ok_or_else(|| Error::Malformed(format!("`{name}` header must be a number")))
         };
         Ok(LeaseClaim {
             machine_id: number(MACHINE_HEADER)?,
             attempt: i32::try_from(number(ATTEMPT_HEADER)?)
-                .map_err(|_| Error::BadRequest(format!("`{ATTEMPT_HEADER}` is out of range")))?,
+                .map_err(|_| Error::Malformed(format!("`{ATTEMPT_HEADER}` is out of range")))?,
         })
     }
 }
@@ -76,19 +76,19 @@ pub(super) fn check_held(job: &JobRow, machine: &MachineRow, lease: LeaseClaim) 
             JobState::Queued => " (its lease ran out and it was queued again)",
             _ => "",
         };
-        return Err(Error::Conflict(format!(
+        return Err(Error::WrongState(format!(
             "job {} is {}, not leased to anyone{why}",
             job.id, job.state
         )));
     }
     if job.machine_id != Some(machine.id) {
-        return Err(Error::Conflict(format!(
+        return Err(Error::WrongState(format!(
             "job {} is leased to another machine, not to `{}`",
             job.id, machine.name
         )));
     }
     if job.attempt != lease.attempt {
-        return Err(Error::Conflict(format!(
+        return Err(Error::WrongState(format!(
             "job {} is in attempt {}; the lease of attempt {} ran out",
             job.id, job.attempt, lease.attempt
         )));

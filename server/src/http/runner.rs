@@ -46,9 +46,7 @@ async fn register(
 ) -> Result<Json<RegisterResponse>> {
     validate_machine_name(&req.name)?;
     if req.inventory.nr_cpu == 0 {
-        return Err(Error::Unprocessable(
-            "inventory.nr_cpu must be at least 1".into(),
-        ));
+        return Err(Error::Invalid("inventory.nr_cpu must be at least 1".into()));
     }
     let caller = &auth.caller;
     let mut tx = state.db.begin().await?;
@@ -73,7 +71,7 @@ async fn register(
 /// and how an admin frees it.
 async fn taken(conn: &mut PgConnection, name: &str) -> Error {
     match db::machines::owner(&mut *conn, name).await {
-        Ok(Some(owner)) => Error::Conflict(format!(
+        Ok(Some(owner)) => Error::WrongState(format!(
             "machine `{name}` is registered under {} token `{}` (id {id}); another token \
              cannot register it. An admin frees it by revoking that token (`patchperf-server \
              token revoke {id}` or POST /api/v1/tokens/{id}/revoke), or takes it over by \
@@ -82,7 +80,7 @@ async fn taken(conn: &mut PgConnection, name: &str) -> Error {
             owner.name,
             id = owner.token_id
         )),
-        Ok(None) => Error::Conflict(format!(
+        Ok(None) => Error::WrongState(format!(
             "machine `{name}` changed while registering; register again"
         )),
         Err(e) => e.into(),
@@ -100,7 +98,7 @@ fn validate_machine_name(name: &str) -> Result<()> {
     if ok {
         Ok(())
     } else {
-        Err(Error::Unprocessable(format!(
+        Err(Error::Invalid(format!(
             "machine name {name:?} must be 1–64 characters of A–Z, a–z, 0–9, '-', '_', '.'"
         )))
     }

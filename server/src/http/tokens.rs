@@ -81,7 +81,7 @@ pub async fn create_token(
 ) -> Result<TokenCreated> {
     let name = name.trim();
     if name.is_empty() || name.len() > 100 {
-        return Err(Error::Unprocessable(
+        return Err(Error::Invalid(
             "token name must be 1 to 100 characters".into(),
         ));
     }

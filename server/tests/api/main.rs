@@ -26,3 +26,4 @@ mod tokens;
 mod tree_pages;
 mod trees;
 mod uploads;
+mod workers;

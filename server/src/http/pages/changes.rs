@@ -121,7 +121,7 @@ pub(super) async fn acknowledge(
     headers: HeaderMap,
     form: std::result::Result<Form<AcknowledgeForm>, FormRejection>,
 ) -> Result<Redirect> {
-    let Form(f) = form.map_err(|e| Error::BadRequest(format!("bad form: {}", e.body_text())))?;
+    let Form(f) = form.map_err(|e| Error::Malformed(format!("bad form: {}", e.body_text())))?;
     let token = f.token.trim();
     if token.is_empty() {
         return Err(Error::Unauthorized(
