@@ -10,8 +10,8 @@ use sqlx::PgPool;
 use tokio::sync::{Notify, watch};
 
 use crate::Config;
-use crate::domain::report::cache::ReportCache;
-use crate::domain::workers::Workers;
+use crate::domain::report_cache::ReportCache;
+use crate::domain::worker_health::Workers;
 use crate::git::Mirrors;
 
 /// Cheap to clone: every part is shared.
