@@ -9,6 +9,8 @@ mod bisections;
 mod browser;
 mod comparisons;
 mod compression;
+mod destinations;
+mod git_limits;
 mod git_repo;
 mod helpers;
 mod leases;
