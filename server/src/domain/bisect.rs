@@ -29,10 +29,11 @@ use patchperf_common::stats::Interval;
 use sqlx::PgConnection;
 
 use crate::db::bisections::{BisectionRow, NewBisection};
-use crate::db::comparisons::{NewComparison, ProbeRow};
+use crate::db::comparisons::ProbeRow;
 use crate::domain::Context;
+use crate::domain::comparison::{self, Order, Origin};
 use crate::domain::workers::{Done, Worker};
-use crate::domain::{interleave, lifecycle, range};
+use crate::domain::{lifecycle, machines, range};
 use crate::{Error, db};
 
 /// How often the driver looks at running bisections.
@@ -143,12 +144,7 @@ pub async fn create(
         .unwrap_or((runs * 4).min(100))
         .max(runs);
     let machine_id = match &req.machine {
-        Some(name) => Some(
-            db::machines::find_by_name(&ctx.db, name)
-                .await?
-                .ok_or_else(|| Error::Invalid(format!("unknown machine `{name}`")))?
-                .id,
-        ),
+        Some(name) => Some(machines::named(&ctx.db, name, req.backend).await?.id),
         None => from.as_ref().and_then(|c| c.machine_id),
     };
     let metric = req
@@ -446,8 +442,6 @@ async fn queue_probe(
     let (text, _) = db::patches::mbox(&mut *conn, b.series_id).await?;
     let prefix = mbox::prefix::prefix(&text, k)
         .ok_or_else(|| Error::Internal(format!("bisection {}: no commit {k}", b.id)))?;
-    let series = mbox::parse(&prefix).map_err(|e| Error::Internal(e.to_string()))?;
-    let series_id = db::patches::insert_series(conn, &prefix, &series).await?;
     let machine = match b
         .machine_id
         .or_else(|| earlier.iter().find_map(|p| p.machine_id))
@@ -457,40 +451,30 @@ async fn queue_probe(
             .map(|m| (m.id, m.inventory_json())),
         None => None,
     };
-    let seed = (b.order_seed as u64).wrapping_add(k as u64);
-    let workloads = [b.workload.clone()];
-    let position = i32::try_from(k).unwrap_or(i32::MAX);
-    let new = NewComparison {
-        base: &b.base.0,
-        series_id,
+    let order = Order {
+        origin: Origin::Probe {
+            bisection_id: b.id,
+            position: i32::try_from(k).unwrap_or(i32::MAX),
+        },
         kind: ComparisonKind::Ab,
-        workloads: &workloads,
-        params: &b.params.0,
-        runs_per_side: b.runs_per_side,
-        max_runs_per_side: Some(b.max_runs_per_side),
-        backend: b.backend.as_deref(),
-        config_fragment: b.config_fragment.as_deref(),
-        machine,
-        order_seed: seed as i64,
-        submitted_by: b.submitted_by,
-        step_of: None,
-        base_series_id: None,
+        base: b.base.0.clone(),
+        mbox: prefix,
+        per_patch: false,
+        commits: Vec::new(),
         git_range: None,
-        commit_sha: b.commits.get(k - 1).cloned(),
-        probe_of: Some((b.id, position)),
-        tree_id: None,
-        built_over: None,
+        commit: b.commits.get(k - 1).cloned(),
+        workloads: vec![b.workload.clone()],
+        params: b.params.0.clone(),
+        runs: u32::try_from(b.runs_per_side).unwrap_or(3),
+        max_runs: u32::try_from(b.max_runs_per_side).ok(),
+        backend: b.backend.clone(),
+        config_fragment: b.config_fragment.clone(),
+        machine,
+        seed: (b.order_seed as u64).wrapping_add(k as u64),
+        submitted_by: b.submitted_by,
+        carried: None,
     };
-    let id = db::comparisons::insert(conn, &new).await?;
-    let runs = u32::try_from(b.runs_per_side).unwrap_or(3);
-    lifecycle::create_jobs(
-        conn,
-        id,
-        &interleave::plan(runs, seed),
-        0,
-        ctx.config.max_attempts,
-    )
-    .await?;
+    let id = comparison::queue(conn, &order, ctx.config.max_attempts).await?;
     tracing::info!(
         bisection = b.id,
         probe = k,

@@ -2,7 +2,8 @@
 //! The whole-series comparison (the parent) gets N step comparisons, step k
 //! booting patches 1..k-1 against patches 1..k; each step is an ordinary
 //! comparison (its own jobs, runs, stored report and verdict) with a parent
-//! and a position. Here: creating the steps, and what the parent shows of
+//! and a position, queued with its parent by
+//! [`crate::domain::comparison::queue`]. Here: what the parent shows of
 //! them. The queue runs a family's steps in order before the parent
 //! ([`crate::db::jobs::next_claimable`]) on one machine
 //! ([`crate::db::comparisons::pin_and_start`]); a step whose patch does not
@@ -10,57 +11,11 @@
 //! ([`crate::domain::lifecycle::finish_failed`]).
 
 use patchperf_common::api::{StepHeadline, StepOf, StepView};
-use patchperf_common::mbox;
-use sqlx::PgConnection;
 
-use crate::db::comparisons::{ComparisonRow, NewComparison};
+use crate::db::comparisons::ComparisonRow;
 use crate::domain::Context;
 use crate::domain::report::verdict::verdict_view;
-use crate::domain::{interleave, lifecycle};
 use crate::{Error, db};
-
-/// Creates the step comparisons of the per-patch comparison `parent_id`
-/// (stored as `parent`, whose series is `mbox`), each with its jobs; returns
-/// how many. A series of fewer than two patches has no steps: its one step
-/// would be the whole series again. For a git range, `commits` are the
-/// commits the patches are, in order (empty for a mailed series).
-pub async fn create(
-    conn: &mut PgConnection,
-    parent_id: i64,
-    parent: &NewComparison<'_>,
-    mbox: &str,
-    commits: &[String],
-    max_attempts: u32,
-) -> Result<usize, Error> {
-    let prefixes = mbox::prefixes(mbox);
-    if prefixes.len() < 2 {
-        return Ok(0);
-    }
-    let runs = u32::try_from(parent.runs_per_side).unwrap_or(0);
-    let mut base_series_id = None;
-    for (index, prefix) in prefixes.iter().enumerate() {
-        let series = mbox::parse(prefix)
-            .map_err(|e| Error::Internal(format!("patches 1..{} of the series: {e}", index + 1)))?;
-        let series_id = db::patches::insert_series(conn, prefix, &series).await?;
-        let step = i32::try_from(index + 1).unwrap_or(i32::MAX);
-        // Each step draws its own boot order, reproducibly from the parent's.
-        let seed = (parent.order_seed as u64).wrapping_add(index as u64 + 1);
-        let new = NewComparison {
-            series_id,
-            base_series_id,
-            step_of: Some((parent_id, step)),
-            order_seed: seed as i64,
-            commit_sha: commits.get(index).cloned(),
-            git_range: None,
-            probe_of: None,
-            ..parent.clone()
-        };
-        let id = db::comparisons::insert(conn, &new).await?;
-        lifecycle::create_jobs(conn, id, &interleave::plan(runs, seed), 0, max_attempts).await?;
-        base_series_id = Some(series_id);
-    }
-    Ok(prefixes.len())
-}
 
 /// The patch a step measures, as its subject.
 async fn step_subject(ctx: &Context, series_id: i64, step: i32) -> Result<String, Error> {

@@ -34,9 +34,10 @@ use crate::db::comparisons::ComparisonRow;
 use crate::db::history::{NewPoint, SeriesKey};
 use crate::db::trees::{NewTree, TreeRow};
 use crate::domain::Context;
+use crate::domain::comparison::{self, Carried, Origin};
 use crate::domain::report::load_shared;
 use crate::domain::workers::{Done, Worker};
-use crate::domain::{bisect, notify, range, submit};
+use crate::domain::{bisect, machines, notify, range, submit};
 use crate::{Error, db};
 
 /// Most bisections a tree's change points start in a day: a noisy tree
@@ -59,12 +60,7 @@ const POLL_EVERY: Duration = Duration::from_secs(300);
 /// branch's head now; its id.
 pub async fn create(ctx: &Context, created_by: i64, req: &TreeSubmission) -> Result<i64, Error> {
     let machine_id = match &req.machine {
-        Some(name) => Some(
-            db::machines::find_by_name(&ctx.db, name)
-                .await?
-                .ok_or_else(|| Error::Invalid(format!("unknown machine `{name}`")))?
-                .id,
-        ),
+        Some(name) => Some(machines::named(&ctx.db, name, req.backend).await?.id),
         None => None,
     };
     let head = range::head(ctx, &req.url, &req.branch).await?;
@@ -108,7 +104,11 @@ fn committed_at(seconds: Option<i64>) -> Option<DateTime<Utc>> {
 
 /// Looks at the tree's branch now: a head not tested yet is queued as a
 /// range comparison against the last one tested, unless the tree's
-/// schedule says it is too soon.
+/// schedule says it is too soon. Everything git is asked (the head, the
+/// range, the carried commits) is asked before any row is locked, and the
+/// comparison and the tree's new tested head are stored in one
+/// transaction: a server killed halfway leaves the push to do again, never
+/// done twice.
 pub async fn poll(ctx: &Context, id: i64) -> Result<PushResponse, Error> {
     let tree = {
         let mut conn = ctx.db.acquire().await?;
@@ -120,12 +120,7 @@ pub async fn poll(ctx: &Context, id: i64) -> Result<PushResponse, Error> {
         db::trees::polled(&mut conn, id).await?;
         tree
     };
-    // Asked before the row is locked: a fetch may take minutes.
     let head = range::head(ctx, &tree.url, &tree.branch).await?;
-    let mut tx = ctx.db.begin().await?;
-    let tree = db::trees::find(&mut tx, id, true)
-        .await?
-        .ok_or_else(|| Error::NotFound(format!("no tree {id}")))?;
     let answer = |comparison_id, status: String| PushResponse {
         tree_id: id,
         head: head.sha.clone(),
@@ -133,11 +128,9 @@ pub async fn poll(ctx: &Context, id: i64) -> Result<PushResponse, Error> {
         status,
     };
     if head.sha == tree.tested_commit {
-        tx.commit().await?;
         return Ok(answer(None, "no new commit".into()));
     }
     if let Some(next) = next_allowed(&tree) {
-        tx.commit().await?;
         return Ok(answer(
             None,
             format!(
@@ -149,14 +142,39 @@ pub async fn poll(ctx: &Context, id: i64) -> Result<PushResponse, Error> {
     let req = ComparisonSubmission::try_from(request(&tree, &head.sha))
         .map_err(|e| Error::Internal(format!("tree {id}'s stored settings: {e}")))?;
     let carried = carried(ctx, &tree).await;
-    let submitted =
-        submit::comparison(ctx, &req, tree.created_by, Some(id), carried.as_ref()).await?;
-    let anchor = submitted
-        .built_over
-        .clone()
-        .unwrap_or_else(|| tree.tested_commit.clone());
+    let prepared = submit::prepare(
+        ctx,
+        &req,
+        tree.created_by,
+        Origin::TreeHead { tree_id: id },
+        carried,
+    )
+    .await?;
+
+    let mut tx = ctx.db.begin().await?;
+    let locked = db::trees::find(&mut tx, id, true)
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("no tree {id}")))?;
+    // Another poll (this server's hook, or another server) took this head
+    // while git was asked.
+    if locked.tested_commit != tree.tested_commit || locked.anchor_commit != tree.anchor_commit {
+        tx.commit().await?;
+        return Ok(answer(
+            None,
+            format!(
+                "queued meanwhile by another poll (tested head now {})",
+                locked.tested_commit
+            ),
+        ));
+    }
+    let comparison_id =
+        comparison::queue(&mut tx, &prepared.order, ctx.config.max_attempts).await?;
+    let anchor = match &prepared.order.carried {
+        Some(Carried::New { over, .. } | Carried::Stored { over, .. }) => over.clone(),
+        None => tree.tested_commit.clone(),
+    };
     let mut commits = 0;
-    for c in submitted.range.iter().flat_map(|r| r.commits.iter()) {
+    for c in prepared.range.iter().flat_map(|r| r.commits.iter()) {
         db::trees::append_commit(
             &mut tx,
             id,
@@ -170,17 +188,17 @@ pub async fn poll(ctx: &Context, id: i64) -> Result<PushResponse, Error> {
     }
     db::trees::tested(&mut tx, id, &head.sha, &anchor).await?;
     tx.commit().await?;
+    ctx.jobs_changed.notify_waiters();
     tracing::info!(
         tree = id,
-        comparison = submitted.id,
+        comparison = comparison_id,
         commits,
         "new head queued"
     );
     Ok(answer(
-        Some(submitted.id),
+        Some(comparison_id),
         format!(
-            "queued comparison {} of {commits} new commit{}",
-            submitted.id,
+            "queued comparison {comparison_id} of {commits} new commit{}",
             if commits == 1 { "" } else { "s" }
         ),
     ))
@@ -193,13 +211,13 @@ pub async fn poll(ctx: &Context, id: i64) -> Result<PushResponse, Error> {
 /// more than [`MAX_CARRIED`] commits, or an anchor no longer on the
 /// branch's first-parent line after a forced push) builds the range over
 /// its own start, which becomes the anchor.
-async fn carried(ctx: &Context, tree: &TreeRow) -> Option<submit::Carried> {
+async fn carried(ctx: &Context, tree: &TreeRow) -> Option<Carried> {
     if tree.anchor_commit == tree.tested_commit {
         return None;
     }
     let spelled = format!("{}..{}", tree.anchor_commit, tree.tested_commit);
     match range::read(ctx, &tree.url, &spelled, ctx.config.body_limit / 2).await {
-        Ok(r) if r.commits.len() + r.empty.len() <= MAX_CARRIED => Some(submit::Carried {
+        Ok(r) if r.commits.len() + r.empty.len() <= MAX_CARRIED => Some(Carried::New {
             over: r.from,
             mbox: r.mbox,
         }),

@@ -67,9 +67,7 @@ async fn create(
 ) -> Result<impl IntoResponse> {
     let req = ComparisonSubmission::try_from(req)
         .map_err(|invalid| Error::Invalid(invalid.to_string()))?;
-    let id = submit::comparison(&state, &req, auth.caller.token_id, None, None)
-        .await?
-        .id;
+    let id = submit::comparison(&state, &req, auth.caller.token_id).await?;
     let url = state.config.link(&format!("/api/v1/comparisons/{id}"));
     tracing::info!(comparison = id, by = %auth.caller.name, "comparison submitted");
     Ok((

@@ -27,7 +27,6 @@ pub mod openapi;
 pub mod pages;
 pub mod read_access;
 pub mod reports;
-pub mod runner;
 pub mod tokens;
 pub mod trees;
 
@@ -36,7 +35,6 @@ pub mod trees;
 pub fn api() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
         .merge(health::router())
-        .merge(runner::router())
         .merge(jobs::router())
         .merge(comparisons::router())
         .merge(bisections::router())

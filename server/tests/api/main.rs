@@ -23,6 +23,7 @@ mod per_patch;
 mod private_postgres;
 mod private_reads;
 mod protocol;
+mod push_kill;
 mod ranges;
 mod tokens;
 mod tree_pages;

@@ -128,7 +128,7 @@ pub(super) async fn acknowledge(
             "no token: type an admin token to mark a change".into(),
         ));
     }
-    let auth = AdminAuth::check(Caller::of_token(&state, token).await?)?;
+    let auth = AdminAuth::check(Caller::of_token(&state.db, token).await?)?;
     let req = AcknowledgeRequest {
         state: f.state,
         note: f.note,

@@ -1,55 +1,28 @@
-//! `POST /api/v1/runner/register`: a runner creates or updates its machine,
-//! and the rule every runner call keeps: a machine belongs to one token,
-//! and only that token (or an admin) acts for it and its leased jobs.
+//! The rules about runner machines that do not depend on how they are
+//! asked: registering one (a machine belongs to the token that registered
+//! it, and only that token or an admin acts for it and its leased jobs),
+//! and a machine named in a request, which must be registered and able to
+//! measure as asked.
 
-use axum::extract::State;
-use patchperf_common::protocol::{ErrorBody, RegisterRequest, RegisterResponse};
-use sqlx::PgConnection;
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
+use patchperf_common::protocol::RegisterRequest;
+use patchperf_common::run::MeasurementMode;
+use sqlx::{PgConnection, PgExecutor};
 
-use crate::db::{self, machines::MachineRow};
-use crate::error::Result;
-use crate::http::auth::{Caller, RunnerAuth, TokenKind};
-use crate::http::extract::Json;
-use crate::{AppState, Error};
+use crate::db::machines::MachineRow;
+use crate::domain::Context;
+use crate::domain::tokens::{Caller, TokenKind};
+use crate::{Error, db};
 
-/// Routes of this module.
-pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(register))
-}
-
-/// Create or update this runner's machine (by name).
-///
-/// Requires a runner token (or an admin token). A machine belongs to the
-/// token that registered it first; another runner token registering the
-/// name gets 409 until an admin revokes the owner (or an admin token takes
-/// the machine over by registering it).
-#[utoipa::path(
-    post,
-    path = "/api/v1/runner/register",
-    request_body = RegisterRequest,
-    security(("bearer" = [])),
-    responses(
-        (status = 200, description = "Registered.", body = RegisterResponse),
-        (status = 400, description = "The body could not be read.", body = ErrorBody),
-        (status = 401, description = "No usable token.", body = ErrorBody),
-        (status = 403, description = "Not a runner or admin token, or the machine is registered under another token.", body = ErrorBody),
-        (status = 413, description = "Body larger than the server's limit.", body = ErrorBody),
-        (status = 422, description = "Invalid name or inventory.", body = ErrorBody),
-    )
-)]
-async fn register(
-    State(state): State<AppState>,
-    auth: RunnerAuth,
-    Json(req): Json<RegisterRequest>,
-) -> Result<Json<RegisterResponse>> {
+/// Creates or updates `caller`'s machine as `req` describes it; its id. A
+/// machine belongs to the token that registered it first; another runner
+/// token registering the name is refused until an admin revokes the owner
+/// (or an admin token takes the machine over by registering it).
+pub async fn register(ctx: &Context, caller: &Caller, req: &RegisterRequest) -> Result<i64, Error> {
     validate_machine_name(&req.name)?;
     if req.inventory.nr_cpu == 0 {
         return Err(Error::Invalid("inventory.nr_cpu must be at least 1".into()));
     }
-    let caller = &auth.caller;
-    let mut tx = state.db.begin().await?;
+    let mut tx = ctx.db.begin().await?;
     let take_over = caller.kind == TokenKind::Admin;
     let Some(machine_id) = db::machines::upsert(
         &mut tx,
@@ -63,8 +36,7 @@ async fn register(
         return Err(taken(&mut tx, &req.name).await);
     };
     tx.commit().await?;
-    tracing::info!(machine = %req.name, id = machine_id, token = %auth.caller.name, "runner registered");
-    Ok(Json(RegisterResponse { machine_id }))
+    Ok(machine_id)
 }
 
 /// The 409 for registering a machine another live token owns: who owns it
@@ -89,7 +61,7 @@ async fn taken(conn: &mut PgConnection, name: &str) -> Error {
 
 /// Machine names appear in URLs, filters and report headers: keep them
 /// plain.
-fn validate_machine_name(name: &str) -> Result<()> {
+fn validate_machine_name(name: &str) -> Result<(), Error> {
     let ok = !name.is_empty()
         && name.len() <= 64
         && name
@@ -106,7 +78,7 @@ fn validate_machine_name(name: &str) -> Result<()> {
 
 /// Fails unless `caller` may act for `machine`: the token that registered
 /// it, or an admin.
-pub fn check_machine_owner(caller: &Caller, machine: &MachineRow) -> Result<()> {
+pub fn check_machine_owner(caller: &Caller, machine: &MachineRow) -> Result<(), Error> {
     if caller.kind == TokenKind::Admin || caller.token_id == machine.token_id {
         Ok(())
     } else {
@@ -119,12 +91,36 @@ pub fn check_machine_owner(caller: &Caller, machine: &MachineRow) -> Result<()> 
 }
 
 /// The registered machine `id` that `caller` may act for.
-pub async fn machine_for(state: &AppState, caller: &Caller, id: i64) -> Result<MachineRow> {
-    let machine = db::machines::find(&state.db, id).await?.ok_or_else(|| {
+pub async fn machine_for(ctx: &Context, caller: &Caller, id: i64) -> Result<MachineRow, Error> {
+    let machine = db::machines::find(&ctx.db, id).await?.ok_or_else(|| {
         Error::NotFound(format!(
             "machine {id} is not registered; POST /api/v1/runner/register first"
         ))
     })?;
     check_machine_owner(caller, &machine)?;
+    Ok(machine)
+}
+
+/// The registered machine `name`, which must offer `backend` when one is
+/// asked for.
+pub async fn named(
+    db: impl PgExecutor<'_>,
+    name: &str,
+    backend: Option<MeasurementMode>,
+) -> Result<MachineRow, Error> {
+    let machine = db::machines::find_by_name(db, name).await?.ok_or_else(|| {
+        Error::Invalid(format!(
+            "unknown machine `{name}`; GET /api/v1/machines lists the registered ones"
+        ))
+    })?;
+    if let Some(backend) = backend {
+        if !machine.backends.iter().any(|b| b == backend.as_str()) {
+            return Err(Error::Invalid(format!(
+                "machine `{name}` cannot measure with {} (it offers {})",
+                backend.as_str(),
+                machine.backends.join(", ")
+            )));
+        }
+    }
     Ok(machine)
 }
