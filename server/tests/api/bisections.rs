@@ -451,6 +451,12 @@ async fn a_range_too_long_to_measure_commit_by_commit_is_bisected(pool: PgPool) 
     let mirrors = tempfile::tempdir().unwrap();
     let app = app(pool, mirrors.path()).await;
     let url = repo.path().to_str().unwrap();
+    // Bisected, as the README says: every commit is a candidate, and the
+    // first probe measures the bad end.
+    let id = start(&app, request(url, &ids[0], "master")).await;
+    let view = bisection(&app, id).await;
+    assert_eq!(view["commits"].as_array().unwrap().len(), n, "{view}");
+    assert_eq!(probed(&view), [n as u64]);
     // Commit by commit it is refused, and told what to do instead.
     let a = app
         .post(
@@ -473,10 +479,4 @@ async fn a_range_too_long_to_measure_commit_by_commit_is_bisected(pool: PgPool) 
         "{}",
         a.error()
     );
-    // Bisected, as the README says: every commit is a candidate, and the
-    // first probe measures the bad end.
-    let id = start(&app, request(url, &ids[0], "master")).await;
-    let view = bisection(&app, id).await;
-    assert_eq!(view["commits"].as_array().unwrap().len(), n, "{view}");
-    assert_eq!(probed(&view), [n as u64]);
 }

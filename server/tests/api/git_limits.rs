@@ -2,11 +2,10 @@
 //! git: output over its cap is refused at once, saying what was too big (a
 //! 20 MB blob in a range, a 300 KB subject at a tree's head); a git
 //! command's whole process group ends with its request (a client that
-//! disconnects) and with its server (SIGTERM); every spelling of a
-//! repository is one mirror, a mirror cloned for a refused request is
-//! removed, and mirrors over their bound go least recently used first;
-//! git work beyond its slots answers 503 with `Retry-After`, and a remote
-//! that accepts and never answers is given up after the stall limit.
+//! disconnects) and with its server (SIGTERM); git work beyond its slots
+//! answers 503 with `Retry-After`, and a remote that accepts and never
+//! answers is given up after the stall limit. The mirrors themselves:
+//! `git_mirrors.rs`.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -17,7 +16,6 @@ use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
-use patchperf_common::digest::sha256_hex;
 use patchperf_server::Config;
 use patchperf_server::http::auth::TokenKind;
 use patchperf_testkit::{TestServer, free_port};
@@ -25,12 +23,13 @@ use serde_json::{Value, json};
 use sqlx::PgPool;
 use tower::ServiceExt;
 
-use crate::git_repo::{commit_as, git, linear, noise};
+use crate::git_mirrors::mirrors_in;
+use crate::git_repo::{commit_as, linear, noise};
 use crate::helpers::{TestApp, test_config};
 
 /// Local repositories allowed, mirrors under `mirrors`; a git command that
 /// hangs past a minute fails (the old cap waited for it).
-fn config(mirrors: &Path) -> Config {
+pub fn config(mirrors: &Path) -> Config {
     Config {
         local_git: true,
         git_dir: mirrors.to_path_buf(),
@@ -80,7 +79,7 @@ impl Drop for Silent {
 
 /// The git processes alive now whose command line names
 /// `127.0.0.1:<port>/` (the clone and its `git remote-http` helper).
-fn git_processes(port: u16) -> Vec<String> {
+pub fn git_processes(port: u16) -> Vec<String> {
     let needle = format!("127.0.0.1:{port}/");
     let Ok(proc) = std::fs::read_dir("/proc") else {
         return Vec::new();
@@ -104,7 +103,7 @@ fn git_processes(port: u16) -> Vec<String> {
         .collect()
 }
 
-async fn wait_for(what: &str, seconds: u64, mut done: impl FnMut() -> bool) {
+pub async fn wait_for(what: &str, seconds: u64, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(seconds);
     while !done() {
         assert!(Instant::now() < deadline, "{what}");
@@ -112,14 +111,14 @@ async fn wait_for(what: &str, seconds: u64, mut done: impl FnMut() -> bool) {
     }
 }
 
-fn tree_request(url: &str, name: &str) -> Value {
+pub fn tree_request(url: &str, name: &str) -> Value {
     json!({
         "name": name, "url": url, "branch": "master", "workloads": ["open1"],
         "params": { "nr_task": [1], "seconds": 5, "warmup_seconds": 1 }, "runs": 3,
     })
 }
 
-fn range_request(url: &str, from: &str, to: &str) -> Value {
+pub fn range_request(url: &str, from: &str, to: &str) -> Value {
     json!({
         "base": { "kind": "git", "url": url, "commit": from },
         "range": format!("{from}..{to}"),
@@ -187,26 +186,6 @@ async fn post_answer(
         retry,
         json["error"].as_str().unwrap_or_default().to_string(),
     )
-}
-
-/// The mirror directories under `dir`.
-fn mirrors_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .map(|d| {
-            d.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n.ends_with(".git"))
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    names
-}
-
-/// The mirror directory name of the repository at `path`.
-fn mirror_of(path: &Path) -> String {
-    let key = format!("file://{}", path.display());
-    format!("{}.git", &sha256_hex(key.as_bytes())[..24])
 }
 
 #[sqlx::test(migrations = "../migrations")]
@@ -396,137 +375,6 @@ async fn no_git_command_outlives_its_server(pool: PgPool) {
     assert!(
         answer.is_empty() || answer.starts_with("HTTP/1.1 503"),
         "{answer}"
-    );
-}
-
-#[sqlx::test(migrations = "../migrations")]
-async fn every_spelling_of_a_repository_is_one_mirror(pool: PgPool) {
-    let outer = tempfile::tempdir().unwrap();
-    let p = outer.path().join("big");
-    std::fs::create_dir(&p).unwrap();
-    git(&p, &["init", "-q", "-b", "master"]);
-    let base = crate::git_repo::commit_file(&p, "fs/open.c", "int open;\n", "base");
-    crate::git_repo::commit_file(&p, "fs/step1.c", "int step1;\n", "fs: step 1");
-    let mirrors = tempfile::tempdir().unwrap();
-    let app = TestApp::with_config(pool, config(mirrors.path())).await;
-    let o = outer.path().display();
-    for url in [
-        format!("{o}/big"),
-        format!("{o}/big/"),
-        format!("{o}//big"),
-        format!("{o}/./big"),
-        format!("{o}/big/.git"),
-        format!("{o}/other/../big"),
-        format!("file://{o}/big"),
-    ] {
-        let a = app.try_submit(range_request(&url, &base, "master")).await;
-        assert_eq!(a.status, StatusCode::CREATED, "{url}: {a:?}");
-    }
-    assert_eq!(mirrors_in(mirrors.path()), [mirror_of(&p)]);
-    let health = app.get("/healthz").await.json;
-    assert_eq!(health["git_mirrors"]["mirrors"], 1, "{health}");
-}
-
-#[sqlx::test(migrations = "../migrations")]
-async fn a_mirror_cloned_for_a_refused_request_is_removed(pool: PgPool) {
-    let (repo, ids) = linear(1);
-    let mirrors = tempfile::tempdir().unwrap();
-    let app = TestApp::with_config(pool, config(mirrors.path())).await;
-    let url = repo.path().to_str().unwrap();
-    // The branch's head itself: no commits, refused.
-    let a = app.try_submit(range_request(url, &ids[1], "master")).await;
-    assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY, "{a:?}");
-    assert!(a.error().contains("it has no commits"), "{a:?}");
-    assert!(
-        mirrors_in(mirrors.path()).is_empty(),
-        "{:?}",
-        mirrors_in(mirrors.path())
-    );
-    let health = app.get("/healthz").await.json;
-    assert_eq!(health["git_mirrors"]["dropped"], 1, "{health}");
-    assert_eq!(health["git_mirrors"]["mirrors"], 0, "{health}");
-    // Accepted: kept; refused later: still kept, others use it.
-    let a = app.try_submit(range_request(url, &ids[0], "master")).await;
-    assert_eq!(a.status, StatusCode::CREATED, "{a:?}");
-    let a = app.try_submit(range_request(url, &ids[1], "master")).await;
-    assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY, "{a:?}");
-    assert_eq!(mirrors_in(mirrors.path()), [mirror_of(repo.path())]);
-}
-
-#[sqlx::test(migrations = "../migrations")]
-async fn mirrors_over_their_bound_go_least_recently_used_first(pool: PgPool) {
-    let repos: Vec<_> = (0..3).map(|_| linear(1)).collect();
-    // One mirror's size, as git makes it here.
-    let probe = tempfile::tempdir().unwrap();
-    let target = probe.path().join("m.git");
-    git(
-        probe.path(),
-        &[
-            "clone",
-            "-q",
-            "--mirror",
-            repos[0].0.path().to_str().unwrap(),
-            target.to_str().unwrap(),
-        ],
-    );
-    fn size(p: &Path) -> u64 {
-        std::fs::read_dir(p)
-            .unwrap()
-            .flatten()
-            .map(|e| {
-                let t = e.file_type().unwrap();
-                if t.is_dir() {
-                    size(&e.path())
-                } else if t.is_file() {
-                    e.metadata().unwrap().len()
-                } else {
-                    0
-                }
-            })
-            .sum()
-    }
-    let one = size(&target);
-    let mirrors = tempfile::tempdir().unwrap();
-    let config = Config {
-        git_cache_max_bytes: one * 5 / 2,
-        ..config(mirrors.path())
-    };
-    let app = TestApp::with_config(pool, config).await;
-    let open = |k: usize| {
-        let (dir, ids) = &repos[k];
-        range_request(dir.path().to_str().unwrap(), &ids[0], "master")
-    };
-    let names: Vec<String> = repos.iter().map(|(d, _)| mirror_of(d.path())).collect();
-    let sorted = |mut v: Vec<String>| {
-        v.sort();
-        v
-    };
-    for k in [0, 1, 2] {
-        assert_eq!(app.try_submit(open(k)).await.status, StatusCode::CREATED);
-    }
-    // Three do not fit: the least recently used, the first, went.
-    assert_eq!(
-        mirrors_in(mirrors.path()),
-        sorted(vec![names[1].clone(), names[2].clone()])
-    );
-    // The second is used again, then the first comes back: the third is
-    // now the least recently used.
-    assert_eq!(app.try_submit(open(1)).await.status, StatusCode::CREATED);
-    assert_eq!(app.try_submit(open(0)).await.status, StatusCode::CREATED);
-    assert_eq!(
-        mirrors_in(mirrors.path()),
-        sorted(vec![names[0].clone(), names[1].clone()])
-    );
-    let health = app.get("/healthz").await.json;
-    let m = &health["git_mirrors"];
-    assert_eq!(
-        (m["mirrors"].as_u64(), m["evicted"].as_u64()),
-        (Some(2), Some(2)),
-        "{health}"
-    );
-    assert!(
-        m["bytes"].as_u64().unwrap() <= m["max_bytes"].as_u64().unwrap(),
-        "{health}"
     );
 }
 
