@@ -267,6 +267,10 @@ mod tests {
         assert!(s.ends_with('…'));
         let n = display_name(&"x".repeat(1000));
         assert_eq!(n.chars().count(), MAX_NAME_CHARS);
+        // Found by the fuzz target: a word filling the bound exactly, then
+        // another, once came out one character over it.
+        assert_eq!(one_line("abcd efg", 4), "abc…");
+        assert_eq!(one_line("abcd", 4), "abcd");
         assert_eq!(
             subject("fs: smuggle\r.\r\nMAIL FROM:<x@y.z>"),
             "fs: smuggle . MAIL FROM:<x@y.z>"

@@ -2,7 +2,8 @@
 //! `--allow-private-destinations` a git remote or webhook at a loopback
 //! address (however written: a number, a name) is refused before anything
 //! connects, in the same words as a remote that is not there; a webhook's
-//! redirect is not followed, even where private destinations are allowed.
+//! redirect is not followed, even where private destinations are allowed,
+//! and a name it gives resolves through the policy to the URL's port.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
