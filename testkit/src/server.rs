@@ -29,7 +29,7 @@ impl TestServer {
     /// tracked trees' watcher and the outbox's sender running as `serve`
     /// runs them.
     pub async fn serve(state: AppState, addr: SocketAddr) -> TestServer {
-        patchperf_server::domain::bisect::spawn_driver(&state);
+        patchperf_server::domain::bisection::spawn_driver(&state);
         patchperf_server::domain::tree::spawn_watcher(&state);
         patchperf_server::domain::deliver::spawn_sender(&state).unwrap();
         let listener = TcpListener::bind(addr).await.unwrap();

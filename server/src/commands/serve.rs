@@ -8,7 +8,7 @@ use tokio::net::TcpListener;
 
 use super::database::Database;
 use crate::cli::serve::ServeArgs;
-use crate::domain::{Context, bisect, deliver, lifecycle, queue, report, tree};
+use crate::domain::{Context, bisection, deliver, lifecycle, queue, report, tree};
 use crate::{AppState, Config, Error};
 
 /// Runs `serve`.
@@ -85,7 +85,7 @@ fn spawn_workers(ctx: &Context) -> Result<(), Error> {
     queue::spawn_listener(ctx);
     lifecycle::spawn_lease_sweeper(ctx);
     report::stored::spawn_keeper(ctx);
-    bisect::spawn_driver(ctx);
+    bisection::spawn_driver(ctx);
     tree::spawn_watcher(ctx);
     Ok(())
 }

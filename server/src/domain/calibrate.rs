@@ -105,7 +105,7 @@ pub async fn before_claim(
     // A comparison free to run anywhere runs where it was calibrated: else
     // another machine could claim it while this one runs the A/A, and run
     // it uncalibrated (one calibration per comparison).
-    db::comparisons::pin(conn, c.id, machine.id, inventory).await?;
+    db::comparisons::pin(conn, c.id, machine.id, inventory, false).await?;
     tracing::info!(
         machine = %machine.name,
         aa = id,

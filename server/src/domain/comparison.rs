@@ -5,7 +5,8 @@
 //! patch or per commit, its steps, inside the caller's transaction. What
 //! asks builds an [`Order`] from its own request (`domain::submit` for a
 //! [`ComparisonSubmission`](patchperf_common::api::ComparisonSubmission));
-//! the rules of storing it are here once.
+//! the rules of storing it are here once. What its views show is gathered
+//! in [`overview`].
 
 use patchperf_common::comparison::ComparisonKind;
 use patchperf_common::mbox::{self, Series};
@@ -15,6 +16,8 @@ use sqlx::PgConnection;
 use crate::db::comparisons::NewComparison;
 use crate::domain::{interleave, lifecycle};
 use crate::{Error, db};
+
+pub mod overview;
 
 /// What asked for a comparison, and so how it relates to other things.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -89,11 +89,12 @@ pub async fn claim(
 ) -> Result<JobRow, Error> {
     let message = format!("claimed by {}", machine.name);
     let job = db::jobs::lease(conn, job_id, machine.id, lease_seconds, &message).await?;
-    db::comparisons::pin_and_start(
+    db::comparisons::pin(
         conn,
         job.comparison_id,
         machine.id,
         machine.inventory_json(),
+        true,
     )
     .await?;
     db::events::insert(

@@ -5,8 +5,9 @@
 //! reports built from stored runs. Uses [`crate::db`] for storage; knows
 //! nothing of HTTP.
 
-pub mod bisect;
+pub mod bisection;
 pub mod calibrate;
+pub mod changes;
 pub mod comparison;
 pub mod context;
 pub mod deliver;

@@ -6,7 +6,7 @@
 //! [`crate::domain::comparison::queue`]. Here: what the parent shows of
 //! them. The queue runs a family's steps in order before the parent
 //! ([`crate::db::jobs::next_claimable`]) on one machine
-//! ([`crate::db::comparisons::pin_and_start`]); a step whose patch does not
+//! ([`crate::db::comparisons::pin`]); a step whose patch does not
 //! apply or build fails the steps after it and the parent
 //! ([`crate::domain::lifecycle::finish_failed`]).
 

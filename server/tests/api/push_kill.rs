@@ -116,34 +116,42 @@ async fn a_push_killed_halfway_is_queued_once(pool: PgPool) {
         );
     }
 
-    // Kill it ever later into the push, until a push got through.
-    for delay_ms in [20, 60, 150, 300, 600, 1000, 1600, 2500, 4000, 8000] {
+    // Kill it at moments in the push, then the moment its comparison
+    // shows in the database: then, or never, the tree has its new head.
+    let mut through = false;
+    for kill_at in [Some(20), Some(150), Some(600), None] {
         let push = std::thread::spawn({
             let ci = ci.clone();
             move || post(port, &format!("/api/v1/trees/{tree}/push"), &ci, json!({}))
         });
-        std::thread::sleep(Duration::from_millis(delay_ms));
+        let when = kill_at.map_or("as its comparison showed".to_string(), |ms| {
+            format!("at {ms} ms")
+        });
+        if kill_at.is_none() {
+            let started = Instant::now();
+            while pushed(&pool, tree).await.0 == 0 && started.elapsed() < Duration::from_secs(120) {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+        } else {
+            std::thread::sleep(Duration::from_millis(kill_at.unwrap_or(0)));
+        }
         server.kill().unwrap();
         server.wait().unwrap();
         let _ = push.join();
         let (ranges, all, tested) = pushed(&pool, tree).await;
         server = serve(&url, port, mirrors.path());
         match ranges {
-            0 => assert_eq!(
-                tested, base,
-                "killed after {delay_ms} ms: a head without its comparison"
-            ),
+            0 => assert_eq!(tested, base, "killed {when}: a head without its comparison"),
             1 => {
-                assert_eq!(
-                    tested, head,
-                    "killed after {delay_ms} ms: a comparison without its head"
-                );
+                assert_eq!(tested, head, "killed {when}: a comparison without its head");
                 assert_eq!(all, 201, "the range and its 200 steps, once");
+                through = true;
                 break;
             }
-            n => panic!("killed after {delay_ms} ms: {n} range comparisons of one push"),
+            n => panic!("killed {when}: {n} range comparisons of one push"),
         }
     }
+    assert!(through, "the comparison never showed");
     // However far it got, the push after the restart queues it once.
     let last = post(port, &format!("/api/v1/trees/{tree}/push"), &ci, json!({})).unwrap();
     assert!(last["status"].is_string(), "{last}");

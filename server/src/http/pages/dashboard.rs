@@ -381,7 +381,7 @@ async fn open_changes(
         &state.db,
         ChangeFilter {
             tree_id: None,
-            state: Some("open"),
+            state: Some(patchperf_common::api::ChangeState::Open),
             before,
             limit: CHANGES_SHOWN + 1,
         },
