@@ -41,7 +41,7 @@ pub struct Context {
 impl Context {
     /// A context over an already migrated pool.
     pub fn new(db: PgPool, config: Config) -> Self {
-        let git = Mirrors::new(config.git_dir.clone(), config.local_git, config.git_timeout);
+        let git = Mirrors::new(&config);
         Context {
             git: Arc::new(git),
             db,
