@@ -51,5 +51,22 @@ fn the_kexec_agent_is_started_at_every_boot_with_kexec_and_one_cache() {
     // The state that carries a job across reboots is in the cache: the
     // same directory at every boot.
     assert!(text.contains("\nCacheDirectory=patchperf\n"));
-    assert!(text.contains("\nEnvironment=PATCHPERF_CACHE=/var/cache/patchperf\n"));
+    let settings = std::fs::read_to_string(deploy_dir().join("runner.toml.example")).unwrap();
+    assert!(settings.contains("\ncache = \"/var/cache/patchperf\"\n"));
+}
+
+#[test]
+fn the_units_carry_the_settings_file_instead_of_a_command_line() {
+    for name in UNITS {
+        let text = unit(name);
+        let exec = text.lines().find(|l| l.starts_with("ExecStart=")).unwrap();
+        assert!(
+            exec.contains(" agent --config /etc/patchperf/runner.toml"),
+            "{name}: {exec}"
+        );
+        assert!(
+            text.contains("deploy/runner.toml.example /etc/patchperf/runner.toml"),
+            "{name} does not say how to install the settings file"
+        );
+    }
 }

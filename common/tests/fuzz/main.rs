@@ -1,6 +1,7 @@
 //! Fuzz targets for common's entry points, as proptest properties: the
 //! runner protocol's bodies and `RunResult` (`protocol`), the CI API's
-//! bodies and the submission checks (`api`). The mbox parser's live beside
+//! bodies and the submission checks (`api`), the settings files
+//! (`settings`). The mbox parser's live beside
 //! it in `src/mbox/tests.rs`.
 //!
 //! Each property runs proptest's default 256 cases in `cargo test`;
@@ -9,3 +10,4 @@
 mod api;
 mod json;
 mod protocol;
+mod settings;
