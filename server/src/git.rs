@@ -99,6 +99,44 @@ impl Mirrors {
     }
 }
 
+impl Mirrors {
+    /// The URLs of the repositories mirrored (each mirror's `origin`), for
+    /// a backup to name so that a restore can clone them again. Partial
+    /// clones and anything else in the directory are passed over.
+    pub async fn urls(&self) -> Result<Vec<String>, Error> {
+        let mut dirs = match tokio::fs::read_dir(&self.dir).await {
+            Ok(dirs) => dirs,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => {
+                return Err(Error::Setup(format!("reading {}: {e}", self.dir.display())));
+            }
+        };
+        let mut urls = Vec::new();
+        while let Some(entry) = dirs
+            .next_entry()
+            .await
+            .map_err(|e| Error::Setup(format!("reading {}: {e}", self.dir.display())))?
+        {
+            let path = entry.path();
+            if path.extension().is_none_or(|x| x != "git") || !path.join("HEAD").is_file() {
+                continue;
+            }
+            let mut cmd = Command::new("git");
+            cmd.arg("--git-dir")
+                .arg(&path)
+                .args(["config", "--get", "remote.origin.url"]);
+            match run(&mut cmd, self.timeout, 64 * 1024).await {
+                Ok(url) => urls.push(url.trim().to_string()),
+                Err(why) => {
+                    tracing::warn!(mirror = %path.display(), %why, "a mirror without an origin; left out")
+                }
+            }
+        }
+        urls.sort();
+        Ok(urls)
+    }
+}
+
 impl Mirror {
     async fn clone_from(&self, dir: &Path, url: &str) -> Result<(), Error> {
         tokio::fs::create_dir_all(dir)

@@ -1,5 +1,6 @@
 //! Command-line definitions of `patchperf-server` (clap derive): `serve`,
-//! `migrate`, `token`, one file per subcommand with arguments of its own,
+//! `migrate`, `token`, `backup`, `restore`, `prune`, one file per
+//! subcommand (or group) with arguments of its own,
 //! and the settings file read beside them ([`parse`]). The code that runs
 //! each command lives in `crate::commands`.
 
@@ -8,6 +9,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 use patchperf_common::settings::{self, Failure, Program};
 
+pub mod backup;
 pub mod serve;
 pub mod token;
 
@@ -32,7 +34,7 @@ pub const DEFAULT_CONFIG: &str = "/etc/patchperf/server.toml";
 /// database take its place from it.
 pub const SETTINGS: Program<'static> = Program {
     keys_of: "serve",
-    readers: &["serve", "migrate", "token"],
+    readers: &["serve", "migrate", "token", "backup", "restore", "prune"],
     default_path: DEFAULT_CONFIG,
 };
 
@@ -60,6 +62,15 @@ pub enum Command {
     Migrate(DatabaseArgs),
     /// Create, list or revoke API tokens.
     Token(token::TokenArgs),
+    /// Write the database (pg_dump) and the list of mirrored repositories
+    /// to one file.
+    Backup(backup::BackupArgs),
+    /// Load a backup into an empty database and clone its repositories
+    /// again.
+    Restore(backup::RestoreArgs),
+    /// Remove the per-second series, perf-profile values and samples of
+    /// comparisons finished long ago (their reports and verdicts stay).
+    Prune(backup::PruneArgs),
 }
 
 /// Where the data lives.

@@ -188,6 +188,8 @@ pub(super) struct ComparisonPage {
     runs_per_side: i32,
     more_runs: String,
     waiting: Option<String>,
+    /// When the runs' per-second data was pruned (`domain::retention`).
+    pruned: Option<String>,
     stored_base: usize,
     stored_patched: usize,
     expected_per_side: usize,
@@ -285,6 +287,9 @@ async fn page_of(
 ) -> Result<ComparisonPage> {
     let id = c.id;
     let waiting = crate::domain::waiting::note(&state.db, c).await?;
+    let pruned = db::retention::pruned_at(&state.db, c.id)
+        .await?
+        .map(|at| at.format("%Y-%m-%d").to_string());
     let messages = db::patches::messages(&state.db, c.series_id).await?;
     let boots = db::boots::for_comparison(&state.db, id).await?;
     let jobs = db::jobs::for_comparison(&state.db, id).await?;
@@ -331,6 +336,7 @@ async fn page_of(
     Ok(ComparisonPage {
         summary,
         patch,
+        pruned,
         title: if c.kind == ComparisonKind::Aa {
             format!(
                 "A/A: {} against itself (the machine's noise floor)",
