@@ -265,4 +265,58 @@ mod tests {
         let e = open(&file).unwrap_err().to_string();
         assert!(e.contains("not a patchperf backup"), "{e}");
     }
+
+    /// A valid backup of a made-up dump, as bytes.
+    fn valid() -> Vec<u8> {
+        let mut tar = tar::Builder::new(Vec::new());
+        let json = serde_json::to_vec(&Manifest {
+            format: 1,
+            created_at: "2026-12-02T00:00:00Z".parse().unwrap(),
+            server_version: "0.1.0".into(),
+            schema_version: Some(20261202100000),
+            git_mirrors: vec!["https://git.example.org/linux.git".into()],
+        })
+        .unwrap();
+        for (name, data) in [(MANIFEST, json.as_slice()), (DUMP, b"PGDMP....".as_slice())] {
+            let mut header = tar::Header::new_gnu();
+            header.set_size(data.len() as u64);
+            header.set_cksum();
+            tar.append_data(&mut header, name, data).unwrap();
+        }
+        tar.into_inner().unwrap()
+    }
+
+    proptest::proptest! {
+        /// A backup file cut short, bytes changed, or arbitrary bytes: read
+        /// or refused, never a panic; what is read is what was written.
+        #[test]
+        fn fuzz_backup_file(
+            cut in proptest::prelude::any::<proptest::sample::Index>(),
+            flips in proptest::collection::vec(
+                (proptest::prelude::any::<proptest::sample::Index>(), proptest::prelude::any::<u8>()),
+                0..4,
+            ),
+            arbitrary in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..2048),
+            which in 0..3u8,
+        ) {
+            let mut bytes = valid();
+            match which {
+                0 => bytes.truncate(cut.index(bytes.len() + 1)),
+                1 => {
+                    for (at, b) in &flips {
+                        let i = at.index(bytes.len());
+                        bytes[i] = *b;
+                    }
+                }
+                _ => bytes = arbitrary,
+            }
+            let dir = tempfile::tempdir().unwrap();
+            let file = dir.path().join("b.ppbackup");
+            std::fs::write(&file, &bytes).unwrap();
+            if let Ok(opened) = open(&file) {
+                proptest::prop_assert!(opened.dump.is_file());
+                proptest::prop_assert_eq!(opened.manifest.format, 1);
+            }
+        }
+    }
 }

@@ -82,7 +82,7 @@ pub async fn remove_bulk(conn: &mut PgConnection, id: i64) -> Result<Removed, sq
     .rows_affected();
     let runs_sampled = sqlx::query!(
         r#"UPDATE runs SET result = jsonb_set(result, '{samples}', '[]')
-           WHERE comparison_id = $1 AND jsonb_array_length(result->'samples') > 0"#,
+           WHERE comparison_id = $1 AND result->'samples' <> '[]'::jsonb"#,
         id
     )
     .execute(&mut *conn)
