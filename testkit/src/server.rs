@@ -3,8 +3,8 @@
 
 use std::net::SocketAddr;
 
-use patchperf_server::http::auth::TokenKind;
-use patchperf_server::http::tokens::create_token;
+use patchperf_server::domain::tokens::TokenKind;
+use patchperf_server::domain::tokens::create as create_token;
 use patchperf_server::{AppState, Config};
 use sqlx::PgPool;
 use tokio::net::TcpListener;
@@ -29,7 +29,7 @@ impl TestServer {
     /// tracked trees' watcher and the outbox's sender running as `serve`
     /// runs them.
     pub async fn serve(state: AppState, addr: SocketAddr) -> TestServer {
-        patchperf_server::domain::bisect::spawn_driver(&state);
+        patchperf_server::domain::bisection::spawn_driver(&state);
         patchperf_server::domain::tree::spawn_watcher(&state);
         patchperf_server::domain::deliver::spawn_sender(&state).unwrap();
         let listener = TcpListener::bind(addr).await.unwrap();

@@ -7,6 +7,7 @@
 //! OpenAPI schema, from which the server builds its API document.
 
 pub mod bisection;
+pub mod change;
 pub mod git;
 pub mod submission;
 pub mod tree;
@@ -19,6 +20,7 @@ pub use bisection::{
     BisectCommit, BisectionCreateRequest, BisectionCreated, BisectionOutcome, BisectionStatus,
     BisectionSubmission, BisectionView, OutcomeKind, ProbeView,
 };
+pub use change::{ChangeState, ChangeVerdict};
 pub use submission::{ComparisonCreateRequest, ComparisonSubmission, MAX_RUNS, MIN_RUNS};
 pub use tree::{
     HistoryPoint, HistoryView, PushResponse, TreeCreateRequest, TreeCreated, TreeSubmission,

@@ -2,15 +2,16 @@
 //! said of them.
 
 use chrono::{DateTime, Utc};
+use patchperf_common::api::{ChangeState, ChangeVerdict};
 use sqlx::{PgConnection, PgExecutor};
 
-use super::history::SeriesKey;
+use super::history::HistoryKey;
 
 /// A change point to store.
 #[derive(Debug, Clone)]
 pub struct NewChange<'a> {
     /// Its history.
-    pub key: SeriesKey<'a>,
+    pub key: &'a HistoryKey,
     /// The first point of the new level.
     pub position: i32,
     /// The last point of the old level.
@@ -27,8 +28,8 @@ pub struct NewChange<'a> {
     pub interval: Option<(f64, f64)>,
     /// Welch's p of the split.
     pub p: f64,
-    /// regression, improvement or changed.
-    pub verdict: &'a str,
+    /// Which way it moved.
+    pub verdict: ChangeVerdict,
     /// The comparison that measured the commit.
     pub comparison_id: i64,
 }
@@ -63,7 +64,7 @@ pub async fn insert(
         c.interval.map(|i| i.0),
         c.interval.map(|i| i.1),
         c.p,
-        c.verdict,
+        c.verdict as ChangeVerdict,
         c.comparison_id
     )
     .fetch_optional(conn)
@@ -141,14 +142,14 @@ pub struct ChangeRow {
     pub high: Option<f64>,
     /// Welch's p of the split.
     pub p: f64,
-    /// regression, improvement or changed.
-    pub verdict: String,
+    /// Which way it moved.
+    pub verdict: ChangeVerdict,
     /// The comparison that measured the commit.
     pub comparison_id: Option<i64>,
     /// The bisection started for it.
     pub bisection_id: Option<i64>,
-    /// open, acknowledged or expected.
-    pub state: String,
+    /// What people said of it.
+    pub state: ChangeState,
     /// What was said when it was acknowledged.
     pub note: Option<String>,
     /// When it was found.
@@ -157,11 +158,11 @@ pub struct ChangeRow {
 
 /// Which change points to list.
 #[derive(Debug, Clone, Copy)]
-pub struct ChangeFilter<'a> {
+pub struct ChangeFilter {
     /// Of this tree only.
     pub tree_id: Option<i64>,
-    /// In this state only (`open`, `acknowledged`, `expected`).
-    pub state: Option<&'a str>,
+    /// In this state only.
+    pub state: Option<ChangeState>,
     /// Only ids below this (the previous page's last).
     pub before: Option<i64>,
     /// Page size.
@@ -169,17 +170,15 @@ pub struct ChangeFilter<'a> {
 }
 
 /// Change points, newest first.
-pub async fn list(
-    db: impl PgExecutor<'_>,
-    f: ChangeFilter<'_>,
-) -> Result<Vec<ChangeRow>, sqlx::Error> {
+pub async fn list(db: impl PgExecutor<'_>, f: ChangeFilter) -> Result<Vec<ChangeRow>, sqlx::Error> {
     sqlx::query_as!(
         ChangeRow,
         r#"SELECT c.id, c.tree_id, t.name AS tree, m.name AS machine, c.measurement, c.workload,
                   c.mode, c.nr_task, c.metric, c.position, c.from_position, c.commit_sha,
                   COALESCE(tc.subject, '') AS "subject!", COALESCE(tc.author, '') AS "author!",
                   c.mean_before, c.mean_after, c.change_percent, c.low, c.high, c.p,
-                  c.verdict, c.comparison_id, c.bisection_id, c.state, c.note, c.created_at
+                  c.verdict AS "verdict: ChangeVerdict", c.comparison_id, c.bisection_id,
+                  c.state AS "state: ChangeState", c.note, c.created_at
            FROM change_points c
            JOIN trees t ON t.id = c.tree_id
            JOIN machines m ON m.id = c.machine_id
@@ -190,7 +189,7 @@ pub async fn list(
            ORDER BY c.id DESC
            LIMIT $4"#,
         f.tree_id,
-        f.state,
+        f.state.map(ChangeState::as_str),
         f.before,
         f.limit
     )
@@ -203,7 +202,7 @@ pub async fn list(
 pub async fn acknowledge(
     conn: &mut PgConnection,
     id: i64,
-    state: &str,
+    state: ChangeState,
     note: &str,
     by: i64,
 ) -> Result<bool, sqlx::Error> {
@@ -212,7 +211,7 @@ pub async fn acknowledge(
          SET state = $2, note = $3, acknowledged_by = $4, acknowledged_at = now()
          WHERE id = $1",
         id,
-        state,
+        state.as_str(),
         note,
         by
     )

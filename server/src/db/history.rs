@@ -5,29 +5,37 @@
 use patchperf_common::api::HistoryPoint;
 use sqlx::{PgConnection, PgExecutor};
 
-/// A point to store.
-#[derive(Debug, Clone)]
-pub struct NewPoint<'a> {
+/// Which history: one per (tree, machine, measurement, workload, mode,
+/// nr_task, metric).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistoryKey {
     /// The tree.
     pub tree_id: i64,
     /// The machine measured on.
     pub machine_id: i64,
     /// How it measured (`tcg-icount`, `kvm`, …).
-    pub measurement: &'a str,
+    pub measurement: String,
     /// The workload.
-    pub workload: &'a str,
+    pub workload: String,
     /// `process` or `thread`.
-    pub mode: &'a str,
+    pub mode: String,
     /// Tasks.
     pub nr_task: i32,
     /// The metric.
-    pub metric: &'a str,
+    pub metric: String,
+}
+
+/// A point to store: what one commit measured in one history.
+#[derive(Debug, Clone)]
+pub struct NewPoint {
+    /// Its history.
+    pub key: HistoryKey,
     /// The commit's place in the tree's tested line.
     pub position: i32,
     /// The commit.
-    pub commit_sha: &'a str,
+    pub commit_sha: String,
     /// The metric on each boot.
-    pub runs: &'a [f64],
+    pub runs: Vec<f64>,
     /// Their mean.
     pub mean: f64,
     /// 95% interval of the mean.
@@ -37,23 +45,23 @@ pub struct NewPoint<'a> {
 }
 
 /// Stores a point; a commit measured before keeps its first point.
-pub async fn insert(conn: &mut PgConnection, p: &NewPoint<'_>) -> Result<(), sqlx::Error> {
+pub async fn insert(conn: &mut PgConnection, p: &NewPoint) -> Result<(), sqlx::Error> {
     sqlx::query!(
         "INSERT INTO history_points (tree_id, machine_id, measurement, workload, mode, nr_task,
                                      metric, position, commit_sha, runs, mean, low, high,
                                      comparison_id)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
          ON CONFLICT DO NOTHING",
-        p.tree_id,
-        p.machine_id,
-        p.measurement,
-        p.workload,
-        p.mode,
-        p.nr_task,
-        p.metric,
+        p.key.tree_id,
+        p.key.machine_id,
+        p.key.measurement,
+        p.key.workload,
+        p.key.mode,
+        p.key.nr_task,
+        p.key.metric,
         p.position,
         p.commit_sha,
-        p.runs,
+        &p.runs,
         p.mean,
         p.interval.map(|i| i.0),
         p.interval.map(|i| i.1),
@@ -64,30 +72,11 @@ pub async fn insert(conn: &mut PgConnection, p: &NewPoint<'_>) -> Result<(), sql
     Ok(())
 }
 
-/// Which history.
-#[derive(Debug, Clone, Copy)]
-pub struct SeriesKey<'a> {
-    /// The tree.
-    pub tree_id: i64,
-    /// The workload.
-    pub workload: &'a str,
-    /// `process` or `thread`.
-    pub mode: &'a str,
-    /// Tasks.
-    pub nr_task: i32,
-    /// The metric.
-    pub metric: &'a str,
-    /// The machine.
-    pub machine_id: i64,
-    /// How it measured.
-    pub measurement: &'a str,
-}
-
 /// One history, oldest commit first, as the API shows it: one range of
 /// the primary key.
 pub async fn points(
     db: impl PgExecutor<'_>,
-    key: SeriesKey<'_>,
+    key: &HistoryKey,
 ) -> Result<Vec<HistoryPoint>, sqlx::Error> {
     sqlx::query_as!(
         HistoryPoint,
@@ -112,7 +101,7 @@ pub async fn points(
 
 /// A history a tree has, and how many points it holds.
 #[derive(Debug, Clone)]
-pub struct SeriesRow {
+pub struct HistoryRow {
     /// The workload.
     pub workload: String,
     /// `process` or `thread`.
@@ -131,25 +120,28 @@ pub struct SeriesRow {
     pub points: i64,
 }
 
-impl SeriesRow {
+impl HistoryRow {
     /// The key of this history of tree `tree_id`.
-    pub fn key(&self, tree_id: i64) -> SeriesKey<'_> {
-        SeriesKey {
+    pub fn key(&self, tree_id: i64) -> HistoryKey {
+        HistoryKey {
             tree_id,
-            workload: &self.workload,
-            mode: &self.mode,
-            nr_task: self.nr_task,
-            metric: &self.metric,
             machine_id: self.machine_id,
-            measurement: &self.measurement,
+            measurement: self.measurement.clone(),
+            workload: self.workload.clone(),
+            mode: self.mode.clone(),
+            nr_task: self.nr_task,
+            metric: self.metric.clone(),
         }
     }
 }
 
 /// Every history of the tree.
-pub async fn series(db: impl PgExecutor<'_>, tree_id: i64) -> Result<Vec<SeriesRow>, sqlx::Error> {
+pub async fn of_tree(
+    db: impl PgExecutor<'_>,
+    tree_id: i64,
+) -> Result<Vec<HistoryRow>, sqlx::Error> {
     sqlx::query_as!(
-        SeriesRow,
+        HistoryRow,
         r#"SELECT h.workload, h.mode, h.nr_task, h.metric, h.machine_id, m.name AS machine,
                   h.measurement, count(*) AS "points!"
            FROM history_points h JOIN machines m ON m.id = h.machine_id

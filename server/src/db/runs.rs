@@ -298,7 +298,7 @@ pub async fn unsupported(
 
 /// One per-second series of one run.
 #[derive(Debug, Clone)]
-pub struct SeriesRow {
+pub struct PerSecondRow {
     /// Run id.
     pub run_id: i64,
     /// Metric name.
@@ -311,13 +311,13 @@ pub struct SeriesRow {
 
 /// The series called one of `names` of every run of a comparison, in boot
 /// order: a page plotting one series per report reads them all at once.
-pub async fn series(
+pub async fn per_second(
     db: impl PgExecutor<'_>,
     comparison_id: i64,
     names: &[String],
-) -> Result<Vec<SeriesRow>, sqlx::Error> {
+) -> Result<Vec<PerSecondRow>, sqlx::Error> {
     sqlx::query_as!(
-        SeriesRow,
+        PerSecondRow,
         "SELECT s.run_id, s.name, s.interval_seconds, s.points
          FROM run_series s JOIN runs r ON r.id = s.run_id
          WHERE r.comparison_id = $1 AND s.name = ANY ($2)

@@ -5,13 +5,18 @@
 //! reports built from stored runs, and what is pruned of old ones. Uses [`crate::db`] for storage; knows
 //! nothing of HTTP.
 
-pub mod bisect;
+pub mod bisection;
 pub mod calibrate;
+pub mod changes;
+pub mod comparison;
+pub mod context;
 pub mod deliver;
 pub mod history_plot;
 pub mod interleave;
+pub mod jobs;
 pub mod kernel_builds;
 pub mod lifecycle;
+pub mod machines;
 pub mod more_runs;
 pub mod notify;
 pub mod queue;
@@ -20,5 +25,9 @@ pub mod report;
 pub mod retention;
 pub mod steps;
 pub mod submit;
+pub mod tokens;
 pub mod tree;
 pub mod waiting;
+pub mod workers;
+
+pub use context::Context;

@@ -1,5 +1,5 @@
 //! `/api/v1/bisections`: start a bisection (ci token), read one, list
-//! them, cancel one. The search itself is [`crate::domain::bisect`].
+//! them, cancel one. The search itself is [`crate::domain::bisection`].
 
 use axum::extract::State;
 use axum::http::{StatusCode, header};
@@ -14,7 +14,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::db::bisections::BisectionSummary;
-use crate::domain::bisect;
+use crate::domain::bisection;
 use crate::error::Result;
 use crate::http::auth::CiAuth;
 use crate::http::extract::{Json, Path, Query};
@@ -58,8 +58,8 @@ async fn create(
     Json(req): Json<BisectionCreateRequest>,
 ) -> Result<impl IntoResponse> {
     let req = BisectionSubmission::try_from(req)
-        .map_err(|invalid| Error::Unprocessable(invalid.to_string()))?;
-    let id = bisect::create(&state, auth.caller.token_id, &req).await?;
+        .map_err(|invalid| Error::Invalid(invalid.to_string()))?;
+    let id = bisection::create(&state, auth.caller.token_id, &req).await?;
     let url = state.config.link(&format!("/api/v1/bisections/{id}"));
     tracing::info!(bisection = id, by = %auth.caller.name, "bisection submitted");
     Ok((
@@ -89,7 +89,7 @@ async fn show(State(state): State<AppState>, Path(id): Path<i64>) -> Result<Json
     let b = db::bisections::find(&state.db, id)
         .await?
         .ok_or_else(|| Error::NotFound(format!("no bisection {id}")))?;
-    Ok(Json(bisect::view(&state, &b).await?))
+    Ok(Json(bisection::view(&state, &b).await?))
 }
 
 /// `GET /api/v1/bisections` query.
@@ -132,7 +132,7 @@ async fn list(
 ) -> Result<Json<BisectionList>> {
     let limit = q.limit.unwrap_or(50);
     if !(1..=500).contains(&limit) {
-        return Err(Error::BadRequest(format!("limit {limit} must be 1 to 500")));
+        return Err(Error::Malformed(format!("limit {limit} must be 1 to 500")));
     }
     let bisections = db::bisections::list(&state.db, q.before, limit).await?;
     let next_before = if bisections.len() == usize::try_from(limit).unwrap_or(usize::MAX) {
@@ -177,7 +177,7 @@ async fn cancel(
     auth: CiAuth,
     Path(id): Path<i64>,
 ) -> Result<Json<BisectionCancelled>> {
-    bisect::cancel(&state, id, &auth.caller.name).await?;
+    bisection::cancel(&state, id, &auth.caller.name).await?;
     tracing::info!(bisection = id, by = %auth.caller.name, "bisection cancelled");
     Ok(Json(BisectionCancelled {
         id,

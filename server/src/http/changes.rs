@@ -2,17 +2,19 @@
 //! newest first, and marking one acknowledged or expected (admin token).
 
 use axum::extract::State;
+use patchperf_common::api::ChangeState;
 use patchperf_common::protocol::ErrorBody;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use crate::AppState;
 use crate::db::changes::{ChangeFilter, ChangeRow};
-use crate::error::Result;
+use crate::domain::changes;
+use crate::error::{Error, Result};
 use crate::http::auth::AdminAuth;
 use crate::http::extract::{Json, Path, Query};
-use crate::{AppState, Error, db};
 
 /// The change point routes.
 pub fn router() -> OpenApiRouter<AppState> {
@@ -36,9 +38,6 @@ pub struct ChangeListQuery {
     /// previous page).
     pub before: Option<i64>,
 }
-
-/// The states a change point can be in.
-pub const STATES: [&str; 3] = ["open", "acknowledged", "expected"];
 
 /// `GET /api/v1/changes` answer.
 #[derive(Debug, Serialize, ToSchema)]
@@ -71,11 +70,16 @@ async fn list(
 ) -> Result<Json<ChangeList>> {
     let limit = q.limit.unwrap_or(50);
     if !(1..=500).contains(&limit) {
-        return Err(Error::BadRequest(format!("limit {limit} must be 1 to 500")));
+        return Err(Error::Malformed(format!("limit {limit} must be 1 to 500")));
     }
-    let wanted = super::one_of("state", q.state.as_deref(), &STATES, |s| s)?;
-    let changes = db::changes::list(
-        &state.db,
+    let wanted = super::one_of(
+        "state",
+        q.state.as_deref(),
+        ChangeState::ALL,
+        ChangeState::as_str,
+    )?;
+    let changes = changes::list(
+        &state,
         ChangeFilter {
             tree_id: q.tree,
             state: wanted,
@@ -113,7 +117,7 @@ pub struct Acknowledged {
     /// The change point.
     pub id: i64,
     /// Its state now.
-    pub state: String,
+    pub state: ChangeState,
 }
 
 /// Acknowledge a change point, or mark it expected, with a note.
@@ -139,37 +143,6 @@ async fn acknowledge(
     Path(id): Path<i64>,
     Json(req): Json<AcknowledgeRequest>,
 ) -> Result<Json<Acknowledged>> {
-    mark(&state, &auth, id, &req).await?;
-    Ok(Json(Acknowledged {
-        id,
-        state: req.state,
-    }))
-}
-
-/// Marks change point `id` as `req` says, for an admin: the API's and the
-/// dashboard form's way.
-pub(crate) async fn mark(
-    state: &AppState,
-    auth: &AdminAuth,
-    id: i64,
-    req: &AcknowledgeRequest,
-) -> Result<()> {
-    if !matches!(req.state.as_str(), "acknowledged" | "expected") {
-        return Err(Error::Unprocessable(format!(
-            "state {:?} must be acknowledged or expected",
-            req.state
-        )));
-    }
-    if req.note.chars().count() > 2000 {
-        return Err(Error::Unprocessable(
-            "note is longer than 2000 characters".into(),
-        ));
-    }
-    let mut conn = state.db.acquire().await?;
-    if !db::changes::acknowledge(&mut conn, id, &req.state, &req.note, auth.caller.token_id).await?
-    {
-        return Err(Error::NotFound(format!("no change point {id}")));
-    }
-    tracing::info!(change = id, state = %req.state, by = %auth.caller.name, "change point marked");
-    Ok(())
+    let marked = changes::acknowledge(&state, &auth.caller, id, &req.state, &req.note).await?;
+    Ok(Json(Acknowledged { id, state: marked }))
 }

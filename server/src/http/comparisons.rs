@@ -16,9 +16,10 @@ use utoipa_axum::routes;
 
 use crate::db::comparisons::{ComparisonRow, ComparisonSummary, ListFilter, ListOrder};
 use crate::db::{self, boots::BootRow, jobs::JobRow};
+use crate::domain::comparison::overview;
 use crate::domain::report::ComparisonReport;
 use crate::domain::report::verdict::VerdictView;
-use crate::domain::{interleave, lifecycle, steps, submit};
+use crate::domain::{interleave, lifecycle, submit};
 use crate::error::Result;
 use crate::http::auth::CiAuth;
 use crate::http::extract::{Json, Path, Query};
@@ -66,10 +67,8 @@ async fn create(
     Json(req): Json<ComparisonCreateRequest>,
 ) -> Result<impl IntoResponse> {
     let req = ComparisonSubmission::try_from(req)
-        .map_err(|invalid| Error::Unprocessable(invalid.to_string()))?;
-    let id = submit::comparison(&state, &req, auth.caller.token_id, None, None)
-        .await?
-        .id;
+        .map_err(|invalid| Error::Invalid(invalid.to_string()))?;
+    let id = submit::comparison(&state, &req, auth.caller.token_id).await?;
     let url = state.config.link(&format!("/api/v1/comparisons/{id}"));
     tracing::info!(comparison = id, by = %auth.caller.name, "comparison submitted");
     Ok((
@@ -98,10 +97,7 @@ async fn create(
     )
 )]
 async fn show(State(state): State<AppState>, Path(id): Path<i64>) -> Result<impl IntoResponse> {
-    let c = db::comparisons::find(&state.db, id)
-        .await?
-        .ok_or_else(|| Error::NotFound(format!("no comparison {id}")))?;
-    let report = crate::domain::report::load_shared(&state, &c).await?;
+    let (c, report) = overview::find(&state, id).await?;
     // Once settled, the answer changes only with the report (a new noise
     // floor), so it is written once per report.
     let settled = c.status.is_settled();
@@ -134,14 +130,7 @@ async fn view(
     report: &ComparisonReport,
 ) -> Result<ComparisonView> {
     let id = c.id;
-    let sha256 = db::patches::series_sha256(&state.db, c.series_id).await?;
-    let messages = db::patches::messages(&state.db, c.series_id).await?;
-    let jobs = db::jobs::for_comparison(&state.db, id).await?;
-    let boots = db::boots::for_comparison(&state.db, id).await?;
-    let counts = db::runs::counts_per_job(&state.db, id).await?;
-    let waiting = crate::domain::waiting::note(&state.db, &c).await?;
-    let step_views = steps::views(state, &c).await?;
-    let step_of = steps::step_of(state, &c).await?;
+    let o = overview::gather(state, &c).await?;
     let verdict = crate::domain::report::verdict::verdict_view(
         report,
         state
@@ -150,16 +139,17 @@ async fn view(
     );
 
     let per_boot = i64::try_from(c.workloads.len() * c.params.0.nr_task.len()).unwrap_or(0);
-    let jobs_view: Vec<JobView> = jobs
+    let jobs_view: Vec<JobView> = o
+        .jobs
         .into_iter()
-        .map(|j| job_view(j, &boots, &counts, per_boot))
+        .map(|j| job_view(j, &o.boots, &o.run_counts, per_boot))
         .collect();
     let runs = RunCounts {
         base: jobs_view.iter().map(|j| j.runs.base).sum(),
         patched: jobs_view.iter().map(|j| j.runs.patched).sum(),
         expected_per_side: i64::from(c.runs_per_side) * per_boot,
     };
-    let boot_order = interleave::notation(boots.iter().map(|b| b.side));
+    let boot_order = interleave::notation(o.boots.iter().map(|b| b.side));
     let machine = match (&c.machine_name, c.machine_inventory) {
         (Some(_), Some(inv)) => Some(inv),
         (Some(name), None) => Some(serde_json::json!({ "name": name })),
@@ -178,8 +168,9 @@ async fn view(
         git_range: c.git_range,
         commit: c.commit_sha,
         patches: PatchesView {
-            sha256,
-            messages: messages
+            sha256: o.series_sha256,
+            messages: o
+                .messages
                 .into_iter()
                 .map(|m| PatchMessage {
                     position: m.position,
@@ -198,14 +189,14 @@ async fn view(
         backend: c.backend,
         config_fragment: c.config_fragment,
         machine,
-        waiting,
+        waiting: o.waiting,
         boot_order,
         order_seed: c.order_seed as u64,
         jobs: jobs_view,
         runs,
         verdict,
-        steps: step_views,
-        step_of,
+        steps: o.steps,
+        step_of: o.step_of,
     })
 }
 
@@ -293,7 +284,7 @@ async fn list(
     )?;
     let limit = q.limit.unwrap_or(50);
     if !(1..=500).contains(&limit) {
-        return Err(Error::BadRequest(format!("limit {limit} must be 1 to 500")));
+        return Err(Error::Malformed(format!("limit {limit} must be 1 to 500")));
     }
     // The verdict order pages by number on the dashboard; a cursor cannot
     // follow it.
@@ -306,12 +297,12 @@ async fn list(
     .unwrap_or_default();
     let (before, after) = match order {
         ListOrder::Oldest if q.before.is_some() => {
-            return Err(Error::BadRequest(
+            return Err(Error::Malformed(
                 "before is the cursor of newest first; oldest first pages with after".into(),
             ));
         }
         ListOrder::Newest if q.after.is_some() => {
-            return Err(Error::BadRequest(
+            return Err(Error::Malformed(
                 "after is the cursor of oldest first (sort=oldest); newest first pages with before"
                     .into(),
             ));

@@ -12,10 +12,11 @@ use patchperf_common::protocol::ErrorBody;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use crate::AppState;
+use crate::domain::comparison::overview;
 use crate::domain::report;
 use crate::error::Result;
 use crate::http::extract::Path;
-use crate::{AppState, Error, db};
 
 /// Routes of this module.
 pub fn router() -> OpenApiRouter<AppState> {
@@ -39,9 +40,7 @@ async fn text(
     Path(id): Path<i64>,
     headers: HeaderMap,
 ) -> Result<impl IntoResponse> {
-    let c = db::comparisons::find(&state.db, id)
-        .await?
-        .ok_or_else(|| Error::NotFound(format!("no comparison {id}")))?;
+    let c = overview::row(&state, id).await?;
     let text: Arc<str> = match (&state.config.public_url, origin(&headers)) {
         (None, Some(origin)) => {
             let built = report::load_shared(&state, &c).await?;

@@ -15,7 +15,7 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::db::history::SeriesRow;
+use crate::db::history::HistoryRow;
 use crate::domain::tree;
 use crate::error::Result;
 use crate::http::auth::CiAuth;
@@ -56,8 +56,8 @@ async fn create(
     auth: CiAuth,
     Json(req): Json<TreeCreateRequest>,
 ) -> Result<impl IntoResponse> {
-    let req = TreeSubmission::try_from(req)
-        .map_err(|invalid| Error::Unprocessable(invalid.to_string()))?;
+    let req =
+        TreeSubmission::try_from(req).map_err(|invalid| Error::Invalid(invalid.to_string()))?;
     let id = tree::create(&state, auth.caller.token_id, &req).await?;
     let row = find(&state, id).await?;
     let url = state.config.link(&format!("/api/v1/trees/{id}"));
@@ -177,9 +177,9 @@ async fn history(
     Query(q): Query<HistoryQuery>,
 ) -> Result<Json<HistoryView>> {
     find(&state, id).await?;
-    let all = db::history::series(&state.db, id).await?;
+    let all = db::history::of_tree(&state.db, id).await?;
     let s = pick_history(id, &all, &q)?;
-    let points = db::history::points(&state.db, s.key(id)).await?;
+    let points = db::history::points(&state.db, &s.key(id)).await?;
     Ok(Json(HistoryView {
         tree_id: id,
         workload: s.workload.clone(),
@@ -200,9 +200,9 @@ async fn history(
 /// any value), or a 400 that lists the histories there are.
 pub(crate) fn pick_history<'a>(
     id: i64,
-    all: &'a [SeriesRow],
+    all: &'a [HistoryRow],
     q: &HistoryQuery,
-) -> Result<&'a SeriesRow> {
+) -> Result<&'a HistoryRow> {
     let matching: Vec<_> = all
         .iter()
         .filter(|s| {
@@ -221,7 +221,7 @@ pub(crate) fn pick_history<'a>(
         } else {
             "several histories"
         };
-        return Err(Error::BadRequest(if listed.is_empty() {
+        return Err(Error::Malformed(if listed.is_empty() {
             format!("tree {id} has no history yet")
         } else {
             format!(
@@ -234,7 +234,7 @@ pub(crate) fn pick_history<'a>(
 }
 
 /// The query naming history `s`: `workload=open1&mode=process&…`.
-pub(crate) fn history_query(s: &SeriesRow) -> String {
+pub(crate) fn history_query(s: &HistoryRow) -> String {
     format!(
         "workload={}&mode={}&nr_task={}&metric={}&machine={}&measurement={}",
         s.workload, s.mode, s.nr_task, s.metric, s.machine, s.measurement

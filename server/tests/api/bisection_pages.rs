@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use axum::http::StatusCode;
 use patchperf_common::mbox;
 use patchperf_common::protocol::JobSpec;
-use patchperf_server::domain::bisect;
+use patchperf_server::domain::bisection;
 use serde_json::json;
 use sqlx::PgPool;
 
@@ -71,7 +71,7 @@ async fn building(app: &TestApp, machine: i64, job: &JobSpec, built: &mut HashSe
 /// [`Lab::drain`] with the pipeline's building messages.
 async fn drain_building(lab: &Lab, app: &TestApp, machine: i64, built: &mut HashSet<usize>) {
     loop {
-        bisect::advance_all(&app.state).await.unwrap();
+        bisection::advance_all(&app.state).await.unwrap();
         let Some(job) = app.claim(machine).await else {
             return;
         };
@@ -269,7 +269,7 @@ async fn a_running_bisection_page_says_how_far_it_has_come(pool: PgPool) {
     while let Some(job) = app.claim(m).await {
         lab.run(&app, m, &job).await;
     }
-    bisect::advance_all(&app.state).await.unwrap();
+    bisection::advance_all(&app.state).await.unwrap();
     let html = page(&app, &format!("/bisections/{id}")).await;
     let said = text(&html);
     assert!(

@@ -13,7 +13,7 @@ use patchperf_common::mbox;
 use patchperf_common::protocol::{BaseSource, JobSpec, NrTask};
 use patchperf_common::run::Side;
 use patchperf_server::Config;
-use patchperf_server::domain::bisect;
+use patchperf_server::domain::bisection;
 use serde_json::{Value, json};
 use sqlx::PgPool;
 
@@ -82,7 +82,7 @@ impl Lab {
     pub async fn drain(&self, app: &TestApp, machine: i64) -> Vec<JobSpec> {
         let mut ran = Vec::new();
         loop {
-            bisect::advance_all(&app.state).await.unwrap();
+            bisection::advance_all(&app.state).await.unwrap();
             let Some(job) = app.claim(machine).await else {
                 return ran;
             };
@@ -151,7 +151,7 @@ async fn the_first_bad_commit_is_found_in_log_n_probes_on_one_machine(pool: PgPo
     // The first probe goes to whichever machine claims it; the rest follow.
     let first = app.claim(m1).await.unwrap();
     lab.run(&app, m1, &first).await;
-    bisect::advance_all(&app.state).await.unwrap();
+    bisection::advance_all(&app.state).await.unwrap();
     assert!(app.claim(m2).await.is_none(), "probes stay on lab-1");
     lab.drain(&app, m1).await;
 

@@ -7,9 +7,10 @@
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use http_body_util::BodyExt;
+use patchperf_common::api::ChangeVerdict;
 use patchperf_server::db;
 use patchperf_server::db::changes::NewChange;
-use patchperf_server::db::history::SeriesKey;
+use patchperf_server::db::history::HistoryKey;
 use patchperf_server::domain::tree;
 use sqlx::PgPool;
 use tower::ServiceExt;
@@ -245,16 +246,17 @@ async fn the_dashboard_pages_open_changes_and_its_form_marks_them(pool: PgPool) 
     let mut made = Vec::new();
     for k in 0..25 {
         let metric = format!("perf-stat.i.metric-{k}");
+        let key = HistoryKey {
+            tree_id: id,
+            workload: "open1".into(),
+            mode: "process".into(),
+            nr_task: 1,
+            metric,
+            machine_id: machine,
+            measurement: "tcg-icount".into(),
+        };
         let c = NewChange {
-            key: SeriesKey {
-                tree_id: id,
-                workload: "open1",
-                mode: "process",
-                nr_task: 1,
-                metric: &metric,
-                machine_id: machine,
-                measurement: "tcg-icount",
-            },
+            key: &key,
             position: 3,
             from_position: 2,
             commit_sha: &ids[3],
@@ -263,7 +265,7 @@ async fn the_dashboard_pages_open_changes_and_its_form_marks_them(pool: PgPool) 
             change_percent: -10.0,
             interval: Some((-12.0, -8.0)),
             p: 0.001,
-            verdict: "regression",
+            verdict: ChangeVerdict::Regression,
             comparison_id: comparisons[2],
         };
         made.push(db::changes::insert(&mut conn, &c).await.unwrap().unwrap());

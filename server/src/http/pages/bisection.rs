@@ -3,7 +3,7 @@
 //! was bisected, the probes in the order they were made with their verdicts
 //! on the metric and where the first bad commit lay after each, and the
 //! series with the probed commits marked. Everything but which kernels the
-//! probes built comes from [`bisect::view`], the API's answer.
+//! probes built comes from [`bisection::view`], the API's answer.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -16,7 +16,7 @@ use patchperf_common::report::format::change_column;
 use patchperf_common::stats::ChangeUnit;
 
 use super::view;
-use crate::domain::bisect;
+use crate::domain::bisection;
 use crate::domain::kernel_builds::{self, KernelBuilds, Origin};
 use crate::error::Result;
 use crate::http::extract::Path;
@@ -85,7 +85,7 @@ pub(super) async fn page(
     let b = db::bisections::find(&state.db, id)
         .await?
         .ok_or_else(|| Error::NotFound(format!("no bisection {id}")))?;
-    let v = bisect::view(&state, &b).await?;
+    let v = bisection::view(&state, &b).await?;
     let ids: Vec<i64> = v.probes.iter().map(|p| p.comparison_id).collect();
     let kernels = kernel_builds::of_comparisons(&state.db, &ids).await?;
     Ok(page_of(&v, &kernels))

@@ -9,14 +9,15 @@ use axum::extract::{Form, State};
 use axum::http::HeaderMap;
 use axum::http::header::REFERER;
 use axum::response::Redirect;
+use patchperf_common::api::{ChangeState, ChangeVerdict};
 use patchperf_common::stats::Verdict;
 use serde::Deserialize;
 
 use super::view;
 use crate::db::changes::ChangeRow;
+use crate::domain::changes;
 use crate::error::Result;
-use crate::http::auth::{AdminAuth, Caller};
-use crate::http::changes::{AcknowledgeRequest, mark};
+use crate::http::auth::Caller;
 use crate::http::extract::Path;
 use crate::{AppState, Error};
 
@@ -51,18 +52,16 @@ pub struct ChangeView {
 impl ChangeView {
     /// Whether it still waits for someone to look at it.
     pub fn is_open(&self) -> bool {
-        self.state == "open"
+        self.state == ChangeState::Open.as_str()
     }
 }
 
-/// A stored verdict word as the verdict it names.
-fn verdict(word: &str) -> Verdict {
-    match word {
-        "regression" => Verdict::Regression,
-        "improvement" => Verdict::Improvement,
-        "changed" => Verdict::Changed,
-        "no change" => Verdict::NoChange,
-        _ => Verdict::Undecided,
+/// A change point's verdict as the verdict of a report it reads like.
+fn verdict(v: ChangeVerdict) -> Verdict {
+    match v {
+        ChangeVerdict::Regression => Verdict::Regression,
+        ChangeVerdict::Improvement => Verdict::Improvement,
+        ChangeVerdict::Changed => Verdict::Changed,
     }
 }
 
@@ -76,7 +75,7 @@ pub fn size(change_percent: f64, low: Option<f64>, high: Option<f64>) -> String 
 
 impl From<ChangeRow> for ChangeView {
     fn from(c: ChangeRow) -> Self {
-        let v = verdict(&c.verdict);
+        let v = verdict(c.verdict);
         ChangeView {
             id: c.id,
             tree_id: c.tree_id,
@@ -90,12 +89,12 @@ impl From<ChangeRow> for ChangeView {
             ),
             machine: format!("{} ({})", c.machine, c.measurement),
             size: size(c.change_percent, c.low, c.high),
-            verdict: c.verdict,
+            verdict: c.verdict.as_str().to_string(),
             verdict_class: view::verdict_class(v),
             verdict_letter: view::verdict_letter(v),
             comparison_id: c.comparison_id,
             bisection_id: c.bisection_id,
-            state: c.state,
+            state: c.state.as_str().to_string(),
             note: c.note.unwrap_or_default(),
             found: view::time(c.created_at),
         }
@@ -121,19 +120,15 @@ pub(super) async fn acknowledge(
     headers: HeaderMap,
     form: std::result::Result<Form<AcknowledgeForm>, FormRejection>,
 ) -> Result<Redirect> {
-    let Form(f) = form.map_err(|e| Error::BadRequest(format!("bad form: {}", e.body_text())))?;
+    let Form(f) = form.map_err(|e| Error::Malformed(format!("bad form: {}", e.body_text())))?;
     let token = f.token.trim();
     if token.is_empty() {
         return Err(Error::Unauthorized(
             "no token: type an admin token to mark a change".into(),
         ));
     }
-    let auth = AdminAuth::check(Caller::of_token(&state, token).await?)?;
-    let req = AcknowledgeRequest {
-        state: f.state,
-        note: f.note,
-    };
-    mark(&state, &auth, id, &req).await?;
+    let caller = Caller::of_token(&state.db, token).await?;
+    changes::acknowledge(&state, &caller, id, &f.state, &f.note).await?;
     Ok(Redirect::to(&back(&headers)))
 }
 

@@ -22,7 +22,7 @@ use super::comparison::{RowView, row_view};
 use crate::domain::report::{self, GroupReport};
 use crate::error::Result;
 use crate::http::extract::{Path, Query};
-use crate::{AppState, Error, db};
+use crate::{AppState, Error};
 
 /// How the rows can be ordered: `(value, what the page calls it)`.
 const SORTS: [(&str, &str); 4] = [
@@ -78,10 +78,9 @@ pub(super) async fn report_of(
     state: &AppState,
     id: i64,
 ) -> Result<std::sync::Arc<report::ComparisonReport>> {
-    let c = db::comparisons::find(&state.db, id)
+    Ok(crate::domain::comparison::overview::find(state, id)
         .await?
-        .ok_or_else(|| Error::NotFound(format!("no comparison {id}")))?;
-    report::load_shared(state, &c).await
+        .1)
 }
 
 fn group_title(g: &GroupReport) -> String {
@@ -143,7 +142,7 @@ fn checked(q: &MetricsQuery) -> Result<(String, &'static str)> {
         return Ok((filter, ""));
     }
     let Some((sort, _)) = SORTS.iter().find(|(v, _)| *v == q.sort) else {
-        return Err(Error::BadRequest(format!(
+        return Err(Error::Malformed(format!(
             "sort {:?}: one of {}",
             q.sort,
             SORTS.map(|(v, _)| v).join(", ")

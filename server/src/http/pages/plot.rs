@@ -11,8 +11,7 @@ use patchperf_common::metric;
 use patchperf_common::run::Side;
 use serde::Deserialize;
 
-use crate::db::runs::SeriesRow;
-use crate::domain::report;
+use crate::db::runs::PerSecondRow;
 use crate::domain::report::offload::off_workers;
 use crate::domain::report::{ComparisonReport, GroupReport, plots};
 use crate::error::Result;
@@ -87,10 +86,7 @@ pub(super) fn encode(s: &str) -> String {
 /// The comparison's kept report and the position of the group `q` asks
 /// for in it (not a copy: a large report's group holds thousands of values).
 async fn group(state: &AppState, id: i64, q: &PlotQuery) -> Result<(Arc<ComparisonReport>, usize)> {
-    let c = db::comparisons::find(&state.db, id)
-        .await?
-        .ok_or_else(|| Error::NotFound(format!("no comparison {id}")))?;
-    let built = report::load_shared(state, &c).await?;
+    let (_, built) = crate::domain::comparison::overview::find(state, id).await?;
     let matches = |g: &GroupReport| {
         let h = &g.comparison.header;
         q.workload.as_deref().is_none_or(|w| w == h.workload)
@@ -186,7 +182,7 @@ pub(super) async fn series(
     let kept_as = PlotQuery::kept_as("series.svg", &report.groups[at], "");
     once(&state, id, &report, &kept_as, async {
         let g = &report.groups[at];
-        let rows = db::runs::series(&state.db, id, &[series_name(g)]).await?;
+        let rows = db::runs::per_second(&state.db, id, &[series_name(g)]).await?;
         series_svg(&state, id, g, &rows)
             .await?
             .ok_or_else(|| Error::NotFound("these runs stored no per-second series".into()))
@@ -223,7 +219,7 @@ pub(super) async fn series_svg(
     state: &AppState,
     comparison_id: i64,
     g: &GroupReport,
-    rows: &[SeriesRow],
+    rows: &[PerSecondRow],
 ) -> Result<Option<String>> {
     let series_name = series_name(g);
     let series_runs: Vec<(Side, String, Vec<f64>)> = rows

@@ -14,9 +14,7 @@ pub(super) async fn mbox(
     State(state): State<AppState>,
     Path(id): Path<i64>,
 ) -> Result<impl IntoResponse> {
-    let c = db::comparisons::find(&state.db, id)
-        .await?
-        .ok_or_else(|| Error::NotFound(format!("no comparison {id}")))?;
+    let c = crate::domain::comparison::overview::row(&state, id).await?;
     let (text, _) = db::patches::mbox(&state.db, c.series_id).await?;
     if text.trim().is_empty() {
         return Err(Error::NotFound(format!(

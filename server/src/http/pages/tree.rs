@@ -14,7 +14,7 @@ use super::changes::ChangeView;
 use super::plot::encode;
 use super::view;
 use crate::db::changes::{ChangeFilter, ChangeRow};
-use crate::db::history::SeriesRow;
+use crate::db::history::HistoryRow;
 use crate::domain::history_plot::{self, HistoryPlot, PlotChange, PlotPoint};
 use crate::domain::report::offload::off_workers;
 use crate::error::Result;
@@ -107,7 +107,7 @@ pub(super) struct TreePage {
 }
 
 /// `open1 · process · nr_task 1 on lab-1 (tcg-icount)`.
-fn history_title(s: &SeriesRow) -> String {
+fn history_title(s: &HistoryRow) -> String {
     format!(
         "{} of {} · {} · nr_task {} on {} ({})",
         s.metric, s.workload, s.mode, s.nr_task, s.machine, s.measurement
@@ -115,7 +115,7 @@ fn history_title(s: &SeriesRow) -> String {
 }
 
 /// Whether change point `c` was found in history `s`.
-fn in_history(c: &ChangeRow, s: &SeriesRow) -> bool {
+fn in_history(c: &ChangeRow, s: &HistoryRow) -> bool {
     c.workload == s.workload
         && c.mode == s.mode
         && c.nr_task == s.nr_task
@@ -125,7 +125,7 @@ fn in_history(c: &ChangeRow, s: &SeriesRow) -> bool {
 }
 
 /// The plot of history `s`'s `points` with its change points marked.
-fn plot_of(s: &SeriesRow, points: &[HistoryPoint], changes: &[&ChangeRow]) -> HistoryPlot {
+fn plot_of(s: &HistoryRow, points: &[HistoryPoint], changes: &[&ChangeRow]) -> HistoryPlot {
     HistoryPlot {
         title: history_title(s),
         y_label: history_plot::y_label(&s.metric),
@@ -181,7 +181,7 @@ async fn render(state: &AppState, plot: HistoryPlot) -> Result<String> {
 }
 
 /// `/trees/{id}/plots/history.svg?…` naming history `s`.
-fn svg_href(id: i64, s: &SeriesRow) -> String {
+fn svg_href(id: i64, s: &HistoryRow) -> String {
     format!(
         "/trees/{id}/plots/history.svg?workload={}&mode={}&nr_task={}&metric={}&machine={}&measurement={}",
         encode(&s.workload),
@@ -219,8 +219,8 @@ pub(super) async fn page(State(state): State<AppState>, Path(id): Path<i64>) -> 
     let t = find(&state, id).await?;
     let changes = tree_changes(&state, id).await?;
     let mut histories = Vec::new();
-    for s in db::history::series(&state.db, id).await? {
-        let points = db::history::points(&state.db, s.key(id)).await?;
+    for s in db::history::of_tree(&state.db, id).await? {
+        let points = db::history::points(&state.db, &s.key(id)).await?;
         let here: Vec<&ChangeRow> = changes.iter().filter(|c| in_history(c, &s)).collect();
         let svg = render(&state, plot_of(&s, &points, &here)).await?;
         histories.push(HistorySection {
@@ -297,9 +297,9 @@ pub(super) async fn history_svg(
     Query(q): Query<HistoryQuery>,
 ) -> Result<impl IntoResponse> {
     find(&state, id).await?;
-    let all = db::history::series(&state.db, id).await?;
+    let all = db::history::of_tree(&state.db, id).await?;
     let s = pick_history(id, &all, &q)?;
-    let points = db::history::points(&state.db, s.key(id)).await?;
+    let points = db::history::points(&state.db, &s.key(id)).await?;
     let changes = tree_changes(&state, id).await?;
     let here: Vec<&ChangeRow> = changes.iter().filter(|c| in_history(c, s)).collect();
     let svg = render(&state, plot_of(s, &points, &here)).await?;

@@ -1,0 +1,107 @@
+//! What every view of one comparison shows, gathered once: the JSON answer
+//! (`GET /api/v1/comparisons/{id}`), its page and the text report read the
+//! same row, report, series, jobs and boots, so they never disagree.
+
+use std::sync::Arc;
+
+use patchperf_common::api::{StepOf, StepView};
+
+use crate::db::boots::BootRow;
+use crate::db::comparisons::ComparisonRow;
+use crate::db::jobs::JobRow;
+use crate::db::patches::PatchRow;
+use crate::domain::report::{self, ComparisonReport};
+use crate::domain::{Context, bisection, steps, waiting};
+use crate::{Error, db};
+
+/// Comparison `id` and its report; `NotFound` when there is none.
+pub async fn find(ctx: &Context, id: i64) -> Result<(ComparisonRow, Arc<ComparisonReport>), Error> {
+    let c = row(ctx, id).await?;
+    let built = report::load_shared(ctx, &c).await?;
+    Ok((c, built))
+}
+
+/// Comparison `id`'s row; `NotFound` when there is none.
+pub async fn row(ctx: &Context, id: i64) -> Result<ComparisonRow, Error> {
+    db::comparisons::find(&ctx.db, id)
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("no comparison {id}")))
+}
+
+/// On a bisection's probe: which bisection, which commit of how many.
+#[derive(Debug, Clone, Copy)]
+pub struct ProbeOf {
+    /// The bisection.
+    pub bisection_id: i64,
+    /// The commit probed, 1-based.
+    pub position: i32,
+    /// Commits in the bisected series.
+    pub of: usize,
+}
+
+/// Everything the views of one comparison show besides its report.
+#[derive(Debug)]
+pub struct Overview {
+    /// The series' messages, in order.
+    pub messages: Vec<PatchRow>,
+    /// The series' sha256.
+    pub series_sha256: String,
+    /// Its jobs, in boot order.
+    pub jobs: Vec<JobRow>,
+    /// Its boots, in order.
+    pub boots: Vec<BootRow>,
+    /// Runs stored per job: (job, base, patched).
+    pub run_counts: Vec<(i64, i64, i64)>,
+    /// What it waits for, when worth telling.
+    pub waiting: Option<String>,
+    /// When its runs' per-second data was pruned (`domain::retention`).
+    pub pruned_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// Its steps, when measured patch by patch.
+    pub steps: Vec<StepView>,
+    /// On a step: its parent and position.
+    pub step_of: Option<StepOf>,
+    /// On a bisection's probe: the bisection.
+    pub probe_of: Option<ProbeOf>,
+    /// Built over a tracked tree's anchor: how many commits ride on it.
+    pub carried_commits: Option<usize>,
+}
+
+/// What the views of comparison `c` show besides its report.
+pub async fn gather(ctx: &Context, c: &ComparisonRow) -> Result<Overview, Error> {
+    let probe_of = match db::comparisons::probe_of(&ctx.db, c.id).await? {
+        None => None,
+        Some((bisection_id, position)) => {
+            let b = db::bisections::find(&ctx.db, bisection_id)
+                .await?
+                .ok_or_else(|| Error::Internal(format!("bisection {bisection_id} vanished")))?;
+            Some(ProbeOf {
+                bisection_id,
+                position,
+                of: bisection::series_len(ctx, &b).await?,
+            })
+        }
+    };
+    let carried_commits = match c.carried_series_id {
+        Some(carried) => Some(
+            db::patches::messages(&ctx.db, carried)
+                .await?
+                .iter()
+                .filter(|m| m.has_diff)
+                .count(),
+        ),
+        None => None,
+    };
+    Ok(Overview {
+        messages: db::patches::messages(&ctx.db, c.series_id).await?,
+        series_sha256: db::patches::series_sha256(&ctx.db, c.series_id).await?,
+        jobs: db::jobs::for_comparison(&ctx.db, c.id).await?,
+        boots: db::boots::for_comparison(&ctx.db, c.id).await?,
+        run_counts: db::runs::counts_per_job(&ctx.db, c.id).await?,
+        waiting: waiting::note(&ctx.db, c).await?,
+        pruned_at: db::retention::pruned_at(&ctx.db, c.id).await?,
+        steps: steps::views(ctx, c).await?,
+        step_of: steps::step_of(ctx, c).await?,
+        probe_of,
+        carried_commits,
+    })
+}

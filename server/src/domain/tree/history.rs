@@ -1,0 +1,128 @@
+//! A tracked tree's history: once a tree's comparison is final, each
+//! measured commit becomes a point of the history of every (workload, mode,
+//! nr_task, headline metric) on its machine, and the histories it touched
+//! are searched for change points ([`super::changes`]).
+
+use std::collections::HashMap;
+
+use patchperf_common::comparison::ComparisonStatus;
+use patchperf_common::protocol::BaseSource;
+use patchperf_common::run::Side;
+use patchperf_common::stats::summary;
+
+use super::changes;
+use crate::db::comparisons::ComparisonRow;
+use crate::db::history::{HistoryKey, NewPoint};
+use crate::domain::Context;
+use crate::domain::report::load_shared;
+use crate::{Error, db};
+
+/// Writes the history points of every finished tree comparison not yet
+/// written, then looks for change points in the histories they touched;
+/// how many comparisons it wrote.
+pub async fn record_history(ctx: &Context) -> Result<usize, Error> {
+    let due = db::history::due(&ctx.db).await?;
+    for &id in &due {
+        let Some(c) = db::comparisons::find(&ctx.db, id).await? else {
+            continue;
+        };
+        let mut touched = Vec::new();
+        let mut tx = ctx.db.begin().await?;
+        if let (Some(tree_id), Some(machine_id)) = (c.tree_id, c.machine_id) {
+            for point in points(ctx, &c, tree_id, machine_id).await? {
+                db::history::insert(&mut tx, &point).await?;
+                if !touched.contains(&point.key) {
+                    touched.push(point.key);
+                }
+            }
+        }
+        db::history::recorded(&mut tx, id).await?;
+        tx.commit().await?;
+        if let Some(tree_id) = c.tree_id {
+            for key in &touched {
+                changes::detect(ctx, tree_id, key).await?;
+            }
+        }
+    }
+    Ok(due.len())
+}
+
+/// The points a finished tree comparison measured: each step's commit (or
+/// the range's end when it has no steps) from its patched side, and the
+/// range's start from the base side of the first.
+async fn points(
+    ctx: &Context,
+    c: &ComparisonRow,
+    tree_id: i64,
+    machine_id: i64,
+) -> Result<Vec<NewPoint>, Error> {
+    let positions: HashMap<String, i32> = db::trees::commits(&ctx.db, tree_id)
+        .await?
+        .into_iter()
+        .map(|tc| (tc.commit_sha, tc.position))
+        .collect();
+    let start = match &c.base.0 {
+        BaseSource::Git { commit, .. } => Some(commit.clone()),
+        BaseSource::Tarball { .. } => None,
+    };
+    let steps = db::comparisons::steps(&ctx.db, c.id).await?;
+    let measured: Vec<(i64, Option<String>)> = if steps.is_empty() {
+        vec![(c.id, c.commit_sha.clone())]
+    } else {
+        steps
+            .into_iter()
+            .filter(|s| s.status == ComparisonStatus::Done)
+            .map(|s| (s.id, s.commit_sha))
+            .collect()
+    };
+    let mut out = Vec::new();
+    for (i, (id, commit)) in measured.into_iter().enumerate() {
+        let Some(row) = db::comparisons::find(&ctx.db, id).await? else {
+            continue;
+        };
+        if row.status != ComparisonStatus::Done {
+            continue;
+        }
+        let report = load_shared(ctx, &row).await?;
+        let mut sides = vec![(Side::Patched, commit)];
+        if i == 0 {
+            sides.push((Side::Base, start.clone()));
+        }
+        for (side, commit) in sides {
+            let Some(position) = commit.as_ref().and_then(|c| positions.get(c)) else {
+                continue;
+            };
+            for g in &report.groups {
+                let h = &g.comparison.header;
+                let Some(m) = g.comparison.headline_metric() else {
+                    continue;
+                };
+                let stats = match side {
+                    Side::Base => &m.base,
+                    Side::Patched => &m.patched,
+                };
+                if stats.values.is_empty() {
+                    continue;
+                }
+                out.push(NewPoint {
+                    key: HistoryKey {
+                        tree_id,
+                        machine_id,
+                        measurement: h.measurement.map_or("unknown", |m| m.as_str()).to_string(),
+                        workload: h.workload.clone(),
+                        mode: h.mode.as_str().to_string(),
+                        nr_task: i32::try_from(h.nr_task).unwrap_or(i32::MAX),
+                        metric: m.name.clone(),
+                    },
+                    position: *position,
+                    commit_sha: commit.clone().unwrap_or_default(),
+                    runs: stats.values.clone(),
+                    mean: summary::mean(&stats.values).unwrap_or(f64::NAN),
+                    interval: summary::mean_interval(&stats.values),
+                    comparison_id: id,
+                });
+            }
+        }
+    }
+    Ok(out)
+}

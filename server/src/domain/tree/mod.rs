@@ -1,0 +1,288 @@
+//! Tracked trees: a branch patchperf measures by itself. Adding a tree
+//! notes its head; each new head (seen by the watcher's poll, or at once
+//! through the push hook) is measured against the last one tested as a
+//! git range comparison, one step per commit (see [`super::submit`]), its
+//! commits appended to the tree's tested line. Its kernels are built over
+//! the tree's anchor with the commits since carried as patches
+//! ([`carried`]), so a new head costs one incremental build. What a final
+//! comparison adds to the tree's histories is [`history`]'s; the change
+//! points found in them, [`changes`]'.
+
+pub mod changes;
+pub mod history;
+
+pub use self::changes::BISECTIONS_PER_DAY;
+pub use self::history::record_history;
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use patchperf_common::api::{
+    ComparisonCreateRequest, ComparisonSubmission, PushResponse, TreeSubmission, TreeView,
+};
+use patchperf_common::protocol::BaseSource;
+use patchperf_common::run::MeasurementMode;
+
+use crate::db::trees::{NewTree, TreeRow};
+use crate::domain::Context;
+use crate::domain::comparison::{self, Carried, Origin};
+use crate::domain::workers::{Done, Worker};
+use crate::domain::{machines, range, submit};
+use crate::{Error, db};
+
+/// Most commits a tree's kernels carry over its anchor: each rides on
+/// both sides of every later test (and is rebuilt where it touches what
+/// the new head touches), so past these the anchor moves up, at the cost
+/// of one full build (ccache-warm).
+pub const MAX_CARRIED: usize = 32;
+
+/// How often the watcher wakes.
+const WAKE: Duration = Duration::from_secs(15);
+
+/// How long a branch goes unlooked-at before the watcher asks its remote.
+const POLL_EVERY: Duration = Duration::from_secs(300);
+
+/// Adds the tree `req` describes, added by token `created_by`, at its
+/// branch's head now; its id.
+pub async fn create(ctx: &Context, created_by: i64, req: &TreeSubmission) -> Result<i64, Error> {
+    let machine_id = match &req.machine {
+        Some(name) => Some(machines::named(&ctx.db, name, req.backend).await?.id),
+        None => None,
+    };
+    let head = range::head(ctx, &req.url, &req.branch).await?;
+    let mut tx = ctx.db.begin().await?;
+    let new = NewTree {
+        name: &req.name,
+        url: &req.url,
+        branch: &req.branch,
+        workloads: &req.workloads,
+        params: &req.params,
+        runs_per_side: i32::try_from(req.runs).unwrap_or(i32::MAX),
+        max_runs_per_side: req.max_runs.map(|m| i32::try_from(m).unwrap_or(i32::MAX)),
+        backend: req.backend.map(|b| b.as_str()),
+        config_fragment: req.config_fragment.as_deref(),
+        machine_id,
+        min_hours: i32::try_from(req.min_hours).unwrap_or(i32::MAX),
+        cc: &req.cc,
+        webhook_url: req.webhook_url.as_deref(),
+        head: &head.sha,
+        created_by,
+    };
+    let id = db::trees::insert(&mut tx, &new).await?.ok_or_else(|| {
+        Error::WrongState(format!("a tree named `{}` is tracked already", req.name))
+    })?;
+    db::trees::append_commit(
+        &mut tx,
+        id,
+        &head.sha,
+        &head.subject,
+        &head.author,
+        committed_at(head.committed_at),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(id)
+}
+
+fn committed_at(seconds: Option<i64>) -> Option<DateTime<Utc>> {
+    seconds.and_then(|s| DateTime::from_timestamp(s, 0))
+}
+
+/// Looks at the tree's branch now: a head not tested yet is queued as a
+/// range comparison against the last one tested, unless the tree's
+/// schedule says it is too soon. Everything git is asked (the head, the
+/// range, the carried commits) is asked before any row is locked, and the
+/// comparison and the tree's new tested head are stored in one
+/// transaction: a server killed halfway leaves the push to do again, never
+/// done twice.
+pub async fn poll(ctx: &Context, id: i64) -> Result<PushResponse, Error> {
+    let tree = {
+        let mut conn = ctx.db.acquire().await?;
+        let tree = db::trees::find(&mut conn, id, false)
+            .await?
+            .ok_or_else(|| Error::NotFound(format!("no tree {id}")))?;
+        // Noted first, so that a remote that fails is asked again only
+        // after the poll interval, not at every wake of the watcher.
+        db::trees::polled(&mut conn, id).await?;
+        tree
+    };
+    let head = range::head(ctx, &tree.url, &tree.branch).await?;
+    let answer = |comparison_id, status: String| PushResponse {
+        tree_id: id,
+        head: head.sha.clone(),
+        comparison_id,
+        status,
+    };
+    if head.sha == tree.tested_commit {
+        return Ok(answer(None, "no new commit".into()));
+    }
+    if let Some(next) = next_allowed(&tree) {
+        return Ok(answer(
+            None,
+            format!(
+                "new head waits: at most one test every {} hours, the next from {next}",
+                tree.min_hours
+            ),
+        ));
+    }
+    let req = ComparisonSubmission::try_from(request(&tree, &head.sha))
+        .map_err(|e| Error::Internal(format!("tree {id}'s stored settings: {e}")))?;
+    let carried = carried(ctx, &tree).await;
+    let prepared = submit::prepare(
+        ctx,
+        &req,
+        tree.created_by,
+        Origin::TreeHead { tree_id: id },
+        carried,
+    )
+    .await?;
+
+    let mut tx = ctx.db.begin().await?;
+    let locked = db::trees::find(&mut tx, id, true)
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("no tree {id}")))?;
+    // Another poll (this server's hook, or another server) took this head
+    // while git was asked.
+    if locked.tested_commit != tree.tested_commit || locked.anchor_commit != tree.anchor_commit {
+        tx.commit().await?;
+        return Ok(answer(
+            None,
+            format!(
+                "queued meanwhile by another poll (tested head now {})",
+                locked.tested_commit
+            ),
+        ));
+    }
+    let comparison_id =
+        comparison::queue(&mut tx, &prepared.order, ctx.config.max_attempts).await?;
+    let anchor = match &prepared.order.carried {
+        Some(Carried::New { over, .. } | Carried::Stored { over, .. }) => over.clone(),
+        None => tree.tested_commit.clone(),
+    };
+    let mut commits = 0;
+    for c in prepared.range.iter().flat_map(|r| r.commits.iter()) {
+        db::trees::append_commit(
+            &mut tx,
+            id,
+            &c.sha,
+            &c.subject,
+            &c.author,
+            committed_at(c.committed_at),
+        )
+        .await?;
+        commits += 1;
+    }
+    db::trees::tested(&mut tx, id, &head.sha, &anchor).await?;
+    tx.commit().await?;
+    ctx.jobs_changed.notify_waiters();
+    tracing::info!(
+        tree = id,
+        comparison = comparison_id,
+        commits,
+        "new head queued"
+    );
+    Ok(answer(
+        Some(comparison_id),
+        format!(
+            "queued comparison {comparison_id} of {commits} new commit{}",
+            if commits == 1 { "" } else { "s" }
+        ),
+    ))
+}
+
+/// The commits from the tree's anchor to its last tested head, over which
+/// the next head's kernels are built: the runner has the last head's
+/// kernel in its cache under exactly that series and builds the new one
+/// incrementally on the anchor's build tree. `None` (nothing carried yet,
+/// more than [`MAX_CARRIED`] commits, or an anchor no longer on the
+/// branch's first-parent line after a forced push) builds the range over
+/// its own start, which becomes the anchor.
+async fn carried(ctx: &Context, tree: &TreeRow) -> Option<Carried> {
+    if tree.anchor_commit == tree.tested_commit {
+        return None;
+    }
+    let spelled = format!("{}..{}", tree.anchor_commit, tree.tested_commit);
+    match range::read(ctx, &tree.url, &spelled, ctx.config.body_limit / 2).await {
+        Ok(r) if r.commits.len() + r.empty.len() <= MAX_CARRIED => Some(Carried::New {
+            over: r.from,
+            mbox: r.mbox,
+        }),
+        Ok(r) => {
+            tracing::info!(
+                tree = tree.id,
+                commits = r.commits.len() + r.empty.len(),
+                "the anchor moves up to the last tested head"
+            );
+            None
+        }
+        Err(e) => {
+            tracing::info!(tree = tree.id, error = %e, "the anchor moves up to the last tested head");
+            None
+        }
+    }
+}
+
+/// When the schedule lets the next test start, if that is later than now.
+fn next_allowed(tree: &TreeRow) -> Option<DateTime<Utc>> {
+    let last = tree.tested_at?;
+    let next = last + chrono::Duration::hours(i64::from(tree.min_hours));
+    (tree.min_hours > 0 && next > Utc::now()).then_some(next)
+}
+
+/// The range comparison of `head` against the tree's last tested head.
+fn request(tree: &TreeRow, head: &str) -> ComparisonCreateRequest {
+    ComparisonCreateRequest {
+        base: BaseSource::Git {
+            url: tree.url.clone(),
+            commit: tree.tested_commit.clone(),
+        },
+        mbox: String::new(),
+        aa: false,
+        per_patch: false,
+        range: Some(format!("{}..{head}", tree.tested_commit)),
+        workloads: tree.workloads.clone(),
+        params: tree.params.0.clone(),
+        runs: u32::try_from(tree.runs_per_side).unwrap_or(3),
+        max_runs: tree.max_runs_per_side.and_then(|m| u32::try_from(m).ok()),
+        backend: tree.backend.as_deref().and_then(MeasurementMode::parse),
+        config_fragment: tree.config_fragment.clone(),
+        machine: tree.machine_name.clone(),
+        order_seed: None,
+    }
+}
+
+/// The tree as the API shows it.
+pub fn view(ctx: &Context, t: TreeRow) -> TreeView {
+    TreeView {
+        id: t.id,
+        page_url: ctx.config.link(&format!("/trees/{}", t.id)),
+        name: t.name,
+        url: t.url,
+        branch: t.branch,
+        workloads: t.workloads,
+        params: t.params.0,
+        runs_per_side: t.runs_per_side,
+        min_hours: t.min_hours,
+        cc: t.cc,
+        webhook_url: t.webhook_url,
+        tested_commit: t.tested_commit,
+        tested_at: t.tested_at,
+        polled_at: t.polled_at,
+    }
+}
+
+/// Starts the `tree-watcher` worker: every [`WAKE`] it looks at the
+/// branches not looked at for [`POLL_EVERY`] (one tree that fails is logged
+/// and the others go on), then writes the history of finished comparisons.
+pub fn spawn_watcher(ctx: &Context) -> tokio::task::JoinHandle<()> {
+    Worker::every("tree-watcher", WAKE).spawn(ctx, |ctx| async move {
+        let ids = db::trees::due(&ctx.db, POLL_EVERY.as_secs_f64()).await?;
+        for &id in &ids {
+            if let Err(e) = poll(&ctx, id).await {
+                tracing::warn!(tree = id, error = %e, "looking at the branch failed");
+            }
+        }
+        let written = history::record_history(&ctx).await?;
+        Ok(Done::Handled(ids.len() + written))
+    })
+}
