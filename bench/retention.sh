@@ -58,21 +58,20 @@ values="$(sql "SELECT count(*) FROM metric_values")"
 profile="$(sql "SELECT count(*) FROM metric_values WHERE name LIKE 'perf-profile.%'")"
 series="$(sql "SELECT count(*) FROM run_series")"
 
-{
-    printf '| %-26s | %9s | %13s | %10s | %8s | %18s |\n' "MB" database metric_values run_series runs comparison_reports
-    printf '|%s|\n' "----------------------------|-----------|---------------|------------|----------|--------------------"
-    sizes "filled"
-    pruning=$SECONDS
-    "$server" prune --older-than-days 0 --data-dir "$data" >"$data/prune.out"
-    prune_seconds=$((SECONDS - pruning))
-    sizes "pruned"
-    sql "VACUUM"
-    sizes "pruned, VACUUM"
-    full=$SECONDS
-    sql "VACUUM FULL"
-    full_seconds=$((SECONDS - full))
-    sizes "pruned, VACUUM FULL"
-} | tee "$data/sizes.md"
+table="$data/sizes.md"
+printf '| %-26s | %9s | %13s | %10s | %8s | %18s |\n' "MB" database metric_values run_series runs comparison_reports | tee "$table"
+printf '|%s|\n' "----------------------------|-----------|---------------|------------|----------|--------------------" | tee -a "$table"
+sizes "filled" | tee -a "$table"
+pruning=$SECONDS
+"$server" prune --older-than-days 0 --data-dir "$data" >"$data/prune.out" 2>>"$data/server.log"
+prune_seconds=$((SECONDS - pruning))
+sizes "pruned" | tee -a "$table"
+sql "VACUUM"
+sizes "pruned, VACUUM" | tee -a "$table"
+full=$SECONDS
+sql "VACUUM FULL"
+full_seconds=$((SECONDS - full))
+sizes "pruned, VACUUM FULL" | tee -a "$table"
 
 echo
 echo "retention: $(cat "$data/prune.out")"
