@@ -5,10 +5,10 @@
 # --fill-only: default 10^4 comparisons, ~10^6 metric values, ~3x10^6
 # series points; --small: a tenth), then `patchperf-server prune
 # --older-than-days 0` (every comparison is finished by then). Prints the
-# database's size and its bulky tables' before pruning, after it, after a
-# plain VACUUM (what autovacuum does: the space is reused, the files keep
-# their size) and after VACUUM FULL (the files rewritten), the prune's wall
-# time, and the load average. Checks that the JSON and report.txt of a few
+# database's size and its bulky tables' when filled, rewritten by VACUUM
+# FULL (the baseline), after pruning, after a plain VACUUM (what
+# autovacuum does: the space is reused, the files keep their size) and
+# after VACUUM FULL again, the prune's wall time, and the load average. Checks that the JSON and report.txt of a few
 # comparisons read the same before and after, byte for byte.
 #
 # usage: bench/retention.sh [--small] [labscale options]
@@ -62,6 +62,9 @@ table="$data/sizes.md"
 printf '| %-26s | %9s | %13s | %10s | %8s | %18s |\n' "MB" database metric_values run_series runs comparison_reports | tee "$table"
 printf '|%s|\n' "----------------------------|-----------|---------------|------------|----------|--------------------" | tee -a "$table"
 sizes "filled" | tee -a "$table"
+# The baseline without the bloat of the fill (rows updated as jobs ran).
+sql "VACUUM FULL"
+sizes "filled, VACUUM FULL" | tee -a "$table"
 pruning=$SECONDS
 "$server" prune --older-than-days 0 --data-dir "$data" >"$data/prune.out" 2>>"$data/server.log"
 prune_seconds=$((SECONDS - pruning))
