@@ -7,7 +7,8 @@
 //! into a mail from outside (`mail_header`); a
 //! submitted patch series (`mbox`) and the digest things
 //! are named by (`digest`); the statistics of a comparison (`stats`) and the
-//! 0-day style report built from them (`report`).
+//! 0-day style report built from them (`report`); the settings files
+//! read beside a command line (`settings`).
 //!
 //! This crate does no I/O, so both binaries (and their tests) can rely on it
 //! behaving the same everywhere.
@@ -31,5 +32,6 @@ pub mod metric;
 pub mod protocol;
 pub mod report;
 pub mod run;
+pub mod settings;
 pub mod stats;
 pub mod workload;

@@ -6,9 +6,11 @@
 //! extractors) → [`domain`] (job lifecycle, queue, reports) → [`db`] (SQL).
 //! [`app`] builds the whole HTTP application from an [`AppState`], so tests
 //! drive it without a socket; [`MIGRATOR`] is the schema the application
-//! expects. `main.rs` only parses the command line ([`cli`]) and runs it
+//! expects; [`backup`] writes and reads the backups of its data.
+//! `main.rs` only parses the command line ([`cli`]) and runs it
 //! ([`commands`]).
 
+pub mod backup;
 pub mod cli;
 pub mod commands;
 pub mod config;
@@ -27,4 +29,11 @@ pub use http::app;
 pub use state::AppState;
 
 /// The migrations in the workspace's `migrations/`, embedded at build time.
-pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");
+/// A database may have newer ones than this server knows (a newer server
+/// migrated it during a rolling upgrade); they only ever add what this
+/// server does not read (see "Upgrading" in the README), so it starts on
+/// it all the same.
+pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate::Migrator {
+    ignore_missing: true,
+    ..sqlx::migrate!("../migrations")
+};

@@ -1,12 +1,13 @@
-//! `patchperf-server`: parse the command line and hand it to the command.
+//! `patchperf-server`: parse the command line (and the settings file) and
+//! hand it to the command.
 
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::Parser;
 use patchperf_server::{cli, commands};
 
 fn main() -> ExitCode {
+    let cli = cli::parse();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -16,7 +17,7 @@ fn main() -> ExitCode {
     };
     let code = runtime.block_on(async {
         commands::init_logging();
-        match commands::run(cli::Cli::parse()).await {
+        match commands::run(cli).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("patchperf-server: {e}");

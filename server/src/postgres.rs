@@ -69,6 +69,30 @@ pub fn find_bin() -> Result<PathBuf, Error> {
     })
 }
 
+/// A Postgres client program (`pg_dump`, `pg_restore`): from
+/// `$PATCHPERF_PG_BIN`, else Debian's newest `/usr/lib/postgresql/<v>/bin`
+/// that has it (with only `postgresql-client` installed there is no
+/// `initdb` beside it), else the one on `PATH`.
+pub fn find_tool(name: &str) -> PathBuf {
+    if let Some(dir) = std::env::var_os("PATCHPERF_PG_BIN") {
+        return PathBuf::from(dir).join(name);
+    }
+    let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let v: u32 = e.file_name().to_str()?.parse().ok()?;
+            let tool = e.path().join("bin").join(name);
+            tool.exists().then_some((v, tool))
+        })
+        .collect();
+    versions.sort();
+    versions
+        .pop()
+        .map_or_else(|| PathBuf::from(name), |(_, tool)| tool)
+}
+
 fn is_root() -> bool {
     // The effective uid of this process; `id -u` keeps this file free of
     // unsafe code.
@@ -252,6 +276,23 @@ impl PrivatePostgres {
             .port(PORT)
             .username("postgres")
             .database(database)
+    }
+
+    /// How a libpq client program (pg_dump, pg_restore) reaches database
+    /// `database` of the cluster: its socket directory, port and user.
+    pub fn libpq_args(&self, database: &str) -> Vec<std::ffi::OsString> {
+        let mut args: Vec<std::ffi::OsString> = vec!["--host".into(), self.run.clone().into()];
+        for arg in [
+            "--port",
+            &PORT.to_string(),
+            "--username",
+            "postgres",
+            "--dbname",
+            database,
+        ] {
+            args.push(arg.into());
+        }
+        args
     }
 
     /// Stops the cluster (fast shutdown: open sessions are ended, data is

@@ -2,9 +2,15 @@
 
 use std::path::PathBuf;
 
-/// Arguments of `patchperf-runner agent`.
+/// Arguments of `patchperf-runner agent`. Each flag may instead be set in
+/// the settings file by its long name (`server = "http://…"`).
 #[derive(Debug, clap::Args)]
 pub struct AgentArgs {
+    /// Settings file (TOML): these flags by their long names; flags and
+    /// environment variables win over it. Default:
+    /// /etc/patchperf/runner.toml when it exists.
+    #[arg(long, env = "PATCHPERF_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
     /// The patchperf server, e.g. http://perf.example.org:8080.
     #[arg(long, env = "PATCHPERF_SERVER")]
     pub server: String,
@@ -12,21 +18,25 @@ pub struct AgentArgs {
     #[arg(long, env = "PATCHPERF_TOKEN", hide_env_values = true)]
     pub token: String,
     /// Machine name to register as (default: the host name).
-    #[arg(long)]
+    #[arg(long, env = "PATCHPERF_NAME")]
     pub name: Option<String>,
     /// Where results wait while the server is unreachable.
     #[arg(long, env = "PATCHPERF_SPOOL", default_value = "/var/spool/patchperf")]
     pub spool: PathBuf,
+    /// Where built kernels, ccache, the per-job scratch trees and (with
+    /// --kexec) the job's state across reboots are kept.
+    #[arg(long, env = "PATCHPERF_CACHE", default_value = "/var/cache/patchperf")]
+    pub cache: PathBuf,
     /// Claim at most one job, execute it, deliver what is spooled, exit.
-    #[arg(long)]
+    #[arg(long, env = "PATCHPERF_ONCE")]
     pub once: bool,
     /// Seconds each claim waits for work (the server caps it at about 30).
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, env = "PATCHPERF_WAIT", default_value_t = 30)]
     pub wait: u32,
     /// Bare metal: boot this machine itself into each kernel with kexec
     /// (one reboot per boot slot) instead of QEMU. Start the agent again at
     /// every boot (e.g. a systemd unit): it resumes the job from the state
     /// in the cache directory.
-    #[arg(long)]
+    #[arg(long, env = "PATCHPERF_KEXEC")]
     pub kexec: bool,
 }

@@ -1,7 +1,11 @@
-//! Command-line definitions (clap derive), one file per subcommand. The code
-//! that runs each command lives in `crate::commands`.
+//! Command-line definitions (clap derive), one file per subcommand, and
+//! the agent's settings file read beside them ([`parse`]). The code that
+//! runs each command lives in `crate::commands`.
+
+use std::ffi::OsString;
 
 use clap::{Parser, Subcommand};
+use patchperf_common::settings::{self, Failure, Program};
 
 pub mod agent;
 pub mod bench;
@@ -46,4 +50,116 @@ pub enum Command {
     /// Have a patchperf server follow a branch: every new head measured
     /// against the last, its history kept, change points mailed.
     Track(Box<track::TrackArgs>),
+}
+
+/// The agent's settings file when `--config` names none, if it exists.
+pub const DEFAULT_CONFIG: &str = "/etc/patchperf/runner.toml";
+
+/// Only the agent, a service, reads a settings file; the other commands
+/// are run by hand.
+pub const SETTINGS: Program<'static> = Program {
+    keys_of: "agent",
+    readers: &["agent"],
+    default_path: DEFAULT_CONFIG,
+};
+
+/// `args` with the settings file's values where no flag or environment
+/// variable gave one.
+pub fn try_parse(args: Vec<OsString>, program: &Program<'_>) -> Result<Cli, Failure> {
+    settings::parse_command_line(args, program, |p| std::fs::File::open(p))
+}
+
+/// This process's command line, as [`try_parse`] reads it; on a bad
+/// command line or settings file, says why and exits (status 2).
+pub fn parse() -> Cli {
+    match try_parse(std::env::args_os().collect(), &SETTINGS) {
+        Ok(cli) => cli,
+        Err(Failure::Usage(e)) => e.exit(),
+        Err(Failure::File(why)) => {
+            eprintln!("patchperf-runner: {why}");
+            std::process::exit(2)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    fn agent(args: &[&str]) -> Result<agent::AgentArgs, Failure> {
+        let args = args.iter().map(OsString::from).collect();
+        match try_parse(args, &SETTINGS)?.command {
+            Command::Agent(a) => Ok(a),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn example() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/runner.toml.example")
+    }
+
+    /// The example with every setting uncommented.
+    fn uncommented() -> String {
+        std::fs::read_to_string(example())
+            .unwrap()
+            .lines()
+            .map(|l| {
+                l.strip_prefix('#')
+                    .filter(|k| k.contains(" = "))
+                    .unwrap_or(l)
+            })
+            .map(|l| format!("{l}\n"))
+            .collect()
+    }
+
+    #[test]
+    fn the_example_names_every_agent_flag_and_each_of_its_values_is_accepted() {
+        let text = uncommented();
+        let cli = <Cli as clap::CommandFactory>::command();
+        let cmd = cli.find_subcommand("agent").unwrap();
+        let parsed = settings::parse(&text, cmd).unwrap();
+        for arg in cmd.get_arguments() {
+            let Some(long) = arg.get_long() else { continue };
+            if ["config", "help"].contains(&long) {
+                continue;
+            }
+            assert!(
+                parsed.iter().any(|s| s.key == long),
+                "--{long} is not in deploy/runner.toml.example"
+            );
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("runner.toml");
+        std::fs::write(&file, &text).unwrap();
+        let a = agent(&["r", "agent", "--config", file.to_str().unwrap()]).unwrap();
+        assert_eq!(a.server, "http://perf.example.org:8080");
+        assert_eq!(a.cache, Path::new("/var/cache/patchperf"));
+    }
+
+    #[test]
+    fn a_flag_wins_over_the_file_and_an_unknown_key_names_itself_and_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("runner.toml");
+        std::fs::write(
+            &file,
+            "server = \"http://a:1\"\ntoken = \"ppf_runner_x\"\nwait = 5\nkexec = true\n",
+        )
+        .unwrap();
+        let f = file.to_str().unwrap();
+        let a = agent(&["r", "agent", "--config", f, "--wait", "7"]).unwrap();
+        assert_eq!(
+            (a.server.as_str(), a.wait, a.kexec),
+            ("http://a:1", 7, true)
+        );
+        std::fs::write(&file, "server = \"http://a:1\"\nspooll = \"/x\"\n").unwrap();
+        let Err(Failure::File(e)) = agent(&["r", "agent", "--config", f]) else {
+            panic!("an unknown key was accepted")
+        };
+        assert!(
+            e.starts_with(f) && e.contains("unknown key `spooll`"),
+            "{e}"
+        );
+    }
 }

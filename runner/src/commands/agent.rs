@@ -12,6 +12,7 @@ use crate::agent::inventory;
 use crate::agent::pipeline_executor::{KernelExecutor, KexecExecutor};
 use crate::agent::worker::{Agent, AgentOptions};
 use crate::cli::agent::AgentArgs;
+use crate::kernel::cache::Cache;
 use crate::kernel::pipeline::Pipeline;
 use crate::kernel::pipeline::kexec::Kexec;
 
@@ -42,14 +43,16 @@ pub fn run(args: AgentArgs) -> Result<(), Error> {
         idle_retry: Duration::from_secs(10),
     };
     let mut agent = Agent::new(Client::new(&args.server, &args.token), options, inventory)?;
+    let pipeline = Pipeline {
+        cache: Cache::at(&args.cache),
+        ..Pipeline::from_env()?
+    };
     if !args.kexec {
-        let mut executor = KernelExecutor {
-            pipeline: Pipeline::from_env()?,
-        };
+        let mut executor = KernelExecutor { pipeline };
         return agent.run(&mut executor, args.once);
     }
     let mut executor = KexecExecutor {
-        pipeline: Pipeline::from_env()?,
+        pipeline,
         kexec: Kexec::default(),
     };
     if let Some(job) = executor.in_progress()? {

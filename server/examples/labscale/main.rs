@@ -26,6 +26,7 @@
 //!        [--machines N] [--ingest N] [--seconds S] [--requests N]
 //!        [--sequential-seconds S] [--clients N] [--window-seconds S]
 //!        [--idle-seconds S] [--settle-seconds S] [--timeout-seconds S]
+//!        [--fill-only]   (steps 1 and 2, then waits for the builder; exits)
 
 mod aa_probe;
 mod client;
@@ -116,6 +117,20 @@ fn main() {
     }
 
     drain_builder(&o, &errors);
+    if o.fill_only {
+        println!(
+            "labscale: filled: {} comparisons, {} metric values, {} series points in {:.0} s",
+            finished.len(),
+            lab.counts.values.load(Ordering::Relaxed),
+            lab.counts.points.load(Ordering::Relaxed),
+            started.elapsed().as_secs_f64()
+        );
+        let failed = errors.count();
+        if failed > 0 {
+            fail(&errors, &format!("{failed} failed requests"));
+        }
+        return;
+    }
     println!("idle: {} s with nothing to do", o.idle.as_secs());
     let idle_before = cpu.sample();
     std::thread::sleep(o.idle);

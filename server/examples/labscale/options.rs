@@ -28,6 +28,9 @@ pub struct Options {
     pub idle: Duration,
     pub settle: Duration,
     pub timeout: Duration,
+    /// Fill the lab, wait for the builder, measure nothing
+    /// (`bench/retention.sh` measures the database instead).
+    pub fill_only: bool,
 }
 
 impl Options {
@@ -65,6 +68,7 @@ fn preset(small: bool) -> Options {
         idle: Duration::from_secs(10),
         settle: Duration::from_secs(10),
         timeout: Duration::from_secs(60),
+        fill_only: false,
     }
 }
 
@@ -75,6 +79,10 @@ pub fn parse() -> Result<Options, String> {
     let mut it = args.into_iter();
     while let Some(a) = it.next() {
         if a == "--small" {
+            continue;
+        }
+        if a == "--fill-only" {
+            o.fill_only = true;
             continue;
         }
         if !a.starts_with("--") {

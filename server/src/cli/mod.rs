@@ -1,11 +1,15 @@
 //! Command-line definitions of `patchperf-server` (clap derive): `serve`,
-//! `migrate`, `token`, one file per subcommand with arguments of its own.
-//! The code that runs each command lives in `crate::commands`.
+//! `migrate`, `token`, `backup`, `restore`, `prune`, one file per
+//! subcommand (or group) with arguments of its own,
+//! and the settings file read beside them ([`parse`]). The code that runs
+//! each command lives in `crate::commands`.
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
+use patchperf_common::settings::{self, Failure, Program};
 
+pub mod backup;
 pub mod serve;
 pub mod token;
 
@@ -13,9 +17,40 @@ pub mod token;
 #[derive(Debug, Parser)]
 #[command(name = "patchperf-server", version, about)]
 pub struct Cli {
+    /// Settings file (TOML): `serve`'s flags by their long names, e.g.
+    /// `listen = "0.0.0.0:8080"`; flags and environment variables win
+    /// over it. Default: /etc/patchperf/server.toml when it exists.
+    #[arg(long, global = true, env = "PATCHPERF_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// The settings file read when `--config` names none, if it exists.
+pub const DEFAULT_CONFIG: &str = "/etc/patchperf/server.toml";
+
+/// Which subcommands read the settings file: those that open the
+/// database take its place from it.
+pub const SETTINGS: Program<'static> = Program {
+    keys_of: "serve",
+    readers: &["serve", "migrate", "token", "backup", "restore", "prune"],
+    default_path: DEFAULT_CONFIG,
+};
+
+/// This process's command line with the settings file's values where no
+/// flag or environment variable gave one; on a bad command line or file,
+/// says why and exits (status 2), as clap does.
+pub fn parse() -> Cli {
+    let args = std::env::args_os().collect();
+    match settings::parse_command_line(args, &SETTINGS, |p| std::fs::File::open(p)) {
+        Ok(cli) => cli,
+        Err(Failure::Usage(e)) => e.exit(),
+        Err(Failure::File(why)) => {
+            eprintln!("patchperf-server: {why}");
+            std::process::exit(2)
+        }
+    }
 }
 
 /// The server's subcommands.
@@ -27,6 +62,15 @@ pub enum Command {
     Migrate(DatabaseArgs),
     /// Create, list or revoke API tokens.
     Token(token::TokenArgs),
+    /// Write the database (pg_dump) and the list of mirrored repositories
+    /// to one file.
+    Backup(backup::BackupArgs),
+    /// Load a backup into an empty database and clone its repositories
+    /// again.
+    Restore(backup::RestoreArgs),
+    /// Remove the per-second series, perf-profile values and samples of
+    /// comparisons finished long ago (their reports and verdicts stay).
+    Prune(backup::PruneArgs),
 }
 
 /// Where the data lives.

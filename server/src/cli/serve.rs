@@ -16,13 +16,13 @@ pub struct ServeArgs {
     #[arg(long, env = "PATCHPERF_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
     /// Seconds a claim or heartbeat keeps a job leased.
-    #[arg(long, default_value_t = 120)]
+    #[arg(long, env = "PATCHPERF_LEASE_SECONDS", default_value_t = 120)]
     pub lease_seconds: u64,
     /// Claims per job before a lease that runs out fails it.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, env = "PATCHPERF_MAX_ATTEMPTS", default_value_t = 3)]
     pub max_attempts: u32,
     /// Largest request body in bytes (an mbox or a run upload).
-    #[arg(long, default_value_t = 16 * 1024 * 1024)]
+    #[arg(long, env = "PATCHPERF_BODY_LIMIT", default_value_t = 16 * 1024 * 1024)]
     pub body_limit: usize,
     /// Absolute URL of this server for links in answers (e.g.
     /// https://perf.example.org); links are relative when unset.
@@ -42,10 +42,10 @@ pub struct ServeArgs {
     pub git_dir: Option<std::path::PathBuf>,
     /// Let a git range name a repository on this machine (an absolute path
     /// or file://): for a lab whose server sits beside its repositories.
-    #[arg(long)]
+    #[arg(long, env = "PATCHPERF_LOCAL_GIT")]
     pub local_git: bool,
     /// Longest one git command (a clone, a fetch) may take, in seconds.
-    #[arg(long, default_value_t = 1800)]
+    #[arg(long, env = "PATCHPERF_GIT_TIMEOUT_SECONDS", default_value_t = 1800)]
     pub git_timeout_seconds: u64,
     /// Longest a clone or fetch may go without receiving a byte, in
     /// seconds (connecting may take 10).
@@ -72,7 +72,12 @@ pub struct ServeArgs {
     /// smtp://host:587?tls=opportunistic (STARTTLS when offered),
     /// ?tls=required, or smtps://user:password@host (TLS). Without it mail
     /// stays queued.
-    #[arg(long, env = "PATCHPERF_SMTP_URL", requires = "mail_from")]
+    #[arg(
+        long,
+        env = "PATCHPERF_SMTP_URL",
+        hide_env_values = true,
+        requires = "mail_from"
+    )]
     pub smtp_url: Option<String>,
     /// From: of the mailed reports, e.g. "patchperf <perf@example.org>".
     #[arg(long, env = "PATCHPERF_MAIL_FROM")]
@@ -81,10 +86,10 @@ pub struct ServeArgs {
     /// comparison of a kind of run (nor when its A/A grew old or the machine
     /// changed): its reports then judge with the mode's default δ until an
     /// A/A is submitted by hand.
-    #[arg(long)]
+    #[arg(long, env = "PATCHPERF_NO_AUTO_CALIBRATE")]
     pub no_auto_calibrate: bool,
     /// How many days an A/A comparison calibrates δ for (its machine's
     /// comparisons created within that time after it).
-    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3650))]
+    #[arg(long, env = "PATCHPERF_CALIBRATION_MAX_AGE_DAYS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3650))]
     pub calibration_max_age_days: u64,
 }

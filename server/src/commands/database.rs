@@ -6,7 +6,7 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
 use crate::cli::DatabaseArgs;
 use crate::postgres::{self, PrivatePostgres};
-use crate::{Error, MIGRATOR};
+use crate::{Error, MIGRATOR, backup};
 
 /// A migrated pool, and the private cluster behind it when there is one.
 #[derive(Debug)]
@@ -19,6 +19,17 @@ pub struct Database {
 impl Database {
     /// Connects (starting the private cluster if needed) and migrates.
     pub async fn open(args: &DatabaseArgs) -> Result<Self, Error> {
+        let database = Self::connect(args).await?;
+        if let Err(e) = database.migrate().await {
+            database.close().await;
+            return Err(e);
+        }
+        Ok(database)
+    }
+
+    /// Connects (starting the private cluster if needed), leaving the
+    /// schema as it is: a restore fills an empty database first.
+    pub async fn connect(args: &DatabaseArgs) -> Result<Self, Error> {
         let (options, private) = match &args.database_url {
             Some(url) => {
                 let options: PgConnectOptions = url
@@ -40,11 +51,24 @@ impl Database {
             .connect_with(options)
             .await
             .map_err(|e| Error::Setup(format!("cannot connect to Postgres: {e}")))?;
-        MIGRATOR
-            .run(&pool)
-            .await
-            .map_err(|e| Error::Setup(format!("database migration failed: {e}")))?;
         Ok(Database { pool, private })
+    }
+
+    /// Applies the migrations this server has and the database lacks.
+    pub async fn migrate(&self) -> Result<(), Error> {
+        MIGRATOR
+            .run(&self.pool)
+            .await
+            .map_err(|e| Error::Setup(format!("database migration failed: {e}")))
+    }
+
+    /// How pg_dump and pg_restore reach this database.
+    pub fn backup_target(&self, args: &DatabaseArgs) -> Result<backup::Target, Error> {
+        match (&self.private, &args.database_url) {
+            (Some(pg), _) => Ok(backup::Target::private(pg, postgres::DATABASE)),
+            (None, Some(url)) => backup::Target::url(url),
+            (None, None) => Err(Error::Internal("a database with no address".into())),
+        }
     }
 
     /// Closes the pool, then stops the private cluster if we started it.

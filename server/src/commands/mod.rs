@@ -6,8 +6,10 @@ use tracing_subscriber::EnvFilter;
 use crate::Error;
 use crate::cli::{Cli, Command};
 
+pub mod backup;
 pub mod database;
 pub mod migrate;
+pub mod prune;
 pub mod serve;
 pub mod token;
 
@@ -30,5 +32,8 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
         Command::Serve(args) => serve::run(args).await,
         Command::Migrate(args) => migrate::run(args).await,
         Command::Token(args) => token::run(args).await,
+        Command::Backup(args) => backup::backup(args).await,
+        Command::Restore(args) => backup::restore(args).await,
+        Command::Prune(args) => prune::run(args).await,
     }
 }

@@ -18,6 +18,7 @@ pub mod outbox;
 pub mod patches;
 pub mod progress;
 pub mod reports;
+pub mod retention;
 pub mod runs;
 pub mod tokens;
 pub mod trees;

@@ -26,7 +26,8 @@ pub async fn find(db: impl PgExecutor<'_>, id: i64) -> Result<Option<StoredRepor
 }
 
 /// Stores comparison `id`'s report built from `inputs` in `build_ms`,
-/// replacing the one before.
+/// replacing the one before unless the comparison was pruned since (that
+/// one stands for data no longer here: `db::retention`).
 pub async fn store(
     db: impl PgExecutor<'_>,
     id: i64,
@@ -39,7 +40,10 @@ pub async fn store(
          VALUES ($1, $2, $3, $4)
          ON CONFLICT (comparison_id) DO UPDATE
          SET inputs = EXCLUDED.inputs, body = EXCLUDED.body, build_ms = EXCLUDED.build_ms,
-             built_at = now()",
+             built_at = now()
+         WHERE NOT EXISTS (SELECT 1 FROM comparisons c
+                           WHERE c.id = comparison_reports.comparison_id
+                             AND c.pruned_at IS NOT NULL)",
         id,
         Json(inputs) as _,
         body,

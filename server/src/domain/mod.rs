@@ -1,8 +1,8 @@
 //! What the server does, apart from how it is asked over HTTP: the job
 //! lifecycle (every state change with its event row), the queue runners
 //! claim from, the interleaved boot order, more runs while undecided, why a
-//! comparison waits, which kernels its jobs built, bisections, and the
-//! reports built from stored runs. Uses [`crate::db`] for storage; knows
+//! comparison waits, which kernels its jobs built, bisections, the
+//! reports built from stored runs, and what is pruned of old ones. Uses [`crate::db`] for storage; knows
 //! nothing of HTTP.
 
 pub mod bisection;
@@ -23,6 +23,7 @@ pub mod queue;
 pub mod range;
 pub mod report;
 pub mod report_cache;
+pub mod retention;
 pub mod steps;
 pub mod submit;
 pub mod tokens;

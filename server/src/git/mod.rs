@@ -159,6 +159,53 @@ impl Mirrors {
         Ok(mirror)
     }
 
+    /// The URLs of the repositories mirrored (each mirror's `origin`), for
+    /// a backup to name so that a restore can clone them again. Partial
+    /// clones and anything else in the directory are passed over.
+    pub async fn urls(&self) -> Result<Vec<String>, Error> {
+        let mut dirs = match tokio::fs::read_dir(&self.dir).await {
+            Ok(dirs) => dirs,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => {
+                return Err(Error::Setup(format!("reading {}: {e}", self.dir.display())));
+            }
+        };
+        let mut urls = Vec::new();
+        while let Some(entry) = dirs
+            .next_entry()
+            .await
+            .map_err(|e| Error::Setup(format!("reading {}: {e}", self.dir.display())))?
+        {
+            let path = entry.path();
+            if path.extension().is_none_or(|x| x != "git") || !path.join("HEAD").is_file() {
+                continue;
+            }
+            let git_dir = path.to_string_lossy().into_owned();
+            let args = [
+                "--git-dir",
+                &git_dir,
+                "config",
+                "--get",
+                "remote.origin.url",
+            ];
+            match process::run(
+                command(&args, &Route::default()),
+                &self.groups,
+                self.timeout,
+                64 * 1024,
+            )
+            .await
+            {
+                Ok(url) => urls.push(String::from_utf8_lossy(&url).trim().to_string()),
+                Err(_) => {
+                    tracing::warn!(mirror = %path.display(), "a mirror without an origin; left out");
+                }
+            }
+        }
+        urls.sort();
+        Ok(urls)
+    }
+
     fn lock_of(&self, path: &std::path::Path) -> Arc<tokio::sync::Mutex<()>> {
         let mut locks = self.locks.lock().unwrap_or_else(|e| e.into_inner());
         locks.entry(path.to_path_buf()).or_default().clone()

@@ -72,8 +72,9 @@ pub fn headline(report: &ComparisonReport) -> String {
         .join("; ")
 }
 
-/// The stored report of comparison `id` if it was built from `inputs`.
-/// One that cannot be decoded (written by another version) counts as none.
+/// The stored report of comparison `id` if it was built from `inputs`, or
+/// whatever it was built from once the comparison was pruned. One that
+/// cannot be decoded (written by another version) counts as none.
 pub async fn read(
     ctx: &Context,
     id: i64,
@@ -82,11 +83,13 @@ pub async fn read(
     let Some(stored) = db::reports::find(&ctx.db, id).await? else {
         return Ok(None);
     };
-    if serde_json::from_value::<Inputs>(stored.inputs)
+    let current = serde_json::from_value::<Inputs>(stored.inputs)
         .ok()
         .as_ref()
-        != Some(inputs)
-    {
+        == Some(inputs);
+    // A pruned comparison's report is final: what it was built from is
+    // partly gone (`domain::retention`).
+    if !current && !crate::domain::retention::pruned(&ctx.db, id).await? {
         return Ok(None);
     }
     match ciborium::from_reader(stored.body.as_slice()) {

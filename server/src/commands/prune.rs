@@ -1,0 +1,28 @@
+//! `patchperf-server prune --older-than-days N`: one pass of the retention
+//! policy (`domain::retention`), with what it removed.
+
+use std::time::Duration;
+
+use super::database::Database;
+use crate::Error;
+use crate::cli::backup::PruneArgs;
+use crate::domain::retention;
+
+/// Runs `prune`.
+pub async fn run(args: PruneArgs) -> Result<(), Error> {
+    let database = Database::open(&args.db).await?;
+    let older_than = Duration::from_secs(args.older_than_days * 86_400);
+    let result = retention::prune(&database.pool, older_than).await;
+    database.close().await;
+    let pruned = result?;
+    println!(
+        "pruned {} comparisons finished more than {} days ago: {} per-second series, \
+         {} perf-profile values, samples of {} runs",
+        pruned.comparisons,
+        args.older_than_days,
+        pruned.removed.series,
+        pruned.removed.profile_values,
+        pruned.removed.runs_sampled
+    );
+    Ok(())
+}

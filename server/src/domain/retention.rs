@@ -1,0 +1,67 @@
+//! The retention policy for bulky data: a comparison finished more than a
+//! given age ago keeps its stored report (every table, verdict and
+//! statistic its pages, JSON and `report.txt` show), its overall verdict
+//! and its history points, and loses what only the per-second plots and
+//! raw data read: its runs' per-second series, their perf-profile values
+//! (kept inside the stored report) and per-second samples. Its stored
+//! report is then final: it is never built again from what is left
+//! (`stored::read` takes it as it is).
+//!
+//! [`prune`] does one pass; `patchperf-server prune` calls it, and a
+//! background worker may call it on a schedule.
+
+use std::time::Duration;
+
+use chrono::Utc;
+use sqlx::PgPool;
+
+use crate::db::retention::{self, Removed};
+use crate::{Error, db};
+
+/// How many comparisons one query picks; each is pruned in a transaction
+/// of its own, so a pass never holds long locks.
+const BATCH: i64 = 100;
+
+/// What a pass removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Pruned {
+    /// Comparisons pruned.
+    pub comparisons: u64,
+    /// What was removed of them.
+    pub removed: Removed,
+}
+
+/// Prunes every comparison that finished more than `older_than` ago and
+/// has a current stored report (see [`retention::prunable`]).
+pub async fn prune(db: &PgPool, older_than: Duration) -> Result<Pruned, Error> {
+    let age = chrono::Duration::from_std(older_than)
+        .map_err(|_| Error::Setup(format!("an age of {older_than:?} is too long")))?;
+    let cutoff = Utc::now() - age;
+    let mut done = Pruned::default();
+    loop {
+        let ids = retention::prunable(db, cutoff, BATCH).await?;
+        let mut marked = false;
+        for &id in &ids {
+            let mut tx = db.begin().await?;
+            // Checked again under the update: a change may have come since.
+            if !retention::mark_pruned(&mut tx, id, cutoff).await? {
+                continue;
+            }
+            marked = true;
+            let removed = retention::remove_bulk(&mut tx, id).await?;
+            tx.commit().await?;
+            done.comparisons += 1;
+            done.removed.series += removed.series;
+            done.removed.profile_values += removed.profile_values;
+            done.removed.runs_sampled += removed.runs_sampled;
+        }
+        if !marked {
+            return Ok(done);
+        }
+    }
+}
+
+/// Whether comparison `id`'s stored report stands for data pruned since.
+pub async fn pruned(db: &PgPool, id: i64) -> Result<bool, Error> {
+    Ok(db::retention::pruned_at(db, id).await?.is_some())
+}

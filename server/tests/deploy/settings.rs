@@ -1,0 +1,190 @@
+//! The server's settings file: `deploy/server.toml.example` names every
+//! flag of `serve` and each of its values is accepted; the unit reads it;
+//! and a real `patchperf-server serve` takes its settings from the file,
+//! the environment over the file and a flag over both.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use clap::CommandFactory;
+use patchperf_common::settings;
+use patchperf_testkit::deploy::deploy_dir;
+use patchperf_testkit::free_port;
+use sqlx::PgPool;
+
+/// The example with every setting uncommented.
+fn uncommented() -> String {
+    std::fs::read_to_string(deploy_dir().join("server.toml.example"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            l.strip_prefix('#')
+                .filter(|k| k.contains(" = "))
+                .unwrap_or(l)
+        })
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+#[test]
+fn the_example_names_every_flag_of_serve_and_each_value_is_accepted() {
+    let cli = patchperf_server::cli::Cli::command();
+    let serve = cli.find_subcommand("serve").unwrap();
+    let parsed = settings::parse(&uncommented(), serve).unwrap();
+    for arg in serve.get_arguments() {
+        let Some(long) = arg.get_long() else { continue };
+        if ["config", "help"].contains(&long) {
+            continue;
+        }
+        assert!(
+            parsed.iter().any(|s| s.key == long),
+            "--{long} is not in deploy/server.toml.example"
+        );
+    }
+    // Values as the flags read them: the whole file on a real command line.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("server.toml");
+    // smtp-url requires mail-from: both are in the example.
+    std::fs::write(&file, uncommented()).unwrap();
+    let args = [
+        "patchperf-server",
+        "serve",
+        "--config",
+        file.to_str().unwrap(),
+    ]
+    .map(Into::into)
+    .to_vec();
+    let cli = settings::parse_command_line::<patchperf_server::cli::Cli, _>(
+        args,
+        &patchperf_server::cli::SETTINGS,
+        |p| std::fs::File::open(p),
+    )
+    .unwrap();
+    let patchperf_server::cli::Command::Serve(serve) = cli.command else {
+        panic!()
+    };
+    assert_eq!(serve.db.data_dir, Path::new("/var/lib/patchperf"));
+    assert_eq!(serve.lease_seconds, 120);
+    assert!(!serve.private);
+}
+
+#[test]
+fn the_unit_reads_the_settings_file() {
+    let unit =
+        std::fs::read_to_string(deploy_dir().join("systemd/patchperf-server.service")).unwrap();
+    let exec = unit.lines().find(|l| l.starts_with("ExecStart=")).unwrap();
+    assert!(
+        exec.ends_with(" serve --config /etc/patchperf/server.toml"),
+        "{exec}"
+    );
+}
+
+/// The URL of `pool`'s database (a fresh one from `#[sqlx::test]`).
+fn url_of(pool: &PgPool) -> String {
+    let o = pool.connect_options();
+    format!(
+        "postgres://{}@{}:{}/{}",
+        o.get_username(),
+        o.get_host(),
+        o.get_port(),
+        o.get_database().unwrap()
+    )
+}
+
+/// `patchperf-server serve` with `args` and `env`, no other settings.
+fn serve(args: &[&str], env: &[(&str, String)]) -> Child {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_patchperf-server"));
+    cmd.arg("serve").args(args);
+    for (name, _) in std::env::vars() {
+        if name.starts_with("PATCHPERF_") || name == "DATABASE_URL" {
+            cmd.env_remove(name);
+        }
+    }
+    cmd.envs(env.iter().map(|(k, v)| (k, v)))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits until the server answers /healthz on `port` (or exits).
+fn answers_on(server: &mut Child, port: u16) {
+    let started = Instant::now();
+    let url = format!("http://127.0.0.1:{port}/healthz");
+    loop {
+        if let Ok(answer) = ureq::get(&url).call() {
+            assert_eq!(answer.status(), 200);
+            return;
+        }
+        if let Some(status) = server.try_wait().unwrap() {
+            let mut err = String::new();
+            std::io::Read::read_to_string(&mut server.stderr.take().unwrap(), &mut err).unwrap();
+            panic!("server exited with {status}: {err}");
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "nothing on {port}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn stop(mut server: Child) {
+    let killed = Command::new("kill")
+        .args(["-TERM", &server.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    assert!(server.wait().unwrap().success());
+}
+
+#[sqlx::test(migrations = false)]
+async fn serve_takes_the_file_then_the_environment_then_the_flag(pool: PgPool) {
+    let url = url_of(&pool);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("server.toml");
+    let (from_file, from_env, from_flag) = (free_port(), free_port(), free_port());
+    std::fs::write(
+        &file,
+        format!("database-url = \"{url}\"\nlisten = \"127.0.0.1:{from_file}\"\n"),
+    )
+    .unwrap();
+    let config = file.to_str().unwrap().to_string();
+    tokio::task::spawn_blocking(move || {
+        let mut s = serve(&["--config", &config], &[]);
+        answers_on(&mut s, from_file);
+        stop(s);
+        let env = [("PATCHPERF_LISTEN", format!("127.0.0.1:{from_env}"))];
+        let mut s = serve(&["--config", &config], &env);
+        answers_on(&mut s, from_env);
+        stop(s);
+        let listen = format!("127.0.0.1:{from_flag}");
+        let mut s = serve(&["--config", &config, "--listen", &listen], &env);
+        answers_on(&mut s, from_flag);
+        stop(s);
+        // PATCHPERF_CONFIG names the file as --config does.
+        let env = [("PATCHPERF_CONFIG", config.clone())];
+        let mut s = serve(&[], &env);
+        answers_on(&mut s, from_file);
+        stop(s);
+    })
+    .await
+    .unwrap();
+}
+
+#[test]
+fn an_unknown_key_stops_the_server_before_it_starts_naming_the_key_and_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("server.toml");
+    std::fs::write(&file, "listen = \"127.0.0.1:1\"\nlease_secs = 5\n").unwrap();
+    let out = serve(&["--config", file.to_str().unwrap()], &[])
+        .wait_with_output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(file.to_str().unwrap()) && err.contains("unknown key `lease_secs`"),
+        "{err}"
+    );
+}
