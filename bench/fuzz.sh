@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Long fuzz run: every fuzz target (the proptest properties named `fuzz_*`
-# beside each parser and entry point: common's mbox parser, runner-protocol
+# beside each parser and entry point: common's mbox parser, list mail
+# reader and series assembly, runner-protocol
 # and CI API bodies, RunResult; the runner's perf stat and perf script
 # parsers and their metrics, job files, the guest protocol) with many more
 # cases than `cargo test`'s 256 a property. Prints, per target, the
@@ -40,6 +41,7 @@ report() {
 }
 
 report "mbox/series parser (common/src/mbox/tests.rs)" mbox::tests:: -p patchperf-common --lib
+report "list mail: reader, mbox split, series (common/src/mail)" mail::fuzz:: -p patchperf-common --lib
 report "runner protocol + RunResult (common/tests/fuzz)" protocol:: -p patchperf-common --test fuzz
 report "CI API + submission checks (common/tests/fuzz)" api:: -p patchperf-common --test fuzz
 report "perf stat CSV + metrics (runner/tests/fuzz)" perf_stat:: -p patchperf-runner --test fuzz
