@@ -242,6 +242,14 @@ mod tests {
             ]
         );
         assert_eq!(f.cc[0].name, "Eric W. Biederman");
+        // Encoded words in another charset, and raw Latin-1 bytes.
+        let (h, _) = mailparse::parse_headers(
+            b"From: =?ISO-8859-1?Q?J=F6rg?= <j@x.org>\nTo: J\xf6rg <k@x.org>\n\n",
+        )
+        .unwrap();
+        let f = Fields::read(&h);
+        assert_eq!(f.from.unwrap().name, "Jörg");
+        assert_eq!(f.to[0].name, "Jörg");
     }
 
     #[test]

@@ -81,13 +81,17 @@ impl Message {
     }
 
     /// Who posted the message: `X-Original-From:` when a relay sent it on
-    /// their behalf (b4's web relay writes `Name via B4 Relay
-    /// <devnull+…@kernel.org>` in `From:`), else `From:`.
+    /// their behalf, else `From:`. A relay says so in `From:`'s name (b4's
+    /// web relay writes `Name via B4 Relay <devnull+…@kernel.org>`, lists
+    /// rewriting `From:` for DMARC `Name via list`); without that,
+    /// `X-Original-From:` is anyone's claim and is not believed.
     pub fn sender(&self) -> Option<&Mailbox> {
-        self.fields
-            .original_from
-            .as_ref()
-            .or(self.fields.from.as_ref())
+        let from = self.fields.from.as_ref();
+        let relayed = from.is_some_and(|f| f.name.contains(" via "));
+        match &self.fields.original_from {
+            Some(original) if relayed => Some(original),
+            _ => from,
+        }
     }
 
     /// The patch's author as `git am` records it: the body's `From:` line
@@ -104,6 +108,18 @@ impl Message {
             .as_deref()
             .or(self.fields.references.last().map(String::as_str))
             .filter(|p| Some(*p) != self.id())
+    }
+
+    /// The id of the thread it is in: its first `References:` id (the
+    /// thread's root, whether or not it has arrived), else its
+    /// `In-Reply-To:`, else its own. Messages of one thread share it.
+    pub fn thread_root(&self) -> Option<&str> {
+        self.fields
+            .references
+            .first()
+            .or(self.fields.in_reply_to.as_ref())
+            .map(String::as_str)
+            .or(self.id())
     }
 
     /// Whether a machine sent it on its own (see

@@ -197,6 +197,16 @@ mod tests {
     }
 
     #[test]
+    fn an_original_from_is_believed_only_from_a_relay() {
+        let claim = RELAYED.replace(
+            "From: Miao Wang via B4 Relay <devnull+shankerwangmiao.gmail.com@kernel.org>",
+            "From: Mallory <m@example.org>",
+        );
+        let m = Message::read(claim.as_bytes()).unwrap();
+        assert_eq!(m.sender().unwrap().address, "m@example.org");
+    }
+
+    #[test]
     fn names_and_subjects_are_quoted_or_encoded_and_read_back() {
         let m = Mailbox {
             name: "Ma, Yu".into(),

@@ -312,3 +312,22 @@ fn seed_000_a_single_patch_is_a_complete_series_that_git_am_takes() {
         "3 files changed, 41 insertions(+), 1 deletion(-)"
     );
 }
+
+/// Mail on the wire ends its lines with CRLF; read from an archive, with
+/// LF. Both read the same.
+#[test]
+fn crlf_line_ends_read_the_same() {
+    for raw in SEEDS.iter().chain(&RESTORED) {
+        let text = String::from_utf8_lossy(raw).replace('\n', "\r\n");
+        let (lf, crlf) = (read(raw), read(text.as_bytes()));
+        assert_eq!(lf.fields, crlf.fields);
+        assert_eq!(
+            lf.body.replace("\r\n", "\n"),
+            crlf.body.replace("\r\n", "\n")
+        );
+        assert_eq!(
+            (lf.has_diff, &lf.trailers, &lf.in_body),
+            (crlf.has_diff, &crlf.trailers, &crlf.in_body)
+        );
+    }
+}

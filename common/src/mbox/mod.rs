@@ -9,7 +9,7 @@ pub mod diff;
 pub mod prefix;
 pub mod subject;
 
-pub use diff::{DiffStat, diffstat, has_diff};
+pub use diff::{DiffStat, diffstat, has_diff, paths};
 pub use prefix::{SEPARATOR, prefixes};
 pub use subject::Subject;
 

@@ -46,7 +46,8 @@ pub struct ReplyTo {
     pub message_id: String,
     /// The answer's `References:`: the target's own, then the target.
     pub references: Vec<String>,
-    /// `Re: ` and the target's subject.
+    /// `Re: ` and the target's subject, one clean line of at most
+    /// [`super::clean::MAX_SUBJECT_CHARS`].
     pub subject: String,
 }
 
@@ -333,7 +334,10 @@ fn reply_to(target: &Message) -> ReplyTo {
     ReplyTo {
         message_id: id,
         references,
-        subject: format!("Re: {}", target.fields.subject),
+        subject: super::clean::one_line(
+            &format!("Re: {}", target.fields.subject),
+            super::clean::MAX_SUBJECT_CHARS,
+        ),
     }
 }
 

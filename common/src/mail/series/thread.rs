@@ -61,16 +61,8 @@ impl<'a> Threads<'a> {
         at
     }
 
-    /// The id of the thread `i` is in: the first `References:` id of the
-    /// message (the thread's root, whether or not the set has it), else
-    /// its own.
+    /// The id of the thread `i` is in ([`Message::thread_root`]).
     pub fn root(&self, i: usize) -> Option<String> {
-        let m = &self.messages[i];
-        m.fields
-            .references
-            .first()
-            .cloned()
-            .or_else(|| m.fields.in_reply_to.clone())
-            .or_else(|| m.id().map(str::to_string))
+        self.messages[i].thread_root().map(str::to_string)
     }
 }
