@@ -23,8 +23,8 @@ pub use bisection::{
 pub use change::{ChangeState, ChangeVerdict};
 pub use submission::{ComparisonCreateRequest, ComparisonSubmission, MAX_RUNS, MIN_RUNS};
 pub use tree::{
-    HistoryPoint, HistoryView, PushResponse, TreeCreateRequest, TreeCreated, TreeSubmission,
-    TreeView,
+    HistoryPoint, HistoryQuery, HistoryView, PushResponse, TreeCreateRequest, TreeCreated,
+    TreeSubmission, TreeView,
 };
 pub use view::{
     BootView, CancelResponse, ComparisonCreated, ComparisonListQuery, ComparisonView, FailureView,

@@ -255,6 +255,29 @@ pub struct HistoryView {
     pub points: Vec<HistoryPoint>,
 }
 
+/// `GET /api/v1/trees/{id}/history` query: which history. Each part may be
+/// left out when the tree has only one value for it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "openapi",
+    derive(utoipa::IntoParams),
+    into_params(parameter_in = Query)
+)]
+pub struct HistoryQuery {
+    /// Workload.
+    pub workload: Option<String>,
+    /// `process` or `thread`.
+    pub mode: Option<String>,
+    /// Tasks.
+    pub nr_task: Option<i32>,
+    /// Metric (the headline, `will-it-scale.per_process_ops`, is recorded).
+    pub metric: Option<String>,
+    /// Machine name.
+    pub machine: Option<String>,
+    /// Measurement mode (`tcg-icount`, `kvm`, …).
+    pub measurement: Option<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,7 +14,7 @@ use patchperf_common::protocol::{BaseSource, WorkloadParams};
 use sqlx::PgConnection;
 
 use crate::db::comparisons::NewComparison;
-use crate::domain::{interleave, lifecycle};
+use crate::domain::{Context, interleave, lifecycle};
 use crate::{Error, db};
 
 pub mod overview;
@@ -168,6 +168,16 @@ pub async fn queue(
         queue_steps(conn, id, &new, order, max_attempts).await?;
     }
     Ok(id)
+}
+
+/// Cancels comparison `id` for `by`: queued jobs fail as cancelled, running
+/// ones learn it from their heartbeats.
+pub async fn cancel(ctx: &Context, id: i64, by: &str) -> Result<(), Error> {
+    let mut tx = ctx.db.begin().await?;
+    lifecycle::cancel(&mut tx, id, by).await?;
+    tx.commit().await?;
+    ctx.jobs_changed.notify_waiters();
+    Ok(())
 }
 
 /// Postgres has no unsigned type: a seed is stored as the same 64 bits.

@@ -148,3 +148,12 @@ pub async fn create(
         token,
     })
 }
+
+/// Revokes token `id`: its callers are refused from now on.
+pub async fn revoke(ctx: &crate::domain::Context, id: i64) -> Result<(), Error> {
+    let mut conn = ctx.db.acquire().await?;
+    if !db::tokens::revoke(&mut conn, id).await? {
+        return Err(Error::NotFound(format!("no token {id}")));
+    }
+    Ok(())
+}

@@ -72,7 +72,7 @@ async fn list(
     if !(1..=500).contains(&limit) {
         return Err(Error::Malformed(format!("limit {limit} must be 1 to 500")));
     }
-    let wanted = super::one_of(
+    let wanted = super::listing::one_of(
         "state",
         q.state.as_deref(),
         ChangeState::ALL,

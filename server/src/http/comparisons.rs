@@ -7,7 +7,7 @@ use patchperf_common::api::{
     BootView, CancelResponse, ComparisonCreateRequest, ComparisonCreated, ComparisonListQuery,
     ComparisonSubmission, FailureView, JobView, PatchMessage, PatchesView, RunCounts,
 };
-use patchperf_common::comparison::{ComparisonStatus, OverallVerdict};
+use patchperf_common::comparison::ComparisonStatus;
 use patchperf_common::protocol::ErrorBody;
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -19,10 +19,11 @@ use crate::db::{self, boots::BootRow, jobs::JobRow};
 use crate::domain::comparison::overview;
 use crate::domain::report::ComparisonReport;
 use crate::domain::report::verdict::VerdictView;
-use crate::domain::{interleave, lifecycle, submit};
+use crate::domain::{comparison, interleave, submit};
 use crate::error::Result;
 use crate::http::auth::CiAuth;
 use crate::http::extract::{Json, Path, Query};
+use crate::http::listing::{self, ComparisonQuery};
 use crate::{AppState, Error};
 
 /// Routes of this module, each documented by its handler's `utoipa::path`.
@@ -270,31 +271,24 @@ async fn list(
     State(state): State<AppState>,
     Query(q): Query<ComparisonListQuery>,
 ) -> Result<Json<ComparisonList>> {
-    let status = super::one_of(
-        "status",
-        q.status.as_deref(),
-        ComparisonStatus::ALL,
-        ComparisonStatus::as_str,
-    )?;
-    let verdict = super::one_of(
-        "verdict",
-        q.verdict.as_deref(),
-        OverallVerdict::ALL,
-        OverallVerdict::as_str,
-    )?;
     let limit = q.limit.unwrap_or(50);
     if !(1..=500).contains(&limit) {
         return Err(Error::Malformed(format!("limit {limit} must be 1 to 500")));
     }
     // The verdict order pages by number on the dashboard; a cursor cannot
     // follow it.
-    let order = super::one_of(
-        "sort",
-        q.sort.as_deref(),
+    let filter = listing::comparison_filter(
+        &ComparisonQuery {
+            status: q.status.as_deref(),
+            machine: q.machine.as_deref(),
+            workload: q.workload.as_deref(),
+            verdict: q.verdict.as_deref(),
+            q: q.q.as_deref(),
+            sort: q.sort.as_deref(),
+        },
         &[ListOrder::Newest, ListOrder::Oldest],
-        ListOrder::as_str,
-    )?
-    .unwrap_or_default();
+    )?;
+    let order = filter.order;
     let (before, after) = match order {
         ListOrder::Oldest if q.before.is_some() => {
             return Err(Error::Malformed(
@@ -310,16 +304,10 @@ async fn list(
         _ => (q.before, q.after),
     };
     let filter = ListFilter {
-        status,
-        machine: q.machine.as_deref(),
-        workload: q.workload.as_deref(),
-        verdict,
         before,
         after,
-        order,
-        search: super::search_term(q.q.as_deref())?,
-        offset: 0,
         limit,
+        ..filter
     };
     let comparisons = db::comparisons::list(&state.db, &filter).await?;
     let cursor = if comparisons.len() == usize::try_from(limit).unwrap_or(usize::MAX) {
@@ -361,9 +349,7 @@ async fn cancel(
     auth: CiAuth,
     Path(id): Path<i64>,
 ) -> Result<Json<CancelResponse>> {
-    let mut tx = state.db.begin().await?;
-    lifecycle::cancel(&mut tx, id, &auth.caller.name).await?;
-    tx.commit().await?;
+    comparison::cancel(&state, id, &auth.caller.name).await?;
     tracing::info!(comparison = id, by = %auth.caller.name, "comparison cancelled");
     Ok(Json(CancelResponse {
         id,

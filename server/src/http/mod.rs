@@ -22,6 +22,7 @@ pub mod extract;
 pub mod health;
 pub mod jobs;
 pub mod lease;
+pub mod listing;
 pub mod machines;
 pub mod openapi;
 pub mod pages;
@@ -64,53 +65,6 @@ pub fn app(state: AppState) -> Router {
         .layer(CompressionLayer::new())
         .layer(TraceLayer::new_for_http())
         .with_state(state)
-}
-
-/// Most characters a listing's search term may have.
-pub const MAX_SEARCH_CHARS: usize = 200;
-
-/// A listing's search term (`q`), checked: blank is no search; more than
-/// [`MAX_SEARCH_CHARS`] characters or a control character is refused.
-pub(crate) fn search_term(q: Option<&str>) -> Result<Option<&str>, Error> {
-    let Some(q) = q.map(str::trim).filter(|q| !q.is_empty()) else {
-        return Ok(None);
-    };
-    if q.chars().count() > MAX_SEARCH_CHARS {
-        return Err(Error::Malformed(format!(
-            "search term of {} characters: at most {MAX_SEARCH_CHARS}",
-            q.chars().count()
-        )));
-    }
-    if q.chars().any(char::is_control) {
-        return Err(Error::Malformed(
-            "search term with a control character".into(),
-        ));
-    }
-    Ok(Some(q))
-}
-
-/// Reads a listing filter (by status or verdict) into its enum, rejecting
-/// a value that is none of `allowed` (spelled by `name`) and naming them.
-pub(crate) fn one_of<T: Copy>(
-    what: &str,
-    value: Option<&str>,
-    allowed: &[T],
-    name: fn(T) -> &'static str,
-) -> Result<Option<T>, Error> {
-    let Some(v) = value else {
-        return Ok(None);
-    };
-    match allowed.iter().copied().find(|a| name(*a) == v) {
-        Some(found) => Ok(Some(found)),
-        None => Err(Error::Malformed(format!(
-            "{what} `{v}` is not one of {}",
-            allowed
-                .iter()
-                .map(|a| name(*a))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))),
-    }
 }
 
 async fn not_found(uri: axum::http::Uri) -> Error {

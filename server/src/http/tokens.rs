@@ -9,12 +9,12 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use crate::AppState;
 use crate::db::{self, tokens::TokenListing};
 use crate::domain::tokens::{self, TokenCreated, TokenKind};
 use crate::error::Result;
 use crate::http::auth::AdminAuth;
 use crate::http::extract::{Json, Path};
-use crate::{AppState, Error};
 
 /// Routes of this module.
 pub fn router() -> OpenApiRouter<AppState> {
@@ -81,9 +81,8 @@ async fn create(
     admin: AdminAuth,
     Json(req): Json<TokenCreateRequest>,
 ) -> Result<(StatusCode, Json<TokenCreated>)> {
-    let mut tx = state.db.begin().await?;
-    let created = tokens::create(&mut tx, req.kind, &req.name).await?;
-    tx.commit().await?;
+    let mut conn = state.db.acquire().await?;
+    let created = tokens::create(&mut conn, req.kind, &req.name).await?;
     tracing::info!(id = created.id, kind = %created.kind, by = %admin.caller.name, "token created");
     Ok((StatusCode::CREATED, Json(created)))
 }
@@ -109,11 +108,7 @@ async fn revoke(
     admin: AdminAuth,
     Path(id): Path<i64>,
 ) -> Result<StatusCode> {
-    let mut tx = state.db.begin().await?;
-    if !db::tokens::revoke(&mut tx, id).await? {
-        return Err(Error::NotFound(format!("no token {id}")));
-    }
-    tx.commit().await?;
+    tokens::revoke(&state, id).await?;
     tracing::info!(id, by = %admin.caller.name, "token revoked");
     Ok(StatusCode::NO_CONTENT)
 }

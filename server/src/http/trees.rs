@@ -6,16 +6,16 @@ use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use patchperf_common::api::{
-    HistoryView, PushResponse, TreeCreateRequest, TreeCreated, TreeSubmission, TreeView,
+    HistoryQuery, HistoryView, PushResponse, TreeCreateRequest, TreeCreated, TreeSubmission,
+    TreeView,
 };
 use patchperf_common::protocol::ErrorBody;
 use patchperf_common::run::TaskMode;
-use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, ToSchema};
+use serde::Serialize;
+use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::db::history::HistoryRow;
 use crate::domain::tree;
 use crate::error::Result;
 use crate::http::auth::CiAuth;
@@ -59,7 +59,7 @@ async fn create(
     let req =
         TreeSubmission::try_from(req).map_err(|invalid| Error::Invalid(invalid.to_string()))?;
     let id = tree::create(&state, auth.caller.token_id, &req).await?;
-    let row = find(&state, id).await?;
+    let row = tree::find(&state, id).await?;
     let url = state.config.link(&format!("/api/v1/trees/{id}"));
     tracing::info!(tree = id, by = %auth.caller.name, "tree added");
     Ok((
@@ -70,14 +70,6 @@ async fn create(
             url,
         }),
     ))
-}
-
-/// Tree `id`, or a 404.
-pub(crate) async fn find(state: &AppState, id: i64) -> Result<db::trees::TreeRow> {
-    let mut conn = state.db.acquire().await?;
-    db::trees::find(&mut conn, id, false)
-        .await?
-        .ok_or_else(|| Error::NotFound(format!("no tree {id}")))
 }
 
 /// `GET /api/v1/trees` answer.
@@ -96,7 +88,7 @@ pub struct TreeList {
 async fn list(State(state): State<AppState>) -> Result<Json<TreeList>> {
     let mut trees = Vec::new();
     for id in db::trees::ids(&state.db).await? {
-        trees.push(tree::view(&state, find(&state, id).await?));
+        trees.push(tree::view(&state, tree::find(&state, id).await?));
     }
     Ok(Json(TreeList { trees }))
 }
@@ -112,7 +104,7 @@ async fn list(State(state): State<AppState>) -> Result<Json<TreeList>> {
     )
 )]
 async fn show(State(state): State<AppState>, Path(id): Path<i64>) -> Result<Json<TreeView>> {
-    Ok(Json(tree::view(&state, find(&state, id).await?)))
+    Ok(Json(tree::view(&state, tree::find(&state, id).await?)))
 }
 
 /// The push hook: look at the branch now.
@@ -141,25 +133,6 @@ async fn push(
     Ok(Json(tree::poll(&state, id).await?))
 }
 
-/// `GET /api/v1/trees/{id}/history` query: which history. Each part may be
-/// left out when the tree has only one value for it.
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct HistoryQuery {
-    /// Workload.
-    pub workload: Option<String>,
-    /// `process` or `thread`.
-    pub mode: Option<String>,
-    /// Tasks.
-    pub nr_task: Option<i32>,
-    /// Metric (the headline, `will-it-scale.per_process_ops`, is recorded).
-    pub metric: Option<String>,
-    /// Machine name.
-    pub machine: Option<String>,
-    /// Measurement mode (`tcg-icount`, `kvm`, …).
-    pub measurement: Option<String>,
-}
-
 /// A metric's history on a tree: one point per tested commit.
 #[utoipa::path(
     get,
@@ -176,9 +149,9 @@ async fn history(
     Path(id): Path<i64>,
     Query(q): Query<HistoryQuery>,
 ) -> Result<Json<HistoryView>> {
-    find(&state, id).await?;
+    tree::find(&state, id).await?;
     let all = db::history::of_tree(&state.db, id).await?;
-    let s = pick_history(id, &all, &q)?;
+    let s = tree::history::pick(id, &all, &q)?;
     let points = db::history::points(&state.db, &s.key(id)).await?;
     Ok(Json(HistoryView {
         tree_id: id,
@@ -194,49 +167,4 @@ async fn history(
         measurement: s.measurement.clone(),
         points,
     }))
-}
-
-/// The one history of tree `id` that `q` names (a part left out matches
-/// any value), or a 400 that lists the histories there are.
-pub(crate) fn pick_history<'a>(
-    id: i64,
-    all: &'a [HistoryRow],
-    q: &HistoryQuery,
-) -> Result<&'a HistoryRow> {
-    let matching: Vec<_> = all
-        .iter()
-        .filter(|s| {
-            q.workload.as_ref().is_none_or(|w| *w == s.workload)
-                && q.mode.as_ref().is_none_or(|m| *m == s.mode)
-                && q.nr_task.is_none_or(|n| n == s.nr_task)
-                && q.metric.as_ref().is_none_or(|m| *m == s.metric)
-                && q.machine.as_ref().is_none_or(|m| *m == s.machine)
-                && q.measurement.as_ref().is_none_or(|m| *m == s.measurement)
-        })
-        .collect();
-    let [s] = matching.as_slice() else {
-        let listed: Vec<String> = all.iter().map(history_query).collect();
-        let what = if matching.is_empty() {
-            "no history"
-        } else {
-            "several histories"
-        };
-        return Err(Error::Malformed(if listed.is_empty() {
-            format!("tree {id} has no history yet")
-        } else {
-            format!(
-                "the query names {what}; tree {id} has: {}",
-                listed.join(", ")
-            )
-        }));
-    };
-    Ok(s)
-}
-
-/// The query naming history `s`: `workload=open1&mode=process&…`.
-pub(crate) fn history_query(s: &HistoryRow) -> String {
-    format!(
-        "workload={}&mode={}&nr_task={}&metric={}&machine={}&measurement={}",
-        s.workload, s.mode, s.nr_task, s.metric, s.machine, s.measurement
-    )
 }

@@ -12,7 +12,9 @@ use patchperf_common::stats::summary;
 
 use super::changes;
 use crate::db::comparisons::ComparisonRow;
-use crate::db::history::{HistoryKey, NewPoint};
+use patchperf_common::api::HistoryQuery;
+
+use crate::db::history::{HistoryKey, HistoryRow, NewPoint};
 use crate::domain::Context;
 use crate::domain::report::load_shared;
 use crate::{Error, db};
@@ -125,4 +127,45 @@ async fn points(
         }
     }
     Ok(out)
+}
+
+/// The one history of tree `id` that `q` names (a part left out matches
+/// any value), or a 400 that lists the histories there are.
+pub fn pick<'a>(id: i64, all: &'a [HistoryRow], q: &HistoryQuery) -> Result<&'a HistoryRow, Error> {
+    let matching: Vec<_> = all
+        .iter()
+        .filter(|s| {
+            q.workload.as_ref().is_none_or(|w| *w == s.workload)
+                && q.mode.as_ref().is_none_or(|m| *m == s.mode)
+                && q.nr_task.is_none_or(|n| n == s.nr_task)
+                && q.metric.as_ref().is_none_or(|m| *m == s.metric)
+                && q.machine.as_ref().is_none_or(|m| *m == s.machine)
+                && q.measurement.as_ref().is_none_or(|m| *m == s.measurement)
+        })
+        .collect();
+    let [s] = matching.as_slice() else {
+        let listed: Vec<String> = all.iter().map(query_of).collect();
+        let what = if matching.is_empty() {
+            "no history"
+        } else {
+            "several histories"
+        };
+        return Err(Error::Malformed(if listed.is_empty() {
+            format!("tree {id} has no history yet")
+        } else {
+            format!(
+                "the query names {what}; tree {id} has: {}",
+                listed.join(", ")
+            )
+        }));
+    };
+    Ok(s)
+}
+
+/// The query naming history `s`: `workload=open1&mode=process&…`.
+pub fn query_of(s: &HistoryRow) -> String {
+    format!(
+        "workload={}&mode={}&nr_task={}&metric={}&machine={}&measurement={}",
+        s.workload, s.mode, s.nr_task, s.metric, s.machine, s.measurement
+    )
 }

@@ -88,6 +88,14 @@ fn committed_at(seconds: Option<i64>) -> Option<DateTime<Utc>> {
     seconds.and_then(|s| DateTime::from_timestamp(s, 0))
 }
 
+/// Tree `id`, or a 404.
+pub async fn find(ctx: &Context, id: i64) -> Result<TreeRow, Error> {
+    let mut conn = ctx.db.acquire().await?;
+    db::trees::find(&mut conn, id, false)
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("no tree {id}")))
+}
+
 /// Looks at the tree's branch now: a head not tested yet is queued as a
 /// range comparison against the last one tested, unless the tree's
 /// schedule says it is too soon. Everything git is asked (the head, the

@@ -22,7 +22,7 @@ use crate::db::comparisons::{ComparisonSummary, ListFilter, ListOrder};
 use crate::db::progress::Progress;
 use crate::error::{Error, Result};
 use crate::http::extract::Query;
-use crate::http::one_of;
+use crate::http::listing::{ComparisonQuery, comparison_filter};
 use crate::{AppState, db};
 
 /// How many comparisons a page of the dashboard shows.
@@ -231,28 +231,18 @@ pub(super) async fn page(
     State(state): State<AppState>,
     Query(q): Query<DashboardQuery>,
 ) -> Result<DashboardPage> {
-    let some = |s: &str| (!s.is_empty()).then(|| s.to_string());
-    let (machine, workload) = (some(&q.machine), some(&q.workload));
-    let (wanted_status, wanted_verdict) = (some(&q.status), some(&q.verdict));
-    let wanted_status = one_of(
-        "status",
-        wanted_status.as_deref(),
-        ComparisonStatus::ALL,
-        ComparisonStatus::as_str,
-    )?;
-    let wanted_verdict = one_of(
-        "verdict",
-        wanted_verdict.as_deref(),
-        OverallVerdict::ALL,
-        OverallVerdict::as_str,
-    )?;
-    let order = one_of(
-        "sort",
-        some(&q.sort).as_deref(),
+    let filter = comparison_filter(
+        &ComparisonQuery {
+            status: Some(&q.status),
+            machine: Some(&q.machine),
+            workload: Some(&q.workload),
+            verdict: Some(&q.verdict),
+            q: Some(&q.q),
+            sort: Some(&q.sort),
+        },
         ListOrder::ALL,
-        ListOrder::as_str,
-    )?
-    .unwrap_or_default();
+    )?;
+    let order = filter.order;
     let page = q.page.unwrap_or(1);
     if !(1..=MAX_PAGE).contains(&page) {
         return Err(Error::Malformed(format!(
@@ -262,15 +252,9 @@ pub(super) async fn page(
     let mut listed = db::comparisons::list(
         &state.db,
         &ListFilter {
-            status: wanted_status,
-            machine: machine.as_deref(),
-            workload: workload.as_deref(),
-            verdict: wanted_verdict,
-            order,
-            search: crate::http::search_term(Some(&q.q))?,
             offset: (page - 1) * SHOWN,
             limit: SHOWN + 1,
-            ..ListFilter::default()
+            ..filter
         },
     )
     .await?;

@@ -135,7 +135,7 @@ fn selected<'a>(g: &'a GroupReport, filter: &str, sort: &str) -> Vec<&'a MetricC
 
 /// The filter and sort asked for, checked: a 400 names the sorts there are.
 fn checked(q: &MetricsQuery) -> Result<(String, &'static str)> {
-    let filter = crate::http::search_term(Some(&q.filter))?
+    let filter = crate::http::listing::search_term(Some(&q.filter))?
         .unwrap_or_default()
         .to_string();
     if q.sort.is_empty() {

@@ -17,11 +17,12 @@ use crate::db::changes::{ChangeFilter, ChangeRow};
 use crate::db::history::HistoryRow;
 use crate::domain::history_plot::{self, HistoryPlot, PlotChange, PlotPoint};
 use crate::domain::report::offload::off_workers;
+use crate::domain::tree;
 use crate::error::Result;
 use crate::http::extract::{Path, Query};
-use crate::http::trees::{HistoryQuery, find, pick_history};
 use crate::{AppState, Error, db};
 use patchperf_common::api::HistoryPoint;
+use patchperf_common::api::HistoryQuery;
 
 /// Most change points a tree page lists.
 const CHANGES_SHOWN: i64 = 500;
@@ -49,7 +50,7 @@ pub(super) async fn list(State(state): State<AppState>) -> Result<TreesPage> {
     let open = db::changes::open_counts(&state.db).await?;
     let mut trees = Vec::new();
     for id in db::trees::ids(&state.db).await? {
-        let t = find(&state, id).await?;
+        let t = tree::find(&state, id).await?;
         trees.push(TreeItem {
             id,
             tested: view::short_commit(&t.tested_commit).to_string(),
@@ -216,7 +217,7 @@ fn point_item(p: HistoryPoint, changes: &[&ChangeRow]) -> PointItem {
 
 /// A tree's page.
 pub(super) async fn page(State(state): State<AppState>, Path(id): Path<i64>) -> Result<TreePage> {
-    let t = find(&state, id).await?;
+    let t = tree::find(&state, id).await?;
     let changes = tree_changes(&state, id).await?;
     let mut histories = Vec::new();
     for s in db::history::of_tree(&state.db, id).await? {
@@ -296,9 +297,9 @@ pub(super) async fn history_svg(
     Path(id): Path<i64>,
     Query(q): Query<HistoryQuery>,
 ) -> Result<impl IntoResponse> {
-    find(&state, id).await?;
+    tree::find(&state, id).await?;
     let all = db::history::of_tree(&state.db, id).await?;
-    let s = pick_history(id, &all, &q)?;
+    let s = tree::history::pick(id, &all, &q)?;
     let points = db::history::points(&state.db, &s.key(id)).await?;
     let changes = tree_changes(&state, id).await?;
     let here: Vec<&ChangeRow> = changes.iter().filter(|c| in_history(c, s)).collect();
