@@ -160,8 +160,9 @@ fn thread() -> impl Strategy<Value = Vec<Message>> {
 
 proptest! {
     /// Edited seeds: reading never panics; what is read is clean, its
-    /// `has_diff` is the series parser's, and its patch is one that the
-    /// series parser reads back as one patch.
+    /// `has_diff` is the series parser's, its patch is one that the series
+    /// parser reads back as one patch, and alone it makes one series at
+    /// most.
     #[test]
     fn fuzz_message_reader(raw in edited_seed(), noise in proptest::collection::vec(any::<u8>(), 0..256)) {
         let _ = Message::read(&noise);
@@ -175,6 +176,12 @@ proptest! {
                 let parsed = parsed.unwrap();
                 prop_assert_eq!(parsed.messages.len(), 1, "{}", mbox_text);
                 prop_assert!(parsed.messages[0].has_diff);
+            }
+            // Alone, a message is one series at most, and its patch is it.
+            let found = assemble(std::slice::from_ref(&m));
+            prop_assert!(found.len() <= 1);
+            for s in &found {
+                prop_assert!(s.patches.iter().all(|p| p.index == 0) && m.has_diff);
             }
         }
     }
