@@ -2,8 +2,10 @@
 # Long fuzz run: every fuzz target (the proptest properties named `fuzz_*`
 # beside each parser and entry point: common's mbox parser, list mail
 # reader and series assembly, runner-protocol
-# and CI API bodies, RunResult; the runner's perf stat and perf script
-# parsers and their metrics, job files, the guest protocol) with many more
+# and CI API bodies, RunResult, what goes into a mail from outside; the
+# server's mail as composed from a repository's author, subject and Cc; the
+# runner's perf stat and perf script parsers and their metrics, job files,
+# the guest protocol) with many more
 # cases than `cargo test`'s 256 a property. Prints, per target, the
 # properties run and the inputs tried (a property that passes has tried
 # exactly PROPTEST_CASES inputs: none of them rejects inputs), and the
@@ -20,6 +22,7 @@ export SQLX_OFFLINE=true
 
 # Build first, so the times below are fuzzing only.
 cargo test -p patchperf-common -p patchperf-runner --lib --test fuzz --no-run --quiet
+cargo test -p patchperf-server --lib --no-run --quiet
 
 total=0
 # report LABEL FILTER CARGO-ARGS...: runs the properties whose path starts with FILTER.
@@ -44,6 +47,8 @@ report "mbox/series parser (common/src/mbox/tests.rs)" mbox::tests:: -p patchper
 report "list mail: reader, mbox split, series (common/src/mail)" mail::fuzz:: -p patchperf-common --lib
 report "runner protocol + RunResult (common/tests/fuzz)" protocol:: -p patchperf-common --test fuzz
 report "CI API + submission checks (common/tests/fuzz)" api:: -p patchperf-common --test fuzz
+report "mail header and text sanitiser (common/tests/fuzz)" mail:: -p patchperf-common --test fuzz
+report "mail from a repository, composed (server deliver.rs)" domain::deliver:: -p patchperf-server --lib
 report "perf stat CSV + metrics (runner/tests/fuzz)" perf_stat:: -p patchperf-runner --test fuzz
 report "perf script + profile (runner/tests/fuzz)" perf_script:: -p patchperf-runner --test fuzz
 report "job files (runner/tests/fuzz)" jobfile:: -p patchperf-runner --test fuzz

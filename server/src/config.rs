@@ -38,6 +38,22 @@ pub struct Config {
     /// Longest one git command may take (a first clone of linux is
     /// minutes).
     pub git_timeout: Duration,
+    /// Longest a clone or fetch may go without receiving a byte (a remote
+    /// that accepts and never answers is given up after this, not after
+    /// `git_timeout`).
+    pub git_stall_timeout: Duration,
+    /// Most git commands this server runs at once; a request that finds
+    /// none free within a moment is answered 503 with `Retry-After`.
+    pub git_jobs: usize,
+    /// Most clones and fetches at once from one remote (`host:port`).
+    pub git_jobs_per_remote: usize,
+    /// Most bytes the mirrors under `git_dir` may take together; the least
+    /// recently used go first (0: no bound).
+    pub git_cache_max_bytes: u64,
+    /// Whether a git remote or webhook a user names may be at a loopback,
+    /// link-local, private or unique-local address (see
+    /// [`crate::destination`]); off unless the lab's own servers are such.
+    pub allow_private_destinations: bool,
     /// The SMTP relay reports are mailed through, as lettre reads it
     /// (`smtp://host:25`, `smtp://host:587?tls=required`,
     /// `smtps://user:pass@host`); without one, mail stays queued.
@@ -76,6 +92,11 @@ impl Default for Config {
             git_dir: std::env::temp_dir().join("patchperf-server-git"),
             local_git: false,
             git_timeout: Duration::from_secs(1800),
+            git_stall_timeout: Duration::from_secs(60),
+            git_jobs: 8,
+            git_jobs_per_remote: 2,
+            git_cache_max_bytes: 32 << 30,
+            allow_private_destinations: false,
             smtp_url: None,
             mail_from: None,
             auto_calibrate: false,

@@ -13,6 +13,7 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod db;
+pub mod destination;
 pub mod domain;
 pub mod error;
 pub mod git;

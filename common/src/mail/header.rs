@@ -19,8 +19,9 @@ pub const MAX_RECIPIENTS: usize = 512;
 pub const MAX_REFERENCES: usize = 128;
 
 /// The mailboxes of an address header (groups flattened), each with a
-/// clean display name; entries without a real address (a name whose
-/// `<…>` was lost) are left out. A header mailparse cannot read as an
+/// clean display name; entries whose address a relay would not take
+/// ([`clean::is_address`]: a name whose `<…>` was lost, `root@localhost`,
+/// an address literal) are left out. A header mailparse cannot read as an
 /// address list is read for its `<address>` parts.
 pub fn mailboxes(header: &MailHeader<'_>) -> Vec<Mailbox> {
     let found: Vec<(String, String)> = match mailparse::addrparse_header(header) {

@@ -45,9 +45,15 @@ impl Mailbox {
         }
     }
 
-    /// What two mailboxes are compared by: the address, lower-cased.
+    /// What two mailboxes are compared by: one recipient, one key
+    /// ([`crate::mail_header::address_key`]).
     pub fn key(&self) -> String {
-        self.address.to_ascii_lowercase()
+        crate::mail_header::address_key(&self.address)
+    }
+
+    /// The mailbox as the mail builder takes it.
+    pub fn name_addr(&self) -> crate::mail_header::NameAddr {
+        crate::mail_header::NameAddr::new(&self.name, &self.address)
     }
 }
 

@@ -85,7 +85,8 @@ pub fn too_large(mbox: &str) -> Option<String> {
     let steps = patches.len();
     if steps > MAX_STEPS {
         return Some(format!(
-            "a series is measured patch by patch up to {MAX_STEPS} patches; this one has {steps}"
+            "a series is measured patch by patch up to {MAX_STEPS} patches; this one has \
+             {steps}: split it, or bisect it to find the one that moved a metric"
         ));
     }
     // Patch i (from 0) is in the prefixes of steps i+1..=N.

@@ -1,12 +1,14 @@
 //! The comparison report: the model (`model`), how it is built from runs
 //! (`build`), which runs one report compares (`group`), 0-day's row order (`order`) and number formatting (`format`),
-//! and the plain-text form an email to the patch author carries (`text`).
+//! the plain-text form an email to the patch author carries (`text`), and the
+//! report with its runs as the server stores it (`stored`).
 
 pub mod build;
 pub mod format;
 pub mod group;
 pub mod model;
 pub mod order;
+pub mod stored;
 pub mod summary;
 #[cfg(test)]
 mod test_runs;

@@ -47,6 +47,27 @@ pub struct ServeArgs {
     /// Longest one git command (a clone, a fetch) may take, in seconds.
     #[arg(long, default_value_t = 1800)]
     pub git_timeout_seconds: u64,
+    /// Longest a clone or fetch may go without receiving a byte, in
+    /// seconds (connecting may take 10).
+    #[arg(long, default_value_t = 60)]
+    pub git_stall_seconds: u64,
+    /// Most git commands at once; requests beyond are answered 503 with
+    /// Retry-After.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub git_jobs: u32,
+    /// Most clones and fetches at once from one remote (host:port).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub git_jobs_per_remote: u32,
+    /// Most bytes the git mirrors may take together (the least recently
+    /// used are removed first; 0: no bound).
+    #[arg(long, default_value_t = 32 << 30)]
+    pub git_cache_max_bytes: u64,
+    /// Let git remotes and webhooks that users name be at loopback,
+    /// link-local, private (10/8, 172.16/12, 192.168/16) or unique-local
+    /// addresses: for a lab whose git server or hook receiver is internal.
+    /// Off: such destinations are refused (checked after DNS, at connect).
+    #[arg(long, env = "PATCHPERF_ALLOW_PRIVATE_DESTINATIONS")]
+    pub allow_private_destinations: bool,
     /// SMTP relay that reports are mailed through: smtp://host:25 (plain),
     /// smtp://host:587?tls=opportunistic (STARTTLS when offered),
     /// ?tls=required, or smtps://user:password@host (TLS). Without it mail

@@ -22,6 +22,11 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
         private_reads: args.private,
         local_git: args.local_git,
         git_timeout: Duration::from_secs(args.git_timeout_seconds.max(1)),
+        git_stall_timeout: Duration::from_secs(args.git_stall_seconds.max(1)),
+        git_jobs: args.git_jobs as usize,
+        git_jobs_per_remote: args.git_jobs_per_remote as usize,
+        git_cache_max_bytes: args.git_cache_max_bytes,
+        allow_private_destinations: args.allow_private_destinations,
         smtp_url: args.smtp_url.clone(),
         mail_from: args.mail_from.clone(),
         calibration_max_age: Duration::from_secs(args.calibration_max_age_days * 86_400),
@@ -42,6 +47,9 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
     }
 
     let result = serve(&state, &args).await;
+    // No git command outlives the server (those of requests still open
+    // were killed when the shutdown began).
+    state.git.stop();
     database.close().await;
     result
 }
@@ -62,6 +70,9 @@ async fn serve(state: &AppState, args: &ServeArgs) -> Result<(), Error> {
         .with_graceful_shutdown(async move {
             shutdown_signal().await;
             stopping.begin_shutdown();
+            // A request waiting on git (a clone of minutes) must not hold
+            // the shutdown: its git is killed and it answers at once.
+            stopping.git.stop();
         })
         .await
         .map_err(|e| Error::Setup(format!("server failed: {e}")))

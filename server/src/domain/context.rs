@@ -10,8 +10,8 @@ use sqlx::PgPool;
 use tokio::sync::{Notify, watch};
 
 use crate::Config;
-use crate::domain::report::cache::ReportCache;
-use crate::domain::workers::Workers;
+use crate::domain::report_cache::ReportCache;
+use crate::domain::worker_health::Workers;
 use crate::git::Mirrors;
 
 /// Cheap to clone: every part is shared.
@@ -41,7 +41,7 @@ pub struct Context {
 impl Context {
     /// A context over an already migrated pool.
     pub fn new(db: PgPool, config: Config) -> Self {
-        let git = Mirrors::new(config.git_dir.clone(), config.local_git, config.git_timeout);
+        let git = Mirrors::new(&config);
         Context {
             git: Arc::new(git),
             db,

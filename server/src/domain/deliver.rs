@@ -21,9 +21,11 @@ use lettre::message::header::{ContentTransferEncoding, ContentType};
 use lettre::message::{Body, Mailbox};
 use lettre::{Address, AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 
+use patchperf_common::mail_header::{self, NameAddr};
+
 use crate::db::outbox::{self, Due};
+use crate::destination::{Destinations, Resolver};
 use crate::domain::Context;
-use crate::domain::notify::Author;
 use crate::domain::workers::{Done, Worker};
 use crate::{Config, Error};
 
@@ -45,6 +47,7 @@ struct Relay {
 pub struct Sender {
     relay: Option<Relay>,
     http: reqwest::Client,
+    destinations: Destinations,
 }
 
 impl Sender {
@@ -71,12 +74,24 @@ impl Sender {
                 Some(Relay { transport, from })
             }
         };
+        // A webhook's host is resolved by the policy's resolver, at connect
+        // time, so it cannot name an internal address by DNS either; no
+        // redirect is followed (each would be a new destination) and no
+        // proxy used (it would resolve the name itself).
+        let destinations = Destinations::new(config.allow_private_destinations);
         let http = reqwest::Client::builder()
             .timeout(SEND_TIMEOUT)
             .user_agent(concat!("patchperf/", env!("CARGO_PKG_VERSION")))
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .dns_resolver(Resolver::shared(destinations))
             .build()
             .map_err(|e| Error::Setup(format!("webhook client: {e}")))?;
-        Ok(Sender { relay, http })
+        Ok(Sender {
+            relay,
+            http,
+            destinations,
+        })
     }
 
     /// Whether mail can go out.
@@ -128,12 +143,15 @@ impl Sender {
             .ok_or_else(|| Failure::permanent("no SMTP relay".into()))?;
         let rcpt = Address::from_str(&row.recipient)
             .map_err(|e| Failure::permanent(format!("recipient {:?}: {e}", row.recipient)))?;
-        let message = compose(relay, row).map_err(Failure::permanent)?;
+        // A row that cannot be composed never will be: failed with the
+        // reason, and the sender goes on with the next.
+        let message = compose(&relay.from, row)
+            .map_err(|why| Failure::permanent(format!("the mail cannot be composed: {why}")))?;
         let envelope = Envelope::new(Some(relay.from.email.clone()), vec![rcpt])
             .map_err(|e| Failure::permanent(e.to_string()))?;
         relay
             .transport
-            .send_raw(&envelope, &message.formatted())
+            .send_raw(&envelope, &message)
             .await
             .map_err(|e| Failure {
                 permanent: e.is_permanent(),
@@ -143,6 +161,7 @@ impl Sender {
     }
 
     async fn post(&self, row: &Due) -> Result<(), Failure> {
+        self.check_destination(&row.recipient).await?;
         let answer = self
             .http
             .post(&row.recipient)
@@ -156,6 +175,12 @@ impl Sender {
         if status.is_success() {
             return Ok(());
         }
+        if status.is_redirection() {
+            return Err(Failure::permanent(format!(
+                "{} answered {status}; redirects are not followed",
+                row.recipient
+            )));
+        }
         let message = format!("{} answered {status}", row.recipient);
         // A client error other than a timeout or too many requests will
         // answer the same next time.
@@ -164,6 +189,29 @@ impl Sender {
             permanent: !again,
             message,
         })
+    }
+}
+
+impl Sender {
+    /// Refuses, for good, a webhook whose host is or resolves only to
+    /// addresses the policy does not allow. The client's resolver checks
+    /// again when it connects; an address literal, which no resolver sees,
+    /// is checked only here (and no redirect leads elsewhere).
+    async fn check_destination(&self, url: &str) -> Result<(), Failure> {
+        let parsed = reqwest::Url::parse(url)
+            .map_err(|e| Failure::permanent(format!("{url:?} is not a URL: {e}")))?;
+        let host = parsed
+            .host_str()
+            .ok_or_else(|| Failure::permanent(format!("{url:?} has no host")))?;
+        let port = parsed.port_or_known_default().unwrap_or(80);
+        self.destinations
+            .resolve(host, port)
+            .await
+            .map(drop)
+            .map_err(|why| {
+                tracing::warn!(url, reason = %why, "webhook destination refused");
+                Failure::permanent(format!("the destination is refused: {why}"))
+            })
     }
 }
 
@@ -190,34 +238,55 @@ impl Failure {
     }
 }
 
-/// The mail of a row: the same for each recipient of a report, including
-/// its `Message-ID`.
-fn compose(relay: &Relay, row: &Due) -> Result<Message, String> {
+/// The mail of a row, as sent: the same for each recipient of a report,
+/// including its `Message-ID`. Every header value is made a clean line
+/// here again ([`mail_header`]), whatever was stored before names were
+/// cleaned when read; a panic of the mail builder (it has panicked on a
+/// bare CR in a name) becomes this row's error, not the sender's end.
+fn compose(from: &Mailbox, row: &Due) -> Result<Vec<u8>, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        build(from, row).map(|m| m.formatted())
+    }))
+    .unwrap_or_else(|panic| {
+        let why = panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        Err(format!("the mail builder panicked: {why}"))
+    })
+}
+
+fn build(from: &Mailbox, row: &Due) -> Result<Message, String> {
     let mut m = Message::builder()
-        .from(relay.from.clone())
-        .subject(row.subject.clone())
+        .from(from.clone())
+        .subject(mail_header::subject(&row.subject))
         .message_id(Some(format!(
             "<patchperf.{}@{}>",
             row.key.replace(':', "."),
-            relay.from.email.domain()
+            from.email.domain()
         )))
         .header(ContentType::TEXT_PLAIN);
-    for to in row.mail_to.iter().filter_map(|h| Author::parse(h)) {
+    if let Some(to) = &row.mail_to {
+        let to = NameAddr::parse(to).ok_or_else(|| format!("to {to:?} names no address"))?;
         m = m.to(mailbox(&to)?);
     }
     for cc in row.mail_cc.iter().flat_map(|h| h.split(", ")) {
-        m = m.cc(mailbox(&Author::parse(cc).ok_or(format!("cc {cc:?}"))?)?);
+        let a = NameAddr::parse(cc).ok_or_else(|| format!("cc {cc:?} names no address"))?;
+        m = m.cc(mailbox(&a)?);
     }
     m.body(body(&row.body)).map_err(|e| e.to_string())
 }
 
-/// The text as it is, 8bit, as kernel people read mail: lettre would
-/// quote-print the report's lines over 76 characters. Text that 8bit
-/// cannot carry (a NUL, a line over 998 bytes) is left to lettre.
+/// The text as it is, 8bit, as kernel people read mail (lettre would
+/// quote-print the report's lines over 76 characters), every line ended
+/// by CRLF and no bare CR anywhere ([`mail_header::body`]). Text that 8bit
+/// cannot carry (a line over 998 bytes) is left to lettre.
 fn body(text: &str) -> Body {
-    let fits = !text.contains('\0') && text.lines().all(|l| l.len() <= 998);
+    let text = mail_header::body(text);
+    let fits = text.lines().all(|l| l.len() <= 998);
     if !fits {
-        return Body::new(text.to_string());
+        return Body::new(text);
     }
     let mut crlf = String::with_capacity(text.len() + text.len() / 40);
     for line in text.lines() {
@@ -227,9 +296,13 @@ fn body(text: &str) -> Body {
     Body::dangerous_pre_encoded(crlf.into_bytes(), ContentTransferEncoding::EightBit)
 }
 
-fn mailbox(a: &Author) -> Result<Mailbox, String> {
+/// The header form of `a`: its name a clean line, its address one
+/// [`mail_header::check_address`] and lettre both take.
+fn mailbox(a: &NameAddr) -> Result<Mailbox, String> {
+    mail_header::check_address(&a.address).map_err(|why| format!("{:?}: {why}", a.address))?;
     let email = Address::from_str(&a.address).map_err(|e| format!("{:?}: {e}", a.address))?;
-    Ok(Mailbox::new(a.name.clone(), email))
+    let name = a.name.as_deref().map(mail_header::display_name);
+    Ok(Mailbox::new(name.filter(|n| !n.is_empty()), email))
 }
 
 /// The same for every attempt at one row.
@@ -274,7 +347,180 @@ pub fn spawn_sender(ctx: &Context) -> Result<tokio::task::JoinHandle<()>, Error>
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    fn from() -> Mailbox {
+        Mailbox::from_str("patchperf <perf@example.org>").unwrap()
+    }
+
+    fn row(to: Option<String>, cc: Option<String>, subject: &str, body: &str) -> Due {
+        Due {
+            id: 1,
+            key: "change:1".into(),
+            channel: "mail".into(),
+            recipient: "kh@example.org".into(),
+            subject: subject.into(),
+            body: body.into(),
+            mail_to: to,
+            mail_cc: cc,
+            attempts: 0,
+        }
+    }
+
+    /// The header names of a mail as it goes to the relay, once it is
+    /// checked that every line ends in CRLF, no CR or LF stands alone and
+    /// no NUL is anywhere.
+    fn wire_headers(mail: &[u8]) -> Result<Vec<String>, String> {
+        for (i, &b) in mail.iter().enumerate() {
+            let ok = match b {
+                b'\r' => mail.get(i + 1) == Some(&b'\n'),
+                b'\n' => i > 0 && mail[i - 1] == b'\r',
+                0 => false,
+                _ => true,
+            };
+            if !ok {
+                return Err(format!("byte {b:#x} alone at {i}"));
+            }
+        }
+        let text = String::from_utf8_lossy(mail);
+        let (head, _) = text.split_once("\r\n\r\n").ok_or("no end of the headers")?;
+        let mut names = Vec::new();
+        for line in head.split("\r\n") {
+            if line.len() > 998 {
+                return Err(format!("a header line of {} bytes", line.len()));
+            }
+            if line.starts_with([' ', '\t']) {
+                continue;
+            }
+            let (name, _) = line.split_once(':').ok_or(format!("no header: {line:?}"))?;
+            names.push(name.to_ascii_lowercase());
+        }
+        Ok(names)
+    }
+
+    /// What `compose` may write: these headers, each once at most.
+    const OURS: [&str; 9] = [
+        "from",
+        "to",
+        "cc",
+        "subject",
+        "message-id",
+        "content-type",
+        "content-transfer-encoding",
+        "date",
+        "mime-version",
+    ];
+
+    fn only_ours(names: &[String]) -> Result<(), String> {
+        for n in names {
+            if !OURS.contains(&n.as_str()) || names.iter().filter(|m| *m == n).count() > 1 {
+                return Err(format!("headers {names:?}"));
+            }
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn an_author_with_a_bare_cr_is_mailed_without_an_injected_header() {
+        // The issue's reproducer, as a commit's author reads from git.
+        let author =
+            NameAddr::from_repository("Mallory\rBcc: evil@evil.example", "mallory@example.org");
+        let to = Some(author.header());
+        let mail = compose(&from(), &row(to, None, "[t] 0123456789: +1%", "x\n")).unwrap();
+        let names = wire_headers(&mail).unwrap();
+        only_ours(&names).unwrap();
+        assert!(!names.contains(&"bcc".to_string()));
+        let text = String::from_utf8(mail).unwrap();
+        // One header: the name as an encoded word (base64 of "Mallory Bcc:
+        // evil@evil.example"), the address after it.
+        assert!(
+            text.contains(
+                "To: =?utf-8?b?TWFsbG9yeSBCY2M6IGV2aWxAZXZpbC5leGFtcGxl?= <mallory@example.org>\r\n"
+            ),
+            "{text}"
+        );
+        // A name stored before names were cleaned is cleaned when sent.
+        let old = Some("Mallory\rBcc: evil@evil.example <mallory@example.org>".to_string());
+        let mail = compose(&from(), &row(old, None, "s", "x")).unwrap();
+        only_ours(&wire_headers(&mail).unwrap()).unwrap();
+    }
+
+    #[test]
+    fn a_bare_cr_never_reaches_smtp_data() {
+        let body = "    0123456789 (\"fs: smuggle\r.\r\nMAIL FROM:<x@y.z>\r\n\")\r.\r\nend";
+        let to = Some("kh@example.org".to_string());
+        let mail = compose(&from(), &row(to, None, "fs: smuggle\r.\r\n", body)).unwrap();
+        wire_headers(&mail).unwrap();
+        let text = String::from_utf8(mail).unwrap();
+        assert!(text.ends_with("\r\n.\r\nend\r\n"), "{text}");
+        assert!(!text.contains("\r.\r"), "{text}");
+    }
+
+    #[test]
+    fn a_row_that_cannot_be_composed_says_why() {
+        for (to, cc) in [
+            (Some("Someone <not an address>".to_string()), None),
+            (None, Some("root@[127.0.0.1]".to_string())),
+            (
+                Some("kh@example.org".to_string()),
+                Some("a@b.org, ".to_string()),
+            ),
+        ] {
+            let why = compose(&from(), &row(to.clone(), cc.clone(), "s", "b")).unwrap_err();
+            assert!(!why.is_empty(), "{to:?} {cc:?}");
+        }
+    }
+
+    /// Text as a hostile repository or list writes it: mostly plain, with
+    /// line breaks, NUL, quotes, brackets and any other character mixed in.
+    fn hostile(max: usize) -> impl Strategy<Value = String> {
+        let c = prop_oneof![
+            4 => proptest::char::range('a', 'z'),
+            1 => any::<char>(),
+            1 => prop::sample::select(vec![
+                '\r', '\n', '\0', '\t', '\u{85}', '\u{2028}', '<', '>', '"', '@', ',', ':', ' ', '.', '\\', '=', '?'
+            ]),
+        ];
+        prop::collection::vec(c, 0..max).prop_map(|v| v.into_iter().collect())
+    }
+
+    /// An address: a plain one, or one with hostile text around or inside.
+    fn address() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[a-z]{1,8}(\\.[a-z]{1,4})?@[a-z]{1,8}\\.(org|example)",
+            (hostile(6), "[a-z]{1,8}@[a-z]{1,8}\\.org", hostile(6))
+                .prop_map(|(a, b, c)| format!("{a}{b}{c}")),
+            hostile(24),
+        ]
+    }
+
+    proptest! {
+        /// Everything that reaches a mail from a repository (the author's
+        /// name and address, the subject, the Cc list, text in the body):
+        /// the mail is composed with only our headers, or the row is
+        /// refused with a reason; never a panic, a stray CR or LF, or a NUL.
+        #[test]
+        fn fuzz_a_mail_from_a_repository_carries_only_our_headers(
+            name in hostile(40),
+            author in address(),
+            subject in hostile(80),
+            cc in prop::collection::vec(address(), 0..3),
+            body in hostile(200),
+        ) {
+            let to = Some(NameAddr::from_repository(&name, &author).header());
+            let cc = (!cc.is_empty()).then(|| cc.join(", "));
+            match compose(&from(), &row(to, cc, &subject, &body)) {
+                Ok(mail) => {
+                    let names = wire_headers(&mail).map_err(TestCaseError::fail)?;
+                    only_ours(&names).map_err(TestCaseError::fail)?;
+                    prop_assert!(names.contains(&"to".to_string()));
+                }
+                Err(why) => prop_assert!(!why.is_empty()),
+            }
+        }
+    }
 
     #[test]
     fn retries_wait_twice_as_long_each_time_up_to_a_bound() {

@@ -22,11 +22,13 @@ pub mod notify;
 pub mod queue;
 pub mod range;
 pub mod report;
+pub mod report_cache;
 pub mod steps;
 pub mod submit;
 pub mod tokens;
 pub mod tree;
 pub mod waiting;
+pub mod worker_health;
 pub mod workers;
 
 pub use context::Context;

@@ -8,7 +8,7 @@
 use std::str::FromStr;
 
 use lettre::Address;
-use patchperf_common::api::tree::is_address;
+use patchperf_common::mail_header::{self, NameAddr};
 use serde_json::json;
 use sqlx::PgConnection;
 
@@ -63,19 +63,29 @@ pub async fn queue_report(
     let key = format!("change:{comparison_id}");
     let body = mail_body(ctx, &audience, commit_sha, &headline, &report_url, &text);
 
-    let author = Author::parse(&audience.author).filter(|a| deliverable(&a.address));
+    let author = NameAddr::parse(&audience.author).filter(|a| deliverable(&a.address));
     if author.is_none() {
         tracing::warn!(author = %audience.author, commit = commit_sha, "not mailing a malformed author address");
     }
+    // One recipient per address, compared as `address_key` does (`LIST@`
+    // and `list@` are one): the author first, then the Cc in its order.
+    let mut keys: Vec<String> = author
+        .iter()
+        .map(|a| mail_header::address_key(&a.address))
+        .collect();
     let mut cc: Vec<&str> = Vec::new();
     for a in &audience.cc {
         if !deliverable(a) {
             tracing::warn!(address = %a, tree = %audience.tree, "not mailing a malformed cc address");
-        } else if !cc.contains(&a.as_str()) && author.as_ref().is_none_or(|x| x.address != *a) {
+            continue;
+        }
+        let key = mail_header::address_key(a);
+        if !keys.contains(&key) {
+            keys.push(key);
             cc.push(a);
         }
     }
-    let mail_to = author.as_ref().map(Author::header);
+    let mail_to = author.as_ref().map(NameAddr::header);
     let mail_cc = (!cc.is_empty()).then(|| cc.join(", "));
     let recipients = author
         .iter()
@@ -146,52 +156,14 @@ fn mail_body(
         branch = a.branch,
         url = a.url,
         tree = a.tree,
-        subject = a.subject,
+        subject = mail_header::subject(&a.subject),
     )
 }
 
-/// A commit author, `Name <address>` as git prints it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Author {
-    /// The name, when there is one.
-    pub name: Option<String>,
-    /// The address.
-    pub address: String,
-}
-
-impl Author {
-    /// Reads `Name <address>` or a bare address; `None` when there is no
-    /// address in it.
-    pub fn parse(s: &str) -> Option<Author> {
-        let s = s.trim();
-        let Some(open) = s.rfind('<') else {
-            return (!s.is_empty()).then(|| Author {
-                name: None,
-                address: s.to_string(),
-            });
-        };
-        let address = s[open + 1..].strip_suffix('>')?.trim();
-        let name = s[..open].trim().trim_matches('"').trim();
-        Some(Author {
-            name: (!name.is_empty()).then(|| name.to_string()),
-            address: address.to_string(),
-        })
-    }
-
-    /// `Name <address>`, as stored for the sender (which reads it back
-    /// with [`Author::parse`]).
-    pub fn header(&self) -> String {
-        match &self.name {
-            Some(name) => format!("{name} <{}>", self.address),
-            None => self.address.clone(),
-        }
-    }
-}
-
 /// Whether mail to `address` can go out: the shape tree cc lists are
-/// checked against, and one SMTP takes.
+/// checked against (`mail_header::check_address`), and one lettre takes.
 fn deliverable(address: &str) -> bool {
-    is_address(address) && Address::from_str(address).is_ok()
+    mail_header::is_address(address) && Address::from_str(address).is_ok()
 }
 
 fn is_web_url(url: &str) -> bool {
@@ -200,27 +172,12 @@ fn is_web_url(url: &str) -> bool {
 
 /// The headline on one line, as a subject must be.
 fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    mail_header::subject(s)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn authors_are_read_as_git_prints_them() {
-        let a = Author::parse("Yu Ma <yu.ma@intel.com>").unwrap();
-        assert_eq!(a.name.as_deref(), Some("Yu Ma"));
-        assert_eq!(a.address, "yu.ma@intel.com");
-        assert_eq!(a.header(), "Yu Ma <yu.ma@intel.com>");
-        let a = Author::parse("\"Ma, Yu\" <yu.ma@intel.com>").unwrap();
-        assert_eq!(a.name.as_deref(), Some("Ma, Yu"));
-        assert_eq!(Author::parse(&a.header()), Some(a));
-        let bare = Author::parse("kh@example.org").unwrap();
-        assert_eq!((bare.name, bare.address.as_str()), (None, "kh@example.org"));
-        assert_eq!(Author::parse("Someone <kh@example.org"), None);
-        assert_eq!(Author::parse(" "), None);
-    }
 
     #[test]
     fn malformed_addresses_are_not_mailed() {
@@ -231,6 +188,7 @@ mod tests {
             "a b@example.org",
             "<kh@example.org>",
             "@example.org",
+            "root@[127.0.0.1]",
         ] {
             assert!(!deliverable(bad), "{bad}");
         }

@@ -9,11 +9,22 @@
 //! over the same range (the mbox prefixes are written one way).
 
 use patchperf_common::api::git::parse_range;
-use patchperf_common::mbox::{self, prefix};
+use patchperf_common::mail_header::{self, NameAddr};
+use patchperf_common::mbox;
 
 use crate::Error;
 use crate::domain::Context;
-use crate::git::Mirror;
+use crate::git::{self, Mirror};
+
+/// Most commits a range is read with: a per-patch comparison measures up
+/// to `mbox::prefix::MAX_STEPS` of them (the submission says so), a
+/// bisection needs 1 + log2 of this many probes. Each commit costs three
+/// git commands to read.
+pub const MAX_COMMITS: usize = 2000;
+
+/// Most bytes of what `git log` prints about one commit (subject, author,
+/// date).
+const MAX_ABOUT: usize = 64 << 10;
 
 /// One commit of a range.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,23 +64,24 @@ impl Range {
 
 /// Reads `range` (`A..B`) of the repository at `url`. Refuses, saying why:
 /// an end the repository lacks, an A not on B's first-parent line (its
-/// commits would not apply to A), an empty range, more commits than a
-/// per-patch comparison measures, or commits whose patches together exceed
-/// `max_bytes` or the steps' bound.
+/// commits would not apply to A), an empty range, more than
+/// [`MAX_COMMITS`] commits, or commits whose patches together exceed
+/// `max_bytes` (naming the commit where they do). A mirror cloned for a
+/// range that is refused is not kept.
 pub async fn read(ctx: &Context, url: &str, range: &str, max_bytes: usize) -> Result<Range, Error> {
     let (from, to) = parse_range(range)
         .map_err(|why| Error::Invalid(format!("range {range:?} is not `A..B`: {why}")))?;
-    let mirror = ctx.git.open(url, &[from, to]).await?;
-    let unknown = |why: String| Error::Invalid(format!("range {range:?} of {url}: {why}"));
-    let from = mirror.resolve(from).await.map_err(unknown)?;
-    let to = mirror.resolve(to).await.map_err(unknown)?;
+    let mut mirror = ctx.git.open(url, &[from, to]).await?;
+    let of_range = |e: Error| in_words(e, &format!("range {range:?} of {url}"));
+    let from = mirror.resolve(from).await.map_err(of_range)?;
+    let to = mirror.resolve(to).await.map_err(of_range)?;
     let line = first_parent_line(&mirror, &from, &to)
         .await
-        .map_err(unknown)?;
+        .map_err(of_range)?;
     if line.is_empty() {
-        return Err(unknown(format!(
+        return Err(of_range(Error::Invalid(format!(
             "it has no commits: `{to}` is `{from}` or one of its ancestors"
-        )));
+        ))));
     }
     let mut range = Range {
         from,
@@ -80,11 +92,13 @@ pub async fn read(ctx: &Context, url: &str, range: &str, max_bytes: usize) -> Re
     };
     for sha in line {
         let left = max_bytes.saturating_sub(range.mbox.len());
-        let (about, message) = message(&mirror, &sha, left).await.map_err(|why| {
-            Error::Invalid(format!(
-                "range {range:?}, commit {sha}: {why}",
-                range = range.spelled()
-            ))
+        let (about, message) = message(&mirror, &sha, left).await.map_err(|e| match e {
+            Error::TooLarge(m) => Error::TooLarge(format!(
+                "range {}: {m}; its commits' patches may take {} together",
+                range.spelled(),
+                git::bytes(max_bytes)
+            )),
+            e => in_words(e, &format!("range {}", range.spelled())),
         })?;
         let commit = RangeCommit {
             sha,
@@ -100,11 +114,9 @@ pub async fn read(ctx: &Context, url: &str, range: &str, max_bytes: usize) -> Re
             None => range.empty.push(commit),
         }
     }
+    let unknown = |why: String| Error::Invalid(format!("range {range:?} of {url}: {why}"));
     if range.commits.is_empty() {
         return Err(unknown("none of its commits changes a file".into()));
-    }
-    if let Some(why) = prefix::too_large(&range.mbox) {
-        return Err(unknown(why));
     }
     // What the runner will split and apply must read back as these commits.
     let series = mbox::parse(&range.mbox).map_err(|e| unknown(e.to_string()))?;
@@ -116,20 +128,31 @@ pub async fn read(ctx: &Context, url: &str, range: &str, max_bytes: usize) -> Re
             range.commits.len()
         )));
     }
+    mirror.keep();
     Ok(range)
+}
+
+/// `e` with `context` before its words, its kind kept.
+fn in_words(e: Error, context: &str) -> Error {
+    match e {
+        Error::Invalid(m) => Error::Invalid(format!("{context}: {m}")),
+        Error::TooLarge(m) => Error::TooLarge(format!("{context}: {m}")),
+        other => other,
+    }
 }
 
 /// The commit `branch` of the repository at `url` is at now (the remote
 /// asked first), with what it is about.
 pub async fn head(ctx: &Context, url: &str, branch: &str) -> Result<RangeCommit, Error> {
-    let mirror = ctx.git.open(url, &[branch]).await?;
+    let mut mirror = ctx.git.open(url, &[branch]).await?;
     let sha = mirror
         .resolve(branch)
         .await
-        .map_err(|why| Error::Invalid(format!("branch {branch:?} of {url}: {why}")))?;
+        .map_err(|e| in_words(e, &format!("branch {branch:?} of {url}")))?;
     let about = about(&mirror, &sha)
         .await
-        .map_err(|why| Error::Invalid(format!("commit {sha} of {url}: {why}")))?;
+        .map_err(|e| in_words(e, &format!("the head of {branch:?} of {url}")))?;
+    mirror.keep();
     Ok(RangeCommit {
         sha,
         subject: about.subject,
@@ -139,44 +162,41 @@ pub async fn head(ctx: &Context, url: &str, branch: &str) -> Result<RangeCommit,
 }
 
 /// The commits on `to`'s first-parent line after `from`, oldest first;
-/// refused when `from` is not on that line.
-async fn first_parent_line(mirror: &Mirror, from: &str, to: &str) -> Result<Vec<String>, String> {
+/// refused when `from` is not on that line or there are more than
+/// [`MAX_COMMITS`].
+async fn first_parent_line(mirror: &Mirror, from: &str, to: &str) -> Result<Vec<String>, Error> {
     let spec = format!("{from}..{to}");
+    // Newest first, one more than allowed: enough to tell it is too many.
+    let count = format!("--max-count={}", MAX_COMMITS + 1);
     let out = mirror
         .git(
-            &[
-                "rev-list",
-                "--first-parent",
-                "--parents",
-                "--reverse",
-                &spec,
-            ],
-            64 << 20,
+            &["rev-list", "--first-parent", "--parents", &count, &spec],
+            4 << 20,
+            "the list of its commits",
         )
         .await?;
-    let rows: Vec<Vec<&str>> = out
+    let mut rows: Vec<Vec<&str>> = out
         .lines()
         .map(|row| row.split_whitespace().collect())
         .filter(|ids: &Vec<&str>| !ids.is_empty())
         .collect();
-    if rows.len() > prefix::MAX_STEPS {
-        return Err(format!(
-            "it has {} commits; a range is measured commit by commit up to {}: \
-             split it, or bisect it",
-            rows.len(),
-            prefix::MAX_STEPS
-        ));
+    if rows.len() > MAX_COMMITS {
+        return Err(Error::Invalid(format!(
+            "it has more than {MAX_COMMITS} commits, the most a range is read with; \
+             name a shorter one"
+        )));
     }
+    rows.reverse();
     let mut line: Vec<String> = Vec::new();
     for ids in rows {
         let (sha, first_parent) = (ids[0], ids.get(1).copied());
         let expected = line.last().map_or(from, String::as_str);
         if first_parent != Some(expected) {
-            return Err(format!(
+            return Err(Error::Invalid(format!(
                 "`{from}` is not on the first-parent line of `{to}` (commit {sha} follows {}), \
                  so its commits do not apply to it one after another",
                 first_parent.unwrap_or("no parent")
-            ));
+            )));
         }
         line.push(sha.to_string());
     }
@@ -190,24 +210,32 @@ struct About {
     committed_at: Option<i64>,
 }
 
-/// What commit `sha` is about: subject, author and commit time.
-async fn about(mirror: &Mirror, sha: &str) -> Result<About, String> {
+/// What commit `sha` is about: subject, author and commit time, each made
+/// fit for a mail header and a page when read (a name or subject from a
+/// repository may hold anything, a bare CR included).
+async fn about(mirror: &Mirror, sha: &str) -> Result<About, Error> {
     let text = mirror
         .git(
             &[
                 "log",
                 "-1",
-                "--pretty=format:%s%x00%an <%ae>%x00%ct",
+                "--pretty=format:%s%x00%an%x00%ae%x00%ct",
                 "--end-of-options",
                 sha,
             ],
-            64 << 10,
+            MAX_ABOUT,
+            &format!("what commit {sha} says of itself (subject, author, date)"),
         )
         .await?;
     let mut fields = text.split('\0');
+    let subject = fields.next().unwrap_or_default();
+    let (name, address) = (
+        fields.next().unwrap_or_default(),
+        fields.next().unwrap_or_default(),
+    );
     Ok(About {
-        subject: fields.next().unwrap_or_default().to_string(),
-        author: fields.next().unwrap_or_default().to_string(),
+        subject: mail_header::subject(subject),
+        author: NameAddr::from_repository(name, address).header(),
         committed_at: fields.next().and_then(|t| t.trim().parse().ok()),
     })
 }
@@ -218,7 +246,7 @@ async fn message(
     mirror: &Mirror,
     sha: &str,
     limit: usize,
-) -> Result<(About, Option<String>), String> {
+) -> Result<(About, Option<String>), Error> {
     let head = mirror
         .git(
             &[
@@ -230,6 +258,7 @@ async fn message(
                 sha,
             ],
             limit,
+            &format!("commit {sha}'s message with the commits before it"),
         )
         .await?;
     let about = about(mirror, sha).await?;
@@ -251,9 +280,9 @@ async fn message(
                 "--",
             ],
             left,
+            &format!("commit {sha}'s diff against its first parent with the commits before it"),
         )
-        .await
-        .map_err(|why| format!("{why} (its diff against its first parent)"))?;
+        .await?;
     if !mbox::has_diff(&diff) {
         return Ok((about, None));
     }

@@ -5,6 +5,7 @@
 //! cancelling, [`AdminAuth`] for managing tokens. An admin token passes every
 //! check. A missing, malformed, unknown or revoked token answers 401, a token
 //! of the wrong kind 403, both before the handler runs, so nothing is written.
+//! A public read that shows more to some callers takes [`Reader`].
 
 use std::marker::PhantomData;
 
@@ -40,6 +41,31 @@ fn bearer_token(value: &str) -> Option<&str> {
     let (scheme, token) = value.trim_start().split_once(' ')?;
     let token = token.trim();
     (scheme.eq_ignore_ascii_case("Bearer") && !token.is_empty()).then_some(token)
+}
+
+/// Whoever reads a public route: the caller when a valid token came with
+/// the request, else nobody (never a rejection: the route is public).
+#[derive(Debug, Clone)]
+pub struct Reader(pub Option<Caller>);
+
+impl Reader {
+    /// Whether the reader's token may submit (ci) or administer.
+    pub fn is_ci_or_admin(&self) -> bool {
+        self.0
+            .as_ref()
+            .is_some_and(|c| matches!(c.kind, TokenKind::Ci | TokenKind::Admin))
+    }
+}
+
+impl FromRequestParts<AppState> for Reader {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
+        if !parts.headers.contains_key(AUTHORIZATION) {
+            return Ok(Reader(None));
+        }
+        Ok(Reader(Caller::from_request_parts(parts, state).await.ok()))
+    }
 }
 
 /// A kind of caller an endpoint requires (admins always pass).

@@ -4,7 +4,8 @@
 //! benchmark) can see it keep up, and how many mails wait (for a relay when
 //! none is configured, else for a retry), and how each background worker
 //! is doing: its last round, its last error, and how many rounds failed or
-//! panicked (a worker goes on after both).
+//! panicked (a worker goes on after both); and what the git mirrors take
+//! on disk against their bound.
 
 use axum::Json;
 use axum::extract::State;
@@ -23,13 +24,14 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// 200 once the database answers, with the builder's backlog
 /// (`reports_to_build`: comparisons whose report is to be built again) and
 /// the outbox's (`mail_queued`; `mail_relay`: whether one is configured),
-/// and each background worker's health (`workers`, by name; `worker_panics`
-/// over all of them).
+/// each background worker's health (`workers`, by name; `worker_panics`
+/// over all of them), and the git mirrors' disk and commands (`git_mirrors`:
+/// `mirrors`, `bytes`, `max_bytes`, `evicted`, `dropped`, `running`).
 #[utoipa::path(
     get,
     path = "/healthz",
     responses(
-        (status = 200, description = "Healthy: `{\"status\": \"ok\", \"reports_to_build\": N, \"mail_queued\": N, \"mail_relay\": bool, \"workers\": {name: {rounds, running, last_run_at, last_ok_at, errors, panics, last_error, …}}, \"worker_panics\": N}`."),
+        (status = 200, description = "Healthy: `{\"status\": \"ok\", \"reports_to_build\": N, \"mail_queued\": N, \"mail_relay\": bool, \"workers\": {name: {rounds, running, last_run_at, last_ok_at, errors, panics, last_error, …}}, \"worker_panics\": N, \"git_mirrors\": {mirrors, bytes, max_bytes, evicted, dropped, running}}`."),
         (status = 503, description = "Database unreachable."),
     )
 )]
@@ -49,6 +51,7 @@ async fn healthz(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
                 "mail_relay": state.config.smtp_url.is_some(),
                 "workers": state.workers.snapshot(),
                 "worker_panics": state.workers.panics(),
+                "git_mirrors": state.git.usage().await,
             })),
         ),
         Err(e) => {

@@ -18,7 +18,7 @@ use utoipa_axum::routes;
 
 use crate::domain::tree;
 use crate::error::Result;
-use crate::http::auth::CiAuth;
+use crate::http::auth::{CiAuth, Reader};
 use crate::http::extract::{Json, Path, Query};
 use crate::{AppState, Error, db};
 
@@ -80,17 +80,45 @@ pub struct TreeList {
 }
 
 /// List the tracked trees.
+///
+/// A webhook URL is shown whole only with a ci or admin token; otherwise
+/// its scheme and host (`https://hooks.example.org/…`).
 #[utoipa::path(
     get,
     path = "/api/v1/trees",
     responses((status = 200, description = "The trees.", body = TreeList))
 )]
-async fn list(State(state): State<AppState>) -> Result<Json<TreeList>> {
+async fn list(State(state): State<AppState>, reader: Reader) -> Result<Json<TreeList>> {
     let mut trees = Vec::new();
     for id in db::trees::ids(&state.db).await? {
-        trees.push(tree::view(&state, tree::find(&state, id).await?));
+        trees.push(shown(
+            tree::view(&state, tree::find(&state, id).await?),
+            &reader,
+        ));
     }
     Ok(Json(TreeList { trees }))
+}
+
+/// `view` as `reader` may see it: the webhook URL whole only to a ci or
+/// admin token, since its user and password, path or query are commonly
+/// the hook's secret; to anyone else its scheme and host.
+fn shown(mut view: TreeView, reader: &Reader) -> TreeView {
+    if !reader.is_ci_or_admin() {
+        view.webhook_url = view.webhook_url.as_deref().map(webhook_host);
+    }
+    view
+}
+
+/// `https://user:secret@hooks.example.org/T0/B1?k=v` →
+/// `https://hooks.example.org/…`.
+fn webhook_host(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(u) => {
+            let port = u.port().map_or(String::new(), |p| format!(":{p}"));
+            format!("{}://{}{port}/…", u.scheme(), u.host_str().unwrap_or(""))
+        }
+        Err(_) => "…".into(),
+    }
 }
 
 /// A tracked tree.
@@ -103,8 +131,15 @@ async fn list(State(state): State<AppState>) -> Result<Json<TreeList>> {
         (status = 404, description = "No such tree.", body = ErrorBody),
     )
 )]
-async fn show(State(state): State<AppState>, Path(id): Path<i64>) -> Result<Json<TreeView>> {
-    Ok(Json(tree::view(&state, tree::find(&state, id).await?)))
+async fn show(
+    State(state): State<AppState>,
+    reader: Reader,
+    Path(id): Path<i64>,
+) -> Result<Json<TreeView>> {
+    Ok(Json(shown(
+        tree::view(&state, tree::find(&state, id).await?),
+        &reader,
+    )))
 }
 
 /// The push hook: look at the branch now.

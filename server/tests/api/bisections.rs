@@ -443,3 +443,40 @@ async fn bisections_that_cannot_start_are_refused_with_the_reason(pool: PgPool) 
     assert_eq!(a.status, StatusCode::NOT_FOUND, "{a:?}");
     assert_eq!(app.count("bisections").await, 0);
 }
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_range_too_long_to_measure_commit_by_commit_is_bisected(pool: PgPool) {
+    let n = mbox::prefix::MAX_STEPS + 1;
+    let (repo, ids) = linear(n);
+    let mirrors = tempfile::tempdir().unwrap();
+    let app = app(pool, mirrors.path()).await;
+    let url = repo.path().to_str().unwrap();
+    // Bisected, as the README says: every commit is a candidate, and the
+    // first probe measures the bad end.
+    let id = start(&app, request(url, &ids[0], "master")).await;
+    let view = bisection(&app, id).await;
+    assert_eq!(view["commits"].as_array().unwrap().len(), n, "{view}");
+    assert_eq!(probed(&view), [n as u64]);
+    // Commit by commit it is refused, and told what to do instead.
+    let a = app
+        .post(
+            "/api/v1/comparisons",
+            &app.ci,
+            json!({
+                "base": { "kind": "git", "url": url, "commit": ids[0] },
+                "range": format!("{}..master", ids[0]),
+                "workloads": ["open1"],
+                "params": { "nr_task": [1], "seconds": 5, "warmup_seconds": 1 },
+                "runs": 3,
+            }),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY, "{a:?}");
+    assert!(
+        a.error()
+            .contains(&format!("up to 200 patches; this one has {n}"))
+            && a.error().contains("bisect it"),
+        "{}",
+        a.error()
+    );
+}

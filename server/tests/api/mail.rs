@@ -5,7 +5,8 @@
 //! and absolute links, and posted as JSON; queued twice, sent once;
 //! without a public URL nothing is queued; without a relay mail stays
 //! queued until a server with one sends it;
-//! with the relay down it is retried and the error recorded.
+//! with the relay down it is retried and the error recorded. Hostile
+//! authors, subjects and addresses: `mail_hostile.rs`.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -24,14 +25,14 @@ use serde_json::{Value, json};
 use sqlx::PgPool;
 
 use crate::bisections::Lab;
-use crate::git_repo::{commit_file, linear};
+use crate::git_repo::{commit_as, commit_file, linear};
 use crate::helpers::{TestApp, test_config};
 use patchperf_testkit::free_port;
 
 const HEADLINE: &str = "+50.0% improvement of will-it-scale.per_process_ops (open1)";
 
 /// A webhook listener: every call's Idempotency-Key and JSON.
-async fn webhook() -> (String, Arc<Mutex<Vec<(String, Value)>>>) {
+pub async fn webhook() -> (String, Arc<Mutex<Vec<(String, Value)>>>) {
     let calls = Arc::new(Mutex::new(Vec::new()));
     let kept = Arc::clone(&calls);
     let app = axum::Router::new().route(
@@ -50,7 +51,7 @@ async fn webhook() -> (String, Arc<Mutex<Vec<(String, Value)>>>) {
     (format!("http://{addr}/hook"), calls)
 }
 
-fn config(mirrors: &Path, smtp_port: Option<u16>) -> Config {
+pub fn config(mirrors: &Path, smtp_port: Option<u16>) -> Config {
     Config {
         local_git: true,
         git_dir: mirrors.to_path_buf(),
@@ -66,7 +67,19 @@ fn config(mirrors: &Path, smtp_port: Option<u16>) -> Config {
 /// A tracked tree whose second pushed commit makes open1 50% faster,
 /// measured by the played lab: (tree id, the comparison that measured
 /// that commit, the commit).
-async fn measured_change(app: &TestApp, hook: &str) -> (i64, i64, String) {
+pub async fn measured_change(app: &TestApp, hook: &str) -> (i64, i64, String) {
+    measured_change_as(app, hook, "Kernel Hacker", "kh@example.org", "fs: step 2").await
+}
+
+/// [`measured_change`] with the second commit by `name <email>` with
+/// `message` (kept verbatim).
+pub async fn measured_change_as(
+    app: &TestApp,
+    hook: &str,
+    name: &str,
+    email: &str,
+    message: &str,
+) -> (i64, i64, String) {
     let (repo, mut ids) = linear(0);
     let machine = app.register("lab-1").await;
     let url = repo.path().to_str().unwrap();
@@ -89,13 +102,12 @@ async fn measured_change(app: &TestApp, hook: &str) -> (i64, i64, String) {
     .unwrap();
     let mut comparison = 0;
     for k in [1, 2] {
-        let subject = format!("fs: step {k}");
-        ids.push(commit_file(
-            repo.path(),
-            &format!("fs/step{k}.c"),
-            "int x;\n",
-            &subject,
-        ));
+        let file = format!("fs/step{k}.c");
+        ids.push(if k == 1 {
+            commit_file(repo.path(), &file, "int x;\n", "fs: step 1")
+        } else {
+            commit_as(repo.path(), &file, b"int x;\n", message, name, email)
+        });
         let a = app
             .post(&format!("/api/v1/trees/{tree}/push"), &app.ci, json!({}))
             .await;
@@ -112,7 +124,7 @@ async fn measured_change(app: &TestApp, hook: &str) -> (i64, i64, String) {
     (tree, comparison, ids[2].clone())
 }
 
-async fn queue(state: &AppState, tree: i64, comparison: i64, commit: &str) -> usize {
+pub async fn queue(state: &AppState, tree: i64, comparison: i64, commit: &str) -> usize {
     let mut tx = state.db.begin().await.unwrap();
     let n = queue_report(state, &mut tx, tree, comparison, commit, HEADLINE)
         .await
@@ -121,7 +133,7 @@ async fn queue(state: &AppState, tree: i64, comparison: i64, commit: &str) -> us
     n
 }
 
-async fn rows(pool: &PgPool, comparison: i64) -> Vec<outbox::OutboxRow> {
+pub async fn rows(pool: &PgPool, comparison: i64) -> Vec<outbox::OutboxRow> {
     outbox::of_key(pool, &format!("change:{comparison}"))
         .await
         .unwrap()

@@ -262,6 +262,16 @@ async fn a_head_that_comes_too_soon_waits_and_bad_trees_are_refused(pool: PgPool
     body["cc"] = json!(["a@b.c\nBcc: all@lists"]);
     let why = refused(body, StatusCode::UNPROCESSABLE_ENTITY).await;
     assert!(why.contains("is not a mail address"), "{why}");
+    // An address literal would be dropped from the header later; one list
+    // spelled twice would be mailed twice.
+    let mut body = tree_request(&url, "x");
+    body["cc"] = json!(["root@[127.0.0.1]"]);
+    let why = refused(body, StatusCode::UNPROCESSABLE_ENTITY).await;
+    assert!(why.contains("is not a mail address"), "{why}");
+    let mut body = tree_request(&url, "x");
+    body["cc"] = json!(["list@example.org", "LIST@Example.org"]);
+    let why = refused(body, StatusCode::UNPROCESSABLE_ENTITY).await;
+    assert!(why.contains("\"LIST@Example.org\" twice"), "{why}");
     let a = app
         .post("/api/v1/trees", &app.runner, tree_request(&url, "y"))
         .await;
@@ -270,6 +280,47 @@ async fn a_head_that_comes_too_soon_waits_and_bad_trees_are_refused(pool: PgPool
     assert_eq!(a.status, StatusCode::NOT_FOUND);
     let listed = app.get("/api/v1/trees").await;
     assert_eq!(listed.json["trees"].as_array().unwrap().len(), 1);
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_webhook_url_is_shown_whole_only_to_ci_and_admin_tokens(pool: PgPool) {
+    let (repo, _) = linear(0);
+    let mirrors = tempfile::tempdir().unwrap();
+    let app = app(pool, mirrors.path()).await;
+    let mut body = tree_request(repo.path().to_str().unwrap(), "hooked");
+    let secret = "https://ci:s3cret@hooks.example.org:8443/T0/B1?token=k3y";
+    body["webhook_url"] = json!(secret);
+    let id = add(&app, body).await["id"].as_i64().unwrap();
+    let get = |path: String, token: Option<String>| {
+        let app = &app;
+        async move {
+            let a = app
+                .send(axum::http::Method::GET, &path, token.as_deref(), &[], None)
+                .await;
+            assert_eq!(a.status, StatusCode::OK, "{a:?}");
+            a
+        }
+    };
+    for token in [None, Some(app.runner.clone())] {
+        let list = get("/api/v1/trees".into(), token.clone()).await;
+        let one = get(format!("/api/v1/trees/{id}"), token).await;
+        assert_eq!(
+            list.json["trees"][0]["webhook_url"],
+            "https://hooks.example.org:8443/…"
+        );
+        assert_eq!(one.json["webhook_url"], "https://hooks.example.org:8443/…");
+        for a in [&list, &one] {
+            assert!(
+                !a.body.contains("s3cret") && !a.body.contains("k3y"),
+                "{}",
+                a.body
+            );
+        }
+    }
+    for token in [app.ci.clone(), app.admin.clone()] {
+        let one = get(format!("/api/v1/trees/{id}"), Some(token)).await;
+        assert_eq!(one.json["webhook_url"], secret);
+    }
 }
 
 /// Calls the push hook of tree `id` and runs what it queued on `machine`

@@ -5,13 +5,14 @@
 use std::sync::Arc;
 
 use patchperf_common::api::{StepOf, StepView};
+use patchperf_common::mbox;
 
 use crate::db::boots::BootRow;
 use crate::db::comparisons::ComparisonRow;
 use crate::db::jobs::JobRow;
 use crate::db::patches::PatchRow;
 use crate::domain::report::{self, ComparisonReport};
-use crate::domain::{Context, bisection, steps, waiting};
+use crate::domain::{Context, steps, waiting};
 use crate::{Error, db};
 
 /// Comparison `id` and its report; `NotFound` when there is none.
@@ -72,10 +73,11 @@ pub async fn gather(ctx: &Context, c: &ComparisonRow) -> Result<Overview, Error>
             let b = db::bisections::find(&ctx.db, bisection_id)
                 .await?
                 .ok_or_else(|| Error::Internal(format!("bisection {bisection_id} vanished")))?;
+            let (series, _) = db::patches::mbox(&ctx.db, b.series_id).await?;
             Some(ProbeOf {
                 bisection_id,
                 position,
-                of: bisection::series_len(ctx, &b).await?,
+                of: mbox::prefix::count(&series),
             })
         }
     };

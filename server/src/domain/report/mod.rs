@@ -3,10 +3,10 @@
 //! [`Comparison`](patchperf_common::report::Comparison) per (workload, mode,
 //! nr_task) with the shared crate's statistics. The JSON API, the text
 //! report and the HTML pages all render what this returns, so they show the
-//! same numbers. Each server keeps what it built in [`cache`] until the
+//! same numbers. Each server keeps what it built in
+//! [`crate::domain::report_cache`] until the
 //! comparison's runs or verdict inputs change.
 
-pub mod cache;
 pub mod calibration;
 pub mod offload;
 pub mod plots;
@@ -21,51 +21,21 @@ use patchperf_common::api::submission::{aligns_functions, code_layout_line};
 use patchperf_common::comparison::ComparisonKind;
 use patchperf_common::protocol::{BaseSource, NrTask};
 use patchperf_common::report::{
-    Comparison, KernelLabel, ReportHeader, build_comparison, group_by_report, header_from_runs,
+    KernelLabel, ReportHeader, build_comparison, group_by_report, header_from_runs,
 };
 use patchperf_common::run::{MeasurementMode, MetricValue, RunResult, Side, TaskMode};
 use patchperf_common::stats::verdict::delta_text;
 use patchperf_common::stats::{VerdictPolicy, looks};
-use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
+
+pub use patchperf_common::report::stored::{ComparisonReport, GroupReport, StoredRun};
 
 pub use self::calibration::{NoiseFloor, NoiseFloors, noise_floors};
 use crate::db::comparisons::ComparisonRow;
 use crate::db::runs::RunMeta;
 use crate::domain::Context;
+use crate::domain::report_cache::Inputs;
 use crate::{Error, db};
-
-/// A stored run with the values a report uses.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct StoredRun {
-    /// Run id.
-    pub id: i64,
-    /// Job that uploaded it (its log is that job's).
-    pub job_id: i64,
-    /// Comparison-wide boot position.
-    pub boot_seq: i32,
-    /// Base or patched.
-    pub side: Side,
-    /// The run as the statistics see it (metrics, unsupported, kernel).
-    pub result: RunResult,
-}
-
-/// The report of one (workload, mode, nr_task) of a comparison.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct GroupReport {
-    /// The statistics and verdicts.
-    pub comparison: Comparison,
-    /// The runs, in boot order.
-    pub runs: Vec<StoredRun>,
-}
-
-/// Everything the report of a comparison shows.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ComparisonReport {
-    /// One report per (workload, mode, nr_task) with runs, in the order of
-    /// the requested workloads, then nr_task.
-    pub groups: Vec<GroupReport>,
-}
 
 /// What the report header knows of the comparison besides its runs.
 #[derive(Debug, Clone, Default)]
@@ -112,7 +82,7 @@ pub async fn load_shared(ctx: &Context, c: &ComparisonRow) -> Result<Arc<Compari
 }
 
 /// What comparison `c`'s report would be built from now.
-async fn inputs(ctx: &Context, c: &ComparisonRow) -> Result<cache::Inputs, Error> {
+async fn inputs(ctx: &Context, c: &ComparisonRow) -> Result<Inputs, Error> {
     let runs = db::progress::runs_so_far(&ctx.db, c.id).await?;
     let latest_aa = match (c.kind, c.machine_id) {
         (ComparisonKind::Ab, Some(machine_id)) => {
@@ -120,7 +90,7 @@ async fn inputs(ctx: &Context, c: &ComparisonRow) -> Result<cache::Inputs, Error
         }
         _ => None,
     };
-    Ok(cache::Inputs::new(c, runs, latest_aa))
+    Ok(Inputs::new(c, runs, latest_aa))
 }
 
 /// Builds comparison `c`'s report, judged against the floor of A/A

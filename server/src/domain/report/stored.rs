@@ -12,10 +12,10 @@ use std::time::Duration;
 
 use patchperf_common::report::format;
 
-use super::cache::Inputs;
 use super::verdict::verdict_view;
 use super::{ComparisonReport, load_shared};
 use crate::domain::Context;
+use crate::domain::report_cache::Inputs;
 use crate::domain::workers::{Done, Worker};
 use crate::{Error, db};
 

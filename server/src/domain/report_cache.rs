@@ -20,9 +20,9 @@ use patchperf_common::comparison::ComparisonStatus;
 use serde::{Deserialize, Serialize};
 use tokio::sync::Mutex as BuildLock;
 
-use super::ComparisonReport;
 use crate::db::comparisons::ComparisonRow;
 use crate::db::progress::RunsSoFar;
+use patchperf_common::report::stored::ComparisonReport;
 
 /// How many comparisons' reports one server keeps. A report holds its runs'
 /// metric values, a few hundred kB for a large comparison; the pages people
