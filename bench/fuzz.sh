@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Long fuzz run: every fuzz target (the proptest properties named `fuzz_*`
-# beside each parser and entry point: common's mbox parser, runner-protocol
+# beside each parser and entry point: common's mbox parser, list mail
+# reader and series assembly, runner-protocol
 # and CI API bodies, RunResult, what goes into a mail from outside; the
 # server's mail as composed from a repository's author, subject and Cc; the
 # runner's perf stat and perf script parsers and their metrics, job files,
@@ -43,6 +44,7 @@ report() {
 }
 
 report "mbox/series parser (common/src/mbox/tests.rs)" mbox::tests:: -p patchperf-common --lib
+report "list mail: reader, mbox split, series (common/src/mail)" mail::fuzz:: -p patchperf-common --lib
 report "runner protocol + RunResult (common/tests/fuzz)" protocol:: -p patchperf-common --test fuzz
 report "CI API + submission checks (common/tests/fuzz)" api:: -p patchperf-common --test fuzz
 report "mail header and text sanitiser (common/tests/fuzz)" mail:: -p patchperf-common --test fuzz

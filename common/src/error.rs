@@ -43,6 +43,24 @@ pub enum Error {
         /// Which message, counting from 1.
         message: usize,
     },
+    /// A mail message is larger than the reader takes.
+    #[error("message of {bytes} bytes is larger than {max} bytes")]
+    MailTooLarge {
+        /// The message's size.
+        bytes: usize,
+        /// The most read.
+        max: usize,
+    },
+    /// A mail message cannot be read (its headers, or a MIME tree with too
+    /// many parts or too deep).
+    #[error("message cannot be read: {0}")]
+    MailStructure(String),
+    /// An mbox holds more messages than are read from one.
+    #[error("mbox holds more than {max} messages")]
+    MailTooMany {
+        /// The most read.
+        max: usize,
+    },
     /// A comparison submission breaks a rule; the message names the field
     /// by its JSON path and says what is allowed.
     #[error("{0}")]

@@ -3,8 +3,9 @@
 //! sends and reads (`api`), the names
 //! of metrics as 0-day prints them (`metric`) and the workloads a comparison
 //! may ask for (`workload`), what a comparison is and where it stands
-//! (`comparison`), the largest numbers a run may carry (`limits`); what may go
-//! into a mail from outside (`mail_header`); a
+//! (`comparison`), the largest numbers a run may carry (`limits`); mailing-list
+//! mail and the series in it (`mail`), what may go into a mail from outside
+//! (`mail_header`); a
 //! submitted patch series (`mbox`) and the digest things
 //! are named by (`digest`); the statistics of a comparison (`stats`) and the
 //! 0-day style report built from them (`report`); the settings files
@@ -26,6 +27,7 @@ pub mod comparison;
 pub mod digest;
 pub mod error;
 pub mod limits;
+pub mod mail;
 pub mod mail_header;
 pub mod mbox;
 pub mod metric;

@@ -58,7 +58,7 @@ pub fn one_line(text: &str, max_chars: usize) -> String {
 /// Characters a header must not carry: controls (C0, DEL, C1: CR, LF, NUL,
 /// NEL among them), Unicode's line and paragraph separators, and the
 /// bidirectional overrides and isolates that reorder what a reader sees.
-fn breaks_line(c: char) -> bool {
+pub fn breaks_line(c: char) -> bool {
     c.is_control()
         || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }

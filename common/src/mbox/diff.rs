@@ -1,5 +1,6 @@
 //! Whether a message carries a patch: the one rule the server (accepting a
-//! series) and the runner (choosing what to apply) share.
+//! series) and the runner (choosing what to apply) share; what a patch
+//! changes, in lines (`diffstat`) and in files (`paths`).
 
 /// Whether `body` holds a diff that `git am` or `patch -p1` would apply: a
 /// git diff header (`diff --git`, which also covers patches that only change
@@ -105,9 +106,102 @@ pub fn diffstat(text: &str) -> DiffStat {
     stat
 }
 
+/// The files the diffs in `text` touch, as `patch -p1` names them (the
+/// first path component, `a/` or `b/`, taken off): both sides of every
+/// `diff --git` header, every `---`/`+++` header but `/dev/null`, every
+/// rename's and copy's source and target. Lines inside hunks are not
+/// headers, however they start. What a list's path filters and workload
+/// map are matched against.
+pub fn paths(text: &str) -> std::collections::BTreeSet<String> {
+    let mut found = std::collections::BTreeSet::new();
+    // `strip`: take off the `a/` or `b/` (rename and copy lines have none).
+    let mut add = |path: &str, strip: bool| {
+        let path = path.trim().trim_matches('"');
+        if path.is_empty() || path == "/dev/null" {
+            return;
+        }
+        let path = match path.split_once('/') {
+            Some((_, rest)) if strip => rest,
+            _ => path,
+        };
+        found.insert(path.to_string());
+    };
+    // Lines still to read in the current hunk: old side, new side.
+    let (mut old, mut new) = (0usize, 0usize);
+    for line in text.lines() {
+        if old > 0 || new > 0 {
+            match line.as_bytes().first() {
+                Some(b'+') => new = new.saturating_sub(1),
+                Some(b'-') => old = old.saturating_sub(1),
+                Some(b'\\') => {}
+                _ => {
+                    old = old.saturating_sub(1);
+                    new = new.saturating_sub(1);
+                }
+            }
+        } else if let Some(both) = line.strip_prefix("diff --git ") {
+            // `a/x b/x`; a path with ` b/` in it splits at the last one.
+            if let Some(at) = both.rfind(" b/").or_else(|| both.rfind(" \"b/")) {
+                add(&both[..at], true);
+                add(&both[at + 1..], true);
+            }
+        } else if let Some(header) = line
+            .strip_prefix("--- ")
+            .or_else(|| line.strip_prefix("+++ "))
+        {
+            // A plain diff may follow the path with a tab and a date.
+            add(header.split('\t').next().unwrap_or_default(), true);
+        } else if let Some(path) = ["rename from ", "rename to ", "copy from ", "copy to "]
+            .iter()
+            .find_map(|p| line.strip_prefix(p))
+        {
+            add(path, false);
+        } else if let Some(counts) = line.strip_prefix("@@ -") {
+            let count = |range: &str| -> usize {
+                match range.split_once(',') {
+                    Some((_, n)) => n.parse().unwrap_or(0),
+                    None => 1,
+                }
+            };
+            let mut parts = counts.split_whitespace();
+            old = parts.next().map_or(0, count);
+            new = parts
+                .next()
+                .and_then(|p| p.strip_prefix('+'))
+                .map_or(0, count);
+        }
+    }
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn paths_are_the_files_a_patch_touches() {
+        let text = "diff --git a/fs/open.c b/fs/open.c\nindex 1..2 100644\n--- a/fs/open.c\n\
+                    +++ b/fs/open.c\n@@ -1 +1 @@\n--- a/not/a/header.c\n+++ b/neither.c\n\
+                    diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\n\
+                    diff --git a/fs/a.c b/fs/b.c\nsimilarity index 100%\nrename from fs/a.c\n\
+                    rename to fs/b.c\n\
+                    --- a/include/linux/fs.h\t2024-01-01 00:00:00\n+++ b/include/linux/fs.h\n\
+                    @@ -1 +1 @@\n-a\n+b\n\
+                    diff --git a/new.c b/new.c\nnew file mode 100644\n--- /dev/null\n+++ b/new.c\n";
+        let got: Vec<String> = paths(text).into_iter().collect();
+        assert_eq!(
+            got,
+            [
+                "fs/a.c",
+                "fs/b.c",
+                "fs/open.c",
+                "include/linux/fs.h",
+                "new.c",
+                "run.sh"
+            ]
+        );
+        assert!(paths("no diff\n").is_empty());
+    }
 
     #[test]
     fn a_diffstat_counts_files_and_lines_as_git_does() {

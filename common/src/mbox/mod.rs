@@ -9,21 +9,14 @@ pub mod diff;
 pub mod prefix;
 pub mod subject;
 
-pub use diff::{DiffStat, diffstat, has_diff};
+pub use diff::{DiffStat, diffstat, has_diff, paths};
 pub use prefix::{SEPARATOR, prefixes};
 pub use subject::Subject;
 
+pub use crate::mail::Mailbox;
+
 use crate::Error;
 use crate::digest::sha256_hex;
-
-/// A `From:` as name and address.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Mailbox {
-    /// The display name (`Jörg Hacker`); empty when the header has none.
-    pub name: String,
-    /// The address (`jh@example.org`).
-    pub address: String,
-}
 
 /// One message of a series.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -151,7 +144,7 @@ pub fn split(mbox: &str) -> Vec<&str> {
     let mut offset = 0;
     let mut previous_blank = true;
     for line in mbox.split_inclusive('\n') {
-        if previous_blank && is_separator(line) {
+        if previous_blank && is_separator(line.as_bytes()) {
             starts.push(offset);
         }
         previous_blank = line.trim_end().is_empty();
@@ -166,8 +159,8 @@ pub fn split(mbox: &str) -> Vec<&str> {
         let text = &mbox[start..end];
         // The separator line is not a header.
         let text = match text.split_once('\n') {
-            Some((first, after)) if is_separator(first) => after,
-            None if is_separator(text) => "",
+            Some((first, after)) if is_separator(first.as_bytes()) => after,
+            None if is_separator(text.as_bytes()) => "",
             _ => text,
         };
         if !text.trim().is_empty() {
@@ -178,23 +171,23 @@ pub fn split(mbox: &str) -> Vec<&str> {
 }
 
 /// Whether `line` separates two messages: `From `, a sender and a date
-/// ending in the time and the year (`From 1a2b… Mon Sep 17 00:00:00 2001`),
-/// the shape `git mailsplit` looks for, so that a paragraph of a commit
-/// message that starts with "From " does not cut the message in two.
-fn is_separator(line: &str) -> bool {
-    let Some(rest) = line.strip_prefix("From ") else {
+/// ending in the time and the year (`From 1a2b… Mon Sep 17 00:00:00 2001`,
+/// `From mboxrd@z Thu Jan  1 00:00:00 1970`), the shape `git mailsplit`
+/// looks for, so that a paragraph of a commit message that starts with
+/// "From " does not cut the message in two. Bytes, so that list mail in
+/// any charset is split by the same rule ([`crate::mail::split_mbox`]).
+pub(crate) fn is_separator(line: &[u8]) -> bool {
+    let Some(rest) = line.strip_prefix(b"From ") else {
         return false;
     };
-    let Some(colon) = rest.rfind(':') else {
+    let Some(colon) = rest.iter().rposition(|&b| b == b':') else {
         return false;
     };
-    let digit = |i: Option<usize>| {
-        i.and_then(|i| rest.as_bytes().get(i))
-            .is_some_and(u8::is_ascii_digit)
-    };
+    let digit = |i: Option<usize>| i.and_then(|i| rest.get(i)).is_some_and(u8::is_ascii_digit);
     let year = rest[colon + 1..]
         .get(2..)
-        .and_then(|after| after.split_whitespace().next())
+        .and_then(|after| after.split(u8::is_ascii_whitespace).find(|w| !w.is_empty()))
+        .and_then(|y| std::str::from_utf8(y).ok())
         .and_then(|y| y.parse::<u32>().ok());
     digit(colon.checked_sub(2))
         && digit(colon.checked_sub(1))

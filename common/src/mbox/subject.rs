@@ -16,6 +16,10 @@ pub struct Subject {
     /// The subject without the prefix(es) and a leading `Re:`: the commit
     /// title.
     pub title: String,
+    /// Whether the subject answers another message: `Re:`, `Aw:`, `Fwd:`,
+    /// or any other word of two or three letters and a colon before a
+    /// `[` prefix (`Sv: [PATCH …]`), as b4 tells replies.
+    pub reply: bool,
 }
 
 impl Subject {
@@ -25,7 +29,8 @@ impl Subject {
     pub fn parse(subject: &str) -> Subject {
         let mut out = Subject::default();
         let mut rest = subject.trim();
-        if let Some(after) = strip_prefix_ignore_case(rest, "re:") {
+        if let Some(after) = reply_prefix(rest) {
+            out.reply = true;
             rest = after.trim_start();
         }
         while let Some(inner_and_rest) = rest.strip_prefix('[') {
@@ -42,7 +47,13 @@ impl Subject {
     }
 
     fn read_word(&mut self, word: &str) {
-        if let Some(v) = word
+        // `[PATCHv3]`, as some write it, is `[PATCH v3]`.
+        if let Some(v) =
+            strip_prefix_ignore_case(word, "patchv").filter(|v| v.parse::<u32>().is_ok())
+        {
+            self.tags.push(word[..5].to_string());
+            self.version = v.parse().ok();
+        } else if let Some(v) = word
             .strip_prefix(['v', 'V'])
             .and_then(|n| n.parse::<u32>().ok())
         {
@@ -59,6 +70,17 @@ impl Subject {
 fn position(word: &str) -> Option<(u32, u32)> {
     let (n, of) = word.split_once('/')?;
     Some((n.parse().ok()?, of.parse().ok()?))
+}
+
+/// What follows a reply's `Re:` (or `Aw:`, `Fwd:`, `Sv: [`…), if the
+/// subject starts with one.
+fn reply_prefix(subject: &str) -> Option<&str> {
+    let (word, after) = subject.split_once(':')?;
+    let short = (2..=3).contains(&word.len()) && word.chars().all(char::is_alphanumeric);
+    let known = ["re", "aw", "fwd"]
+        .iter()
+        .any(|w| word.eq_ignore_ascii_case(w));
+    (known || (short && after.trim_start().starts_with('['))).then_some(after)
 }
 
 fn strip_prefix_ignore_case<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
@@ -87,6 +109,16 @@ mod tests {
         assert_eq!(s.version, None);
         assert_eq!(s.position, Some((0, 2)));
         assert_eq!(s.title, "net: two things");
+        assert!(s.reply);
+        assert!(Subject::parse("AW: fs: x").reply);
+        assert!(Subject::parse("Sv: [PATCH] fs: x").reply);
+        assert!(!Subject::parse("fs: x").reply);
+        assert!(!Subject::parse("[PATCH] net: fix").reply);
+        let s = Subject::parse("[PATCHv3 2/5] x");
+        assert_eq!(
+            (s.tags, s.version, s.position),
+            (vec!["PATCH".to_string()], Some(3), Some((2, 5)))
+        );
     }
 
     #[test]

@@ -277,6 +277,8 @@ proptest! {
         for message in messages.iter().flatten() {
             let _ = message.parsed_subject();
         }
+        // The files a series touches are named, never empty.
+        prop_assert!(super::paths(&text).iter().all(|p| !p.is_empty()));
         match parse(&text) {
             Ok(series) => {
                 let read: Vec<Message> = messages.into_iter().map(Result::unwrap).collect();
