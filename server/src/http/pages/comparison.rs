@@ -13,7 +13,7 @@ use patchperf_common::report::summary::headline_sentence;
 use patchperf_common::report::text::{
     TextOptions, pipeline_line, selected_rows, summary_line, unsupported_line,
 };
-use patchperf_common::report::{Comparison, MetricComparison, format};
+use patchperf_common::report::{Comparison, MetricComparison, format, importance};
 use patchperf_common::run::Side;
 use patchperf_common::stats::verdict::delta_text;
 use patchperf_common::stats::{ChangeUnit, looks};
@@ -300,9 +300,10 @@ async fn page_of(
         groups.push(group_view(state, id, g, &series).await?);
     }
     let verdict = verdict_view(built, String::new());
-    let summary = built
-        .groups
-        .iter()
+    // The most important first: the page's first sentence is the
+    // report's worst verdict, as in the text and the listing.
+    let summary = importance::by_importance(&built.groups, |g| &g.comparison)
+        .into_iter()
         .filter_map(|g| {
             let m = g.comparison.headline_metric()?;
             Some(SummaryLine {
