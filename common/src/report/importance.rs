@@ -9,7 +9,6 @@
 
 use std::cmp::Ordering;
 
-use super::format::change_text;
 use super::model::Comparison;
 use crate::stats::Verdict;
 
@@ -69,10 +68,8 @@ pub fn subject_line(c: &Comparison) -> Option<String> {
         format!(", nr_task {}", h.nr_task)
     };
     Some(format!(
-        "{} {} of {} ({}{tasks})",
-        change_text(m),
-        m.verdict.as_str(),
-        m.name,
+        "{} ({}{tasks})",
+        super::summary::change_phrase(c, m),
         h.workload
     ))
 }

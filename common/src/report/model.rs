@@ -145,6 +145,23 @@ pub struct MetricComparison {
     pub verdict: Verdict,
     /// Why.
     pub reason: String,
+    /// A no change that is real all the same: significant (q within the
+    /// level, the interval excludes 0) but smaller than δ. Absent when
+    /// false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub real_below_delta: bool,
+}
+
+impl MetricComparison {
+    /// The verdict in a word or two: `regression`, `no change`, and `real,
+    /// below δ` for a real change smaller than δ.
+    pub fn verdict_words(&self) -> &'static str {
+        if self.real_below_delta {
+            "real, below δ"
+        } else {
+            self.verdict.as_str()
+        }
+    }
 }
 
 /// A whole comparison report for one (machine, workload, mode, nr_task).

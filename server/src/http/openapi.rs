@@ -148,7 +148,8 @@ impl PartialSchema for VerdictView {
                          patched_runs, policy and metrics [{name, direction, unit, base and \
                          patched {presence, values, mean, stddev, stddev_percent}, change, \
                          interval, welch {p, df, t}, mann_whitney {p, u}, q, zero_day, \
-                         verdict, reason}].",
+                         verdict, reason, real_below_delta (present and true for a no change \
+                         that is significant but smaller than δ)}].",
                     )),
             )
             .required("overall")

@@ -334,3 +334,69 @@ async fn the_worst_verdict_opens_the_text_the_page_and_the_listing(pool: sqlx::P
     // The reports themselves stay in submission order.
     assert_eq!(json["verdict"]["reports"][0]["header"]["nr_task"], 1);
 }
+
+/// A real change smaller than δ (issue 27): −0.3% with boots agreeing to
+/// 0.01%, under tcg-icount's default δ of 0.5%. It is said as real but
+/// below δ in the text, the JSON, the page and the listing, never as a
+/// bare "no change", and the overall verdict stays no change.
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn a_real_change_below_delta_is_said_as_such_everywhere(pool: sqlx::PgPool) {
+    let app = TestApp::new(pool).await;
+    let lab = app.register("lab").await;
+    let id = app
+        .submit("[PATCH] fs: a tiny dup loss", "lab", &[1], 3)
+        .await;
+    app.run_all(lab, |side, seq, _| {
+        let base = 100_000.0 * (1.0 + 0.0001 * f64::from(seq % 2));
+        match side {
+            Side::Base => base,
+            Side::Patched => base * 0.997,
+        }
+    })
+    .await;
+    app.build_reports().await;
+
+    let json = app.get_json(&format!("/api/v1/comparisons/{id}")).await;
+    assert_eq!(json["verdict"]["overall"], "no change");
+    let ops = json["verdict"]["reports"][0]["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "will-it-scale.per_process_ops")
+        .unwrap()
+        .clone();
+    assert_eq!(ops["verdict"], "no-change");
+    assert_eq!(ops["real_below_delta"], true, "{ops}");
+    let q = patchperf_common::stats::verdict::fmt_p(ops["q"].as_f64().unwrap());
+    let real = format!("real (q {q}) but below the default δ of 0.5%");
+
+    let (_, text) = app
+        .get(&format!("/api/v1/comparisons/{id}/report.txt"))
+        .await;
+    assert_eq!(
+        text.lines().next().unwrap(),
+        format!("patchperf noticed -0.3% of will-it-scale.per_process_ops, {real}, on:")
+    );
+    assert!(
+        text.contains(&format!(
+            "  real, below δ will-it-scale.per_process_ops  -0.3%: {real}: 95% CI"
+        )),
+        "{text}"
+    );
+
+    let (_, page) = app.get(&format!("/comparisons/{id}")).await;
+    assert!(
+        page.contains("<strong class=\"verdict\">real, below δ</strong>"),
+        "{page}"
+    );
+    assert!(page.contains(&format!("nr_task 1, {real} (")), "{page}");
+
+    let rows = listed(&app, "").await;
+    assert!(
+        rows[0].2.starts_with(&format!(
+            "dup1 nr_task 1: -0.3% of will-it-scale.per_process_ops, {real}, 95% CI"
+        )),
+        "{}",
+        rows[0].2
+    );
+}

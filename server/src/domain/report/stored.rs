@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use patchperf_common::report::{format, importance};
+use patchperf_common::report::{format, importance, summary};
 
 use super::cache::Inputs;
 use super::verdict::verdict_view;
@@ -49,12 +49,10 @@ pub fn headline(report: &ComparisonReport) -> String {
         .filter_map(|g| {
             g.comparison.headline_metric().map(|m| {
                 let mut line = format!(
-                    "{} nr_task {}: {} {} of {}",
+                    "{} nr_task {}: {}",
                     g.comparison.header.workload,
                     g.comparison.header.nr_task,
-                    format::change_text(m),
-                    m.verdict.as_str(),
-                    m.name
+                    summary::change_phrase(&g.comparison, m),
                 );
                 let interval = format::interval_text(m);
                 if !interval.is_empty() {
