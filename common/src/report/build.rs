@@ -111,7 +111,7 @@ pub fn build_comparison(
         }
     }
 
-    Ok(Comparison {
+    let mut c = Comparison {
         header,
         base_runs: base.len(),
         patched_runs: patched.len(),
@@ -119,7 +119,10 @@ pub fn build_comparison(
         metrics,
         warnings,
         pipeline,
-    })
+        explanation: None,
+    };
+    c.explanation = super::explain::explain(&c);
+    Ok(c)
 }
 
 /// A header with what the runs themselves know; the caller adds machine,

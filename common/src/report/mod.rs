@@ -1,9 +1,11 @@
 //! The comparison report: the model (`model`), how it is built from runs
 //! (`build`), which runs one report compares (`group`), 0-day's row order (`order`) and number formatting (`format`),
-//! which of a comparison's reports comes first (`importance`),
+//! which of a comparison's reports comes first (`importance`), why its
+//! headline moved (`explain`),
 //! and the plain-text form an email to the patch author carries (`text`).
 
 pub mod build;
+pub mod explain;
 pub mod format;
 pub mod group;
 pub mod importance;

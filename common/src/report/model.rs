@@ -183,6 +183,11 @@ pub struct Comparison {
     /// each side's mean; not judged.
     #[serde(default)]
     pub pipeline: Vec<PipelineFact>,
+    /// Why the headline metric moved, in one sentence derived from the
+    /// report's own rows ([`super::explain`]), or "no explanation found";
+    /// absent when the headline is no real change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explanation: Option<String>,
 }
 
 /// A `kernel.*` pipeline fact of both sides.

@@ -209,6 +209,8 @@ async fn a_change_is_mailed_to_the_author_cc_the_list_once_and_posted(pool: PgPo
             "{body}"
         );
         assert!(body.contains("will-it-scale.per_process_ops"), "{body}");
+        // With the sentence of why (issue 27), as report.txt has it.
+        assert!(body.contains("\nwhy: open1 +50."), "{body}");
         assert!(!body.contains(" /comparisons/"), "no relative link: {body}");
     }
 

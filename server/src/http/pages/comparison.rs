@@ -145,6 +145,9 @@ pub struct SummaryLine {
     verdict: &'static str,
     class: &'static str,
     sentence: String,
+    /// Why it moved ([`patchperf_common::report::explain`]), cut into
+    /// plain text and code (the `symbols` it names).
+    why: Vec<(String, bool)>,
 }
 
 /// What identifies the patch: who, when, where it was posted, its size.
@@ -310,6 +313,11 @@ async fn page_of(
                 verdict: m.verdict_words(),
                 class: view::verdict_class(m.verdict),
                 sentence: headline_sentence(&g.comparison)?,
+                why: g
+                    .comparison
+                    .explanation
+                    .as_deref()
+                    .map_or_else(Vec::new, view::code_spans),
             })
         })
         .collect();
