@@ -699,8 +699,8 @@ patchperf noticed a 10.0% improvement of will-it-scale.per_process_ops on:
 
 +10.0% of will-it-scale.per_process_ops on dup1 · process · nr_task 2 (95% interval +9.52% … \
 +10.48%, q 4.3e-7; 3 and 3 runs, tcg-icount; changes under 1.00% count as none: default)
-why: dup1 +10.0%: 9.1% fewer instructions per operation (dup(2) + close(2)) (tcg-icount: guest \
-time counts instructions); no profile to say where
+why: dup1 +10.0%: 9.1% fewer instructions per dup(2) + close(2) (tcg-icount: guest time counts \
+instructions); no profile to say where
 
 commit: patched
 

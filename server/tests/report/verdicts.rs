@@ -336,8 +336,8 @@ async fn the_worst_verdict_opens_the_text_the_page_and_the_listing(pool: sqlx::P
 
     // Why, from the runs' path-length (1e9 ÷ ops here): 1/0.887 − 1 =
     // 12.7% more instructions an operation; no profile was taken.
-    let why = "dup1 -11.3%: 12.7% more instructions per operation (dup(2) + close(2)) \
-               (path-length 10000 → 11274); no profile to say where";
+    let why = "dup1 -11.3%: 12.7% more instructions per dup(2) + close(2) (path-length 10000 → \
+               11274); no profile to say where";
     assert_eq!(json["verdict"]["reports"][1]["explanation"], why);
     assert!(
         json["verdict"]["reports"][0].get("explanation").is_none(),
