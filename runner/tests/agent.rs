@@ -26,7 +26,7 @@ use patchperf_runner::agent::inventory;
 use patchperf_runner::agent::spool::{Delivery, Entry, Item, STUCK_AFTER, Spool};
 use patchperf_runner::agent::worker::{Agent, AgentOptions, Step};
 use patchperf_runner::kernel::pipeline::failure::JobFailure;
-use patchperf_server::http::auth::TokenKind;
+use patchperf_server::domain::tokens::TokenKind;
 use patchperf_testkit::mbox::one_patch;
 use patchperf_testkit::{TestServer, token};
 use serde_json::json;

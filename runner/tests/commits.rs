@@ -19,7 +19,7 @@ use patchperf_common::protocol::{BaseSource, FinishRequest, JobSpec, JobState};
 use patchperf_common::run::Side;
 use patchperf_runner::kernel::pipeline::Pipeline;
 use patchperf_runner::kernel::{source, tree_view};
-use patchperf_server::http::auth::TokenKind;
+use patchperf_server::domain::tokens::TokenKind;
 use patchperf_server::{AppState, Config};
 use patchperf_testkit::git_fixture::{self, LinuxHistory};
 use patchperf_testkit::{TestServer, token};

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use patchperf_common::protocol::FinishRequest;
 use patchperf_server::domain::kernel_builds::{self, Origin};
-use patchperf_server::http::auth::TokenKind;
+use patchperf_server::domain::tokens::TokenKind;
 use patchperf_server::{AppState, Config};
 use patchperf_testkit::git_fixture::{self, LinuxHistory, Step};
 use patchperf_testkit::smtp::{Relay, header};

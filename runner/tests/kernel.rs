@@ -25,7 +25,7 @@ use patchperf_common::mbox;
 use patchperf_common::protocol::{FailureReason, FinishRequest, JobSpec, JobState};
 use patchperf_common::run::{MeasurementMode, Side};
 use patchperf_runner::kernel::pipeline::prepare;
-use patchperf_server::http::auth::TokenKind;
+use patchperf_server::domain::tokens::TokenKind;
 use patchperf_testkit::chromium::Chromium;
 use patchperf_testkit::{TestServer, token};
 

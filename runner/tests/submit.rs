@@ -5,7 +5,7 @@
 
 use std::process::{Command, Output};
 
-use patchperf_server::http::auth::TokenKind;
+use patchperf_server::domain::tokens::TokenKind;
 use patchperf_testkit::{TestServer, token};
 use sqlx::PgPool;
 

@@ -58,10 +58,10 @@ impl Mirrors {
     /// names a commit in it.
     pub async fn open(&self, url: &str, wanted: &[&str]) -> Result<Mirror, Error> {
         git::check_url(url)
-            .map_err(|why| Error::Unprocessable(format!("{url:?} is not a git URL: {why}")))?;
+            .map_err(|why| Error::Invalid(format!("{url:?} is not a git URL: {why}")))?;
         let local = url.starts_with('/') || url.starts_with("file://");
         if local && !self.allow_local {
-            return Err(Error::Unprocessable(format!(
+            return Err(Error::Invalid(format!(
                 "{url:?} is a path on the server; this server reads ranges only from remote \
                  repositories (serve --local-git allows paths)"
             )));
@@ -92,7 +92,7 @@ impl Mirrors {
                 mirror
                     .git(&["fetch", "--quiet", "--prune", "origin"], 0)
                     .await
-                    .map_err(|why| Error::Unprocessable(format!("cannot fetch {url}: {why}")))?;
+                    .map_err(|why| Error::Invalid(format!("cannot fetch {url}: {why}")))?;
             }
         }
         Ok(mirror)
@@ -113,7 +113,7 @@ impl Mirror {
             0,
         )
         .await
-        .map_err(|why| Error::Unprocessable(format!("cannot clone {url}: {why}")))?;
+        .map_err(|why| Error::Invalid(format!("cannot clone {url}: {why}")))?;
         tokio::fs::rename(&partial, &self.path)
             .await
             .map_err(|e| Error::Internal(format!("keeping the clone of {url}: {e}")))

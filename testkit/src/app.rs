@@ -14,8 +14,8 @@ use patchperf_common::protocol::{
     RegisterRequest, RunUpload,
 };
 use patchperf_common::run::RunResult;
-use patchperf_server::http::auth::TokenKind;
-use patchperf_server::http::tokens::create_token;
+use patchperf_server::domain::tokens::TokenKind;
+use patchperf_server::domain::tokens::create as create_token;
 use patchperf_server::{AppState, Config};
 use serde_json::Value;
 use sqlx::PgPool;

@@ -3,8 +3,8 @@
 
 use std::net::SocketAddr;
 
-use patchperf_server::http::auth::TokenKind;
-use patchperf_server::http::tokens::create_token;
+use patchperf_server::domain::tokens::TokenKind;
+use patchperf_server::domain::tokens::create as create_token;
 use patchperf_server::{AppState, Config};
 use sqlx::PgPool;
 use tokio::net::TcpListener;

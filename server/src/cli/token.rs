@@ -3,7 +3,7 @@
 use clap::{Args, Subcommand};
 
 use super::DatabaseArgs;
-use crate::http::auth::TokenKind;
+use crate::domain::tokens::TokenKind;
 
 /// Arguments of `token`.
 #[derive(Debug, Args)]

@@ -8,8 +8,7 @@ use tokio::net::TcpListener;
 
 use super::database::Database;
 use crate::cli::serve::ServeArgs;
-use crate::db::notify;
-use crate::domain::{bisect, deliver, lifecycle, report, tree};
+use crate::domain::{Context, bisect, deliver, lifecycle, queue, report, tree};
 use crate::{AppState, Config, Error};
 
 /// Runs `serve`.
@@ -37,12 +36,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
         None => config,
     };
     let state = AppState::new(database.pool.clone(), config);
-    notify::spawn_listener(state.db.clone(), state.jobs_changed.clone());
-    spawn_lease_sweeper(&state);
-    report::stored::spawn_keeper(&state);
-    bisect::spawn_driver(&state);
-    tree::spawn_watcher(&state);
-    if let Err(e) = deliver::spawn_sender(&state) {
+    if let Err(e) = spawn_workers(&state) {
         database.close().await;
         return Err(e);
     }
@@ -73,29 +67,16 @@ async fn serve(state: &AppState, args: &ServeArgs) -> Result<(), Error> {
         .map_err(|e| Error::Setup(format!("server failed: {e}")))
 }
 
-/// Takes back expired leases even when no runner is claiming, so progress
-/// pages do not show dead runners' jobs as running forever.
-fn spawn_lease_sweeper(state: &AppState) {
-    let state = state.clone();
-    let period = (state.config.lease / 4).clamp(Duration::from_secs(1), Duration::from_secs(30));
-    tokio::spawn(async move {
-        let mut tick = tokio::time::interval(period);
-        loop {
-            tick.tick().await;
-            let swept = async {
-                let mut tx = state.db.begin().await?;
-                let n = lifecycle::expire_leases(&mut tx).await?;
-                tx.commit().await?;
-                Ok::<_, Error>(n)
-            }
-            .await;
-            match swept {
-                Ok(0) => {}
-                Ok(n) => tracing::info!(jobs = n, "took back jobs with expired leases"),
-                Err(e) => tracing::warn!(error = %e, "lease sweep failed"),
-            }
-        }
-    });
+/// Starts every background worker of the server (see
+/// [`crate::domain::workers`]); each shows in `/healthz`.
+fn spawn_workers(ctx: &Context) -> Result<(), Error> {
+    deliver::spawn_sender(ctx)?;
+    queue::spawn_listener(ctx);
+    lifecycle::spawn_lease_sweeper(ctx);
+    report::stored::spawn_keeper(ctx);
+    bisect::spawn_driver(ctx);
+    tree::spawn_watcher(ctx);
+    Ok(())
 }
 
 async fn shutdown_signal() {

@@ -4,7 +4,7 @@ use super::database::Database;
 use crate::Error;
 use crate::cli::token::{TokenAction, TokenArgs};
 use crate::db;
-use crate::http::tokens::create_token;
+use crate::domain::tokens;
 
 /// Runs `token`.
 pub async fn run(args: TokenArgs) -> Result<(), Error> {
@@ -18,7 +18,7 @@ async fn action(database: &Database, action: TokenAction) -> Result<(), Error> {
     match action {
         TokenAction::Create { kind, name } => {
             let mut tx = database.pool.begin().await?;
-            let created = create_token(&mut tx, kind, &name).await?;
+            let created = tokens::create(&mut tx, kind, &name).await?;
             tx.commit().await?;
             eprintln!(
                 "created {} token {} `{}`; it is shown only now:",

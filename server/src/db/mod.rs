@@ -12,8 +12,8 @@ pub mod comparisons;
 pub mod events;
 pub mod history;
 pub mod jobs;
+pub mod listen;
 pub mod machines;
-pub mod notify;
 pub mod outbox;
 pub mod patches;
 pub mod progress;
@@ -23,10 +23,10 @@ pub mod tokens;
 pub mod trees;
 pub mod verdicts;
 
-/// Notifies every server's claim waiters (see [`crate::db::notify`]) when the
+/// Notifies every server's claim waiters (see [`crate::db::listen`]) when the
 /// surrounding transaction commits.
 pub async fn notify_jobs_changed(conn: &mut sqlx::PgConnection) -> Result<(), sqlx::Error> {
-    sqlx::query!("SELECT pg_notify($1, '')", crate::db::notify::CHANNEL)
+    sqlx::query!("SELECT pg_notify($1, '')", crate::db::listen::CHANNEL)
         .execute(conn)
         .await?;
     Ok(())

@@ -29,9 +29,12 @@ use patchperf_common::stats::Interval;
 use sqlx::PgConnection;
 
 use crate::db::bisections::{BisectionRow, NewBisection};
-use crate::db::comparisons::{NewComparison, ProbeRow};
-use crate::domain::{interleave, lifecycle, range};
-use crate::{AppState, Error, db};
+use crate::db::comparisons::ProbeRow;
+use crate::domain::Context;
+use crate::domain::comparison::{self, Order, Origin};
+use crate::domain::workers::{Done, Worker};
+use crate::domain::{lifecycle, machines, range};
+use crate::{Error, db};
 
 /// How often the driver looks at running bisections.
 const POLL: Duration = Duration::from_secs(2);
@@ -40,13 +43,13 @@ const POLL: Duration = Duration::from_secs(2);
 /// and queues its first probe (or, starting from a comparison whose report
 /// shows no change, answers "not reproducible" at once); its id.
 pub async fn create(
-    state: &AppState,
+    ctx: &Context,
     submitted_by: i64,
     req: &BisectionSubmission,
 ) -> Result<i64, Error> {
     let from = match req.comparison {
         Some(id) => Some(
-            db::comparisons::find(&state.db, id)
+            db::comparisons::find(&ctx.db, id)
                 .await?
                 .ok_or_else(|| Error::NotFound(format!("no comparison {id}")))?,
         ),
@@ -56,19 +59,19 @@ pub async fn create(
     let (base, mbox, git_range) = match (&from, &req.base, &req.bad) {
         (Some(c), _, _) => {
             if c.kind == ComparisonKind::Aa {
-                return Err(Error::Unprocessable(format!(
+                return Err(Error::Invalid(format!(
                     "comparison {} is an A/A comparison: it has no patch to bisect",
                     c.id
                 )));
             }
             if c.status != ComparisonStatus::Done {
-                return Err(Error::Conflict(format!(
+                return Err(Error::WrongState(format!(
                     "comparison {} is {}; a bisection starts from a comparison that is done",
                     c.id, c.status
                 )));
             }
             if !c.workloads.contains(&req.workload) {
-                return Err(Error::Unprocessable(format!(
+                return Err(Error::Invalid(format!(
                     "comparison {} did not run `{}` (it ran {})",
                     c.id,
                     req.workload,
@@ -76,18 +79,18 @@ pub async fn create(
                 )));
             }
             if c.git_range.is_some() {
-                let steps = db::comparisons::steps(&state.db, c.id).await?;
+                let steps = db::comparisons::steps(&ctx.db, c.id).await?;
                 commits = steps.into_iter().filter_map(|s| s.commit_sha).collect();
                 if commits.is_empty() {
                     commits.extend(c.commit_sha.clone());
                 }
             }
-            let (text, _) = db::patches::mbox(&state.db, c.series_id).await?;
+            let (text, _) = db::patches::mbox(&ctx.db, c.series_id).await?;
             (c.base.0.clone(), text, c.git_range.clone())
         }
         (None, Some(BaseSource::Git { url, commit }), Some(bad)) => {
             let spelled = format!("{commit}..{bad}");
-            let r = range::read(state, url, &spelled, state.config.body_limit).await?;
+            let r = range::read(ctx, url, &spelled, ctx.config.body_limit).await?;
             commits = r.commits.iter().map(|c| c.sha.clone()).collect();
             let base = BaseSource::Git {
                 url: url.clone(),
@@ -96,22 +99,20 @@ pub async fn create(
             (base, r.mbox.clone(), Some(r.spelled()))
         }
         _ => {
-            return Err(Error::Unprocessable(
+            return Err(Error::Invalid(
                 "give either comparison, or base (a git base at the good commit) and bad".into(),
             ));
         }
     };
     let n = mbox::prefix::count(&mbox);
     if n == 0 {
-        return Err(Error::Unprocessable(
-            "the series has no patch to bisect".into(),
-        ));
+        return Err(Error::Invalid("the series has no patch to bisect".into()));
     }
     let params = match (&req.params, &from) {
         (Some(p), _) => p.clone(),
         (None, Some(c)) if c.params.0.nr_task.len() == 1 => c.params.0.clone(),
         (None, Some(c)) => {
-            return Err(Error::Unprocessable(format!(
+            return Err(Error::Invalid(format!(
                 "comparison {} ran nr_task {}; say which one moved in params",
                 c.id,
                 c.params
@@ -143,12 +144,7 @@ pub async fn create(
         .unwrap_or((runs * 4).min(100))
         .max(runs);
     let machine_id = match &req.machine {
-        Some(name) => Some(
-            db::machines::find_by_name(&state.db, name)
-                .await?
-                .ok_or_else(|| Error::Unprocessable(format!("unknown machine `{name}`")))?
-                .id,
-        ),
+        Some(name) => Some(machines::named(&ctx.db, name, req.backend).await?.id),
         None => from.as_ref().and_then(|c| c.machine_id),
     };
     let metric = req
@@ -165,8 +161,8 @@ pub async fn create(
         .or(from.as_ref().and_then(|c| c.config_fragment.clone()));
     let seed = req.order_seed.unwrap_or_else(rand::random);
 
-    let series = mbox::parse(&mbox).map_err(|e| Error::Unprocessable(e.to_string()))?;
-    let mut tx = state.db.begin().await?;
+    let series = mbox::parse(&mbox).map_err(|e| Error::Invalid(e.to_string()))?;
+    let mut tx = ctx.db.begin().await?;
     let series_id = db::patches::insert_series(&mut tx, &mbox, &series).await?;
     let id = db::bisections::insert(
         &mut tx,
@@ -191,7 +187,7 @@ pub async fn create(
     )
     .await?;
     tx.commit().await?;
-    advance(state, id).await?;
+    advance(ctx, id).await?;
     Ok(id)
 }
 
@@ -216,22 +212,22 @@ struct Assessed {
 }
 
 /// The series' length: the number of commits (patches).
-pub async fn series_len(state: &AppState, b: &BisectionRow) -> Result<usize, Error> {
-    let (text, _) = db::patches::mbox(&state.db, b.series_id).await?;
+pub async fn series_len(ctx: &Context, b: &BisectionRow) -> Result<usize, Error> {
+    let (text, _) = db::patches::mbox(&ctx.db, b.series_id).await?;
     Ok(mbox::prefix::count(&text))
 }
 
-async fn assess(state: &AppState, b: &BisectionRow, n: usize) -> Result<Assessment, Error> {
-    let rows = db::comparisons::probes(&state.db, b.id).await?;
+async fn assess(ctx: &Context, b: &BisectionRow, n: usize) -> Result<Assessment, Error> {
+    let rows = db::comparisons::probes(&ctx.db, b.id).await?;
     let mut probes = Vec::with_capacity(rows.len());
     for row in rows {
         let (reading, interval) = if row.status == ComparisonStatus::Done {
-            read_metric(state, row.id, b).await?
+            read_metric(ctx, row.id, b).await?
         } else {
             (None, None)
         };
         let failure = if row.status == ComparisonStatus::Failed {
-            db::jobs::first_failure(&state.db, row.id).await?
+            db::jobs::first_failure(&ctx.db, row.id).await?
         } else {
             None
         };
@@ -246,7 +242,7 @@ async fn assess(state: &AppState, b: &BisectionRow, n: usize) -> Result<Assessme
     }
     let (end, end_failure) = match b.from_comparison_id {
         Some(id) => {
-            let (reading, _) = read_metric(state, id, b).await?;
+            let (reading, _) = read_metric(ctx, id, b).await?;
             let why = reading.is_none().then(|| {
                 format!(
                     "comparison {id}'s report has no {} of {}",
@@ -311,14 +307,14 @@ fn end_probe(p: &ProbeRow, n: usize) -> bool {
 /// The bisected metric in comparison `id`'s report: its verdict and change,
 /// and the change's 95% interval.
 async fn read_metric(
-    state: &AppState,
+    ctx: &Context,
     id: i64,
     b: &BisectionRow,
 ) -> Result<(Option<Reading>, Option<(f64, f64)>), Error> {
-    let Some(row) = db::comparisons::find(&state.db, id).await? else {
+    let Some(row) = db::comparisons::find(&ctx.db, id).await? else {
         return Ok((None, None));
     };
-    let report = crate::domain::report::load_shared(state, &row).await?;
+    let report = crate::domain::report::load_shared(ctx, &row).await?;
     let params = &b.params.0;
     let wanted = params.nr_task.first();
     let group = report.groups.iter().find(|g| {
@@ -351,8 +347,8 @@ async fn read_metric(
 
 /// Takes the bisection one step: when every probe is settled, ends it or
 /// queues the next probe.
-pub async fn advance(state: &AppState, id: i64) -> Result<(), Error> {
-    let mut tx = state.db.begin().await?;
+pub async fn advance(ctx: &Context, id: i64) -> Result<(), Error> {
+    let mut tx = ctx.db.begin().await?;
     if db::bisections::lock(&mut tx, id).await? != Some(BisectionStatus::Running) {
         return Ok(());
     }
@@ -368,8 +364,8 @@ pub async fn advance(state: &AppState, id: i64) -> Result<(), Error> {
         tx.commit().await?;
         return Ok(());
     }
-    let n = series_len(state, &b).await?;
-    let a = assess(state, &b, n).await?;
+    let n = series_len(ctx, &b).await?;
+    let a = assess(ctx, &b, n).await?;
     let settle = match (a.end, &a.end_failure) {
         (_, Some(why)) => Some((
             BisectionStatus::Failed,
@@ -381,7 +377,7 @@ pub async fn advance(state: &AppState, id: i64) -> Result<(), Error> {
             },
         )),
         (None, None) => {
-            queue_probe(state, &mut tx, &b, n, &rows).await?;
+            queue_probe(ctx, &mut tx, &b, n, &rows).await?;
             None
         }
         (Some(end), None) if !bisect::reproduced(end) => Some((
@@ -401,7 +397,7 @@ pub async fn advance(state: &AppState, id: i64) -> Result<(), Error> {
                 .collect();
             match bisect::next(n, &judged) {
                 Next::Probe(k) => {
-                    queue_probe(state, &mut tx, &b, k, &rows).await?;
+                    queue_probe(ctx, &mut tx, &b, k, &rows).await?;
                     None
                 }
                 Next::Found(k) => Some((
@@ -410,7 +406,7 @@ pub async fn advance(state: &AppState, id: i64) -> Result<(), Error> {
                         kind: OutcomeKind::Found,
                         first_bad: u32::try_from(k).ok(),
                         candidates: Vec::new(),
-                        summary: found(state, &b, k, &a).await?,
+                        summary: found(ctx, &b, k, &a).await?,
                     },
                 )),
                 Next::OneOf(ks) => Some((
@@ -418,7 +414,7 @@ pub async fn advance(state: &AppState, id: i64) -> Result<(), Error> {
                     BisectionOutcome {
                         kind: OutcomeKind::OneOf,
                         first_bad: None,
-                        summary: one_of(state, &b, &ks).await?,
+                        summary: one_of(ctx, &b, &ks).await?,
                         candidates: ks.iter().filter_map(|&k| u32::try_from(k).ok()).collect(),
                     },
                 )),
@@ -430,14 +426,14 @@ pub async fn advance(state: &AppState, id: i64) -> Result<(), Error> {
         tracing::info!(bisection = id, outcome = %outcome.summary, "bisection ended");
     }
     tx.commit().await?;
-    state.jobs_changed.notify_waiters();
+    ctx.jobs_changed.notify_waiters();
     Ok(())
 }
 
 /// Queues the probe of commit `k`: the good end against patches 1..k, on
 /// the bisection's machine.
 async fn queue_probe(
-    state: &AppState,
+    ctx: &Context,
     conn: &mut PgConnection,
     b: &BisectionRow,
     k: usize,
@@ -446,8 +442,6 @@ async fn queue_probe(
     let (text, _) = db::patches::mbox(&mut *conn, b.series_id).await?;
     let prefix = mbox::prefix::prefix(&text, k)
         .ok_or_else(|| Error::Internal(format!("bisection {}: no commit {k}", b.id)))?;
-    let series = mbox::parse(&prefix).map_err(|e| Error::Internal(e.to_string()))?;
-    let series_id = db::patches::insert_series(conn, &prefix, &series).await?;
     let machine = match b
         .machine_id
         .or_else(|| earlier.iter().find_map(|p| p.machine_id))
@@ -457,40 +451,30 @@ async fn queue_probe(
             .map(|m| (m.id, m.inventory_json())),
         None => None,
     };
-    let seed = (b.order_seed as u64).wrapping_add(k as u64);
-    let workloads = [b.workload.clone()];
-    let position = i32::try_from(k).unwrap_or(i32::MAX);
-    let new = NewComparison {
-        base: &b.base.0,
-        series_id,
+    let order = Order {
+        origin: Origin::Probe {
+            bisection_id: b.id,
+            position: i32::try_from(k).unwrap_or(i32::MAX),
+        },
         kind: ComparisonKind::Ab,
-        workloads: &workloads,
-        params: &b.params.0,
-        runs_per_side: b.runs_per_side,
-        max_runs_per_side: Some(b.max_runs_per_side),
-        backend: b.backend.as_deref(),
-        config_fragment: b.config_fragment.as_deref(),
-        machine,
-        order_seed: seed as i64,
-        submitted_by: b.submitted_by,
-        step_of: None,
-        base_series_id: None,
+        base: b.base.0.clone(),
+        mbox: prefix,
+        per_patch: false,
+        commits: Vec::new(),
         git_range: None,
-        commit_sha: b.commits.get(k - 1).cloned(),
-        probe_of: Some((b.id, position)),
-        tree_id: None,
-        built_over: None,
+        commit: b.commits.get(k - 1).cloned(),
+        workloads: vec![b.workload.clone()],
+        params: b.params.0.clone(),
+        runs: u32::try_from(b.runs_per_side).unwrap_or(3),
+        max_runs: u32::try_from(b.max_runs_per_side).ok(),
+        backend: b.backend.clone(),
+        config_fragment: b.config_fragment.clone(),
+        machine,
+        seed: (b.order_seed as u64).wrapping_add(k as u64),
+        submitted_by: b.submitted_by,
+        carried: None,
     };
-    let id = db::comparisons::insert(conn, &new).await?;
-    let runs = u32::try_from(b.runs_per_side).unwrap_or(3);
-    lifecycle::create_jobs(
-        conn,
-        id,
-        &interleave::plan(runs, seed),
-        0,
-        state.config.max_attempts,
-    )
-    .await?;
+    let id = comparison::queue(conn, &order, ctx.config.max_attempts).await?;
     tracing::info!(
         bisection = b.id,
         probe = k,
@@ -502,8 +486,8 @@ async fn queue_probe(
 
 /// Commit k as 0-day names one: `[0123456789] subject`, or `patch k/n
 /// subject` for a mailed series.
-async fn commit_label(state: &AppState, b: &BisectionRow, k: usize) -> Result<String, Error> {
-    let commits = commits(state, b).await?;
+async fn commit_label(ctx: &Context, b: &BisectionRow, k: usize) -> Result<String, Error> {
+    let commits = commits(ctx, b).await?;
     let n = commits.len();
     Ok(match commits.get(k.wrapping_sub(1)) {
         Some(BisectCommit {
@@ -535,13 +519,8 @@ fn signed(change: Option<f64>) -> String {
     change.map_or_else(|| "n/a".into(), |c| format!("{c:+.2}%"))
 }
 
-async fn found(
-    state: &AppState,
-    b: &BisectionRow,
-    k: usize,
-    a: &Assessment,
-) -> Result<String, Error> {
-    let label = commit_label(state, b, k).await?;
+async fn found(ctx: &Context, b: &BisectionRow, k: usize, a: &Assessment) -> Result<String, Error> {
+    let label = commit_label(ctx, b, k).await?;
     let probe = a
         .probes
         .iter()
@@ -561,7 +540,7 @@ async fn found(
     ))
 }
 
-async fn one_of(state: &AppState, b: &BisectionRow, ks: &[usize]) -> Result<String, Error> {
+async fn one_of(ctx: &Context, b: &BisectionRow, ks: &[usize]) -> Result<String, Error> {
     let mut lines = vec![format!(
         "the first bad commit could not be told apart: skipped commits leave {} candidates \
          for {}:",
@@ -569,7 +548,7 @@ async fn one_of(state: &AppState, b: &BisectionRow, ks: &[usize]) -> Result<Stri
         what(b)
     )];
     for &k in ks {
-        lines.push(commit_label(state, b, k).await?);
+        lines.push(commit_label(ctx, b, k).await?);
     }
     Ok(lines.join("\n"))
 }
@@ -585,8 +564,8 @@ fn not_reproducible(b: &BisectionRow, end: Reading) -> String {
 }
 
 /// The series, commit by commit.
-async fn commits(state: &AppState, b: &BisectionRow) -> Result<Vec<BisectCommit>, Error> {
-    let messages = db::patches::messages(&state.db, b.series_id).await?;
+async fn commits(ctx: &Context, b: &BisectionRow) -> Result<Vec<BisectCommit>, Error> {
+    let messages = db::patches::messages(&ctx.db, b.series_id).await?;
     Ok(messages
         .into_iter()
         .filter(|m| m.has_diff)
@@ -601,14 +580,14 @@ async fn commits(state: &AppState, b: &BisectionRow) -> Result<Vec<BisectCommit>
 }
 
 /// The bisection as the API and its page show it.
-pub async fn view(state: &AppState, b: &BisectionRow) -> Result<BisectionView, Error> {
-    let commits = commits(state, b).await?;
-    let a = assess(state, b, commits.len()).await?;
+pub async fn view(ctx: &Context, b: &BisectionRow) -> Result<BisectionView, Error> {
+    let commits = commits(ctx, b).await?;
+    let a = assess(ctx, b, commits.len()).await?;
     let machine = match b
         .machine_id
         .or_else(|| a.probes.iter().find_map(|p| p.row.machine_id))
     {
-        Some(id) => db::machines::find(&state.db, id).await?.map(|m| m.name),
+        Some(id) => db::machines::find(&ctx.db, id).await?.map(|m| m.name),
         None => None,
     };
     let probes = a
@@ -628,7 +607,7 @@ pub async fn view(state: &AppState, b: &BisectionRow) -> Result<BisectionView, E
                 position,
                 commit,
                 comparison_id: p.row.id,
-                report_url: state.config.link(&format!("/comparisons/{}", p.row.id)),
+                report_url: ctx.config.link(&format!("/comparisons/{}", p.row.id)),
                 status: p.row.status,
                 runs_per_side: p.row.runs_per_side,
                 verdict: p.reading.map(|r| r.verdict),
@@ -645,7 +624,7 @@ pub async fn view(state: &AppState, b: &BisectionRow) -> Result<BisectionView, E
     Ok(BisectionView {
         id: b.id,
         status: b.status,
-        page_url: state.config.link(&format!("/bisections/{}", b.id)),
+        page_url: ctx.config.link(&format!("/bisections/{}", b.id)),
         submitted_by: b.submitted_by_name.clone(),
         created_at: b.created_at,
         finished_at: b.finished_at,
@@ -670,13 +649,13 @@ pub async fn view(state: &AppState, b: &BisectionRow) -> Result<BisectionView, E
 }
 
 /// Cancels a running bisection and its unfinished probes.
-pub async fn cancel(state: &AppState, id: i64, by: &str) -> Result<(), Error> {
-    let mut tx = state.db.begin().await?;
+pub async fn cancel(ctx: &Context, id: i64, by: &str) -> Result<(), Error> {
+    let mut tx = ctx.db.begin().await?;
     match db::bisections::lock(&mut tx, id).await? {
         None => return Err(Error::NotFound(format!("no bisection {id}"))),
         Some(BisectionStatus::Running) => {}
         Some(other) => {
-            return Err(Error::Conflict(format!(
+            return Err(Error::WrongState(format!(
                 "bisection {id} is already {}",
                 other.as_str()
             )));
@@ -689,33 +668,24 @@ pub async fn cancel(state: &AppState, id: i64, by: &str) -> Result<(), Error> {
     }
     db::bisections::finish(&mut tx, id, BisectionStatus::Cancelled, None).await?;
     tx.commit().await?;
-    state.jobs_changed.notify_waiters();
+    ctx.jobs_changed.notify_waiters();
     Ok(())
 }
 
 /// Advances every running bisection; how many there were.
-pub async fn advance_all(state: &AppState) -> Result<usize, Error> {
-    let running = db::bisections::running(&state.db).await?;
+pub async fn advance_all(ctx: &Context) -> Result<usize, Error> {
+    let running = db::bisections::running(&ctx.db).await?;
     for &id in &running {
-        if let Err(e) = advance(state, id).await {
+        if let Err(e) = advance(ctx, id).await {
             tracing::warn!(bisection = id, error = %e, "advancing the bisection failed");
         }
     }
     Ok(running.len())
 }
 
-/// Runs [`advance_all`] every [`POLL`] until the database closes.
-pub fn spawn_driver(state: &AppState) {
-    let state = state.clone();
-    tokio::spawn(async move {
-        loop {
-            if let Err(e) = advance_all(&state).await {
-                tracing::warn!(error = %e, "looking at running bisections failed");
-            }
-            if state.db.is_closed() {
-                return;
-            }
-            tokio::time::sleep(POLL).await;
-        }
-    });
+/// Starts the `bisection-driver` worker: [`advance_all`] every [`POLL`].
+pub fn spawn_driver(ctx: &Context) -> tokio::task::JoinHandle<()> {
+    Worker::every("bisection-driver", POLL).spawn(ctx, |ctx| async move {
+        Ok(Done::Handled(advance_all(&ctx).await?))
+    })
 }

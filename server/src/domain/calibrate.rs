@@ -16,14 +16,13 @@
 use std::collections::BTreeSet;
 
 use patchperf_common::comparison::{ComparisonKind, ComparisonStatus};
-use patchperf_common::mbox::Series;
 use patchperf_common::protocol::NrTask;
 use sqlx::PgConnection;
 
-use crate::db::comparisons::{AaOfMachine, ComparisonRow, NewComparison};
+use crate::db::comparisons::{AaOfMachine, ComparisonRow};
 use crate::db::machines::MachineRow;
+use crate::domain::comparison::{self, Carried, Order, Origin};
 use crate::domain::report::calibration::{AAS_LOOKED_AT, same_machine};
-use crate::domain::{interleave, lifecycle};
 use crate::{Config, Error, db};
 
 /// Boots a side of a calibration A/A comparison.
@@ -166,32 +165,29 @@ async fn queue(
     workloads: &[String],
     config: &Config,
 ) -> Result<i64, Error> {
-    let series_id = db::patches::insert_series(&mut *conn, "", &Series::empty()).await?;
-    let seed: u64 = rand::random();
-    let plan = interleave::plan(RUNS, seed);
-    let new = NewComparison {
-        base: &c.base.0,
-        series_id,
+    let order = Order {
+        origin: Origin::Calibration,
         kind: ComparisonKind::Aa,
-        workloads,
-        params: &c.params.0,
-        runs_per_side: RUNS as i32,
-        max_runs_per_side: None,
-        backend: Some(measurement),
-        config_fragment: c.config_fragment.as_deref(),
-        machine: Some((machine.id, machine.inventory_json())),
-        // Stored as the same 64 bits; Postgres has no unsigned type.
-        order_seed: seed as i64,
-        submitted_by: db::comparisons::submitter(&mut *conn, c.id).await?,
-        step_of: None,
-        base_series_id: None,
+        base: c.base.0.clone(),
+        mbox: String::new(),
+        per_patch: false,
+        commits: Vec::new(),
         git_range: None,
-        commit_sha: None,
-        probe_of: None,
-        tree_id: None,
-        built_over: c.built_over.as_deref().zip(c.carried_series_id),
+        commit: None,
+        workloads: workloads.to_vec(),
+        params: c.params.0.clone(),
+        runs: RUNS,
+        max_runs: None,
+        backend: Some(measurement.to_string()),
+        config_fragment: c.config_fragment.clone(),
+        machine: Some((machine.id, machine.inventory_json())),
+        seed: rand::random(),
+        submitted_by: db::comparisons::submitter(&mut *conn, c.id).await?,
+        carried: c
+            .built_over
+            .clone()
+            .zip(c.carried_series_id)
+            .map(|(over, series_id)| Carried::Stored { over, series_id }),
     };
-    let id = db::comparisons::insert(&mut *conn, &new).await?;
-    lifecycle::create_jobs(&mut *conn, id, &plan, 0, config.max_attempts).await?;
-    Ok(id)
+    comparison::queue(conn, &order, config.max_attempts).await
 }

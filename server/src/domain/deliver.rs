@@ -22,8 +22,10 @@ use lettre::message::{Body, Mailbox};
 use lettre::{Address, AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 
 use crate::db::outbox::{self, Due};
+use crate::domain::Context;
 use crate::domain::notify::Author;
-use crate::{AppState, Config, Error};
+use crate::domain::workers::{Done, Worker};
+use crate::{Config, Error};
 
 /// Longest one SMTP conversation or webhook call may take.
 const SEND_TIMEOUT: Duration = Duration::from_secs(30);
@@ -84,11 +86,11 @@ impl Sender {
 
     /// One pass over the due rows (each taken at most once, in id order):
     /// how many were sent.
-    pub async fn send_due(&self, state: &AppState) -> Result<usize, Error> {
+    pub async fn send_due(&self, ctx: &Context) -> Result<usize, Error> {
         let mut after = 0;
         let mut sent = 0;
         loop {
-            let mut tx = state.db.begin().await?;
+            let mut tx = ctx.db.begin().await?;
             let Some(row) = outbox::take_due(&mut tx, self.mails(), after).await? else {
                 return Ok(sent);
             };
@@ -99,7 +101,7 @@ impl Sender {
                     sent += 1;
                 }
                 Err(failure) => {
-                    let retry_in = retry_in(&state.config, row.attempts, failure.permanent);
+                    let retry_in = retry_in(&ctx.config, row.attempts, failure.permanent);
                     tracing::warn!(
                         id = row.id, channel = %row.channel, recipient = %row.recipient,
                         error = %failure.message, retry_in = ?retry_in,
@@ -248,28 +250,26 @@ fn retry_in(config: &Config, attempts: i32, permanent: bool) -> Option<Duration>
     Some(wait.min(MAX_RETRY))
 }
 
-/// Starts this server's sender, which looks for due rows every
-/// `Config::outbox_poll`; an unusable relay setting is an error.
-pub fn spawn_sender(state: &AppState) -> Result<(), Error> {
-    let sender = Sender::new(&state.config)?;
-    match &state.config.smtp_url {
+/// Starts this server's `mail-sender` worker, which looks for due rows
+/// every `Config::outbox_poll`; an unusable relay setting is an error.
+pub fn spawn_sender(ctx: &Context) -> Result<tokio::task::JoinHandle<()>, Error> {
+    let sender = std::sync::Arc::new(Sender::new(&ctx.config)?);
+    match &ctx.config.smtp_url {
         Some(_) => tracing::info!("reports are mailed through the configured SMTP relay"),
         None => tracing::warn!("no --smtp-url: mailed reports stay queued until one is configured"),
     }
-    let state = state.clone();
-    tokio::spawn(async move {
-        let mut tick = tokio::time::interval(state.config.outbox_poll);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tick.tick().await;
-            match sender.send_due(&state).await {
-                Ok(0) => {}
-                Ok(n) => tracing::info!(sent = n, "sent reports"),
-                Err(e) => tracing::warn!(error = %e, "the outbox could not be read"),
+    Ok(
+        Worker::every("mail-sender", ctx.config.outbox_poll).spawn(ctx, move |ctx| {
+            let sender = std::sync::Arc::clone(&sender);
+            async move {
+                let n = sender.send_due(&ctx).await?;
+                if n > 0 {
+                    tracing::info!(sent = n, "sent reports");
+                }
+                Ok(Done::Handled(n))
             }
-        }
-    });
-    Ok(())
+        }),
+    )
 }
 
 #[cfg(test)]

@@ -283,7 +283,7 @@ pub async fn cancel(conn: &mut PgConnection, id: i64, by: &str) -> Result<(), Er
         .await?
         .ok_or_else(|| Error::NotFound(format!("no comparison {id}")))?;
     if current.is_final() {
-        return Err(Error::Conflict(format!(
+        return Err(Error::WrongState(format!(
             "comparison {id} is already {current}"
         )));
     }
@@ -351,6 +351,26 @@ pub async fn add_runs(
     db::comparisons::add_runs(conn, comparison_id, runs).await?;
     refresh_status(conn, comparison_id).await?;
     Ok(())
+}
+
+/// Starts the `lease-sweeper` worker: it takes back expired leases even when
+/// no runner is claiming, so progress pages do not show dead runners' jobs
+/// as running for ever.
+pub fn spawn_lease_sweeper(ctx: &crate::domain::Context) -> tokio::task::JoinHandle<()> {
+    use crate::domain::workers::{Done, Worker};
+    let period = (ctx.config.lease / 4).clamp(
+        std::time::Duration::from_secs(1),
+        std::time::Duration::from_secs(30),
+    );
+    Worker::every("lease-sweeper", period).spawn(ctx, |ctx| async move {
+        let mut tx = ctx.db.begin().await?;
+        let n = expire_leases(&mut tx).await?;
+        tx.commit().await?;
+        if n > 0 {
+            tracing::info!(jobs = n, "took back jobs with expired leases");
+        }
+        Ok(Done::Handled(n as usize))
+    })
 }
 
 #[cfg(test)]

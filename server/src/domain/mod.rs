@@ -7,11 +7,15 @@
 
 pub mod bisect;
 pub mod calibrate;
+pub mod comparison;
+pub mod context;
 pub mod deliver;
 pub mod history_plot;
 pub mod interleave;
+pub mod jobs;
 pub mod kernel_builds;
 pub mod lifecycle;
+pub mod machines;
 pub mod more_runs;
 pub mod notify;
 pub mod queue;
@@ -19,5 +23,9 @@ pub mod range;
 pub mod report;
 pub mod steps;
 pub mod submit;
+pub mod tokens;
 pub mod tree;
 pub mod waiting;
+pub mod workers;
+
+pub use context::Context;

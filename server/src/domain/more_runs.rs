@@ -16,8 +16,9 @@ use patchperf_common::report::format;
 use patchperf_common::stats::Verdict;
 use sqlx::PgConnection;
 
+use crate::domain::Context;
 use crate::domain::{interleave, lifecycle, report};
-use crate::{AppState, Error, db};
+use crate::{Error, db};
 
 /// Adds boots to comparison `id` if it is done, may grow and a headline
 /// verdict is undecided; returns the new runs a side when it did. Runs in
@@ -25,7 +26,7 @@ use crate::{AppState, Error, db};
 /// so nobody sees it done in between; the report is read from the stored,
 /// committed runs.
 pub async fn add_if_undecided(
-    state: &AppState,
+    ctx: &Context,
     conn: &mut PgConnection,
     id: i64,
 ) -> Result<Option<i32>, Error> {
@@ -38,7 +39,7 @@ pub async fn add_if_undecided(
     if c.status != ComparisonStatus::Done || c.runs_per_side >= max {
         return Ok(None);
     }
-    let built = report::load_shared(state, &c).await?;
+    let built = report::load_shared(ctx, &c).await?;
     let undecided: Vec<String> = built
         .groups
         .iter()
@@ -68,7 +69,7 @@ pub async fn add_if_undecided(
         "added: {now} runs a side left {} undecided; measuring {runs} a side (at most {max})",
         undecided.join(", ")
     );
-    let max_attempts = state.config.max_attempts;
+    let max_attempts = ctx.config.max_attempts;
     lifecycle::add_runs(conn, id, &plan, first, runs, max_attempts, &why).await?;
     tracing::info!(
         comparison = id,

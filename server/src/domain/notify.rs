@@ -14,8 +14,9 @@ use serde_json::json;
 use sqlx::PgConnection;
 
 use crate::db::outbox::{self, Audience, Channel, NewMessage};
+use crate::domain::Context;
 use crate::domain::report;
-use crate::{AppState, Error, db};
+use crate::{Error, db};
 
 /// Queues the report of a change at `commit_sha` of tree `tree_id`, found
 /// by comparison `comparison_id` (the step that measured that commit):
@@ -34,14 +35,14 @@ use crate::{AppState, Error, db};
 /// comparison's row `FOR UPDATE` (storing the report takes its key share
 /// lock).
 pub async fn queue_report(
-    state: &AppState,
+    ctx: &Context,
     conn: &mut PgConnection,
     tree_id: i64,
     comparison_id: i64,
     commit_sha: &str,
     headline: &str,
 ) -> Result<usize, Error> {
-    if state.config.public_url.is_none() {
+    if ctx.config.public_url.is_none() {
         tracing::warn!(
             comparison = comparison_id,
             "not reporting the change: the server has no --public-url to link to"
@@ -54,8 +55,8 @@ pub async fn queue_report(
     let comparison = db::comparisons::find(&mut *conn, comparison_id)
         .await?
         .ok_or_else(|| Error::NotFound(format!("no comparison {comparison_id}")))?;
-    let report_url = state.config.link(&format!("/comparisons/{comparison_id}"));
-    let built = report::load_shared(state, &comparison).await?;
+    let report_url = ctx.config.link(&format!("/comparisons/{comparison_id}"));
+    let built = report::load_shared(ctx, &comparison).await?;
     let text = report::verdict::text_report_linking(&built, Some(&report_url));
 
     // The subject names the comparison's most important verdict, as the
@@ -72,7 +73,7 @@ pub async fn queue_report(
     let short: String = commit_sha.chars().take(10).collect();
     let subject = format!("[{}] {short}: {headline}", audience.tree);
     let key = format!("change:{comparison_id}");
-    let body = mail_body(state, &audience, commit_sha, &headline, &report_url, &text);
+    let body = mail_body(ctx, &audience, commit_sha, &headline, &report_url, &text);
 
     let author = Author::parse(&audience.author).filter(|a| deliverable(&a.address));
     if author.is_none() {
@@ -113,7 +114,7 @@ pub async fn queue_report(
             "commit": { "sha": commit_sha, "subject": audience.subject, "author": audience.author },
             "comparison_id": comparison_id,
             "report_url": report_url,
-            "text_url": state.config.link(&format!("/api/v1/comparisons/{comparison_id}/report.txt")),
+            "text_url": ctx.config.link(&format!("/api/v1/comparisons/{comparison_id}/report.txt")),
             "headline": headline,
         });
         let new = NewMessage {
@@ -133,14 +134,14 @@ pub async fn queue_report(
 /// The mail: a few lines of our own saying what was found, then the text
 /// report.
 fn mail_body(
-    state: &AppState,
+    ctx: &Context,
     a: &Audience,
     sha: &str,
     headline: &str,
     report_url: &str,
     text: &str,
 ) -> String {
-    let home = state.config.link("/");
+    let home = ctx.config.link("/");
     format!(
         "Hello,\n\n\
          patchperf follows {branch} of {url} (tree \"{tree}\") and measured a\n\

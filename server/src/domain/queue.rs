@@ -10,7 +10,8 @@ use patchperf_common::protocol::{BaseSource, BootSlot, JobSpec};
 use sqlx::PgConnection;
 
 use crate::db::{self, jobs::JobRow, machines::MachineRow};
-use crate::domain::{calibrate, lifecycle};
+use crate::domain::workers::{Done, Worker};
+use crate::domain::{Context, calibrate, lifecycle};
 use crate::{Config, Error};
 
 /// Leases the next claimable job to `machine` and returns what the runner
@@ -117,4 +118,55 @@ pub fn lease_seconds(config: &Config) -> u32 {
     u32::try_from(config.lease.as_secs())
         .unwrap_or(u32::MAX)
         .max(1)
+}
+
+/// Starts this server's `job-notifications` worker: it turns the database's
+/// notifications of new work into wake-ups of the claims waiting here, and
+/// listens again 5 s after its connection fails.
+pub fn spawn_listener(ctx: &Context) -> tokio::task::JoinHandle<()> {
+    Worker::every("job-notifications", std::time::Duration::from_secs(5)).spawn(
+        ctx,
+        |ctx| async move {
+            db::listen::wake_on_notify(&ctx.db, &ctx.jobs_changed).await?;
+            Ok(Done::Handled(0))
+        },
+    )
+}
+
+/// Leases the next claimable job to `machine`, waiting up to `wait` (at
+/// most `Config::claim_wait_max`) for one to appear; `None` when none did
+/// or the server is shutting down.
+pub async fn claim_within(
+    ctx: &Context,
+    machine: &MachineRow,
+    wait: std::time::Duration,
+) -> Result<Option<JobSpec>, Error> {
+    db::machines::touch(&ctx.db, machine.id).await?;
+    let deadline = tokio::time::Instant::now() + wait.min(ctx.config.claim_wait_max);
+    let mut shutting_down = ctx.shutting_down.subscribe();
+    loop {
+        // Registered before looking, so a job submitted between the look
+        // and the wait still wakes us.
+        let woken = ctx.jobs_changed.notified();
+        tokio::pin!(woken);
+        woken.as_mut().enable();
+
+        let mut tx = ctx.db.begin().await?;
+        let spec = claim(&mut tx, machine, &ctx.config).await?;
+        tx.commit().await?;
+        if let Some(spec) = spec {
+            tracing::info!(job = spec.job_id, attempt = spec.attempt, machine = %machine.name, "job claimed");
+            return Ok(Some(spec));
+        }
+        let now = tokio::time::Instant::now();
+        if now >= deadline || *shutting_down.borrow() {
+            return Ok(None);
+        }
+        let nap = (deadline - now).min(ctx.config.claim_poll);
+        tokio::select! {
+            () = &mut woken => {}
+            () = tokio::time::sleep(nap) => {}
+            _ = shutting_down.changed() => {}
+        }
+    }
 }

@@ -11,8 +11,9 @@
 use patchperf_common::api::git::parse_range;
 use patchperf_common::mbox::{self, prefix};
 
+use crate::Error;
+use crate::domain::Context;
 use crate::git::Mirror;
-use crate::{AppState, Error};
 
 /// One commit of a range.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,16 +56,11 @@ impl Range {
 /// commits would not apply to A), an empty range, more commits than a
 /// per-patch comparison measures, or commits whose patches together exceed
 /// `max_bytes` or the steps' bound.
-pub async fn read(
-    state: &AppState,
-    url: &str,
-    range: &str,
-    max_bytes: usize,
-) -> Result<Range, Error> {
+pub async fn read(ctx: &Context, url: &str, range: &str, max_bytes: usize) -> Result<Range, Error> {
     let (from, to) = parse_range(range)
-        .map_err(|why| Error::Unprocessable(format!("range {range:?} is not `A..B`: {why}")))?;
-    let mirror = state.git.open(url, &[from, to]).await?;
-    let unknown = |why: String| Error::Unprocessable(format!("range {range:?} of {url}: {why}"));
+        .map_err(|why| Error::Invalid(format!("range {range:?} is not `A..B`: {why}")))?;
+    let mirror = ctx.git.open(url, &[from, to]).await?;
+    let unknown = |why: String| Error::Invalid(format!("range {range:?} of {url}: {why}"));
     let from = mirror.resolve(from).await.map_err(unknown)?;
     let to = mirror.resolve(to).await.map_err(unknown)?;
     let line = first_parent_line(&mirror, &from, &to)
@@ -85,7 +81,7 @@ pub async fn read(
     for sha in line {
         let left = max_bytes.saturating_sub(range.mbox.len());
         let (about, message) = message(&mirror, &sha, left).await.map_err(|why| {
-            Error::Unprocessable(format!(
+            Error::Invalid(format!(
                 "range {range:?}, commit {sha}: {why}",
                 range = range.spelled()
             ))
@@ -125,15 +121,15 @@ pub async fn read(
 
 /// The commit `branch` of the repository at `url` is at now (the remote
 /// asked first), with what it is about.
-pub async fn head(state: &AppState, url: &str, branch: &str) -> Result<RangeCommit, Error> {
-    let mirror = state.git.open(url, &[branch]).await?;
+pub async fn head(ctx: &Context, url: &str, branch: &str) -> Result<RangeCommit, Error> {
+    let mirror = ctx.git.open(url, &[branch]).await?;
     let sha = mirror
         .resolve(branch)
         .await
-        .map_err(|why| Error::Unprocessable(format!("branch {branch:?} of {url}: {why}")))?;
+        .map_err(|why| Error::Invalid(format!("branch {branch:?} of {url}: {why}")))?;
     let about = about(&mirror, &sha)
         .await
-        .map_err(|why| Error::Unprocessable(format!("commit {sha} of {url}: {why}")))?;
+        .map_err(|why| Error::Invalid(format!("commit {sha} of {url}: {why}")))?;
     Ok(RangeCommit {
         sha,
         subject: about.subject,

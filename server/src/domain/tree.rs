@@ -33,9 +33,12 @@ use crate::db::changes::NewChange;
 use crate::db::comparisons::ComparisonRow;
 use crate::db::history::{NewPoint, SeriesKey};
 use crate::db::trees::{NewTree, TreeRow};
+use crate::domain::Context;
+use crate::domain::comparison::{self, Carried, Origin};
 use crate::domain::report::load_shared;
-use crate::domain::{bisect, notify, range, submit};
-use crate::{AppState, Error, db};
+use crate::domain::workers::{Done, Worker};
+use crate::domain::{bisect, machines, notify, range, submit};
+use crate::{Error, db};
 
 /// Most bisections a tree's change points start in a day: a noisy tree
 /// must not fill the lab with probes.
@@ -55,18 +58,13 @@ const POLL_EVERY: Duration = Duration::from_secs(300);
 
 /// Adds the tree `req` describes, added by token `created_by`, at its
 /// branch's head now; its id.
-pub async fn create(state: &AppState, created_by: i64, req: &TreeSubmission) -> Result<i64, Error> {
+pub async fn create(ctx: &Context, created_by: i64, req: &TreeSubmission) -> Result<i64, Error> {
     let machine_id = match &req.machine {
-        Some(name) => Some(
-            db::machines::find_by_name(&state.db, name)
-                .await?
-                .ok_or_else(|| Error::Unprocessable(format!("unknown machine `{name}`")))?
-                .id,
-        ),
+        Some(name) => Some(machines::named(&ctx.db, name, req.backend).await?.id),
         None => None,
     };
-    let head = range::head(state, &req.url, &req.branch).await?;
-    let mut tx = state.db.begin().await?;
+    let head = range::head(ctx, &req.url, &req.branch).await?;
+    let mut tx = ctx.db.begin().await?;
     let new = NewTree {
         name: &req.name,
         url: &req.url,
@@ -85,7 +83,7 @@ pub async fn create(state: &AppState, created_by: i64, req: &TreeSubmission) -> 
         created_by,
     };
     let id = db::trees::insert(&mut tx, &new).await?.ok_or_else(|| {
-        Error::Conflict(format!("a tree named `{}` is tracked already", req.name))
+        Error::WrongState(format!("a tree named `{}` is tracked already", req.name))
     })?;
     db::trees::append_commit(
         &mut tx,
@@ -106,10 +104,14 @@ fn committed_at(seconds: Option<i64>) -> Option<DateTime<Utc>> {
 
 /// Looks at the tree's branch now: a head not tested yet is queued as a
 /// range comparison against the last one tested, unless the tree's
-/// schedule says it is too soon.
-pub async fn poll(state: &AppState, id: i64) -> Result<PushResponse, Error> {
+/// schedule says it is too soon. Everything git is asked (the head, the
+/// range, the carried commits) is asked before any row is locked, and the
+/// comparison and the tree's new tested head are stored in one
+/// transaction: a server killed halfway leaves the push to do again, never
+/// done twice.
+pub async fn poll(ctx: &Context, id: i64) -> Result<PushResponse, Error> {
     let tree = {
-        let mut conn = state.db.acquire().await?;
+        let mut conn = ctx.db.acquire().await?;
         let tree = db::trees::find(&mut conn, id, false)
             .await?
             .ok_or_else(|| Error::NotFound(format!("no tree {id}")))?;
@@ -118,12 +120,7 @@ pub async fn poll(state: &AppState, id: i64) -> Result<PushResponse, Error> {
         db::trees::polled(&mut conn, id).await?;
         tree
     };
-    // Asked before the row is locked: a fetch may take minutes.
-    let head = range::head(state, &tree.url, &tree.branch).await?;
-    let mut tx = state.db.begin().await?;
-    let tree = db::trees::find(&mut tx, id, true)
-        .await?
-        .ok_or_else(|| Error::NotFound(format!("no tree {id}")))?;
+    let head = range::head(ctx, &tree.url, &tree.branch).await?;
     let answer = |comparison_id, status: String| PushResponse {
         tree_id: id,
         head: head.sha.clone(),
@@ -131,11 +128,9 @@ pub async fn poll(state: &AppState, id: i64) -> Result<PushResponse, Error> {
         status,
     };
     if head.sha == tree.tested_commit {
-        tx.commit().await?;
         return Ok(answer(None, "no new commit".into()));
     }
     if let Some(next) = next_allowed(&tree) {
-        tx.commit().await?;
         return Ok(answer(
             None,
             format!(
@@ -146,15 +141,40 @@ pub async fn poll(state: &AppState, id: i64) -> Result<PushResponse, Error> {
     }
     let req = ComparisonSubmission::try_from(request(&tree, &head.sha))
         .map_err(|e| Error::Internal(format!("tree {id}'s stored settings: {e}")))?;
-    let carried = carried(state, &tree).await;
-    let submitted =
-        submit::comparison(state, &req, tree.created_by, Some(id), carried.as_ref()).await?;
-    let anchor = submitted
-        .built_over
-        .clone()
-        .unwrap_or_else(|| tree.tested_commit.clone());
+    let carried = carried(ctx, &tree).await;
+    let prepared = submit::prepare(
+        ctx,
+        &req,
+        tree.created_by,
+        Origin::TreeHead { tree_id: id },
+        carried,
+    )
+    .await?;
+
+    let mut tx = ctx.db.begin().await?;
+    let locked = db::trees::find(&mut tx, id, true)
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("no tree {id}")))?;
+    // Another poll (this server's hook, or another server) took this head
+    // while git was asked.
+    if locked.tested_commit != tree.tested_commit || locked.anchor_commit != tree.anchor_commit {
+        tx.commit().await?;
+        return Ok(answer(
+            None,
+            format!(
+                "queued meanwhile by another poll (tested head now {})",
+                locked.tested_commit
+            ),
+        ));
+    }
+    let comparison_id =
+        comparison::queue(&mut tx, &prepared.order, ctx.config.max_attempts).await?;
+    let anchor = match &prepared.order.carried {
+        Some(Carried::New { over, .. } | Carried::Stored { over, .. }) => over.clone(),
+        None => tree.tested_commit.clone(),
+    };
     let mut commits = 0;
-    for c in submitted.range.iter().flat_map(|r| r.commits.iter()) {
+    for c in prepared.range.iter().flat_map(|r| r.commits.iter()) {
         db::trees::append_commit(
             &mut tx,
             id,
@@ -168,17 +188,17 @@ pub async fn poll(state: &AppState, id: i64) -> Result<PushResponse, Error> {
     }
     db::trees::tested(&mut tx, id, &head.sha, &anchor).await?;
     tx.commit().await?;
+    ctx.jobs_changed.notify_waiters();
     tracing::info!(
         tree = id,
-        comparison = submitted.id,
+        comparison = comparison_id,
         commits,
         "new head queued"
     );
     Ok(answer(
-        Some(submitted.id),
+        Some(comparison_id),
         format!(
-            "queued comparison {} of {commits} new commit{}",
-            submitted.id,
+            "queued comparison {comparison_id} of {commits} new commit{}",
             if commits == 1 { "" } else { "s" }
         ),
     ))
@@ -191,13 +211,13 @@ pub async fn poll(state: &AppState, id: i64) -> Result<PushResponse, Error> {
 /// more than [`MAX_CARRIED`] commits, or an anchor no longer on the
 /// branch's first-parent line after a forced push) builds the range over
 /// its own start, which becomes the anchor.
-async fn carried(state: &AppState, tree: &TreeRow) -> Option<submit::Carried> {
+async fn carried(ctx: &Context, tree: &TreeRow) -> Option<Carried> {
     if tree.anchor_commit == tree.tested_commit {
         return None;
     }
     let spelled = format!("{}..{}", tree.anchor_commit, tree.tested_commit);
-    match range::read(state, &tree.url, &spelled, state.config.body_limit / 2).await {
-        Ok(r) if r.commits.len() + r.empty.len() <= MAX_CARRIED => Some(submit::Carried {
+    match range::read(ctx, &tree.url, &spelled, ctx.config.body_limit / 2).await {
+        Ok(r) if r.commits.len() + r.empty.len() <= MAX_CARRIED => Some(Carried::New {
             over: r.from,
             mbox: r.mbox,
         }),
@@ -248,16 +268,16 @@ fn request(tree: &TreeRow, head: &str) -> ComparisonCreateRequest {
 /// Writes the history points of every finished tree comparison not yet
 /// written, then looks for change points in the histories they touched;
 /// how many comparisons it wrote.
-pub async fn record_history(state: &AppState) -> Result<usize, Error> {
-    let due = db::history::due(&state.db).await?;
+pub async fn record_history(ctx: &Context) -> Result<usize, Error> {
+    let due = db::history::due(&ctx.db).await?;
     for &id in &due {
-        let Some(c) = db::comparisons::find(&state.db, id).await? else {
+        let Some(c) = db::comparisons::find(&ctx.db, id).await? else {
             continue;
         };
         let mut touched = Vec::new();
-        let mut tx = state.db.begin().await?;
+        let mut tx = ctx.db.begin().await?;
         if let (Some(tree_id), Some(machine_id)) = (c.tree_id, c.machine_id) {
-            for point in points(state, &c, tree_id, machine_id).await? {
+            for point in points(ctx, &c, tree_id, machine_id).await? {
                 db::history::insert(&mut tx, &point.as_new()).await?;
                 let key = point.key();
                 if !touched.contains(&key) {
@@ -269,7 +289,7 @@ pub async fn record_history(state: &AppState) -> Result<usize, Error> {
         tx.commit().await?;
         if let Some(tree_id) = c.tree_id {
             for key in &touched {
-                detect(state, tree_id, key).await?;
+                detect(ctx, tree_id, key).await?;
             }
         }
     }
@@ -304,8 +324,8 @@ impl Key {
 
 /// Looks for level shifts in one history and stores the new ones; a new
 /// one with more than one commit between its levels starts a bisection.
-async fn detect(state: &AppState, tree_id: i64, key: &Key) -> Result<(), Error> {
-    let points = db::history::points(&state.db, key.borrowed()).await?;
+async fn detect(ctx: &Context, tree_id: i64, key: &Key) -> Result<(), Error> {
+    let points = db::history::points(&ctx.db, key.borrowed()).await?;
     let runs: Vec<&[f64]> = points.iter().map(|p| p.runs.as_slice()).collect();
     let found = change_points(&runs, &ChangePointPolicy::default());
     for shift in found.shifts {
@@ -327,7 +347,7 @@ async fn detect(state: &AppState, tree_id: i64, key: &Key) -> Result<(), Error> 
             Interval::Bounded { low, high } => Some((low, high)),
             Interval::Unbounded => None,
         };
-        let mut tx = state.db.begin().await?;
+        let mut tx = ctx.db.begin().await?;
         let new = NewChange {
             key: key.borrowed(),
             position: at.position,
@@ -354,16 +374,16 @@ async fn detect(state: &AppState, tree_id: i64, key: &Key) -> Result<(), Error> 
             "change point found"
         );
         if at.position - before.position > 1 {
-            bisect_change(state, tree_id, key, change_id, &before.commit, &at.commit).await?;
+            bisect_change(ctx, tree_id, key, change_id, &before.commit, &at.commit).await?;
         } else {
             // One commit moved it: tell its author (and the tree's Cc).
             let headline = format!(
                 "{:+.1}% {verdict} of {} ({})",
                 shift.change_percent, key.metric, key.workload
             );
-            let mut conn = state.db.acquire().await?;
+            let mut conn = ctx.db.acquire().await?;
             notify::queue_report(
-                state,
+                ctx,
                 &mut conn,
                 tree_id,
                 at.comparison_id,
@@ -380,14 +400,14 @@ async fn detect(state: &AppState, tree_id: i64, key: &Key) -> Result<(), Error> 
 /// commit of the old level and the first of the new, unless the tree
 /// started [`BISECTIONS_PER_DAY`] already.
 async fn bisect_change(
-    state: &AppState,
+    ctx: &Context,
     tree_id: i64,
     key: &Key,
     change_id: i64,
     good: &str,
     bad: &str,
 ) -> Result<(), Error> {
-    if db::changes::bisections_today(&state.db, tree_id).await? >= BISECTIONS_PER_DAY {
+    if db::changes::bisections_today(&ctx.db, tree_id).await? >= BISECTIONS_PER_DAY {
         tracing::info!(
             tree = tree_id,
             change = change_id,
@@ -396,12 +416,12 @@ async fn bisect_change(
         return Ok(());
     }
     let tree = {
-        let mut conn = state.db.acquire().await?;
+        let mut conn = ctx.db.acquire().await?;
         db::trees::find(&mut conn, tree_id, false)
             .await?
             .ok_or_else(|| Error::Internal(format!("tree {tree_id} vanished")))?
     };
-    let machine = db::machines::find(&state.db, key.machine_id)
+    let machine = db::machines::find(&ctx.db, key.machine_id)
         .await?
         .map(|m| m.name);
     let nr_task = u32::try_from(key.nr_task).unwrap_or(1);
@@ -427,8 +447,8 @@ async fn bisect_change(
     };
     let req = BisectionSubmission::try_from(req)
         .map_err(|e| Error::Internal(format!("change point {change_id}'s bisection: {e}")))?;
-    let bisection = bisect::create(state, tree.created_by, &req).await?;
-    let mut conn = state.db.acquire().await?;
+    let bisection = bisect::create(ctx, tree.created_by, &req).await?;
+    let mut conn = ctx.db.acquire().await?;
     db::changes::set_bisection(&mut conn, change_id, bisection).await?;
     Ok(())
 }
@@ -484,12 +504,12 @@ impl Point {
 /// the range's end when it has no steps) from its patched side, and the
 /// range's start from the base side of the first.
 async fn points(
-    state: &AppState,
+    ctx: &Context,
     c: &ComparisonRow,
     tree_id: i64,
     machine_id: i64,
 ) -> Result<Vec<Point>, Error> {
-    let positions: HashMap<String, i32> = db::trees::commits(&state.db, tree_id)
+    let positions: HashMap<String, i32> = db::trees::commits(&ctx.db, tree_id)
         .await?
         .into_iter()
         .map(|tc| (tc.commit_sha, tc.position))
@@ -498,7 +518,7 @@ async fn points(
         BaseSource::Git { commit, .. } => Some(commit.clone()),
         BaseSource::Tarball { .. } => None,
     };
-    let steps = db::comparisons::steps(&state.db, c.id).await?;
+    let steps = db::comparisons::steps(&ctx.db, c.id).await?;
     let measured: Vec<(i64, Option<String>)> = if steps.is_empty() {
         vec![(c.id, c.commit_sha.clone())]
     } else {
@@ -510,13 +530,13 @@ async fn points(
     };
     let mut out = Vec::new();
     for (i, (id, commit)) in measured.into_iter().enumerate() {
-        let Some(row) = db::comparisons::find(&state.db, id).await? else {
+        let Some(row) = db::comparisons::find(&ctx.db, id).await? else {
             continue;
         };
         if row.status != ComparisonStatus::Done {
             continue;
         }
-        let report = load_shared(state, &row).await?;
+        let report = load_shared(ctx, &row).await?;
         let mut sides = vec![(Side::Patched, commit)];
         if i == 0 {
             sides.push((Side::Base, start.clone()));
@@ -557,10 +577,10 @@ async fn points(
 }
 
 /// The tree as the API shows it.
-pub fn view(state: &AppState, t: TreeRow) -> TreeView {
+pub fn view(ctx: &Context, t: TreeRow) -> TreeView {
     TreeView {
         id: t.id,
-        page_url: state.config.link(&format!("/trees/{}", t.id)),
+        page_url: ctx.config.link(&format!("/trees/{}", t.id)),
         name: t.name,
         url: t.url,
         branch: t.branch,
@@ -576,30 +596,18 @@ pub fn view(state: &AppState, t: TreeRow) -> TreeView {
     }
 }
 
-/// Looks at branches not looked at for [`POLL_EVERY`] and writes the
-/// history of finished comparisons, every [`WAKE`], until the database
-/// closes.
-pub fn spawn_watcher(state: &AppState) {
-    let state = state.clone();
-    tokio::spawn(async move {
-        loop {
-            match db::trees::due(&state.db, POLL_EVERY.as_secs_f64()).await {
-                Ok(ids) => {
-                    for id in ids {
-                        if let Err(e) = poll(&state, id).await {
-                            tracing::warn!(tree = id, error = %e, "looking at the branch failed");
-                        }
-                    }
-                }
-                Err(e) => tracing::warn!(error = %e, "listing trees failed"),
+/// Starts the `tree-watcher` worker: every [`WAKE`] it looks at the
+/// branches not looked at for [`POLL_EVERY`] (one tree that fails is logged
+/// and the others go on), then writes the history of finished comparisons.
+pub fn spawn_watcher(ctx: &Context) -> tokio::task::JoinHandle<()> {
+    Worker::every("tree-watcher", WAKE).spawn(ctx, |ctx| async move {
+        let ids = db::trees::due(&ctx.db, POLL_EVERY.as_secs_f64()).await?;
+        for &id in &ids {
+            if let Err(e) = poll(&ctx, id).await {
+                tracing::warn!(tree = id, error = %e, "looking at the branch failed");
             }
-            if let Err(e) = record_history(&state).await {
-                tracing::warn!(error = %e, "writing history failed");
-            }
-            if state.db.is_closed() {
-                return;
-            }
-            tokio::time::sleep(WAKE).await;
         }
-    });
+        let written = record_history(&ctx).await?;
+        Ok(Done::Handled(ids.len() + written))
+    })
 }

@@ -6,95 +6,14 @@
 //! check. A missing, malformed, unknown or revoked token answers 401, a token
 //! of the wrong kind 403, both before the handler runs, so nothing is written.
 
-use std::fmt;
 use std::marker::PhantomData;
 
 use axum::extract::FromRequestParts;
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
-use patchperf_common::digest::sha256_hex;
-use rand::RngCore;
 
-use crate::{AppState, Error, db};
-
-/// What a token may do.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    serde::Serialize,
-    serde::Deserialize,
-    clap::ValueEnum,
-    utoipa::ToSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum TokenKind {
-    /// A lab machine's agent: the runner protocol.
-    Runner,
-    /// A CI system: submit, read and cancel comparisons.
-    Ci,
-    /// An operator: everything, including token management.
-    Admin,
-}
-
-impl TokenKind {
-    /// `runner`, `ci`, `admin`, as stored.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TokenKind::Runner => "runner",
-            TokenKind::Ci => "ci",
-            TokenKind::Admin => "admin",
-        }
-    }
-
-    /// Parses [`TokenKind::as_str`]'s output.
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "runner" => Some(TokenKind::Runner),
-            "ci" => Some(TokenKind::Ci),
-            "admin" => Some(TokenKind::Admin),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for TokenKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A new random token: `ppf_<kind>_` and 64 hex digits (256 bits from the
-/// operating system's CSPRNG via rand's thread RNG). The kind in the text is
-/// for humans reading config files; the server trusts only the database.
-pub fn generate(kind: TokenKind) -> String {
-    let mut bytes = [0u8; 32];
-    rand::rng().fill_bytes(&mut bytes);
-    format!("ppf_{}_{}", kind.as_str(), hex(&bytes))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    use fmt::Write;
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        let _ = write!(s, "{b:02x}");
-    }
-    s
-}
-
-/// The authenticated caller of a request.
-#[derive(Debug, Clone)]
-pub struct Caller {
-    /// Row id of the token.
-    pub token_id: i64,
-    /// What the token may do.
-    pub kind: TokenKind,
-    /// The name given when the token was created.
-    pub name: String,
-}
+pub use crate::domain::tokens::{Caller, TokenKind};
+use crate::{AppState, Error};
 
 impl FromRequestParts<AppState> for Caller {
     type Rejection = Error;
@@ -110,30 +29,7 @@ impl FromRequestParts<AppState> for Caller {
         let token = header.to_str().ok().and_then(bearer_token).ok_or_else(|| {
             Error::Unauthorized("malformed Authorization header: expected `Bearer <token>`".into())
         })?;
-        Caller::of_token(state, token).await
-    }
-}
-
-impl Caller {
-    /// Who `token` is: 401 when it is unknown or revoked. For a token that
-    /// comes another way than the `Authorization` header (a page's form).
-    pub async fn of_token(state: &AppState, token: &str) -> Result<Self, Error> {
-        let row = db::tokens::find_by_hash(&state.db, &sha256_hex(token.as_bytes()))
-            .await?
-            .ok_or_else(|| Error::Unauthorized("unknown token".into()))?;
-        if row.revoked {
-            return Err(Error::Unauthorized(format!(
-                "token `{}` was revoked",
-                row.name
-            )));
-        }
-        let kind = TokenKind::parse(&row.kind)
-            .ok_or_else(|| Error::Internal(format!("token {} has kind {:?}", row.id, row.kind)))?;
-        Ok(Caller {
-            token_id: row.id,
-            kind,
-            name: row.name,
-        })
+        Caller::of_token(&state.db, token).await
     }
 }
 

@@ -58,7 +58,7 @@ async fn create(
     Json(req): Json<BisectionCreateRequest>,
 ) -> Result<impl IntoResponse> {
     let req = BisectionSubmission::try_from(req)
-        .map_err(|invalid| Error::Unprocessable(invalid.to_string()))?;
+        .map_err(|invalid| Error::Invalid(invalid.to_string()))?;
     let id = bisect::create(&state, auth.caller.token_id, &req).await?;
     let url = state.config.link(&format!("/api/v1/bisections/{id}"));
     tracing::info!(bisection = id, by = %auth.caller.name, "bisection submitted");
@@ -132,7 +132,7 @@ async fn list(
 ) -> Result<Json<BisectionList>> {
     let limit = q.limit.unwrap_or(50);
     if !(1..=500).contains(&limit) {
-        return Err(Error::BadRequest(format!("limit {limit} must be 1 to 500")));
+        return Err(Error::Malformed(format!("limit {limit} must be 1 to 500")));
     }
     let bisections = db::bisections::list(&state.db, q.before, limit).await?;
     let next_before = if bisections.len() == usize::try_from(limit).unwrap_or(usize::MAX) {

@@ -71,7 +71,7 @@ async fn list(
 ) -> Result<Json<ChangeList>> {
     let limit = q.limit.unwrap_or(50);
     if !(1..=500).contains(&limit) {
-        return Err(Error::BadRequest(format!("limit {limit} must be 1 to 500")));
+        return Err(Error::Malformed(format!("limit {limit} must be 1 to 500")));
     }
     let wanted = super::one_of("state", q.state.as_deref(), &STATES, |s| s)?;
     let changes = db::changes::list(
@@ -155,15 +155,13 @@ pub(crate) async fn mark(
     req: &AcknowledgeRequest,
 ) -> Result<()> {
     if !matches!(req.state.as_str(), "acknowledged" | "expected") {
-        return Err(Error::Unprocessable(format!(
+        return Err(Error::Invalid(format!(
             "state {:?} must be acknowledged or expected",
             req.state
         )));
     }
     if req.note.chars().count() > 2000 {
-        return Err(Error::Unprocessable(
-            "note is longer than 2000 characters".into(),
-        ));
+        return Err(Error::Invalid("note is longer than 2000 characters".into()));
     }
     let mut conn = state.db.acquire().await?;
     if !db::changes::acknowledge(&mut conn, id, &req.state, &req.note, auth.caller.token_id).await?

@@ -66,10 +66,8 @@ async fn create(
     Json(req): Json<ComparisonCreateRequest>,
 ) -> Result<impl IntoResponse> {
     let req = ComparisonSubmission::try_from(req)
-        .map_err(|invalid| Error::Unprocessable(invalid.to_string()))?;
-    let id = submit::comparison(&state, &req, auth.caller.token_id, None, None)
-        .await?
-        .id;
+        .map_err(|invalid| Error::Invalid(invalid.to_string()))?;
+    let id = submit::comparison(&state, &req, auth.caller.token_id).await?;
     let url = state.config.link(&format!("/api/v1/comparisons/{id}"));
     tracing::info!(comparison = id, by = %auth.caller.name, "comparison submitted");
     Ok((
@@ -293,7 +291,7 @@ async fn list(
     )?;
     let limit = q.limit.unwrap_or(50);
     if !(1..=500).contains(&limit) {
-        return Err(Error::BadRequest(format!("limit {limit} must be 1 to 500")));
+        return Err(Error::Malformed(format!("limit {limit} must be 1 to 500")));
     }
     // The verdict order pages by number on the dashboard; a cursor cannot
     // follow it.
@@ -306,12 +304,12 @@ async fn list(
     .unwrap_or_default();
     let (before, after) = match order {
         ListOrder::Oldest if q.before.is_some() => {
-            return Err(Error::BadRequest(
+            return Err(Error::Malformed(
                 "before is the cursor of newest first; oldest first pages with after".into(),
             ));
         }
         ListOrder::Newest if q.after.is_some() => {
-            return Err(Error::BadRequest(
+            return Err(Error::Malformed(
                 "after is the cursor of oldest first (sort=oldest); newest first pages with before"
                     .into(),
             ));

@@ -51,7 +51,7 @@ where
             Err(rejection) => return Err(json_rejection(rejection)),
         };
         match nul_in_json(&bytes) {
-            Some(at) => Err(Error::Unprocessable(format!(
+            Some(at) => Err(Error::Invalid(format!(
                 "{at} contains a NUL character (\\u0000); {NUL_ADVICE}"
             ))),
             None => Ok(Json(value)),
@@ -62,13 +62,13 @@ where
 fn json_rejection(rejection: JsonRejection) -> Error {
     let text = rejection.body_text();
     match rejection.status() {
-        StatusCode::PAYLOAD_TOO_LARGE => Error::PayloadTooLarge(format!(
+        StatusCode::PAYLOAD_TOO_LARGE => Error::TooLarge(format!(
             "request body is too large: {text}; split the patch series or ask the operator to raise --body-limit"
         )),
         StatusCode::UNSUPPORTED_MEDIA_TYPE => {
-            Error::BadRequest(format!("{text}; send the body as JSON"))
+            Error::Malformed(format!("{text}; send the body as JSON"))
         }
-        _ => Error::BadRequest(format!("malformed JSON body: {text}")),
+        _ => Error::Malformed(format!("malformed JSON body: {text}")),
     }
 }
 
@@ -163,7 +163,7 @@ where
         // The segments as decoded; they read as T above, so they are there.
         if let Ok(params) = RawPathParams::from_request_parts(parts, state).await {
             if let Some((name, _)) = params.iter().find(|(_, v)| v.contains('\0')) {
-                return Err(Error::BadRequest(format!(
+                return Err(Error::Malformed(format!(
                     "path parameter `{name}` contains a NUL character (%00); {NUL_ADVICE}"
                 )));
             }
@@ -173,7 +173,7 @@ where
 }
 
 fn path_rejection(rejection: PathRejection) -> Error {
-    Error::BadRequest(format!("bad path: {}", rejection.body_text()))
+    Error::Malformed(format!("bad path: {}", rejection.body_text()))
 }
 
 /// Query-string parameters.
@@ -193,7 +193,7 @@ where
             Err(rejection) => return Err(query_rejection(rejection)),
         };
         if let Some(name) = nul_in_query(parts) {
-            return Err(Error::BadRequest(format!(
+            return Err(Error::Malformed(format!(
                 "query parameter `{name}` contains a NUL character (%00); {NUL_ADVICE}"
             )));
         }
@@ -202,7 +202,7 @@ where
 }
 
 fn query_rejection(rejection: QueryRejection) -> Error {
-    Error::BadRequest(format!("bad query string: {}", rejection.body_text()))
+    Error::Malformed(format!("bad query string: {}", rejection.body_text()))
 }
 
 /// The name of the first query parameter whose name or value holds a NUL

@@ -2,7 +2,9 @@
 //! balancers and for scripts waiting for a server to come up. It also says
 //! how many reports wait for the background builder, so an operator (or a
 //! benchmark) can see it keep up, and how many mails wait (for a relay when
-//! none is configured, else for a retry).
+//! none is configured, else for a retry), and how each background worker
+//! is doing: its last round, its last error, and how many rounds failed or
+//! panicked (a worker goes on after both).
 
 use axum::Json;
 use axum::extract::State;
@@ -20,12 +22,14 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// 200 once the database answers, with the builder's backlog
 /// (`reports_to_build`: comparisons whose report is to be built again) and
-/// the outbox's (`mail_queued`; `mail_relay`: whether one is configured).
+/// the outbox's (`mail_queued`; `mail_relay`: whether one is configured),
+/// and each background worker's health (`workers`, by name; `worker_panics`
+/// over all of them).
 #[utoipa::path(
     get,
     path = "/healthz",
     responses(
-        (status = 200, description = "Healthy: `{\"status\": \"ok\", \"reports_to_build\": N, \"mail_queued\": N, \"mail_relay\": bool}`."),
+        (status = 200, description = "Healthy: `{\"status\": \"ok\", \"reports_to_build\": N, \"mail_queued\": N, \"mail_relay\": bool, \"workers\": {name: {rounds, running, last_run_at, last_ok_at, errors, panics, last_error, …}}, \"worker_panics\": N}`."),
         (status = 503, description = "Database unreachable."),
     )
 )]
@@ -43,6 +47,8 @@ async fn healthz(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
                 "reports_to_build": n,
                 "mail_queued": mail,
                 "mail_relay": state.config.smtp_url.is_some(),
+                "workers": state.workers.snapshot(),
+                "worker_panics": state.workers.panics(),
             })),
         ),
         Err(e) => {

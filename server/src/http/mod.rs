@@ -17,6 +17,7 @@ pub mod auth;
 pub mod bisections;
 pub mod changes;
 pub mod comparisons;
+pub mod error;
 pub mod extract;
 pub mod health;
 pub mod jobs;
@@ -26,7 +27,6 @@ pub mod openapi;
 pub mod pages;
 pub mod read_access;
 pub mod reports;
-pub mod runner;
 pub mod tokens;
 pub mod trees;
 
@@ -35,7 +35,6 @@ pub mod trees;
 pub fn api() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
         .merge(health::router())
-        .merge(runner::router())
         .merge(jobs::router())
         .merge(comparisons::router())
         .merge(bisections::router())
@@ -77,13 +76,13 @@ pub(crate) fn search_term(q: Option<&str>) -> Result<Option<&str>, Error> {
         return Ok(None);
     };
     if q.chars().count() > MAX_SEARCH_CHARS {
-        return Err(Error::BadRequest(format!(
+        return Err(Error::Malformed(format!(
             "search term of {} characters: at most {MAX_SEARCH_CHARS}",
             q.chars().count()
         )));
     }
     if q.chars().any(char::is_control) {
-        return Err(Error::BadRequest(
+        return Err(Error::Malformed(
             "search term with a control character".into(),
         ));
     }
@@ -103,7 +102,7 @@ pub(crate) fn one_of<T: Copy>(
     };
     match allowed.iter().copied().find(|a| name(*a) == v) {
         Some(found) => Ok(Some(found)),
-        None => Err(Error::BadRequest(format!(
+        None => Err(Error::Malformed(format!(
             "{what} `{v}` is not one of {}",
             allowed
                 .iter()

@@ -3,7 +3,6 @@
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use patchperf_common::digest::sha256_hex;
 use patchperf_common::protocol::ErrorBody;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -11,8 +10,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::db::{self, tokens::TokenListing};
+use crate::domain::tokens::{self, TokenCreated, TokenKind};
 use crate::error::Result;
-use crate::http::auth::{self, AdminAuth, TokenKind};
+use crate::http::auth::AdminAuth;
 use crate::http::extract::{Json, Path};
 use crate::{AppState, Error};
 
@@ -60,41 +60,6 @@ pub struct TokenCreateRequest {
     pub name: String,
 }
 
-/// `POST /api/v1/tokens` answer: the only time the token text is shown.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct TokenCreated {
-    /// Row id, for revoking.
-    pub id: i64,
-    /// The kind.
-    pub kind: TokenKind,
-    /// The name.
-    pub name: String,
-    /// The token; store it now, it cannot be shown again.
-    pub token: String,
-}
-
-/// Creates a token and stores its hash; shared with the CLI.
-pub async fn create_token(
-    conn: &mut sqlx::PgConnection,
-    kind: TokenKind,
-    name: &str,
-) -> Result<TokenCreated> {
-    let name = name.trim();
-    if name.is_empty() || name.len() > 100 {
-        return Err(Error::Unprocessable(
-            "token name must be 1 to 100 characters".into(),
-        ));
-    }
-    let token = auth::generate(kind);
-    let id = db::tokens::insert(conn, kind.as_str(), name, &sha256_hex(token.as_bytes())).await?;
-    Ok(TokenCreated {
-        id,
-        kind,
-        name: name.to_string(),
-        token,
-    })
-}
-
 /// Create a token; its text is shown only in this answer.
 ///
 /// Requires an admin token.
@@ -117,7 +82,7 @@ async fn create(
     Json(req): Json<TokenCreateRequest>,
 ) -> Result<(StatusCode, Json<TokenCreated>)> {
     let mut tx = state.db.begin().await?;
-    let created = create_token(&mut tx, req.kind, &req.name).await?;
+    let created = tokens::create(&mut tx, req.kind, &req.name).await?;
     tx.commit().await?;
     tracing::info!(id = created.id, kind = %created.kind, by = %admin.caller.name, "token created");
     Ok((StatusCode::CREATED, Json(created)))

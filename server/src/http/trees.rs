@@ -56,8 +56,8 @@ async fn create(
     auth: CiAuth,
     Json(req): Json<TreeCreateRequest>,
 ) -> Result<impl IntoResponse> {
-    let req = TreeSubmission::try_from(req)
-        .map_err(|invalid| Error::Unprocessable(invalid.to_string()))?;
+    let req =
+        TreeSubmission::try_from(req).map_err(|invalid| Error::Invalid(invalid.to_string()))?;
     let id = tree::create(&state, auth.caller.token_id, &req).await?;
     let row = find(&state, id).await?;
     let url = state.config.link(&format!("/api/v1/trees/{id}"));
@@ -221,7 +221,7 @@ pub(crate) fn pick_history<'a>(
         } else {
             "several histories"
         };
-        return Err(Error::BadRequest(if listed.is_empty() {
+        return Err(Error::Malformed(if listed.is_empty() {
             format!("tree {id} has no history yet")
         } else {
             format!(

@@ -67,7 +67,7 @@ async fn cancel_leaves_done_jobs_done_and_held_jobs_held(pool: PgPool) {
     let mut tx = app.pool.begin().await.unwrap();
     let again = lifecycle::cancel(&mut tx, id, "ci-bot").await;
     assert!(
-        matches!(&again, Err(Error::Conflict(m)) if m == &format!("comparison {id} is already cancelled")),
+        matches!(&again, Err(Error::WrongState(m)) if m == &format!("comparison {id} is already cancelled")),
         "{again:?}"
     );
 }

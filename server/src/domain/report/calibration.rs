@@ -14,7 +14,8 @@ use patchperf_common::stats::Interval;
 use patchperf_common::stats::calibration;
 
 use super::load_shared;
-use crate::{AppState, Error, db};
+use crate::domain::Context;
+use crate::{Error, db};
 
 /// How many of a machine's newest A/A comparisons are looked at for the
 /// kinds of run the newest did not measure, here and when
@@ -97,28 +98,28 @@ impl NoiseFloors {
 /// the A/A's 95% interval of the headline metric allows between two sets
 /// of boots of the same kernel.
 pub async fn noise_floors(
-    state: &AppState,
+    ctx: &Context,
     machine_id: i64,
     as_of: DateTime<Utc>,
     inventory: Option<&serde_json::Value>,
 ) -> Result<NoiseFloors, Error> {
-    let mut floors = NoiseFloors::none(&state.config);
+    let mut floors = NoiseFloors::none(&ctx.config);
     let oldest = as_of
-        - chrono::Duration::from_std(state.config.calibration_max_age)
+        - chrono::Duration::from_std(ctx.config.calibration_max_age)
             .unwrap_or(chrono::Duration::MAX);
-    for aa in db::comparisons::finished_aas(&state.db, machine_id, AAS_LOOKED_AT).await? {
+    for aa in db::comparisons::finished_aas(&ctx.db, machine_id, AAS_LOOKED_AT).await? {
         if aa.finished_at < oldest {
             break;
         }
         if !same_machine(aa.machine_inventory.as_ref(), inventory) {
             continue;
         }
-        let Some(row) = db::comparisons::find(&state.db, aa.id).await? else {
+        let Some(row) = db::comparisons::find(&ctx.db, aa.id).await? else {
             continue;
         };
         // The A/A comparison's own report, built once like any other (it
         // has no floor of its own, so this does not recurse further).
-        let report = Box::pin(load_shared(state, &row)).await?;
+        let report = Box::pin(load_shared(ctx, &row)).await?;
         for g in &report.groups {
             let h = &g.comparison.header;
             let (Some(measurement), Some(m)) = (h.measurement, g.comparison.headline_metric())

@@ -32,7 +32,8 @@ use sqlx::PgPool;
 pub use self::calibration::{NoiseFloor, NoiseFloors, noise_floors};
 use crate::db::comparisons::ComparisonRow;
 use crate::db::runs::RunMeta;
-use crate::{AppState, Error, db};
+use crate::domain::Context;
+use crate::{Error, db};
 
 /// A stored run with the values a report uses.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -84,41 +85,38 @@ pub struct HeaderFacts {
 /// returned while the database says its runs, row and noise floor are
 /// still those it was built from (see [`cache`]), else the stored one when
 /// it is current (see [`stored`]), and only then is it built.
-pub async fn load_shared(
-    state: &AppState,
-    c: &ComparisonRow,
-) -> Result<Arc<ComparisonReport>, Error> {
+pub async fn load_shared(ctx: &Context, c: &ComparisonRow) -> Result<Arc<ComparisonReport>, Error> {
     // Read before building: a run stored meanwhile then only makes the
     // entry miss next time, never a report of old runs look current.
-    let inputs = inputs(state, c).await?;
-    if let Some(kept) = state.reports.get(c.id, &inputs) {
+    let inputs = inputs(ctx, c).await?;
+    if let Some(kept) = ctx.reports.get(c.id, &inputs) {
         return Ok(kept);
     }
-    let builder = state.reports.builder(c.id);
+    let builder = ctx.reports.builder(c.id);
     let _building = builder.lock().await;
-    if let Some(kept) = state.reports.get(c.id, &inputs) {
+    if let Some(kept) = ctx.reports.get(c.id, &inputs) {
         return Ok(kept);
     }
-    let report = match stored::read(state, c.id, &inputs).await? {
+    let report = match stored::read(ctx, c.id, &inputs).await? {
         Some(report) => Arc::new(report),
         None => {
             let started = Instant::now();
-            let built = Arc::new(load_uncached(state, c, inputs.latest_aa()).await?);
-            state.reports.count_build();
-            stored::write(state, c.id, &inputs, &built, started.elapsed()).await?;
+            let built = Arc::new(load_uncached(ctx, c, inputs.latest_aa()).await?);
+            ctx.reports.count_build();
+            stored::write(ctx, c.id, &inputs, &built, started.elapsed()).await?;
             built
         }
     };
-    state.reports.put(c.id, inputs, Arc::clone(&report));
+    ctx.reports.put(c.id, inputs, Arc::clone(&report));
     Ok(report)
 }
 
 /// What comparison `c`'s report would be built from now.
-async fn inputs(state: &AppState, c: &ComparisonRow) -> Result<cache::Inputs, Error> {
-    let runs = db::progress::runs_so_far(&state.db, c.id).await?;
+async fn inputs(ctx: &Context, c: &ComparisonRow) -> Result<cache::Inputs, Error> {
+    let runs = db::progress::runs_so_far(&ctx.db, c.id).await?;
     let latest_aa = match (c.kind, c.machine_id) {
         (ComparisonKind::Ab, Some(machine_id)) => {
-            db::comparisons::latest_aa(&state.db, machine_id).await?
+            db::comparisons::latest_aa(&ctx.db, machine_id).await?
         }
         _ => None,
     };
@@ -129,11 +127,11 @@ async fn inputs(state: &AppState, c: &ComparisonRow) -> Result<cache::Inputs, Er
 /// comparison `latest_aa`: the one its inputs were read with, so that what
 /// is stored was built from exactly those inputs.
 async fn load_uncached(
-    state: &AppState,
+    ctx: &Context,
     c: &ComparisonRow,
     latest_aa: Option<i64>,
 ) -> Result<ComparisonReport, Error> {
-    let messages = db::patches::messages(&state.db, c.series_id).await?;
+    let messages = db::patches::messages(&ctx.db, c.series_id).await?;
     let facts = HeaderFacts {
         // A step of a per-patch comparison is about its own patch.
         subject: messages
@@ -141,19 +139,19 @@ async fn load_uncached(
             .filter(|m| m.has_diff)
             .nth(c.step.map_or(0, |k| usize::try_from(k).unwrap_or(1) - 1))
             .map(|m| m.subject.clone()),
-        series_sha256: db::patches::series_sha256(&state.db, c.series_id).await?,
-        report_url: Some(state.config.link(&format!("/comparisons/{}", c.id))),
+        series_sha256: db::patches::series_sha256(&ctx.db, c.series_id).await?,
+        report_url: Some(ctx.config.link(&format!("/comparisons/{}", c.id))),
     };
-    let limit = state.config.report_time_limit;
+    let limit = ctx.config.report_time_limit;
     // None for an A/A comparison itself and for a machine without one.
     let floors = match (latest_aa, c.machine_id) {
         (Some(_), Some(machine)) => {
-            noise_floors(state, machine, c.created_at, c.machine_inventory.as_ref()).await?
+            noise_floors(ctx, machine, c.created_at, c.machine_inventory.as_ref()).await?
         }
-        _ => NoiseFloors::none(&state.config),
+        _ => NoiseFloors::none(&ctx.config),
     };
     build(
-        &state.db,
+        &ctx.db,
         c,
         &facts,
         &VerdictPolicy::default(),

@@ -15,7 +15,9 @@ use patchperf_common::report::{format, importance, summary};
 use super::cache::Inputs;
 use super::verdict::verdict_view;
 use super::{ComparisonReport, load_shared};
-use crate::{AppState, Error, db};
+use crate::domain::Context;
+use crate::domain::workers::{Done, Worker};
+use crate::{Error, db};
 
 /// How many marked comparisons one pass of the builder takes.
 const BATCH: i64 = 50;
@@ -71,11 +73,11 @@ pub fn headline(report: &ComparisonReport) -> String {
 /// The stored report of comparison `id` if it was built from `inputs`.
 /// One that cannot be decoded (written by another version) counts as none.
 pub async fn read(
-    state: &AppState,
+    ctx: &Context,
     id: i64,
     inputs: &Inputs,
 ) -> Result<Option<ComparisonReport>, Error> {
-    let Some(stored) = db::reports::find(&state.db, id).await? else {
+    let Some(stored) = db::reports::find(&ctx.db, id).await? else {
         return Ok(None);
     };
     if serde_json::from_value::<Inputs>(stored.inputs)
@@ -96,7 +98,7 @@ pub async fn read(
 
 /// Stores comparison `id`'s report built from `inputs`.
 pub async fn write(
-    state: &AppState,
+    ctx: &Context,
     id: i64,
     inputs: &Inputs,
     report: &ComparisonReport,
@@ -108,21 +110,21 @@ pub async fn write(
     let inputs = serde_json::to_value(inputs)
         .map_err(|e| Error::Internal(format!("encoding report inputs: {e}")))?;
     let build_ms = i32::try_from(took.as_millis()).unwrap_or(i32::MAX);
-    db::reports::store(&state.db, id, &inputs, &body, build_ms).await?;
+    db::reports::store(&ctx.db, id, &inputs, &body, build_ms).await?;
     Ok(())
 }
 
 /// Brings comparison `id`'s stored report up to date (building it only if
 /// the stored one is not current), and stores the overall verdict of a
 /// finished one.
-pub async fn refresh(state: &AppState, id: i64) -> Result<(), Error> {
-    let Some(c) = db::comparisons::find(&state.db, id).await? else {
+pub async fn refresh(ctx: &Context, id: i64) -> Result<(), Error> {
+    let Some(c) = db::comparisons::find(&ctx.db, id).await? else {
         return Ok(());
     };
-    let report = load_shared(state, &c).await?;
+    let report = load_shared(ctx, &c).await?;
     if c.status.is_final() {
         let verdict = verdict_view(&report, String::new()).overall;
-        db::verdicts::store(&state.db, id, verdict, &headline(&report)).await?;
+        db::verdicts::store(&ctx.db, id, verdict, &headline(&report)).await?;
     }
     Ok(())
 }
@@ -132,14 +134,14 @@ pub async fn refresh(state: &AppState, id: i64) -> Result<(), Error> {
 /// fails to build is logged and tried again after [`RETRY`] (a database
 /// that went away for a moment must not leave a verdict missing for good),
 /// so one cannot hold up the others.
-pub async fn build_stale(state: &AppState) -> Result<usize, Error> {
-    let mut conn = state.db.acquire().await?;
+pub async fn build_stale(ctx: &Context) -> Result<usize, Error> {
+    let mut conn = ctx.db.acquire().await?;
     let ids = db::reports::take_stale(&mut conn, BATCH, RUNNING_EVERY.as_secs_f64()).await?;
     drop(conn);
     for &id in &ids {
-        if let Err(e) = refresh(state, id).await {
+        if let Err(e) = refresh(ctx, id).await {
             tracing::warn!(comparison = id, error = %e, "cannot build its report; trying again later");
-            if let Err(e) = db::reports::retry_later(&state.db, id, RETRY.as_secs_f64()).await {
+            if let Err(e) = db::reports::retry_later(&ctx.db, id, RETRY.as_secs_f64()).await {
                 tracing::warn!(comparison = id, error = %e, "cannot mark its report to retry");
             }
         }
@@ -147,30 +149,22 @@ pub async fn build_stale(state: &AppState) -> Result<usize, Error> {
     Ok(ids.len())
 }
 
-/// Spawns the builder: it wakes when this server stored a run or a job
-/// changed (a finished job may have finished its comparison), lets changes
-/// settle for [`SETTLE`], and polls every [`POLL`] for changes made
-/// elsewhere.
-pub fn spawn_keeper(state: &AppState) {
-    let state = state.clone();
-    tokio::spawn(async move {
-        loop {
-            let jobs = state.jobs_changed.notified();
-            let runs = state.reports_stale.notified();
-            match build_stale(&state).await {
-                // A full batch taken: more may be waiting.
-                Ok(n) if i64::try_from(n) == Ok(BATCH) => continue,
-                Ok(_) => {}
-                Err(e) => tracing::warn!(error = %e, "building stale reports failed"),
-            }
-            if state.db.is_closed() {
-                return;
-            }
-            tokio::select! {
-                () = jobs => tokio::time::sleep(SETTLE).await,
-                () = runs => tokio::time::sleep(SETTLE).await,
-                () = tokio::time::sleep(POLL) => {}
-            }
-        }
-    });
+/// Starts the `report-builder` worker: it wakes when this server stored a
+/// run or a job changed (a finished job may have finished its comparison),
+/// lets changes settle for [`SETTLE`], and polls every [`POLL`] for changes
+/// made elsewhere.
+pub fn spawn_keeper(ctx: &Context) -> tokio::task::JoinHandle<()> {
+    Worker::every("report-builder", POLL)
+        .woken_by(&ctx.jobs_changed)
+        .woken_by(&ctx.reports_stale)
+        .settling(SETTLE)
+        .spawn(ctx, |ctx| async move {
+            let n = build_stale(&ctx).await?;
+            // A full batch taken: more may be waiting.
+            Ok(if i64::try_from(n) == Ok(BATCH) {
+                Done::More(n)
+            } else {
+                Done::Handled(n)
+            })
+        })
 }

@@ -12,8 +12,9 @@ use patchperf_common::stats::Verdict;
 use serde::Serialize;
 
 use super::ComparisonReport;
+use crate::Error;
 use crate::db::comparisons::ComparisonRow;
-use crate::{AppState, Error};
+use crate::domain::Context;
 
 /// The statistical verdict of a comparison.
 #[derive(Debug, Clone, Serialize)]
@@ -97,11 +98,11 @@ pub fn text_report_linking(report: &ComparisonReport, report_url: Option<&str>) 
 
 /// Comparison `c`'s text report (`report.txt`), rendered once per built
 /// report and kept with it.
-pub async fn text(state: &AppState, c: &ComparisonRow) -> Result<Arc<str>, Error> {
-    let built = super::load_shared(state, c).await?;
-    Ok(match state.reports.rendered(c.id, &built, "text") {
+pub async fn text(ctx: &Context, c: &ComparisonRow) -> Result<Arc<str>, Error> {
+    let built = super::load_shared(ctx, c).await?;
+    Ok(match ctx.reports.rendered(c.id, &built, "text") {
         Some(text) => text,
-        None => state
+        None => ctx
             .reports
             .keep_rendered(c.id, &built, "text", text_report(&built)),
     })

@@ -121,14 +121,14 @@ pub(super) async fn acknowledge(
     headers: HeaderMap,
     form: std::result::Result<Form<AcknowledgeForm>, FormRejection>,
 ) -> Result<Redirect> {
-    let Form(f) = form.map_err(|e| Error::BadRequest(format!("bad form: {}", e.body_text())))?;
+    let Form(f) = form.map_err(|e| Error::Malformed(format!("bad form: {}", e.body_text())))?;
     let token = f.token.trim();
     if token.is_empty() {
         return Err(Error::Unauthorized(
             "no token: type an admin token to mark a change".into(),
         ));
     }
-    let auth = AdminAuth::check(Caller::of_token(&state, token).await?)?;
+    let auth = AdminAuth::check(Caller::of_token(&state.db, token).await?)?;
     let req = AcknowledgeRequest {
         state: f.state,
         note: f.note,

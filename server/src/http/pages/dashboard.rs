@@ -255,7 +255,7 @@ pub(super) async fn page(
     .unwrap_or_default();
     let page = q.page.unwrap_or(1);
     if !(1..=MAX_PAGE).contains(&page) {
-        return Err(Error::BadRequest(format!(
+        return Err(Error::Malformed(format!(
             "page {page}: pages of comparisons are 1 to {MAX_PAGE}; a filter reaches older ones"
         )));
     }

@@ -143,7 +143,7 @@ fn checked(q: &MetricsQuery) -> Result<(String, &'static str)> {
         return Ok((filter, ""));
     }
     let Some((sort, _)) = SORTS.iter().find(|(v, _)| *v == q.sort) else {
-        return Err(Error::BadRequest(format!(
+        return Err(Error::Malformed(format!(
             "sort {:?}: one of {}",
             q.sort,
             SORTS.map(|(v, _)| v).join(", ")

@@ -1,0 +1,67 @@
+//! What the domain works with, apart from how it is asked: the database,
+//! the configuration, the git mirrors, the reports this server keeps, and
+//! the in-process wake-ups between them. The HTTP layer's state holds one
+//! and hands it down; commands and background workers build theirs the same
+//! way.
+
+use std::sync::Arc;
+
+use sqlx::PgPool;
+use tokio::sync::{Notify, watch};
+
+use crate::Config;
+use crate::domain::report::cache::ReportCache;
+use crate::domain::workers::Workers;
+use crate::git::Mirrors;
+
+/// Cheap to clone: every part is shared.
+#[derive(Debug, Clone)]
+pub struct Context {
+    /// The Postgres pool.
+    pub db: PgPool,
+    /// Tunables.
+    pub config: Arc<Config>,
+    /// Woken when jobs may have become claimable (see [`crate::db::listen`]).
+    pub jobs_changed: Arc<Notify>,
+    /// The reports this server built, kept until their inputs change.
+    pub reports: Arc<ReportCache>,
+    /// Woken when this server stored a run, so the report builder (see
+    /// `domain::report::stored`) rebuilds that comparison's report soon;
+    /// changes made through other servers reach it by its poll.
+    pub reports_stale: Arc<Notify>,
+    /// The mirrors of the repositories ranges are read from.
+    pub git: Arc<Mirrors>,
+    /// The background workers and how each is doing.
+    pub workers: Arc<Workers>,
+    /// Becomes true when the server starts shutting down: long-polling
+    /// claims answer at once and workers stop after their current round.
+    pub shutting_down: Arc<watch::Sender<bool>>,
+}
+
+impl Context {
+    /// A context over an already migrated pool.
+    pub fn new(db: PgPool, config: Config) -> Self {
+        let git = Mirrors::new(config.git_dir.clone(), config.local_git, config.git_timeout);
+        Context {
+            git: Arc::new(git),
+            db,
+            config: Arc::new(config),
+            jobs_changed: Arc::new(Notify::new()),
+            reports: Arc::new(ReportCache::default()),
+            reports_stale: Arc::new(Notify::new()),
+            workers: Arc::new(Workers::default()),
+            shutting_down: Arc::new(watch::Sender::new(false)),
+        }
+    }
+
+    /// Tells waiting claims to answer now and workers to stop: the server
+    /// is stopping.
+    pub fn begin_shutdown(&self) {
+        self.shutting_down.send_replace(true);
+    }
+
+    /// Whether the server is stopping.
+    pub fn is_shutting_down(&self) -> bool {
+        *self.shutting_down.borrow()
+    }
+}

@@ -1,0 +1,58 @@
+//! How each [`Error`] answers over HTTP: its status, and a body the caller
+//! can act on. A caller's mistake is told as it is; our own faults are
+//! logged with all detail and answered generically, never with SQL or
+//! paths.
+
+use axum::Json;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use patchperf_common::protocol::ErrorBody;
+
+use crate::Error;
+
+/// The HTTP status `e` answers with.
+pub fn status(e: &Error) -> StatusCode {
+    match e {
+        Error::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+        Error::Forbidden(_) => StatusCode::FORBIDDEN,
+        Error::Malformed(_) => StatusCode::BAD_REQUEST,
+        Error::NotFound(_) => StatusCode::NOT_FOUND,
+        Error::WrongState(_) => StatusCode::CONFLICT,
+        Error::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+        Error::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
+        Error::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
+        Error::Database(_) | Error::Internal(_) | Error::Setup(_) => {
+            StatusCode::INTERNAL_SERVER_ERROR
+        }
+    }
+}
+
+impl IntoResponse for Error {
+    fn into_response(self) -> Response {
+        let status = status(&self);
+        let mut retry_after = None;
+        let message = match &self {
+            // What took too long or is busy is worth telling the caller.
+            Error::Unavailable {
+                message,
+                retry_after: after,
+            } => {
+                tracing::warn!(error = %message, "request given up");
+                retry_after = *after;
+                message.clone()
+            }
+            _ if status.is_server_error() => {
+                tracing::error!(error = %self, "request failed");
+                "internal server error; the server log has the details".to_string()
+            }
+            _ => self.to_string(),
+        };
+        let mut response = (status, Json(ErrorBody { error: message })).into_response();
+        if let Some(seconds) = retry_after {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        response
+    }
+}

@@ -1,0 +1,55 @@
+//! The one shape of every background worker: a round that fails or panics
+//! is counted and shown in `/healthz`, and the worker goes on.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use patchperf_server::domain::workers::{Done, Worker};
+use sqlx::PgPool;
+
+use crate::helpers::TestApp;
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn a_worker_that_panics_is_counted_in_healthz_and_runs_again(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let rounds = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&rounds);
+    let task = Worker::every("flaky", Duration::from_millis(20)).spawn(&app.state, move |_| {
+        let round = seen.fetch_add(1, Ordering::SeqCst);
+        async move {
+            match round {
+                0 => panic!("a row that cannot be composed"),
+                1 => Err(patchperf_server::Error::Internal(
+                    "the relay went away".into(),
+                )),
+                _ => Ok(Done::Handled(round)),
+            }
+        }
+    });
+    let mut health = serde_json::Value::Null;
+    for _ in 0..500 {
+        health = app.get("/healthz").await.json;
+        if health["workers"]["flaky"]["last_ok_at"].is_string() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let flaky = &health["workers"]["flaky"];
+    assert_eq!(flaky["panics"], 1, "{health}");
+    assert_eq!(flaky["errors"], 2, "a panic is an error too: {health}");
+    assert_eq!(
+        flaky["last_error"], "internal error: the relay went away",
+        "{health}"
+    );
+    assert!(flaky["rounds"].as_u64().unwrap() >= 3, "{health}");
+    assert_eq!(health["worker_panics"], 1, "{health}");
+    assert_eq!(health["status"], "ok", "{health}");
+
+    // Shutting down stops it after its round.
+    app.state.begin_shutdown();
+    tokio::time::timeout(Duration::from_secs(5), task)
+        .await
+        .expect("the worker stops at shutdown")
+        .unwrap();
+}
