@@ -15,7 +15,8 @@
 #
 # usage: bench/icount-noise.sh [--seconds "2 5"] [--runs N] [--aa K]
 #                              [--max-runs M] [--out DIR] [--only aa|ab]
-#   --max-runs M: A/Bs may add boots while undecided, up to M a side
+#   --max-runs M: A/Bs may add boots while undecided, up to M a side (by
+#   default their runs are final, so that each look is measured as it is)
 #   PATCHPERF_CACHE: the runner's kernel cache (default /var/cache/patchperf)
 set -euo pipefail
 
@@ -79,8 +80,8 @@ for _ in $(seq 1 60); do
     sleep 1
 done
 
-grow=()
-[[ -n "$max_runs" ]] && grow=(--max-runs "$max_runs")
+# The runs asked for are final unless --max-runs says how far they may grow.
+grow=(--max-runs "${max_runs:-$runs}")
 for s in $lengths; do
     if [[ "$only" != ab ]]; then
         for k in $(seq 1 "$aas"); do
