@@ -9,45 +9,99 @@ pub struct WorkloadInfo {
     pub name: &'static str,
     /// What the loop body does, in kernel terms.
     pub description: &'static str,
+    /// The system calls one operation of the loop makes, in order.
+    pub syscalls: &'static [Syscall],
 }
+
+/// A system call as its manual page and the kernel's x86-64 entry point
+/// name it: `fstat(2)` enters the kernel at `__x64_sys_newfstat`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Syscall {
+    /// The name of its manual page (`fstat`).
+    pub name: &'static str,
+    /// Its entry point without `__x64_sys_` (`newfstat`).
+    pub entry: &'static str,
+}
+
+impl Syscall {
+    /// The entry point's symbol, as perf's profile names it:
+    /// `__x64_sys_newfstat`.
+    pub fn entry_symbol(&self) -> String {
+        format!("__x64_sys_{}", self.entry)
+    }
+}
+
+const OPENAT: Syscall = Syscall {
+    name: "openat",
+    entry: "openat",
+};
+const CLOSE: Syscall = Syscall {
+    name: "close",
+    entry: "close",
+};
+const OPEN_CLOSE: &[Syscall] = &[OPENAT, CLOSE];
 
 /// Every workload, in the order `runner bench --list` prints them.
 pub const WORKLOADS: &[WorkloadInfo] = &[
     WorkloadInfo {
         name: "open1",
         description: "open(own tmpfs file, O_RDWR) + close",
+        syscalls: OPEN_CLOSE,
     },
     WorkloadInfo {
         name: "open2",
         description: "open + close of an own file, each task in its own directory",
+        syscalls: OPEN_CLOSE,
     },
     WorkloadInfo {
         name: "open3",
         description: "open + close of one file shared by all tasks",
+        syscalls: OPEN_CLOSE,
     },
     WorkloadInfo {
         name: "open-enoent",
         description: "open of a path that does not exist (fails with ENOENT)",
+        syscalls: &[OPENAT],
     },
     WorkloadInfo {
         name: "open-creat",
         description: "open(existing own file, O_RDWR|O_CREAT) + close",
+        syscalls: OPEN_CLOSE,
     },
     WorkloadInfo {
         name: "dup1",
         description: "dup + close of an fd",
+        syscalls: &[
+            Syscall {
+                name: "dup",
+                entry: "dup",
+            },
+            CLOSE,
+        ],
     },
     WorkloadInfo {
         name: "fstat",
         description: "the native fstat syscall (raw syscall, not libc)",
+        syscalls: &[Syscall {
+            name: "fstat",
+            entry: "newfstat",
+        }],
     },
     WorkloadInfo {
         name: "fstatat-empty",
         description: "newfstatat(fd, \"\", AT_EMPTY_PATH): what glibc issues for fstat",
+        syscalls: &[Syscall {
+            name: "newfstatat",
+            entry: "newfstatat",
+        }],
     },
     WorkloadInfo {
         name: "statx-empty",
         description: "statx(fd, \"\", AT_EMPTY_PATH)",
+        syscalls: &[Syscall {
+            name: "statx",
+            entry: "statx",
+        }],
     },
 ];
 

@@ -183,7 +183,8 @@ fn a_noise_floor_raises_the_threshold_of_a_change() {
         out.starts_with("patchperf noticed a 2.0% improvement"),
         "{out}"
     );
-    // …and no change on a machine whose A/A runs move by 3%
+    // …and no change on a machine whose A/A runs move by 3%: real, but
+    // below that δ, and said so
     let out = Command::new(env!("CARGO_BIN_EXE_patchperf-runner"))
         .args(["compare", "--noise-floor", "3"])
         .arg(&a)
@@ -193,9 +194,63 @@ fn a_noise_floor_raises_the_threshold_of_a_change() {
     let out = String::from_utf8(out.stdout).unwrap();
     assert!(
         out.starts_with(
-            "patchperf noticed no change of will-it-scale.per_process_ops (+2.0%, 95% CI"
+            "patchperf noticed +2.0% of will-it-scale.per_process_ops, real (q 1.7e-5) but below \
+             this machine's δ of 3%, on:"
         ),
         "{out}"
     );
     assert!(out.contains("lies within ±3%"), "{out}");
+}
+
+/// A recorded seed comparison under `tests/fixtures/seeds/`.
+fn seed(name: &str) -> (PathBuf, PathBuf) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/seeds")
+        .join(name);
+    (dir.join("base"), dir.join("patched"))
+}
+
+/// The report's `why:` line.
+fn why(text: &str) -> &str {
+    text.lines()
+        .find_map(|l| l.strip_prefix("why: "))
+        .unwrap_or_else(|| panic!("no why: line in\n{text}"))
+}
+
+#[test]
+fn seed_002_on_dup1_says_why_from_its_recorded_profile() {
+    let (base, patched) = seed("002-dup1");
+    let (code, text, err) = compare(&base, &patched);
+    assert_eq!(code, 0, "{err}");
+    // Ops −1.2% is 1/(1 − 0.0118) − 1 = +1.2% instructions; the profile
+    // entries 0-day's rule calls changed that moved most, as shares of
+    // the base's time per operation (patched share × 1461841 / 1444610).
+    assert_eq!(
+        why(&text),
+        "dup1 -1.2%: 1.2% more instructions per dup(2) + close(2) (tcg-icount: guest time counts \
+         instructions); in the profile, as shares of the base kernel's time per operation: \
+         `alloc_fd` in dup(2) 15.2% → 31.2%, `__x64_sys_close` 24.5% → 8.9% and `filp_close` in \
+         close(2) 13.6% → gone"
+    );
+    // It names only rows the report shows.
+    for symbol in ["alloc_fd", "__x64_sys_close", "filp_close"] {
+        assert!(
+            text.contains(&format!("  perf-profile.children.cycles-pp.{symbol}\n")),
+            "{symbol}: {text}"
+        );
+    }
+}
+
+#[test]
+fn seed_002_on_open1_names_no_entry_its_few_profiles_cannot_show() {
+    let (base, patched) = seed("002-open1");
+    let (code, text, err) = compare(&base, &patched);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        why(&text),
+        "open1 +4.8%: 4.6% fewer instructions per openat(2) + close(2) (tcg-icount: guest time \
+         counts instructions); no profile entry the report shows moved by 0.1 points or more of \
+         the time per operation"
+    );
+    assert!(!text.contains("  perf-profile.children."), "{text}");
 }

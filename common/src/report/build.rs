@@ -63,16 +63,22 @@ pub fn build_comparison(
     }
 
     for m in &mut metrics {
-        let (verdict, reason) = match (m.base.presence, m.patched.presence) {
+        let (verdict, reason, real_below_delta) = match (m.base.presence, m.patched.presence) {
             (Presence::Unsupported, _) | (_, Presence::Unsupported) => (
                 Verdict::Undecided,
                 "not supported on this machine".to_string(),
+                false,
             ),
             (Presence::Absent, _) => (
                 Verdict::Undecided,
                 "measured on the patched side only".into(),
+                false,
             ),
-            (_, Presence::Absent) => (Verdict::Undecided, "measured on the base side only".into()),
+            (_, Presence::Absent) => (
+                Verdict::Undecided,
+                "measured on the base side only".into(),
+                false,
+            ),
             (Presence::Measured, Presence::Measured) => {
                 let j = judge(
                     &Evidence {
@@ -87,11 +93,12 @@ pub fn build_comparison(
                     },
                     policy,
                 );
-                (j.verdict, j.reason)
+                (j.verdict, j.reason, j.real_below_delta)
             }
         };
         m.verdict = verdict;
         m.reason = reason;
+        m.real_below_delta = real_below_delta;
     }
     sort_rows(&mut metrics);
 
@@ -104,7 +111,7 @@ pub fn build_comparison(
         }
     }
 
-    Ok(Comparison {
+    let mut c = Comparison {
         header,
         base_runs: base.len(),
         patched_runs: patched.len(),
@@ -112,7 +119,10 @@ pub fn build_comparison(
         metrics,
         warnings,
         pipeline,
-    })
+        explanation: None,
+    };
+    c.explanation = super::explain::explain(&c);
+    Ok(c)
 }
 
 /// A header with what the runs themselves know; the caller adds machine,
@@ -295,6 +305,7 @@ fn compare_metric(
         zero_day: zero_day_check(name, bv, pv),
         verdict: Verdict::Undecided,
         reason: String::new(),
+        real_below_delta: false,
         base: b,
         patched: p,
     }

@@ -145,6 +145,23 @@ pub struct MetricComparison {
     pub verdict: Verdict,
     /// Why.
     pub reason: String,
+    /// A no change that is real all the same: significant (q within the
+    /// level, the interval excludes 0) but smaller than δ. Absent when
+    /// false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub real_below_delta: bool,
+}
+
+impl MetricComparison {
+    /// The verdict in a word or two: `regression`, `no change`, and `real,
+    /// below δ` for a real change smaller than δ.
+    pub fn verdict_words(&self) -> &'static str {
+        if self.real_below_delta {
+            "real, below δ"
+        } else {
+            self.verdict.as_str()
+        }
+    }
 }
 
 /// A whole comparison report for one (machine, workload, mode, nr_task).
@@ -166,6 +183,11 @@ pub struct Comparison {
     /// each side's mean; not judged.
     #[serde(default)]
     pub pipeline: Vec<PipelineFact>,
+    /// Why the headline metric moved, in one sentence derived from the
+    /// report's own rows ([`super::explain`]), or "no explanation found";
+    /// absent when the headline is no real change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explanation: Option<String>,
 }
 
 /// A `kernel.*` pipeline fact of both sides.

@@ -3,8 +3,27 @@
 //! how sure, from how many runs, measured how, against which threshold.
 
 use super::format::{change_text, interval_text, p_text};
-use super::model::Comparison;
+use super::model::{Comparison, MetricComparison};
 use crate::stats::ChangeUnit;
+use crate::stats::verdict::below_delta_words;
+
+/// `real (q 0.0035) but below this machine's δ of 3.3%` for metric `m` of
+/// report `c` when it is a real change smaller than δ, else `None`.
+pub fn below_delta(c: &Comparison, m: &MetricComparison) -> Option<String> {
+    m.real_below_delta
+        .then(|| below_delta_words(m.q.unwrap_or(1.0), &c.policy, m.unit))
+}
+
+/// `+5.1% improvement of will-it-scale.per_process_ops`, or for a real
+/// change smaller than δ `-1.7% of will-it-scale.per_process_ops, real (q
+/// 0.0035) but below this machine's δ of 3.3%`: a metric's change and
+/// verdict in the words listings and mail subjects use.
+pub fn change_phrase(c: &Comparison, m: &MetricComparison) -> String {
+    match below_delta(c, m) {
+        Some(words) => format!("{} of {}, {words}", change_text(m), m.name),
+        None => format!("{} {} of {}", change_text(m), m.verdict.as_str(), m.name),
+    }
+}
 
 /// `+4.8% of will-it-scale.per_process_ops on open1 · process · nr_task 1
 /// (95% interval +4.78% … +4.82%, q 0.0012; 3 and 3 runs, tcg-icount;
@@ -30,8 +49,9 @@ pub fn headline_sentence(c: &Comparison) -> Option<String> {
         (None, Some(_), Some(mode)) => format!("{}'s default", mode.as_str()),
         _ => "default".into(),
     };
+    let real = below_delta(c, m).map_or(String::new(), |w| format!(", {w}"));
     Some(format!(
-        "{} of {} on {} · {} · nr_task {} ({}; {} and {} runs, {}; changes under {threshold:.2}% count as none: {source})",
+        "{} of {} on {} · {} · nr_task {}{real} ({}; {} and {} runs, {}; changes under {threshold:.2}% count as none: {source})",
         change_text(m),
         m.name,
         h.workload,
@@ -73,5 +93,46 @@ mod tests {
         )
         .unwrap();
         assert_eq!(headline_sentence(&nothing), None);
+    }
+
+    #[test]
+    fn a_real_change_below_delta_says_so_in_every_phrase() {
+        // −0.3% with ±0.01% between boots: real, but under the default 1%.
+        let base: Vec<_> = [999.9, 1000.0, 1000.1]
+            .iter()
+            .map(|&v| run(&[(OPS, v)]))
+            .collect();
+        let patched: Vec<_> = [996.9, 997.0, 997.1]
+            .iter()
+            .map(|&v| run(&[(OPS, v)]))
+            .collect();
+        let header = header_from_runs("lab", &base, &patched);
+        let policy = VerdictPolicy {
+            calibrated_percent: Some(3.3),
+            ..VerdictPolicy::default()
+        };
+        let c = build_comparison(header, &base, &patched, &policy).unwrap();
+        let m = c.headline_metric().unwrap();
+        assert!(m.real_below_delta);
+        assert_eq!(m.verdict_words(), "real, below δ");
+        let q = crate::stats::verdict::fmt_p(m.q.unwrap());
+        assert_eq!(
+            change_phrase(&c, m),
+            format!(
+                "-0.3% of will-it-scale.per_process_ops, real (q {q}) but below this \
+                 machine's δ of 3.3%"
+            )
+        );
+        let sentence = headline_sentence(&c).unwrap();
+        assert!(
+            sentence.starts_with(&format!(
+                "-0.3% of will-it-scale.per_process_ops on dup1 · process · nr_task 2, real \
+                 (q {q}) but below this machine's δ of 3.3% (95% interval"
+            )),
+            "{sentence}"
+        );
+        let json = serde_json::to_value(m).unwrap();
+        assert_eq!(json["real_below_delta"], true);
+        assert_eq!(json["verdict"], "no-change");
     }
 }

@@ -29,6 +29,9 @@ pub fn render(c: &Comparison, opts: &TextOptions) -> String {
     if let Some(sentence) = super::summary::headline_sentence(c) {
         let _ = writeln!(w, "{sentence}");
     }
+    if let Some(why) = &c.explanation {
+        let _ = writeln!(w, "why: {why}");
+    }
     let _ = writeln!(w);
     let patched_subject = h.patch_subject.as_deref().or(h.patched.subject.as_deref());
     match patched_subject {
@@ -134,6 +137,11 @@ pub fn summary_line(c: &Comparison) -> String {
         (Verdict::Regression, Some(v)) => {
             format!("patchperf noticed a {v:.1}% regression of {name} on:")
         }
+        (Verdict::NoChange, _) if m.real_below_delta => format!(
+            "patchperf noticed {} of {name}, {}, on:",
+            change.unwrap_or_default(),
+            super::summary::below_delta(c, m).unwrap_or_default()
+        ),
         (Verdict::NoChange, _) => format!(
             "patchperf noticed no change of {name} ({}, {}) on:",
             change.unwrap_or_default(),
@@ -480,7 +488,7 @@ pub fn verdict_line(m: &MetricComparison) -> String {
     }
     format!(
         "  {:<12} {}  {change}: {} ({})",
-        m.verdict.as_str(),
+        m.verdict_words(),
         m.name,
         m.reason,
         tests.join(", ")
@@ -537,6 +545,26 @@ mod tests {
             summary_line(&c),
             "patchperf cannot decide yet whether will-it-scale.per_process_ops changes \
              (+9.0%: too few runs (2 base, 2 patched; 3 a side needed)) on:"
+        );
+        // Real, but within δ: said as it is, not as "no change".
+        let c = comparison(&[999.9, 1000.0, 1000.1], &[996.9, 997.0, 997.1]);
+        let m = c.headline_metric().unwrap();
+        assert!(m.real_below_delta, "{m:?}");
+        let q = fmt_p(m.q.unwrap());
+        assert_eq!(
+            summary_line(&c),
+            format!(
+                "patchperf noticed -0.3% of will-it-scale.per_process_ops, real (q {q}) but \
+                 below the default δ of 1%, on:"
+            )
+        );
+        let text = render(&c, &TextOptions::default());
+        assert!(
+            text.contains(&format!(
+                "  real, below δ will-it-scale.per_process_ops  -0.3%: real (q {q}) but below \
+                 the default δ of 1%: 95% CI -0.32% … -0.28% lies within ±1% (Welch p"
+            )),
+            "{text}"
         );
         let empty = comparison(&[], &[]);
         assert_eq!(
@@ -671,6 +699,8 @@ patchperf noticed a 10.0% improvement of will-it-scale.per_process_ops on:
 
 +10.0% of will-it-scale.per_process_ops on dup1 · process · nr_task 2 (95% interval +9.52% … \
 +10.48%, q 4.3e-7; 3 and 3 runs, tcg-icount; changes under 1.00% count as none: default)
+why: dup1 +10.0%: 9.1% fewer instructions per dup(2) + close(2) (tcg-icount: guest time counts \
+instructions); no profile to say where
 
 commit: patched
 

@@ -9,7 +9,10 @@
 //! 1. fewer than `min_runs` runs on a side → **undecided** (too few runs);
 //! 2. no bounded confidence interval → **undecided**;
 //! 3. the whole 95% interval inside (−δ, +δ) → **no change**: whatever the
-//!    patch does here is smaller than what matters;
+//!    patch does here is smaller than what matters. When the change is
+//!    significant all the same (q ≤ `fdr`, the interval excludes 0) the
+//!    judgement says so (`real_below_delta`): "real (q 0.0035) but below this
+//!    machine's δ of 3.3%", not a bare "no change";
 //! 4. significant — q ≤ `fdr` (Welch p, Benjamini–Hochberg across the
 //!    report) and the interval excludes 0 — with |change| ≥ δ → the metric's
 //!    direction decides **improvement** / **regression** / **changed**,
@@ -141,6 +144,28 @@ pub struct Judgement {
     pub verdict: Verdict,
     /// Why, in one sentence fragment ("95% CI +1.1% … +2.0% excludes 0, q = 0.003").
     pub reason: String,
+    /// A no change that is real all the same: significant, but the whole
+    /// interval lies within ±δ.
+    pub real_below_delta: bool,
+}
+
+/// `real (q 0.0035) but below this machine's δ of 3.3%`: what a no change
+/// that is significant all the same is (δ calibrated by the machine's A/A
+/// comparison, or the mode's default δ).
+pub fn below_delta_words(q: f64, policy: &VerdictPolicy, unit: ChangeUnit) -> String {
+    let whose = match (unit, policy.calibrated_percent) {
+        (ChangeUnit::Percent, Some(_)) => "this machine's δ",
+        _ => "the default δ",
+    };
+    let suffix = match unit {
+        ChangeUnit::Percent => "%",
+        ChangeUnit::Points => " points",
+    };
+    format!(
+        "real (q {}) but below {whose} of {}{suffix}",
+        fmt_p(q),
+        delta_text(policy.threshold(unit))
+    )
 }
 
 /// Applies the rule in the module documentation.
@@ -148,6 +173,7 @@ pub fn judge(e: &Evidence, policy: &VerdictPolicy) -> Judgement {
     let undecided = |reason: String| Judgement {
         verdict: Verdict::Undecided,
         reason,
+        real_below_delta: false,
     };
     let unit = e.unit.suffix();
     let delta = policy.threshold(e.unit);
@@ -168,14 +194,26 @@ pub fn judge(e: &Evidence, policy: &VerdictPolicy) -> Judgement {
         "{} CI {low:+.2}{unit} … {high:+.2}{unit}",
         policy.interval_label()
     );
-    if interval.within(delta) {
-        return Judgement {
-            verdict: Verdict::NoChange,
-            reason: format!("{ci} lies within ±{shown}{unit}"),
-        };
-    }
     let q = e.q.unwrap_or(1.0);
     let significant = q <= policy.fdr && interval.excludes_zero();
+    if interval.within(delta) {
+        return if significant {
+            Judgement {
+                verdict: Verdict::NoChange,
+                reason: format!(
+                    "{}: {ci} lies within ±{shown}{unit}",
+                    below_delta_words(q, policy, e.unit)
+                ),
+                real_below_delta: true,
+            }
+        } else {
+            Judgement {
+                verdict: Verdict::NoChange,
+                reason: format!("{ci} lies within ±{shown}{unit}"),
+                real_below_delta: false,
+            }
+        };
+    }
     if significant && change.abs() >= delta {
         let alpha = 1.0 - policy.confidence;
         if let Some(mw) = e.mann_whitney {
@@ -199,6 +237,7 @@ pub fn judge(e: &Evidence, policy: &VerdictPolicy) -> Judgement {
         return Judgement {
             verdict,
             reason: format!("{ci} excludes 0, q = {}", fmt_p(q)),
+            real_below_delta: false,
         };
     }
     if significant {
@@ -294,9 +333,45 @@ mod tests {
         let j = judge(&evidence(0.1, -0.4, 0.6, 0.7), &VerdictPolicy::default());
         assert_eq!(j.verdict, Verdict::NoChange);
         assert_eq!(j.reason, "95% CI -0.40% … +0.60% lies within ±1%");
-        // a real but tiny change is no change too
+        assert!(!j.real_below_delta);
+        // a real but tiny change is no change too, and says it is real
         let j = judge(&evidence(0.3, 0.1, 0.5, 0.001), &VerdictPolicy::default());
         assert_eq!(j.verdict, Verdict::NoChange);
+        assert!(j.real_below_delta);
+        assert_eq!(
+            j.reason,
+            "real (q 0.001) but below the default δ of 1%: 95% CI +0.10% … +0.50% lies within ±1%"
+        );
+    }
+
+    #[test]
+    fn a_real_change_below_a_calibrated_delta_names_the_machine() {
+        // The review's case: −1.7% (95% −2.52 … −0.97%), q 0.0035, δ 3.3%
+        // from a short A/A.
+        let policy = VerdictPolicy {
+            calibrated_percent: Some(3.3),
+            ..VerdictPolicy::default()
+        };
+        let j = judge(&evidence(-1.7, -2.52, -0.97, 0.0035), &policy);
+        assert_eq!(j.verdict, Verdict::NoChange);
+        assert!(j.real_below_delta);
+        assert!(
+            j.reason
+                .starts_with("real (q 0.0035) but below this machine's δ of 3.3%: 95% CI"),
+            "{}",
+            j.reason
+        );
+        // Not significant after false-discovery control: a plain no change.
+        let j = judge(&evidence(-1.7, -2.52, -0.97, 0.2), &policy);
+        assert_eq!((j.verdict, j.real_below_delta), (Verdict::NoChange, false));
+        // Points: the default δ of 0.1 points.
+        let mut e = evidence(0.05, 0.02, 0.08, 0.001);
+        e.unit = ChangeUnit::Points;
+        assert!(
+            judge(&e, &policy)
+                .reason
+                .starts_with("real (q 0.001) but below the default δ of 0.1 points"),
+        );
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! `patchperf-runner compare DIR_A DIR_B`: prints the 0-day style text
 //! report for two local results directories, one report per
-//! (workload, mode, nr_task) found in both.
+//! (workload, mode, nr_task) found in both, the most important first.
 //!
 //! A results directory holds `*.json` files (not recursive), each one
 //! RunResult or a JSON array of them.
@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use patchperf_common::report::importance::by_importance;
 use patchperf_common::report::text::{TextOptions, render};
 use patchperf_common::report::{ReportKey, build_comparison, group_by_report, header_from_runs};
 use patchperf_common::run::RunResult;
@@ -62,7 +63,7 @@ pub fn compare_dirs(
         let header = header_from_runs(machine, base_runs, patched_runs);
         let comparison = build_comparison(header, base_runs, patched_runs, policy)
             .map_err(|e| Error::Usage(e.to_string()))?;
-        reports.push(render(&comparison, &TextOptions { all_rows }));
+        reports.push(comparison);
     }
     for key in patched.keys().filter(|k| !base.contains_key(*k)) {
         only.push(format!("{key} only in {}", patched_dir.display()));
@@ -75,7 +76,12 @@ pub fn compare_dirs(
             only.join("; ")
         )));
     }
-    let mut out = reports.join("\n\n");
+    // The most important report first, as the server's text has it.
+    let mut out = by_importance(&reports, |c| c)
+        .into_iter()
+        .map(|c| render(c, &TextOptions { all_rows }))
+        .collect::<Vec<_>>()
+        .join("\n\n");
     for o in only {
         out.push_str(&format!("\nnot compared: {o}\n"));
     }

@@ -27,6 +27,13 @@ pub struct Perf {
     pub program: PathBuf,
 }
 
+/// How long the PMU probe may take. It is the first perf a booted guest
+/// runs, so perf itself is read from the host over 9p first; under
+/// tcg-icount with `sleep=off` the guest's clock jumps ahead while it
+/// waits for those reads, and on a busy host 30 s of guest time ran out
+/// before perf started (the profile of most boots was lost at load 12–18).
+const PROBE_LIMIT: Duration = Duration::from_secs(300);
+
 impl Perf {
     /// Finds perf (`program` as given, or on `PATH` when it has no slash) and
     /// checks that system-wide counting is allowed. The error is the one
@@ -65,7 +72,7 @@ impl Perf {
             "perf stat (PMU probe)",
             &dir.join("probe.stdout"),
             &stderr,
-            Duration::from_secs(30),
+            PROBE_LIMIT,
         )?;
         let text = std::fs::read_to_string(&output)
             .map_err(|err| PerfError::io(format!("cannot read {}", output.display()), err))?;

@@ -9,6 +9,7 @@ use std::str::FromStr;
 
 use lettre::Address;
 use patchperf_common::mail_header::{self, NameAddr};
+use patchperf_common::report::importance;
 use serde_json::json;
 use sqlx::PgConnection;
 
@@ -21,8 +22,9 @@ use crate::{Error, db};
 /// by comparison `comparison_id` (the step that measured that commit):
 /// one mail per recipient (the commit's author, then the tree's `cc`;
 /// malformed addresses are skipped) and one webhook call when the tree has
-/// one. `headline` is the one-line summary for the subject ("+98.2%
-/// improvement of will-it-scale.per_process_ops (fstatat-empty)").
+/// one. The subject names the comparison's most important real change
+/// ("+98.2% improvement of will-it-scale.per_process_ops (fstatat-empty)"),
+/// or `headline`, the change point's, when it has none.
 ///
 /// Idempotent: a report queued before, for a recipient, is not queued
 /// again. Returns how many messages were newly queued; none when the
@@ -57,7 +59,17 @@ pub async fn queue_report(
     let built = report::load_shared(ctx, &comparison).await?;
     let text = report::verdict::text_report_linking(&built, Some(&report_url));
 
-    let headline = one_line(headline);
+    // The subject names the comparison's most important verdict, as the
+    // report's first line does; the change point's own words when that is
+    // no real change (a history can see what one comparison cannot).
+    let worst = importance::most_important(&built.groups, |g| &g.comparison)
+        .filter(|g| {
+            g.comparison
+                .headline_metric()
+                .is_some_and(|m| m.verdict.is_change())
+        })
+        .and_then(|g| importance::subject_line(&g.comparison));
+    let headline = one_line(worst.as_deref().unwrap_or(headline));
     let short: String = commit_sha.chars().take(10).collect();
     let subject = format!("[{}] {short}: {headline}", audience.tree);
     let key = format!("change:{comparison_id}");

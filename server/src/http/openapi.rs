@@ -145,10 +145,13 @@ impl PartialSchema for VerdictView {
                     .items(ObjectBuilder::new())
                     .description(Some(
                         "One report per (workload, mode, nr_task) with header, base_runs, \
-                         patched_runs, policy and metrics [{name, direction, unit, base and \
+                         patched_runs, policy, explanation (why its headline metric moved, in \
+                         a sentence; absent when it did not) and metrics [{name, direction, \
+                         unit, base and \
                          patched {presence, values, mean, stddev, stddev_percent}, change, \
                          interval, welch {p, df, t}, mann_whitney {p, u}, q, zero_day, \
-                         verdict, reason}].",
+                         verdict, reason, real_below_delta (present and true for a no change \
+                         that is significant but smaller than δ)}].",
                     )),
             )
             .required("overall")

@@ -29,7 +29,26 @@ use crate::git_repo::{commit_as, commit_file, linear};
 use crate::helpers::{TestApp, test_config};
 use patchperf_testkit::free_port;
 
+/// The change point's words, as the tree's watcher passes them; the mail
+/// names the comparison's own most important verdict instead when it is a
+/// real change.
 const HEADLINE: &str = "+50.0% improvement of will-it-scale.per_process_ops (open1)";
+
+/// What the mail's subject says: the comparison's headline change.
+async fn measured_headline(app: &TestApp, comparison: i64) -> String {
+    let a = app.get(&format!("/api/v1/comparisons/{comparison}")).await;
+    let report = &a.json["verdict"]["reports"][0];
+    let ops = report["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "will-it-scale.per_process_ops")
+        .unwrap();
+    format!(
+        "{:+.1}% improvement of will-it-scale.per_process_ops (open1)",
+        ops["change"].as_f64().unwrap()
+    )
+}
 
 /// A webhook listener: every call's Idempotency-Key and JSON.
 pub async fn webhook() -> (String, Arc<Mutex<Vec<(String, Value)>>>) {
@@ -147,6 +166,7 @@ async fn a_change_is_mailed_to_the_author_cc_the_list_once_and_posted(pool: PgPo
     let app = TestApp::with_config(pool, config.clone()).await;
     let (hook, calls) = webhook().await;
     let (tree, comparison, commit) = measured_change(&app, &hook).await;
+    let headline = measured_headline(&app, comparison).await;
 
     assert_eq!(queue(&app.state, tree, comparison, &commit).await, 3);
     assert_eq!(
@@ -178,7 +198,7 @@ async fn a_change_is_mailed_to_the_author_cc_the_list_once_and_posted(pool: PgPo
         assert_eq!(header(h, "cc"), "linux-fsdevel@vger.kernel.org");
         assert_eq!(
             header(h, "subject"),
-            format!("[vfs.all] {short}: {HEADLINE}")
+            format!("[vfs.all] {short}: {headline}")
         );
         assert_eq!(
             header(h, "message-id"),
@@ -197,6 +217,9 @@ async fn a_change_is_mailed_to_the_author_cc_the_list_once_and_posted(pool: PgPo
             "{body}"
         );
         assert!(body.contains("will-it-scale.per_process_ops"), "{body}");
+        // With the sentence of why (issue 27), as report.txt has it.
+        let change = headline.split(' ').next().unwrap();
+        assert!(body.contains(&format!("\nwhy: open1 {change}: ")), "{body}");
         assert!(!body.contains(" /comparisons/"), "no relative link: {body}");
     }
 
@@ -213,7 +236,7 @@ async fn a_change_is_mailed_to_the_author_cc_the_list_once_and_posted(pool: PgPo
     assert_eq!(call["commit"]["author"], "Kernel Hacker <kh@example.org>");
     assert_eq!(call["comparison_id"], comparison);
     assert_eq!(call["report_url"], report.as_str());
-    assert_eq!(call["headline"], HEADLINE);
+    assert_eq!(call["headline"], headline.as_str());
 
     let rows = rows(&app.pool, comparison).await;
     assert_eq!(rows.len(), 3);

@@ -117,7 +117,13 @@ async fn html_text_and_json_show_identical_numbers(pool: sqlx::PgPool) {
         ) || text.contains("improvement of will-it-scale.per_process_ops on:"),
         "{text}"
     );
-    let line = text
+    // The text puts the most important report first: read nr_task 1's,
+    // the one the JSON's first report and the page's first table are.
+    let report_1 = text
+        .split("\n\npatchperf ")
+        .find(|r| r.contains("\tnr_task: 1\n"))
+        .unwrap();
+    let line = report_1
         .lines()
         .find(|l| l.ends_with("  will-it-scale.per_process_ops"))
         .unwrap();

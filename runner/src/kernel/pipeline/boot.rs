@@ -96,6 +96,10 @@ pub fn guest_request(job: &JobSpec, mode: MeasurementMode) -> GuestRequest {
 
 /// Time a guest may run: its runs' seconds, stretched by how much slower
 /// than real time the mode runs, plus room for starting and stopping.
+/// Under tcg-icount a guest second is about 2.5 s of a free host core, and
+/// on a host shared at load 20 on 2 CPUs it took 18 s (9 workloads of 3 s
+/// a run did not finish in 390 s): 30 leaves a hung guest found in
+/// minutes and a slow one alone.
 pub fn run_limit(request: &GuestRequest) -> Duration {
     let seconds: u64 = request
         .runs
@@ -103,7 +107,7 @@ pub fn run_limit(request: &GuestRequest) -> Duration {
         .map(|r| u64::from(r.seconds + r.warmup_seconds))
         .sum();
     let stretch = match request.measurement {
-        MeasurementMode::TcgIcount => 10,
+        MeasurementMode::TcgIcount => 30,
         MeasurementMode::Tcg => 4,
         _ => 2,
     };

@@ -9,7 +9,8 @@ use patchperf_common::limits::MAX_VALUE;
 use patchperf_common::metric;
 use patchperf_common::report::MetricComparison;
 use patchperf_common::run::Side;
-use patchperf_common::stats::{ChangeUnit, Interval};
+use patchperf_common::stats::verdict::delta_text;
+use patchperf_common::stats::{ChangeUnit, Interval, VerdictPolicy};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -63,23 +64,34 @@ pub(crate) fn on_axis(v: f64, (lo, hi): (f64, f64)) -> Option<f64> {
 }
 
 /// Per-run dots of one metric: base on the left, patched on the right, each
-/// side's mean as a bar, and the interval of the change (at confidence
-/// `confidence`, `95%`) drawn on the
+/// side's mean as a bar, and the interval of the change (at the confidence
+/// `policy` judged with, `95%`) drawn on the
 /// patched side as the range where the patched mean plausibly lies relative
-/// to the base mean, labelled with the change. `None` when neither side has
-/// values.
-pub fn runs_plot(m: &MetricComparison, confidence: &str) -> Option<String> {
-    let interval = match (m.interval, m.base.mean) {
-        (Some(Interval::Bounded { low, high }), Some(base)) => Some(match m.unit {
+/// to the base mean, labelled with the change. Behind them a grey band
+/// spans the base mean ± δ: a patched mean inside it is a change the
+/// verdict counts as none, however far apart the dots look, and the axis
+/// always takes the band in, so a small real change is drawn as small as
+/// it is. `None` when neither side has values.
+pub fn runs_plot(m: &MetricComparison, policy: &VerdictPolicy) -> Option<String> {
+    let confidence = policy.interval_label();
+    let around_base = |low: f64, high: f64| {
+        let base = m.base.mean?;
+        let (a, b) = match m.unit {
             ChangeUnit::Percent => (base * (1.0 + low / 100.0), base * (1.0 + high / 100.0)),
             ChangeUnit::Points => (base + low, base + high),
-        }),
+        };
+        (a.is_finite() && b.is_finite()).then_some((a, b))
+    };
+    let interval = match m.interval {
+        Some(Interval::Bounded { low, high }) => around_base(low, high),
         _ => None,
-    }
-    .filter(|(a, b)| a.is_finite() && b.is_finite());
+    };
+    let delta = policy.threshold(m.unit);
+    let band = around_base(-delta, delta);
     let values = m.base.values.iter().chain(&m.patched.values).copied();
-    let (lo, hi) = axis(values.chain(interval.into_iter().flat_map(|(a, b)| [a, b])))?;
-    let change = change_label(m, confidence);
+    let (lo, hi) = axis(values.chain(interval.into_iter().chain(band).flat_map(|(a, b)| [a, b])))?;
+    let change = change_label(m, &confidence);
+    let delta_label = format!("±δ {}{}", delta_text(delta), m.unit.suffix());
     let (width, height) = (480, 280);
     let mut svg = String::new();
     {
@@ -102,6 +114,24 @@ pub fn runs_plot(m: &MetricComparison, confidence: &str) -> Option<String> {
             .y_label_formatter(&|v| short_number(*v))
             .draw()
             .ok()?;
+        if let Some((a, b)) = band.map(|(a, b)| (a.clamp(lo, hi), b.clamp(lo, hi))) {
+            chart
+                .draw_series(std::iter::once(Rectangle::new(
+                    [(0.0, a), (2.0, b)],
+                    BLACK.mix(0.08).filled(),
+                )))
+                .ok()?;
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    delta_label.clone(),
+                    (0.03, b),
+                    ("sans-serif", 11)
+                        .into_font()
+                        .color(&BLACK.mix(0.6))
+                        .pos(Pos::new(HPos::Left, VPos::Bottom)),
+                )))
+                .ok()?;
+        }
         for (side, centre, values, mean) in [
             (Side::Base, 0.5, &m.base.values, m.base.mean),
             (Side::Patched, 1.5, &m.patched.values, m.patched.mean),
@@ -167,7 +197,7 @@ pub fn runs_plot(m: &MetricComparison, confidence: &str) -> Option<String> {
         root.present().ok()?;
     }
     let desc = format!(
-        "{} ({}): base {} runs, mean {}; patched {} runs, mean {}{}",
+        "{} ({}): base {} runs, mean {}; patched {} runs, mean {}{}{}",
         m.name,
         unit_or_values(&m.name),
         m.base.values.len(),
@@ -175,6 +205,9 @@ pub fn runs_plot(m: &MetricComparison, confidence: &str) -> Option<String> {
         m.patched.values.len(),
         m.patched.mean.map_or("none".into(), short_number),
         change.map_or(String::new(), |c| format!("; {c}")),
+        band.map_or(String::new(), |_| format!(
+            "; the grey band is the base mean {delta_label}: a change inside it counts as none"
+        )),
     );
     Some(described(svg, &m.name, &desc))
 }
@@ -322,24 +355,52 @@ pub fn series_plot(name: &str, runs: &[(Side, String, Vec<f64>)]) -> Option<Stri
 /// The right margin the base/patched legend takes, in pixels.
 const LEGEND_WIDTH: i32 = 90;
 
+/// One nr_task of a scaling plot: both sides' means and δ in percent.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ScalingPoint {
+    /// Tasks.
+    pub nr_task: u32,
+    /// The base kernel's mean.
+    pub base: Option<f64>,
+    /// The patched kernel's mean.
+    pub patched: Option<f64>,
+    /// δ of that report, in percent.
+    pub delta_percent: f64,
+}
+
 /// Mean ops against nr_task for both kernels, when a comparison measured
-/// several task counts. `points` are (nr_task, base mean, patched mean).
-pub fn scaling_plot(name: &str, points: &[(u32, Option<f64>, Option<f64>)]) -> Option<String> {
+/// several task counts, over a grey band of the base mean ± each report's
+/// δ: where the patched curve leaves the band the change counts.
+pub fn scaling_plot(name: &str, points: &[ScalingPoint]) -> Option<String> {
     if points.len() < 2 {
         return None;
     }
-    let values = points.iter().flat_map(|&(_, b, p)| [b, p]).flatten();
+    let band: Vec<(f64, f64, f64)> = points
+        .iter()
+        .filter_map(|p| {
+            let base = p.base?;
+            let d = p.delta_percent / 100.0;
+            let (a, b) = (base * (1.0 - d), base * (1.0 + d));
+            (a.is_finite() && b.is_finite()).then_some((f64::from(p.nr_task), a, b))
+        })
+        .collect();
+    let values = points.iter().flat_map(|p| [p.base, p.patched]).flatten();
     // No mean on either side: nothing to draw.
     values.clone().next()?;
     // From zero (below it only for negative values), so the curves show
     // how far from nothing they are.
-    let (lo, hi) = axis(values.clone().chain([0.0]))?;
+    let (lo, hi) = axis(
+        values
+            .clone()
+            .chain([0.0])
+            .chain(band.iter().flat_map(|&(_, a, b)| [a, b])),
+    )?;
     let lo = if values.clone().any(|v| v < 0.0) {
         lo
     } else {
         0.0
     };
-    let max_task = points.iter().map(|p| p.0).max().unwrap_or(1).max(1);
+    let max_task = points.iter().map(|p| p.nr_task).max().unwrap_or(1).max(1);
     let (width, height) = (640, 300);
     let title = format!("{name} by nr_task");
     let mut svg = String::new();
@@ -362,11 +423,28 @@ pub fn scaling_plot(name: &str, points: &[(u32, Option<f64>, Option<f64>)]) -> O
             .y_label_formatter(&|v| short_number(*v))
             .draw()
             .ok()?;
+        if band.len() >= 2 {
+            // Upper edge left to right, lower edge back.
+            let outline: Vec<(f64, f64)> = band
+                .iter()
+                .map(|&(x, _, b)| (x, b.clamp(lo, hi)))
+                .chain(band.iter().rev().map(|&(x, a, _)| (x, a.clamp(lo, hi))))
+                .collect();
+            chart
+                .draw_series(std::iter::once(Polygon::new(
+                    outline,
+                    BLACK.mix(0.08).filled(),
+                )))
+                .ok()?;
+        }
         for (side, pick) in [(Side::Base, 0usize), (Side::Patched, 1usize)] {
             let colour = side_colour(side);
             let line: Vec<(f64, f64)> = points
                 .iter()
-                .filter_map(|&(n, b, p)| Some((f64::from(n), on_axis([b, p][pick]?, (lo, hi))?)))
+                .filter_map(|p| {
+                    let v = [p.base, p.patched][pick]?;
+                    Some((f64::from(p.nr_task), on_axis(v, (lo, hi))?))
+                })
                 .collect();
             chart
                 .draw_series(LineSeries::new(line.clone(), colour.stroke_width(2)))
@@ -382,16 +460,27 @@ pub fn scaling_plot(name: &str, points: &[(u32, Option<f64>, Option<f64>)]) -> O
         root.present().ok()?;
     }
     let desc = format!(
-        "{name} ({}), the mean of each side at each nr_task: {}",
+        "{name} ({}), the mean of each side at each nr_task: {}{}",
         unit_or_values(name),
         points
             .iter()
-            .map(|&(n, b, p)| {
+            .map(|p| {
                 let v = |m: Option<f64>| m.map_or("none".into(), short_number);
-                format!("{n} tasks base {} patched {}", v(b), v(p))
+                format!(
+                    "{} tasks base {} patched {} (δ {}%)",
+                    p.nr_task,
+                    v(p.base),
+                    v(p.patched),
+                    delta_text(p.delta_percent)
+                )
             })
             .collect::<Vec<_>>()
-            .join(", ")
+            .join(", "),
+        if band.len() >= 2 {
+            "; the grey band is the base mean ± δ: a change inside it counts as none"
+        } else {
+            ""
+        }
     );
     Some(described(svg, &title, &desc))
 }
@@ -468,6 +557,20 @@ mod tests {
             zero_day: None,
             verdict: Verdict::Improvement,
             reason: String::new(),
+            real_below_delta: false,
+        }
+    }
+
+    fn policy() -> VerdictPolicy {
+        VerdictPolicy::default()
+    }
+
+    fn point(nr_task: u32, base: Option<f64>, patched: Option<f64>) -> ScalingPoint {
+        ScalingPoint {
+            nr_task,
+            base,
+            patched,
+            delta_percent: 1.0,
         }
     }
 
@@ -486,7 +589,7 @@ mod tests {
             &[100.0, 101.0, 99.0],
             &[110.0, 111.0, 109.0],
         );
-        let svg = runs_plot(&m, "95%").unwrap();
+        let svg = runs_plot(&m, &policy()).unwrap();
         assert!(svg.starts_with("<svg"), "{svg}");
         assert_eq!(svg.matches("<circle").count(), 6);
         assert!(!svg.contains("<script>"));
@@ -495,12 +598,59 @@ mod tests {
         assert!(svg.contains("change +10.00%, 95% interval [+9.00, +11.00]"));
         assert!(svg.contains("<title>will-it-scale.&lt;script&gt;"), "{svg}");
         let m = metric("will-it-scale.per_process_ops", &[100.0, 101.0], &[110.0]);
-        let svg = runs_plot(&m, "95%").unwrap();
+        let svg = runs_plot(&m, &policy()).unwrap();
         assert!(
             texts(&svg).contains(&"ops/s per task"),
             "the unit on the axis: {svg}"
         );
         assert!(svg.contains("<desc>will-it-scale.per_process_ops (ops/s per task): base 2 runs"));
+    }
+
+    #[test]
+    fn runs_plots_draw_delta_as_a_band_the_axis_takes_in() {
+        // −1.7% with tight runs, δ 3.3%: the dots alone would fill the
+        // plot and make it look dramatic; the band puts it in proportion.
+        let mut m = metric(
+            "will-it-scale.per_process_ops",
+            &[1000.0, 1000.5, 999.5],
+            &[983.0, 983.5, 982.5],
+        );
+        (m.change, m.interval) = (
+            Some(-1.7),
+            Some(Interval::Bounded {
+                low: -1.8,
+                high: -1.6,
+            }),
+        );
+        let policy = VerdictPolicy {
+            calibrated_percent: Some(3.3),
+            ..VerdictPolicy::default()
+        };
+        let svg = runs_plot(&m, &policy).unwrap();
+        assert!(texts(&svg).contains(&"±δ 3.3%"), "{svg}");
+        assert!(
+            svg.contains(
+                "the grey band is the base mean ±δ 3.3%: a change inside it counts as none"
+            ),
+            "{svg}"
+        );
+        assert_eq!(svg.matches("opacity=\"0.08\"").count(), 1, "{svg}");
+        // The axis reaches past both edges of the band (1000 ± 33).
+        let labels: Vec<f64> = texts(&svg)
+            .iter()
+            .filter_map(|t| t.parse::<f64>().ok())
+            .collect();
+        let (min, max) = labels
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+                (a.min(v), b.max(v))
+            });
+        assert!(min <= 975.0 && max >= 1025.0, "{labels:?}");
+        // Points: δ in points around the base mean.
+        let mut share = metric("perf-profile.self.cycles-pp.dup", &[5.0], &[5.02]);
+        share.change = Some(0.02);
+        let svg = runs_plot(&share, &policy).unwrap();
+        assert!(texts(&svg).contains(&"±δ 0.1 points"), "{svg}");
     }
 
     #[test]
@@ -526,9 +676,9 @@ mod tests {
     #[test]
     fn no_values_no_plot() {
         let m = metric("x", &[], &[]);
-        assert!(runs_plot(&m, "95%").is_none());
+        assert!(runs_plot(&m, &policy()).is_none());
         assert!(series_plot("x", &[]).is_none());
-        assert!(scaling_plot("x", &[(1, Some(1.0), Some(2.0))]).is_none());
+        assert!(scaling_plot("x", &[point(1, Some(1.0), Some(2.0))]).is_none());
     }
 
     #[test]
@@ -549,10 +699,17 @@ mod tests {
         assert_eq!(shown.iter().filter(|t| **t == "patched").count(), 1);
         let svg = scaling_plot(
             "will-it-scale.per_process_ops",
-            &[(1, Some(100.0), Some(110.0)), (2, Some(90.0), Some(105.0))],
+            &[
+                point(1, Some(100.0), Some(110.0)),
+                point(2, Some(90.0), Some(105.0)),
+            ],
         )
         .unwrap();
         assert_eq!(svg.matches("<circle").count(), 4);
+        // The band of ±δ around the base curve, said in words too.
+        assert_eq!(svg.matches("<polygon").count(), 1, "{svg}");
+        assert!(svg.contains("1 tasks base 100 patched 110 (δ 1%)"), "{svg}");
+        assert!(svg.contains("the grey band is the base mean ± δ"), "{svg}");
     }
 
     /// `plot()`'s answer, or a failure when it does not come within a few
@@ -576,7 +733,7 @@ mod tests {
         ];
         for (base, patched) in cases {
             let m = metric("will-it-scale.per_process_ops", base, patched);
-            let svg = within_seconds(move || runs_plot(&m, "95%")).unwrap();
+            let svg = within_seconds(move || runs_plot(&m, &policy())).unwrap();
             assert!(svg.starts_with("<svg"), "{base:?} {patched:?}");
             let runs = vec![
                 (Side::Base, "boot 0 base".to_string(), base.to_vec()),
@@ -589,8 +746,8 @@ mod tests {
             let svg = within_seconds(move || series_plot("x", &runs)).unwrap();
             assert!(svg.starts_with("<svg"));
             let points = vec![
-                (1, base.first().copied(), patched.first().copied()),
-                (2, Some(0.0), None),
+                point(1, base.first().copied(), patched.first().copied()),
+                point(2, Some(0.0), None),
             ];
             let svg = within_seconds(move || scaling_plot("x", &points)).unwrap();
             assert!(svg.starts_with("<svg"));

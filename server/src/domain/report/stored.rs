@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use patchperf_common::report::format;
+use patchperf_common::report::{format, importance, summary};
 
 use super::verdict::verdict_view;
 use super::{ComparisonReport, load_shared};
@@ -43,20 +43,18 @@ const RUNNING_EVERY: Duration = Duration::from_secs(5);
 /// The dashboard's one-line summary of a report: each (workload, nr_task)
 /// with its headline metric's change, verdict, name and 95% interval (`dup1
 /// nr_task 1: +5.1% improvement of will-it-scale.per_process_ops, 95% CI
-/// +4.9% … +5.3%`), so that an undecided −5% reads as unsure as it is.
+/// +4.9% … +5.3%`), so that an undecided −5% reads as unsure as it is; the
+/// most important first ([`importance`]).
 pub fn headline(report: &ComparisonReport) -> String {
-    report
-        .groups
-        .iter()
+    importance::by_importance(&report.groups, |g| &g.comparison)
+        .into_iter()
         .filter_map(|g| {
             g.comparison.headline_metric().map(|m| {
                 let mut line = format!(
-                    "{} nr_task {}: {} {} of {}",
+                    "{} nr_task {}: {}",
                     g.comparison.header.workload,
                     g.comparison.header.nr_task,
-                    format::change_text(m),
-                    m.verdict.as_str(),
-                    m.name
+                    summary::change_phrase(&g.comparison, m),
                 );
                 let interval = format::interval_text(m);
                 if !interval.is_empty() {

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use patchperf_common::comparison::OverallVerdict;
 use patchperf_common::report::Comparison;
+use patchperf_common::report::importance::by_importance;
 use patchperf_common::report::text::{TextOptions, render, summary_line};
 use patchperf_common::stats::Verdict;
 use serde::Serialize;
@@ -24,7 +25,8 @@ pub struct VerdictView {
     /// stored, `undecided` otherwise.
     pub overall: OverallVerdict,
     /// The headline sentence of each report ("patchperf noticed a 4.1%
-    /// improvement of will-it-scale.per_process_ops on:").
+    /// improvement of will-it-scale.per_process_ops on:"), the most
+    /// important first ([`patchperf_common::report::importance`]).
     pub headlines: Vec<String>,
     /// The plain-text report.
     pub text_url: String,
@@ -57,9 +59,8 @@ pub fn verdict_view(report: &ComparisonReport, text_url: String) -> VerdictView 
     };
     VerdictView {
         overall,
-        headlines: report
-            .groups
-            .iter()
+        headlines: by_importance(&report.groups, |g| &g.comparison)
+            .into_iter()
             .map(|g| summary_line(&g.comparison))
             .collect(),
         text_url,
@@ -67,7 +68,8 @@ pub fn verdict_view(report: &ComparisonReport, text_url: String) -> VerdictView 
     }
 }
 
-/// The text report: one 0-day style report per (workload, mode, nr_task).
+/// The text report: one 0-day style report per (workload, mode, nr_task),
+/// the most important first, so that its first line is that report's.
 pub fn text_report(report: &ComparisonReport) -> String {
     text_report_linking(report, None)
 }
@@ -80,9 +82,8 @@ pub fn text_report_linking(report: &ComparisonReport, report_url: Option<&str>) 
         return "patchperf has no results for this comparison yet.\n".into();
     }
     let opts = TextOptions::default();
-    report
-        .groups
-        .iter()
+    by_importance(&report.groups, |g| &g.comparison)
+        .into_iter()
         .map(|g| match report_url {
             Some(url) => {
                 let mut c = g.comparison.clone();

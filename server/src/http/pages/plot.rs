@@ -157,14 +157,14 @@ pub(super) async fn runs(
     }
     .clone();
     let name = m.name.clone();
-    let confidence = g.comparison.policy.interval_label();
+    let policy = g.comparison.policy;
     let kept_as = PlotQuery::kept_as("runs.svg", g, &name);
     let limit = state.config.report_time_limit;
     once(&state, id, &report, &kept_as, async move {
         off_workers(
             limit,
             &format!("the plot of `{name}` of comparison {id}"),
-            move || plots::runs_plot(&m, &confidence),
+            move || plots::runs_plot(&m, &policy),
         )
         .await?
         .ok_or_else(|| Error::NotFound(format!("`{name}` has no values to plot")))

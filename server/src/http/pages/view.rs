@@ -85,6 +85,22 @@ pub fn url_encode(s: &str) -> String {
     out
 }
 
+/// `text` cut at its backticks into plain parts and `code` parts (true),
+/// for a template to mark the code; with an unpaired backtick all is text.
+pub fn code_spans(text: &str) -> Vec<(String, bool)> {
+    let parts: Vec<&str> = text.split('`').collect();
+    let paired = parts.len() % 2 == 1;
+    parts
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| !p.is_empty())
+        .map(|(i, p)| {
+            let code = paired && i % 2 == 1;
+            (p.to_string(), code)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,5 +127,21 @@ mod tests {
     fn memory_in_gigabytes() {
         assert_eq!(memory(64 << 30), "64G");
         assert_eq!(memory(512 << 20), "512M");
+    }
+
+    #[test]
+    fn backticks_mark_code() {
+        assert_eq!(
+            code_spans("a `f` gone"),
+            [
+                ("a ".to_string(), false),
+                ("f".into(), true),
+                (" gone".into(), false)
+            ]
+        );
+        assert_eq!(
+            code_spans("odd ` tick"),
+            [("odd ".to_string(), false), (" tick".into(), false)]
+        );
     }
 }

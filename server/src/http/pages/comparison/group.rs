@@ -121,7 +121,7 @@ pub(crate) fn row_view(m: &MetricComparison, listed: bool) -> RowView {
             Some(_) => "unchanged",
             None => "",
         },
-        verdict: m.verdict.as_str(),
+        verdict: m.verdict_words(),
         verdict_class: view::verdict_class(m.verdict),
         reason: m.reason.clone(),
         listed,
@@ -270,14 +270,14 @@ pub(super) async fn group_view(
         .map(|m| PlotQuery::link(comparison_id, "runs", g, Some(&m.name)))
         .collect();
     let plotted: Vec<MetricComparison> = plotted.into_iter().cloned().collect();
-    let confidence = c.policy.interval_label();
+    let policy = c.policy;
     let svgs = off_workers(
         state.config.report_time_limit,
         &format!("the plots of comparison {comparison_id}"),
         move || {
             plotted
                 .iter()
-                .map(|m| plots::runs_plot(m, &confidence))
+                .map(|m| plots::runs_plot(m, &policy))
                 .collect::<Vec<_>>()
         },
     )
@@ -375,17 +375,22 @@ pub(super) async fn scaling_views(
         }
         seen.push(key.clone());
         let name = metric::wis_per_task_ops(h.mode);
-        let mut points: Vec<(u32, Option<f64>, Option<f64>)> = groups
+        let mut points: Vec<plots::ScalingPoint> = groups
             .iter()
             .filter(|o| {
                 o.comparison.header.workload == key.0 && o.comparison.header.mode.as_str() == key.1
             })
             .filter_map(|o| {
                 let m = o.comparison.metric(&name)?;
-                Some((o.comparison.header.nr_task, m.base.mean, m.patched.mean))
+                Some(plots::ScalingPoint {
+                    nr_task: o.comparison.header.nr_task,
+                    base: m.base.mean,
+                    patched: m.patched.mean,
+                    delta_percent: o.comparison.policy.threshold(m.unit),
+                })
             })
             .collect();
-        points.sort_by_key(|p| p.0);
+        points.sort_by_key(|p| p.nr_task);
         curves.push((format!("{} · {}", key.0, key.1), name, points));
     }
     off_workers(

@@ -8,6 +8,7 @@ use axum::extract::State;
 use axum::response::Html;
 use patchperf_common::comparison::ComparisonKind;
 use patchperf_common::mbox;
+use patchperf_common::report::importance;
 use patchperf_common::report::summary::headline_sentence;
 use patchperf_common::run::Side;
 
@@ -56,6 +57,9 @@ pub struct SummaryLine {
     verdict: &'static str,
     class: &'static str,
     sentence: String,
+    /// Why it moved ([`patchperf_common::report::explain`]), cut into
+    /// plain text and code (the `symbols` it names).
+    why: Vec<(String, bool)>,
 }
 
 /// What identifies the patch: who, when, where it was posted, its size.
@@ -224,15 +228,21 @@ async fn page_of(
         groups.push(group_view(state, id, g, &series).await?);
     }
     let verdict = verdict_view(built, String::new());
-    let summary = built
-        .groups
-        .iter()
+    // The most important first: the page's first sentence is the
+    // report's worst verdict, as in the text and the listing.
+    let summary = importance::by_importance(&built.groups, |g| &g.comparison)
+        .into_iter()
         .filter_map(|g| {
             let m = g.comparison.headline_metric()?;
             Some(SummaryLine {
-                verdict: m.verdict.as_str(),
+                verdict: m.verdict_words(),
                 class: view::verdict_class(m.verdict),
                 sentence: headline_sentence(&g.comparison)?,
+                why: g
+                    .comparison
+                    .explanation
+                    .as_deref()
+                    .map_or_else(Vec::new, view::code_spans),
             })
         })
         .collect();

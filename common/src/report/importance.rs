@@ -1,0 +1,179 @@
+//! Which report of a comparison a reader must see first. A comparison of
+//! several workloads or task counts has one report each; the text report's
+//! first line, the page's first sentence, the mail's subject and the
+//! listing's headline all name the most important one, in this one order:
+//! regressions, then improvements, then other real changes, then undecided,
+//! then no change; within a verdict the larger change first; a report
+//! without a headline value last. Equal ones keep the order they came in
+//! (workload as submitted, then nr_task).
+
+use std::cmp::Ordering;
+
+use super::model::Comparison;
+use crate::stats::Verdict;
+
+/// A verdict's place in the order (0 first).
+pub fn verdict_rank(v: Verdict) -> u8 {
+    match v {
+        Verdict::Regression => 0,
+        Verdict::Improvement => 1,
+        Verdict::Changed => 2,
+        Verdict::Undecided => 3,
+        Verdict::NoChange => 4,
+    }
+}
+
+/// `Less` when report `a` matters more than `b` (see the module
+/// documentation).
+pub fn cmp_importance(a: &Comparison, b: &Comparison) -> Ordering {
+    let key = |c: &Comparison| {
+        c.headline_metric().map(|m| {
+            let size = m.change.filter(|v| v.is_finite()).map_or(0.0, f64::abs);
+            (verdict_rank(m.verdict), size)
+        })
+    };
+    match (key(a), key(b)) {
+        (Some((ra, sa)), Some((rb, sb))) => ra.cmp(&rb).then(sb.total_cmp(&sa)),
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => Ordering::Equal,
+    }
+}
+
+/// `items` most important first, each seen through `report`; a stable
+/// sort, so equals keep their order.
+pub fn by_importance<T>(items: &[T], report: impl Fn(&T) -> &Comparison) -> Vec<&T> {
+    let mut sorted: Vec<&T> = items.iter().collect();
+    sorted.sort_by(|a, b| cmp_importance(report(a), report(b)));
+    sorted
+}
+
+/// The most important of `items`, if any.
+pub fn most_important<T>(items: &[T], report: impl Fn(&T) -> &Comparison) -> Option<&T> {
+    items
+        .iter()
+        .min_by(|a, b| cmp_importance(report(a), report(b)))
+}
+
+/// The most important report's verdict in a mail subject's words:
+/// `-11.3% regression of will-it-scale.per_process_ops (dup1, nr_task 8)`
+/// (the task count only when it is not 1); `None` without a headline value.
+pub fn subject_line(c: &Comparison) -> Option<String> {
+    let m = c.headline_metric()?;
+    m.change?;
+    let h = &c.header;
+    let tasks = if h.nr_task == 1 {
+        String::new()
+    } else {
+        format!(", nr_task {}", h.nr_task)
+    };
+    Some(format!(
+        "{} ({}{tasks})",
+        super::summary::change_phrase(c, m),
+        h.workload
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::build::{build_comparison, header_from_runs};
+    use crate::report::test_runs::run;
+    use crate::stats::VerdictPolicy;
+
+    const OPS: &str = "will-it-scale.per_process_ops";
+
+    /// A report of `nr_task` tasks whose runs go from `base` to `patched`
+    /// ops, with ±0.1% between boots.
+    fn report(nr_task: u32, base: f64, patched: f64) -> Comparison {
+        let runs = |v: f64| -> Vec<_> {
+            [0.999, 1.0, 1.001]
+                .iter()
+                .map(|f| {
+                    let mut r = run(&[(OPS, v * f)]);
+                    r.nr_task = nr_task;
+                    r
+                })
+                .collect()
+        };
+        let (b, p) = (runs(base), runs(patched));
+        build_comparison(
+            header_from_runs("lab", &b, &p),
+            &b,
+            &p,
+            &VerdictPolicy::default(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_regression_comes_before_no_change_whatever_came_first() {
+        // The review's case: no change at 1 task, −11.3% at 8.
+        let reports = [report(1, 1000.0, 1000.0), report(8, 1000.0, 887.0)];
+        let order: Vec<u32> = by_importance(&reports, |c| c)
+            .iter()
+            .map(|c| c.header.nr_task)
+            .collect();
+        assert_eq!(order, [8, 1]);
+        assert_eq!(most_important(&reports, |c| c).unwrap().header.nr_task, 8);
+        assert_eq!(
+            subject_line(&reports[1]).unwrap(),
+            "-11.3% regression of will-it-scale.per_process_ops (dup1, nr_task 8)"
+        );
+    }
+
+    #[test]
+    fn regressions_improvements_undecided_no_change_larger_first() {
+        let undecided = {
+            // Too few runs a side to decide anything.
+            let (mut b, mut p) = (run(&[(OPS, 1000.0)]), run(&[(OPS, 2000.0)]));
+            b.nr_task = 5;
+            p.nr_task = 5;
+            let (b, p) = (vec![b], vec![p]);
+            build_comparison(
+                header_from_runs("lab", &b, &p),
+                &b,
+                &p,
+                &VerdictPolicy::default(),
+            )
+            .unwrap()
+        };
+        let reports = [
+            report(1, 1000.0, 1000.0), // no change
+            report(2, 1000.0, 1050.0), // +5% improvement
+            undecided,                 // +100%, undecided
+            report(3, 1000.0, 980.0),  // −2% regression
+            report(4, 1000.0, 1200.0), // +20% improvement
+            report(6, 1000.0, 900.0),  // −10% regression
+        ];
+        let order: Vec<u32> = by_importance(&reports, |c| c)
+            .iter()
+            .map(|c| c.header.nr_task)
+            .collect();
+        assert_eq!(order, [6, 3, 4, 2, 5, 1]);
+        assert_eq!(verdict_rank(Verdict::Changed), 2);
+    }
+
+    #[test]
+    fn equals_keep_their_order_and_empty_reports_go_last() {
+        let empty = build_comparison(
+            header_from_runs("lab", &[], &[]),
+            &[],
+            &[],
+            &VerdictPolicy::default(),
+        )
+        .unwrap();
+        let reports = [
+            empty.clone(),
+            report(1, 1000.0, 1000.0),
+            report(2, 1000.0, 1000.0),
+        ];
+        let order: Vec<u32> = by_importance(&reports, |c| c)
+            .iter()
+            .map(|c| c.header.nr_task)
+            .collect();
+        assert_eq!(order, [1, 2, 0]);
+        assert_eq!(subject_line(&empty), None);
+        assert!(most_important::<Comparison>(&[], |c| c).is_none());
+    }
+}
