@@ -49,18 +49,28 @@ pub struct ServeArgs {
     pub git_timeout_seconds: u64,
     /// Longest a clone or fetch may go without receiving a byte, in
     /// seconds (connecting may take 10).
-    #[arg(long, default_value_t = 60)]
+    #[arg(long, env = "PATCHPERF_GIT_STALL_SECONDS", default_value_t = 60)]
     pub git_stall_seconds: u64,
     /// Most git commands at once; requests beyond are answered 503 with
     /// Retry-After.
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=256))]
+    #[arg(
+        long,
+        env = "PATCHPERF_GIT_JOBS",
+        default_value_t = 8,
+        value_parser = clap::value_parser!(u32).range(1..=256)
+    )]
     pub git_jobs: u32,
     /// Most clones and fetches at once from one remote (host:port).
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
+    #[arg(
+        long,
+        env = "PATCHPERF_GIT_JOBS_PER_REMOTE",
+        default_value_t = 2,
+        value_parser = clap::value_parser!(u32).range(1..=64)
+    )]
     pub git_jobs_per_remote: u32,
     /// Most bytes the git mirrors may take together (the least recently
     /// used are removed first; 0: no bound).
-    #[arg(long, default_value_t = 32 << 30)]
+    #[arg(long, env = "PATCHPERF_GIT_CACHE_MAX_BYTES", default_value_t = 32 << 30)]
     pub git_cache_max_bytes: u64,
     /// Let git remotes and webhooks that users name be at loopback,
     /// link-local, private (10/8, 172.16/12, 192.168/16) or unique-local

@@ -89,7 +89,8 @@ fn ok(out: &Output) -> String {
     err
 }
 
-/// A repository with one commit and its server mirror under `git_dir`.
+/// A repository with one commit and its server mirror under `git_dir`;
+/// returns the URL the mirror is kept under.
 async fn mirrored(root: &Path, git_dir: &Path) -> String {
     let repo = root.join("tree");
     let git = |args: &[&str]| {
@@ -110,11 +111,15 @@ async fn mirrored(root: &Path, git_dir: &Path) -> String {
     std::fs::write(repo.join("Makefile"), "all:\n").unwrap();
     git(&["add", "Makefile"]);
     git(&["commit", "--quiet", "-m", "Makefile"]);
-    let url = format!("file://{}", repo.display());
     let mirrors = Mirrors::new(&mirror_config(git_dir));
     // A mirror opened for nothing is removed when dropped: this one stays.
-    mirrors.open(&url, &[]).await.unwrap().keep();
-    url
+    mirrors
+        .open(&format!("file://{}", repo.display()), &[])
+        .await
+        .unwrap()
+        .keep();
+    // A local remote is kept under the spelling git is given: its path.
+    repo.display().to_string()
 }
 
 async fn urls(git_dir: &Path) -> Vec<String> {
