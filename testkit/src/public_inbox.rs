@@ -32,9 +32,9 @@
 //! Python's `email` and writes it back out (`Name:value` gains a space
 //! after the colon, an empty header value a trailing space; a text part
 //! without a charset gains MIME headers; a missing `Date:` or `Message-ID:`
-//! is made up). [`Archive::add`] returns what was
-//! stored; a message already written as Python writes it (`seed003.eml`)
-//! is stored byte for byte.
+//! is made up). [`Archive::add`] returns what was stored; a message
+//! already written as Python writes it (`seed003.eml`) is stored byte for
+//! byte.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
