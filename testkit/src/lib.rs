@@ -3,7 +3,10 @@
 //! of each kind and a client speaking the API in-process (`app`), the app
 //! served on a loopback port (`server`), a test machine (`machine`), sample
 //! patch series (`mbox`) and runs (`runs`), Debian's headless Chromium
-//! (`chromium`), a real SMTP server (`smtp`), the deployment files (`deploy`), the server of the release before (`previous_release`), the kernel tests' shared cache (`test_cache`) and a linux
+//! (`chromium`), a real SMTP server (`smtp`), a public-inbox archive served
+//! as lore serves one (`public_inbox`), the deployment files (`deploy`),
+//! the server of the release before (`previous_release`), the kernel
+//! tests' shared cache (`test_cache`) and a linux
 //! git history made from Debian's kernel source (`git_fixture`).
 //!
 //! Databases come from `#[sqlx::test]` in the test itself; nothing here
@@ -16,6 +19,7 @@ pub mod git_fixture;
 pub mod machine;
 pub mod mbox;
 pub mod previous_release;
+pub mod public_inbox;
 pub mod runs;
 pub mod server;
 pub mod smtp;
