@@ -107,7 +107,7 @@ impl TestApp {
     }
 
     /// Sends a request with an optional bearer token, extra headers and a
-    /// JSON body.
+    /// body: JSON unless the headers name another Content-Type.
     pub async fn send(
         &self,
         method: Method,
@@ -123,7 +123,11 @@ impl TestApp {
         for (name, value) in headers {
             req = req.header(*name, value);
         }
+        let typed = headers
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case("content-type"));
         let req = match body {
+            Some(body) if typed => req.body(body),
             Some(body) => req
                 .header(header::CONTENT_TYPE, "application/json")
                 .body(body),

@@ -9,6 +9,7 @@
 pub mod bisection;
 pub mod change;
 pub mod git;
+pub mod list;
 pub mod submission;
 pub mod tree;
 pub mod view;
@@ -21,6 +22,10 @@ pub use bisection::{
     BisectionSubmission, BisectionView, OutcomeKind, ProbeView,
 };
 pub use change::{ChangeState, ChangeVerdict};
+pub use list::{
+    ListCreateRequest, ListSubmission, ListView, MessagesTaken, SeriesListQuery, SeriesState,
+    SeriesView, WorkloadRule,
+};
 pub use submission::{ComparisonCreateRequest, ComparisonSubmission, MAX_RUNS, MIN_RUNS};
 pub use tree::{
     HistoryPoint, HistoryQuery, HistoryView, PushResponse, TreeCreateRequest, TreeCreated,

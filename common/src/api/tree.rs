@@ -77,18 +77,7 @@ impl TryFrom<TreeCreateRequest> for TreeSubmission {
     type Error = Error;
 
     fn try_from(req: TreeCreateRequest) -> Result<Self, Error> {
-        let name_ok = (1..=64).contains(&req.name.len())
-            && req.name.starts_with(|c: char| c.is_ascii_alphanumeric())
-            && req
-                .name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
-        if !name_ok {
-            return invalid(format!(
-                "name {:?} must be 1 to 64 letters, digits, `.`, `_` or `-`",
-                req.name
-            ));
-        }
+        check_name(&req.name)?;
         git::check_url(&req.url).or_else(|why| invalid(format!("url {:?}: {why}", req.url)))?;
         git::check_commit(&req.branch)
             .or_else(|why| invalid(format!("branch {:?}: {why}", req.branch)))?;
@@ -130,6 +119,23 @@ impl TryFrom<TreeCreateRequest> for TreeSubmission {
             }
         }
         Ok(TreeSubmission(req))
+    }
+}
+
+/// A tree's or a list's name: 1 to 64 letters, digits, `.`, `_` or `-`,
+/// starting with a letter or digit (it goes into URLs and subjects).
+pub(crate) fn check_name(name: &str) -> Result<(), Error> {
+    let ok = (1..=64).contains(&name.len())
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if ok {
+        Ok(())
+    } else {
+        invalid(format!(
+            "name {name:?} must be 1 to 64 letters, digits, `.`, `_` or `-`"
+        ))
     }
 }
 

@@ -8,7 +8,7 @@ use tokio::net::TcpListener;
 
 use super::database::Database;
 use crate::cli::serve::ServeArgs;
-use crate::domain::{Context, bisection, deliver, lifecycle, queue, report, tree};
+use crate::domain::{Context, bisection, deliver, lifecycle, lists, queue, report, tree};
 use crate::{AppState, Config, Error};
 
 /// Runs `serve`.
@@ -87,6 +87,7 @@ fn spawn_workers(ctx: &Context) -> Result<(), Error> {
     report::stored::spawn_keeper(ctx);
     bisection::spawn_driver(ctx);
     tree::spawn_watcher(ctx);
+    lists::spawn_reader(ctx);
     Ok(())
 }
 

@@ -42,14 +42,19 @@ pub struct NewMessage<'a> {
     pub mail_to: Option<&'a str>,
     /// A mail's Cc header.
     pub mail_cc: Option<&'a str>,
+    /// A reply's `In-Reply-To:` id (without `<>`).
+    pub in_reply_to: Option<&'a str>,
+    /// A reply's `References:` ids, space separated (without `<>`).
+    pub references: Option<&'a str>,
 }
 
 /// Queues a message unless this (key, channel, recipient) was queued
 /// before, whatever became of it; whether it was new.
 pub async fn queue(conn: &mut PgConnection, m: &NewMessage<'_>) -> Result<bool, sqlx::Error> {
     let id = sqlx::query_scalar!(
-        "INSERT INTO outbox (key, channel, recipient, subject, body, mail_to, mail_cc)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)
+        "INSERT INTO outbox (key, channel, recipient, subject, body, mail_to, mail_cc,
+                             in_reply_to, refs)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
          ON CONFLICT (key, channel, recipient) DO NOTHING
          RETURNING id",
         m.key,
@@ -58,7 +63,9 @@ pub async fn queue(conn: &mut PgConnection, m: &NewMessage<'_>) -> Result<bool, 
         m.subject,
         m.body,
         m.mail_to,
-        m.mail_cc
+        m.mail_cc,
+        m.in_reply_to,
+        m.references
     )
     .fetch_optional(conn)
     .await?;
@@ -84,6 +91,10 @@ pub struct Due {
     pub mail_to: Option<String>,
     /// A mail's Cc header.
     pub mail_cc: Option<String>,
+    /// A reply's `In-Reply-To:` id.
+    pub in_reply_to: Option<String>,
+    /// A reply's `References:` ids, space separated.
+    pub refs: Option<String>,
     /// Attempts before this one.
     pub attempts: i32,
 }
@@ -99,7 +110,8 @@ pub async fn take_due(
 ) -> Result<Option<Due>, sqlx::Error> {
     sqlx::query_as!(
         Due,
-        "SELECT id, key, channel, recipient, subject, body, mail_to, mail_cc, attempts
+        "SELECT id, key, channel, recipient, subject, body, mail_to, mail_cc, in_reply_to, refs,
+                attempts
          FROM outbox
          WHERE state = 'queued' AND next_attempt_at <= now() AND (channel <> 'mail' OR $1)
            AND id > $2

@@ -115,6 +115,13 @@ pub struct TreeRow {
     pub created_by: i64,
 }
 
+/// The id of the tree named `name`.
+pub async fn id_by_name(db: impl PgExecutor<'_>, name: &str) -> Result<Option<i64>, sqlx::Error> {
+    sqlx::query_scalar!("SELECT id FROM trees WHERE name = $1", name)
+        .fetch_optional(db)
+        .await
+}
+
 /// The tree with this id; with `lock`, its row is locked for the rest of
 /// the transaction (one server looks at a branch at a time).
 pub async fn find(

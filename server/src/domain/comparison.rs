@@ -1,7 +1,7 @@
 //! One home for a new comparison: [`queue`] stores one, whatever asked for
 //! it — CI through the API, a tracked tree's new head, a bisection's probe,
-//! the A/A that measures a machine's noise, and (next) a mailing list's
-//! series — with its series, its jobs in interleaved boot order and, per
+//! the A/A that measures a machine's noise, a mailing list's series — with
+//! its series, its jobs in interleaved boot order and, per
 //! patch or per commit, its steps, inside the caller's transaction. What
 //! asks builds an [`Order`] from its own request (`domain::submit` for a
 //! [`ComparisonSubmission`](patchperf_common::api::ComparisonSubmission));
@@ -38,7 +38,17 @@ pub enum Origin {
     },
     /// The A/A comparison that measures a machine's noise.
     Calibration,
+    /// A patch series posted to a mailing list: it queues behind
+    /// submissions and calibrations ([`LIST_PRIORITY`]).
+    ListSeries {
+        /// The series version (`list_series`).
+        series_id: i64,
+    },
 }
+
+/// Claim priority of a list series' comparison and its steps: below CI's
+/// (0) and a stale calibration's (-1), so a busy list never starves CI.
+pub const LIST_PRIORITY: i16 = -2;
 
 /// Commits the kernels carry over another commit than the base (a tracked
 /// tree's anchor): the runner builds the base as `over` with the carried
@@ -140,7 +150,7 @@ pub async fn queue(
             position,
         } => (Some((bisection_id, position)), None),
         Origin::TreeHead { tree_id } => (None, Some(tree_id)),
-        Origin::Submitted | Origin::Calibration => (None, None),
+        Origin::Submitted | Origin::Calibration | Origin::ListSeries { .. } => (None, None),
     };
     let new = NewComparison {
         base: &order.base,
@@ -166,6 +176,9 @@ pub async fn queue(
     let id = insert_with_jobs(conn, &new, order.seed, max_attempts).await?;
     if order.per_patch {
         queue_steps(conn, id, &new, order, max_attempts).await?;
+    }
+    if let Origin::ListSeries { .. } = order.origin {
+        db::comparisons::set_family_priority(&mut *conn, id, LIST_PRIORITY).await?;
     }
     Ok(id)
 }

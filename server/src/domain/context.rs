@@ -29,6 +29,9 @@ pub struct Context {
     /// `domain::report::stored`) rebuilds that comparison's report soon;
     /// changes made through other servers reach it by its poll.
     pub reports_stale: Arc<Notify>,
+    /// Woken when list mail was handed in or a list's archive pushed, so
+    /// the `list-reader` worker (`domain::lists`) runs its round now.
+    pub mail_arrived: Arc<Notify>,
     /// The mirrors of the repositories ranges are read from.
     pub git: Arc<Mirrors>,
     /// The background workers and how each is doing.
@@ -49,6 +52,7 @@ impl Context {
             jobs_changed: Arc::new(Notify::new()),
             reports: Arc::new(ReportCache::default()),
             reports_stale: Arc::new(Notify::new()),
+            mail_arrived: Arc::new(Notify::new()),
             workers: Arc::new(Workers::default()),
             shutting_down: Arc::new(watch::Sender::new(false)),
         }

@@ -21,12 +21,13 @@ use lettre::message::header::{ContentTransferEncoding, ContentType};
 use lettre::message::{Body, Mailbox};
 use lettre::{Address, AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 
+use patchperf_common::mail::clean;
 use patchperf_common::mail_header::{self, NameAddr};
 
 use crate::db::outbox::{self, Due};
 use crate::destination::{Destinations, Resolver};
-use crate::domain::Context;
 use crate::domain::workers::{Done, Worker};
+use crate::domain::{Context, notify};
 use crate::{Config, Error};
 
 /// Longest one SMTP conversation or webhook call may take.
@@ -262,11 +263,25 @@ fn build(from: &Mailbox, row: &Due) -> Result<Message, String> {
         .from(from.clone())
         .subject(mail_header::subject(&row.subject))
         .message_id(Some(format!(
-            "<patchperf.{}@{}>",
-            row.key.replace(':', "."),
-            from.email.domain()
+            "<{}>",
+            notify::message_id(&row.key, from.email.as_ref())
         )))
         .header(ContentType::TEXT_PLAIN);
+    // Ids as the door read them; checked again, since a header must never
+    // carry more than ids.
+    if let Some(id) = row.in_reply_to.as_deref() {
+        m = m.in_reply_to(format!("<{}>", thread_id(id)?));
+    }
+    if let Some(ids) = row.refs.as_deref() {
+        let ids = ids
+            .split(' ')
+            .filter(|i| !i.is_empty())
+            .map(|i| thread_id(i).map(|i| format!("<{i}>")))
+            .collect::<Result<Vec<_>, _>>()?;
+        if !ids.is_empty() {
+            m = m.references(ids.join(" "));
+        }
+    }
     if let Some(to) = &row.mail_to {
         let to = NameAddr::parse(to).ok_or_else(|| format!("to {to:?} names no address"))?;
         m = m.to(mailbox(&to)?);
@@ -276,6 +291,16 @@ fn build(from: &Mailbox, row: &Due) -> Result<Message, String> {
         m = m.cc(mailbox(&a)?);
     }
     m.body(body(&row.body)).map_err(|e| e.to_string())
+}
+
+/// `id` when it is a Message-ID as list mail is read
+/// (`patchperf_common::mail::clean::message_id`).
+fn thread_id(id: &str) -> Result<&str, String> {
+    if clean::message_id(id).as_deref() == Some(id) {
+        Ok(id)
+    } else {
+        Err(format!("{id:?} is not a Message-ID"))
+    }
 }
 
 /// The text as it is, 8bit, as kernel people read mail (lettre would
@@ -365,6 +390,8 @@ mod tests {
             body: body.into(),
             mail_to: to,
             mail_cc: cc,
+            in_reply_to: None,
+            refs: None,
             attempts: 0,
         }
     }

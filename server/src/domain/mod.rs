@@ -16,6 +16,7 @@ pub mod interleave;
 pub mod jobs;
 pub mod kernel_builds;
 pub mod lifecycle;
+pub mod lists;
 pub mod machines;
 pub mod more_runs;
 pub mod notify;

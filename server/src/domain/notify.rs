@@ -75,48 +75,16 @@ pub async fn queue_report(
     let key = format!("change:{comparison_id}");
     let body = mail_body(ctx, &audience, commit_sha, &headline, &report_url, &text);
 
-    let author = NameAddr::parse(&audience.author).filter(|a| deliverable(&a.address));
-    if author.is_none() {
-        tracing::warn!(author = %audience.author, commit = commit_sha, "not mailing a malformed author address");
-    }
-    // One recipient per address, compared as `address_key` does (`LIST@`
-    // and `list@` are one): the author first, then the Cc in its order.
-    let mut keys: Vec<String> = author
-        .iter()
-        .map(|a| mail_header::address_key(&a.address))
-        .collect();
-    let mut cc: Vec<&str> = Vec::new();
-    for a in &audience.cc {
-        if !deliverable(a) {
-            tracing::warn!(address = %a, tree = %audience.tree, "not mailing a malformed cc address");
-            continue;
-        }
-        let key = mail_header::address_key(a);
-        if !keys.contains(&key) {
-            keys.push(key);
-            cc.push(a);
-        }
-    }
-    let mail_to = author.as_ref().map(NameAddr::header);
-    let mail_cc = (!cc.is_empty()).then(|| cc.join(", "));
-    let recipients = author
-        .iter()
-        .map(|a| a.address.as_str())
-        .chain(cc.iter().copied());
-
-    let mut queued = 0;
-    for recipient in recipients {
-        let new = NewMessage {
-            key: &key,
-            channel: Channel::Mail,
-            recipient,
-            subject: &subject,
-            body: &body,
-            mail_to: mail_to.as_deref(),
-            mail_cc: mail_cc.as_deref(),
-        };
-        queued += usize::from(outbox::queue(conn, &new).await?);
-    }
+    let author = NameAddr::parse(&audience.author);
+    let mail = Mail {
+        key: &key,
+        subject: &subject,
+        body: &body,
+        to: author.as_ref(),
+        cc: &audience.cc,
+        thread: None,
+    };
+    let mut queued = queue_mail(conn, &mail).await?;
     if let Some(url) = audience.webhook_url.as_deref().filter(|u| is_web_url(u)) {
         let call = json!({
             "event": "change",
@@ -135,10 +103,88 @@ pub async fn queue_report(
             body: &call.to_string(),
             mail_to: None,
             mail_cc: None,
+            in_reply_to: None,
+            references: None,
         };
         queued += usize::from(outbox::queue(conn, &new).await?);
     }
     Ok(queued)
+}
+
+/// A mail to queue: one outbox row per recipient, all with the same
+/// headers.
+#[derive(Debug, Clone)]
+pub struct Mail<'a> {
+    /// What is reported: one mail per key and recipient, ever.
+    pub key: &'a str,
+    /// Its subject.
+    pub subject: &'a str,
+    /// Its text.
+    pub body: &'a str,
+    /// The one it is to (skipped when malformed).
+    pub to: Option<&'a NameAddr>,
+    /// Copied to (malformed addresses and repeats skipped).
+    pub cc: &'a [String],
+    /// The message answered and the thread's ids (`In-Reply-To:`,
+    /// `References:`), for a reply in a list thread.
+    pub thread: Option<(&'a str, &'a str)>,
+}
+
+/// Queues `mail` in the caller's transaction, one row per recipient: the
+/// `to` first, then each of `cc` not already a recipient (compared as
+/// `address_key` does: `LIST@` and `list@` are one). Idempotent per key and
+/// recipient; how many rows were new.
+pub async fn queue_mail(conn: &mut PgConnection, mail: &Mail<'_>) -> Result<usize, Error> {
+    let to = mail.to.filter(|a| deliverable(&a.address));
+    if let (Some(a), None) = (mail.to, to) {
+        tracing::warn!(address = %a.address, key = mail.key, "not mailing a malformed address");
+    }
+    let mut keys: Vec<String> = to
+        .iter()
+        .map(|a| mail_header::address_key(&a.address))
+        .collect();
+    let mut cc: Vec<&str> = Vec::new();
+    for a in mail.cc {
+        if !deliverable(a) {
+            tracing::warn!(address = %a, key = mail.key, "not mailing a malformed cc address");
+            continue;
+        }
+        let key = mail_header::address_key(a);
+        if !keys.contains(&key) {
+            keys.push(key);
+            cc.push(a);
+        }
+    }
+    let mail_to = to.map(NameAddr::header);
+    let mail_cc = (!cc.is_empty()).then(|| cc.join(", "));
+    let recipients = to
+        .iter()
+        .map(|a| a.address.as_str())
+        .chain(cc.iter().copied());
+    let mut queued = 0;
+    for recipient in recipients {
+        let new = NewMessage {
+            key: mail.key,
+            channel: Channel::Mail,
+            recipient,
+            subject: mail.subject,
+            body: mail.body,
+            mail_to: mail_to.as_deref(),
+            mail_cc: mail_cc.as_deref(),
+            in_reply_to: mail.thread.map(|t| t.0),
+            references: mail.thread.map(|t| t.1),
+        };
+        queued += usize::from(outbox::queue(conn, &new).await?);
+    }
+    Ok(queued)
+}
+
+/// The Message-ID (without `<>`) the mail of `key` goes out with from
+/// `from` (`name <address>` or an address).
+pub fn message_id(key: &str, from: &str) -> String {
+    let address = NameAddr::parse(from).map_or_else(|| from.to_string(), |a| a.address);
+    let domain = address.rsplit_once('@').map_or("localhost", |(_, d)| d);
+    format!("patchperf.{}@{domain}", key.replace(':', "."))
 }
 
 /// The mail: a few lines of our own saying what was found, then the text
@@ -174,7 +220,7 @@ fn mail_body(
 
 /// Whether mail to `address` can go out: the shape tree cc lists are
 /// checked against (`mail_header::check_address`), and one lettre takes.
-fn deliverable(address: &str) -> bool {
+pub fn deliverable(address: &str) -> bool {
     mail_header::is_address(address) && Address::from_str(address).is_ok()
 }
 

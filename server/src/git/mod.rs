@@ -438,6 +438,18 @@ impl Mirror {
     /// `limit` bytes (0: output is not wanted). `what` names that output
     /// in a refusal ("the diff of commit …").
     pub async fn git(&self, args: &[&str], limit: usize, what: &str) -> Result<String, Error> {
+        let out = self.git_bytes(args, limit, what).await?;
+        String::from_utf8(out).map_err(|_| Error::Invalid(format!("{what} is not UTF-8 text")))
+    }
+
+    /// [`Mirror::git`] for output that need not be text (a mail archive's
+    /// raw messages).
+    pub async fn git_bytes(
+        &self,
+        args: &[&str],
+        limit: usize,
+        what: &str,
+    ) -> Result<Vec<u8>, Error> {
         let _slot = take(
             Arc::clone(&self.slots),
             "every git slot of this server is busy",
@@ -446,7 +458,7 @@ impl Mirror {
         let git_dir = self.path.to_string_lossy();
         let mut all = vec!["--git-dir", &git_dir];
         all.extend_from_slice(args);
-        let out = process::run(
+        process::run(
             command(&all, &Route::default()),
             &self.groups,
             self.timeout,
@@ -464,8 +476,7 @@ impl Mirror {
             },
             Failure::Stopping => stopping(),
             Failure::Broken(why) => Error::Internal(format!("{what}: {why}")),
-        })?;
-        String::from_utf8(out).map_err(|_| Error::Invalid(format!("{what} is not UTF-8 text")))
+        })
     }
 
     /// The full object id of the commit `name` names.

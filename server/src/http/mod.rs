@@ -23,6 +23,7 @@ pub mod health;
 pub mod jobs;
 pub mod lease;
 pub mod listing;
+pub mod lists;
 pub mod machines;
 pub mod openapi;
 pub mod pages;
@@ -40,6 +41,7 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(comparisons::router())
         .merge(bisections::router())
         .merge(trees::router())
+        .merge(lists::router())
         .merge(changes::router())
         .merge(reports::router())
         .merge(machines::router())

@@ -144,6 +144,8 @@ async fn queue_webhook(pool: &PgPool, key: &str, url: &str) {
         body: "{}",
         mail_to: None,
         mail_cc: None,
+        in_reply_to: None,
+        references: None,
     };
     assert!(outbox::queue(&mut tx, &m).await.unwrap());
     tx.commit().await.unwrap();

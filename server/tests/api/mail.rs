@@ -362,6 +362,8 @@ async fn a_relay_that_is_down_is_tried_again_and_its_error_kept(pool: PgPool) {
         body: "b",
         mail_to: Some("kh@example.org"),
         mail_cc: None,
+        in_reply_to: None,
+        references: None,
     };
     assert!(outbox::queue(&mut tx, &m).await.unwrap());
     tx.commit().await.unwrap();

@@ -44,6 +44,8 @@ async fn queue_mail(pool: &PgPool, key: &str, to: &str, mail_to: &str) {
         body: "a later mail\n",
         mail_to: Some(mail_to),
         mail_cc: None,
+        in_reply_to: None,
+        references: None,
     };
     assert!(outbox::queue(&mut tx, &m).await.unwrap());
     tx.commit().await.unwrap();

@@ -16,6 +16,8 @@ mod git_repo;
 mod helpers;
 mod leases;
 mod lifecycle;
+mod list_archive;
+mod lists;
 mod mail;
 mod mail_hostile;
 mod nul;

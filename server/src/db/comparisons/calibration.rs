@@ -130,3 +130,19 @@ pub async fn mark_calibration(
     .await?;
     Ok(())
 }
+
+/// Sets the claim priority of comparison `id` and its steps.
+pub async fn set_family_priority(
+    conn: &mut PgConnection,
+    id: i64,
+    priority: i16,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "UPDATE comparisons SET priority = $2 WHERE id = $1 OR parent_id = $1",
+        id,
+        priority
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}

@@ -1,7 +1,8 @@
 //! The HTML pages people read: the dashboard of open change points, recent
 //! comparisons and bisections, the tracked trees with their histories, the
 //! report page of one comparison (live while its jobs run), the page of one
-//! bisection, machine pages and job logs, plus the CSS and
+//! bisection, the mailing lists followed with their series, machine pages
+//! and job logs, plus the CSS and
 //! JS they load. Templates live in the workspace's `templates/` (askama,
 //! HTML-escaped by default); every number comes from the report builder,
 //! formatted as the text report formats it.
@@ -18,6 +19,7 @@ mod comparison;
 mod dashboard;
 mod error_page;
 mod job_log;
+mod lists;
 mod machine;
 mod metrics;
 mod plot;
@@ -43,6 +45,9 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/trees/{id}", get(tree::page))
         .route("/trees/{id}/plots/history.svg", get(tree::history_svg))
         .route("/changes/{id}/acknowledge", post(changes::acknowledge))
+        .route("/lists", get(lists::list))
+        .route("/lists/{id}", get(lists::page))
+        .route("/series/{id}", get(lists::series))
         .route("/machines", get(machine::list))
         .route("/machines/{name}", get(machine::page))
         .route("/jobs/{id}/log", get(job_log::page))

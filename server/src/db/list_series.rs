@@ -1,0 +1,318 @@
+//! `list_series`: each version of a patch series posted to a list, as
+//! assembled from its messages, and where it stands.
+
+use chrono::{DateTime, Utc};
+use patchperf_common::api::SeriesState;
+use sqlx::{PgConnection, PgExecutor};
+
+/// A series version as assembled.
+#[derive(Debug, Clone)]
+pub struct NewSeries<'a> {
+    /// Its list.
+    pub list_id: i64,
+    /// The thread it is in.
+    pub thread_root: &'a str,
+    /// The cover letter's or first patch's Message-ID.
+    pub anchor: &'a str,
+    /// What tells its versions apart from other series.
+    pub series_key: &'a str,
+    /// vN.
+    pub version: i32,
+    /// N.
+    pub total: i32,
+    /// The anchor's subject.
+    pub subject: &'a str,
+    /// The subject without its prefix.
+    pub title: &'a str,
+    /// Who sent it.
+    pub author: &'a str,
+    /// Its `Date:`.
+    pub posted_at: Option<DateTime<Utc>>,
+}
+
+/// Stores a series version first seen (as waiting) or finds it; its row.
+pub async fn upsert(conn: &mut PgConnection, s: &NewSeries<'_>) -> Result<SeriesRow, sqlx::Error> {
+    sqlx::query!(
+        "INSERT INTO list_series (list_id, thread_root, anchor, series_key, version, total,
+                                  subject, title, author, posted_at, state)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'waiting')
+         ON CONFLICT (list_id, anchor) DO NOTHING",
+        s.list_id,
+        s.thread_root,
+        s.anchor,
+        s.series_key,
+        s.version,
+        s.total,
+        s.subject,
+        s.title,
+        s.author,
+        s.posted_at
+    )
+    .execute(&mut *conn)
+    .await?;
+    let id = sqlx::query_scalar!(
+        "SELECT id FROM list_series WHERE list_id = $1 AND anchor = $2 FOR UPDATE",
+        s.list_id,
+        s.anchor
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    Ok(find(conn, id)
+        .await?
+        .expect("the series row was just stored and is locked"))
+}
+
+/// A stored series version, with its list's name and what became of it.
+#[derive(Debug, Clone)]
+pub struct SeriesRow {
+    /// Row id.
+    pub id: i64,
+    /// Its list.
+    pub list_id: i64,
+    /// The list's name.
+    pub list: String,
+    /// The thread.
+    pub thread_root: String,
+    /// The message a reply answers.
+    pub anchor: String,
+    /// What its versions share.
+    pub series_key: String,
+    /// vN.
+    pub version: i32,
+    /// N.
+    pub total: i32,
+    /// The anchor's subject.
+    pub subject: String,
+    /// Without its prefix.
+    pub title: String,
+    /// Who sent it.
+    pub author: String,
+    /// Its `Date:`.
+    pub posted_at: Option<DateTime<Utc>>,
+    /// Where it is.
+    pub state: SeriesState,
+    /// Why.
+    pub reason: Option<String>,
+    /// Patch numbers not arrived.
+    pub missing: Vec<i32>,
+    /// Its comparison.
+    pub comparison_id: Option<i64>,
+    /// The comparison's stored overall verdict.
+    pub verdict: Option<String>,
+    /// The earlier version.
+    pub previous_id: Option<i64>,
+    /// The later version.
+    pub next_id: Option<i64>,
+    /// The reply's Message-ID.
+    pub reply_message_id: Option<String>,
+    /// First seen.
+    pub seen_at: DateTime<Utc>,
+}
+
+/// Series version `id`.
+pub async fn find(db: impl PgExecutor<'_>, id: i64) -> Result<Option<SeriesRow>, sqlx::Error> {
+    let only = Filter {
+        id: Some(id),
+        ..Filter::default()
+    };
+    Ok(list(db, &only, 1).await?.pop())
+}
+
+/// Which series versions [`list`] reads; every field narrows.
+#[derive(Debug, Clone, Default)]
+pub struct Filter<'a> {
+    /// This one.
+    pub id: Option<i64>,
+    /// A list's.
+    pub list_id: Option<i64>,
+    /// In this state.
+    pub state: Option<SeriesState>,
+    /// The versions of one series.
+    pub key: Option<&'a str>,
+}
+
+/// Series versions as `f` narrows them, newest first.
+pub async fn list(
+    db: impl PgExecutor<'_>,
+    f: &Filter<'_>,
+    limit: i64,
+) -> Result<Vec<SeriesRow>, sqlx::Error> {
+    sqlx::query_as!(
+        SeriesRow,
+        r#"SELECT s.id, s.list_id, l.name AS list, s.thread_root, s.anchor, s.series_key,
+                  s.version, s.total, s.subject, s.title, s.author, s.posted_at,
+                  s.state AS "state: SeriesState", s.reason, s.missing, s.comparison_id,
+                  c.verdict AS "verdict?", s.previous_id,
+                  (SELECT n.id FROM list_series n WHERE n.previous_id = s.id
+                   ORDER BY n.id LIMIT 1) AS next_id,
+                  s.reply_message_id, s.seen_at
+           FROM list_series s
+           JOIN lists l ON l.id = s.list_id
+           LEFT JOIN comparisons c ON c.id = s.comparison_id
+           WHERE ($1::bigint IS NULL OR s.id = $1)
+             AND ($2::bigint IS NULL OR s.list_id = $2)
+             AND ($3::text IS NULL OR s.state = $3)
+             AND ($4::text IS NULL OR s.series_key = $4)
+           ORDER BY s.id DESC
+           LIMIT $5"#,
+        f.id,
+        f.list_id,
+        f.state.map(SeriesState::as_str),
+        f.key,
+        limit
+    )
+    .fetch_all(db)
+    .await
+}
+
+/// Moves series `id` to `state` for `reason`, with the patches missing.
+pub async fn set_state(
+    db: impl PgExecutor<'_>,
+    id: i64,
+    state: SeriesState,
+    reason: Option<&str>,
+    missing: &[i32],
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "UPDATE list_series SET state = $2, reason = $3, missing = $4, updated_at = now()
+         WHERE id = $1",
+        id,
+        state.as_str(),
+        reason,
+        missing
+    )
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+/// Series `id` is measured by comparison `comparison_id`.
+pub async fn queued(
+    db: impl PgExecutor<'_>,
+    id: i64,
+    comparison_id: i64,
+    reason: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "UPDATE list_series SET state = 'queued', comparison_id = $2, reason = $3, missing = '{}',
+                                updated_at = now()
+         WHERE id = $1",
+        id,
+        comparison_id,
+        reason
+    )
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+/// Series `id` follows `previous_id`.
+pub async fn follows(
+    db: impl PgExecutor<'_>,
+    id: i64,
+    previous_id: i64,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "UPDATE list_series SET previous_id = $2 WHERE id = $1 AND previous_id IS NULL",
+        id,
+        previous_id
+    )
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+/// The newest earlier version of `key` on the list, before version
+/// `version`.
+pub async fn previous_version(
+    db: impl PgExecutor<'_>,
+    list_id: i64,
+    key: &str,
+    version: i32,
+) -> Result<Option<i64>, sqlx::Error> {
+    sqlx::query_scalar!(
+        "SELECT id FROM list_series WHERE list_id = $1 AND series_key = $2 AND version < $3
+         ORDER BY version DESC, id DESC LIMIT 1",
+        list_id,
+        key,
+        version
+    )
+    .fetch_optional(db)
+    .await
+}
+
+/// Whether a later version of `key` than `version` is on the list.
+pub async fn has_later_version(
+    db: impl PgExecutor<'_>,
+    list_id: i64,
+    key: &str,
+    version: i32,
+) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"SELECT EXISTS (SELECT 1 FROM list_series
+                          WHERE list_id = $1 AND series_key = $2 AND version > $3) AS "x!""#,
+        list_id,
+        key,
+        version
+    )
+    .fetch_one(db)
+    .await
+}
+
+/// Series of list `list_id` in `state`, oldest first, locked (skipping
+/// what another server holds).
+pub async fn in_state(
+    conn: &mut PgConnection,
+    list_id: i64,
+    state: SeriesState,
+) -> Result<Vec<i64>, sqlx::Error> {
+    sqlx::query_scalar!(
+        "SELECT id FROM list_series WHERE list_id = $1 AND state = $2
+         ORDER BY id FOR UPDATE SKIP LOCKED",
+        list_id,
+        state.as_str()
+    )
+    .fetch_all(conn)
+    .await
+}
+
+/// How many series of the list are queued.
+pub async fn in_flight(db: impl PgExecutor<'_>, list_id: i64) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"SELECT count(*) AS "n!" FROM list_series WHERE list_id = $1 AND state = 'queued'"#,
+        list_id
+    )
+    .fetch_one(db)
+    .await
+}
+
+/// How many replies the list sent (queued) in the last day.
+pub async fn replies_today(db: impl PgExecutor<'_>, list_id: i64) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"SELECT count(*) AS "n!" FROM list_series
+           WHERE list_id = $1 AND state = 'reported' AND updated_at > now() - interval '1 day'"#,
+        list_id
+    )
+    .fetch_one(db)
+    .await
+}
+
+/// Notes the reply to series `id`.
+pub async fn reported(
+    db: impl PgExecutor<'_>,
+    id: i64,
+    message_id: &str,
+    reason: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "UPDATE list_series SET state = 'reported', reply_message_id = $2, reason = $3,
+                                updated_at = now()
+         WHERE id = $1",
+        id,
+        message_id,
+        reason
+    )
+    .execute(db)
+    .await?;
+    Ok(())
+}

@@ -1,0 +1,232 @@
+//! Mail in. A list's messages come two ways: its public-inbox archive,
+//! mirrored like a kernel tree (a v2 archive is one git repository per
+//! epoch, `<archive>/git/0.git`, `1.git`, …; v1 is one repository at the
+//! archive's URL), each commit adding one raw message as the blob `m`; or
+//! raw mail handed to the API (one message or an mbox). Either way each
+//! message is read at the door ([`Message::read`]: bounded, MIME decoded),
+//! stored raw with the thread it belongs to, and its thread marked for
+//! [`super::series`] to assemble again. A message that cannot be read is
+//! refused with why and the others go on.
+
+use patchperf_common::api::MessagesTaken;
+use patchperf_common::mail::{MAX_MESSAGE_BYTES, Message, split_mbox};
+use sqlx::PgConnection;
+
+use crate::db::lists::{Epoch, ListRow};
+use crate::domain::Context;
+use crate::git::Mirror;
+use crate::{Error, db};
+
+/// Most messages read from one epoch in one round; the rest wait for the
+/// next (a list following an archive's history reads it in such steps).
+const MAX_PER_ROUND: usize = 2_000;
+
+/// Most refusals listed in an answer.
+const MAX_REFUSALS: usize = 20;
+
+/// Stores the raw mail `body` (one message, or an mbox) on list `list_id`.
+pub async fn take(ctx: &Context, list_id: i64, body: &[u8]) -> Result<MessagesTaken, Error> {
+    let raws = split_mbox(body).map_err(|e| Error::Invalid(format!("the mbox: {e}")))?;
+    if raws.is_empty() {
+        return Err(Error::Invalid("no message in the body".into()));
+    }
+    let mut taken = MessagesTaken {
+        taken: 0,
+        known: 0,
+        refused: Vec::new(),
+    };
+    let mut conn = ctx.db.acquire().await?;
+    for (i, raw) in raws.iter().enumerate() {
+        match store(&mut conn, list_id, raw).await? {
+            Ok(true) => taken.taken += 1,
+            Ok(false) => taken.known += 1,
+            Err(why) if taken.refused.len() < MAX_REFUSALS => {
+                taken.refused.push(format!("message {}: {why}", i + 1));
+            }
+            Err(_) => {}
+        }
+    }
+    if taken.taken > 0 {
+        ctx.mail_arrived.notify_one();
+    }
+    Ok(taken)
+}
+
+/// Stores one raw message: `Ok(Ok(new))`, or `Ok(Err(why))` when it is
+/// refused. Its thread is its root's, or, when the root given is itself a
+/// stored reply, that message's thread.
+async fn store(
+    conn: &mut PgConnection,
+    list_id: i64,
+    raw: &[u8],
+) -> Result<Result<bool, String>, Error> {
+    let message = match Message::read(raw) {
+        Ok(m) => m,
+        Err(e) => return Ok(Err(e.to_string())),
+    };
+    let Some(id) = message.id() else {
+        return Ok(Err("it has no Message-ID".into()));
+    };
+    let named = message.thread_root().unwrap_or(id);
+    let root = db::list_messages::thread_of(&mut *conn, list_id, named)
+        .await?
+        .unwrap_or_else(|| named.to_string());
+    Ok(Ok(
+        db::list_messages::insert(conn, list_id, id, &root, raw).await?
+    ))
+}
+
+/// Reads what is new in list `list`'s archive: each known epoch from the
+/// commit read last, then any epoch after the newest. The count of
+/// messages stored; the failure is noted on the list too.
+pub async fn read_archive(ctx: &Context, list: &ListRow) -> Result<usize, Error> {
+    let result = read_epochs(ctx, list).await;
+    let error = result.as_ref().err().map(ToString::to_string);
+    db::lists::polled(&ctx.db, list.id, error.as_deref()).await?;
+    result
+}
+
+async fn read_epochs(ctx: &Context, list: &ListRow) -> Result<usize, Error> {
+    let Some(archive) = list.archive_url.as_deref() else {
+        return Ok(0);
+    };
+    let archive = archive.trim_end_matches('/');
+    let mut epochs = db::lists::epochs(&ctx.db, list.id).await?;
+    if epochs.is_empty() {
+        epochs = start(ctx, list, archive).await?;
+    }
+    let mut stored = 0;
+    loop {
+        let last = epochs.last().expect("at least the first epoch").clone();
+        for e in &epochs {
+            // Older epochs are full: only the newest two can still grow
+            // (a message may land in the old one while the new one starts).
+            if e.epoch + 1 >= last.epoch {
+                stored += read_epoch(ctx, list.id, e).await?;
+            }
+        }
+        // v1 has one repository; v2 starts a new epoch at about 1 GB.
+        if last.url == archive {
+            return Ok(stored);
+        }
+        let next = Epoch {
+            epoch: last.epoch + 1,
+            url: format!("{archive}/git/{}.git", last.epoch + 1),
+            last_commit: None,
+        };
+        if ctx.git.open(&next.url, &["HEAD"]).await.is_err() {
+            return Ok(stored);
+        }
+        db::lists::read_up_to(&ctx.db, list.id, next.epoch, &next.url, None).await?;
+        epochs = vec![last, next];
+    }
+}
+
+/// Where reading a newly followed archive starts: at its first message
+/// when the list asked for its history, else after its newest (what is
+/// posted from now on). Stored, so the next round goes on from there.
+async fn start(ctx: &Context, list: &ListRow, archive: &str) -> Result<Vec<Epoch>, Error> {
+    let first = first_epoch(ctx, archive).await?;
+    if list.read_history {
+        db::lists::read_up_to(&ctx.db, list.id, first.epoch, &first.url, None).await?;
+        return Ok(vec![first]);
+    }
+    let mut newest = first;
+    while newest.url != archive {
+        let url = format!("{archive}/git/{}.git", newest.epoch + 1);
+        match ctx.git.open(&url, &["HEAD"]).await {
+            Ok(mut mirror) => mirror.keep(),
+            Err(_) => break,
+        }
+        newest = Epoch {
+            epoch: newest.epoch + 1,
+            url,
+            last_commit: None,
+        };
+    }
+    let mirror = ctx.git.open(&newest.url, &[]).await?;
+    let head = mirror.resolve("HEAD").await.ok();
+    drop(mirror);
+    db::lists::read_up_to(&ctx.db, list.id, newest.epoch, &newest.url, head.as_deref()).await?;
+    newest.last_commit = head;
+    Ok(vec![newest])
+}
+
+/// The archive's first epoch: `git/0.git` of a v2 archive, else the
+/// archive itself (v1). Neither answering is the error of the v2 URL.
+async fn first_epoch(ctx: &Context, archive: &str) -> Result<Epoch, Error> {
+    let v2 = format!("{archive}/git/0.git");
+    let url = match ctx.git.open(&v2, &["HEAD"]).await {
+        Ok(mut mirror) => {
+            mirror.keep();
+            v2
+        }
+        Err(e) => match ctx.git.open(archive, &["HEAD"]).await {
+            Ok(mut mirror) => {
+                mirror.keep();
+                archive.to_string()
+            }
+            Err(_) => return Err(e),
+        },
+    };
+    Ok(Epoch {
+        epoch: 0,
+        url,
+        last_commit: None,
+    })
+}
+
+/// Stores the messages of epoch `e` added since its last commit read,
+/// oldest first, at most [`MAX_PER_ROUND`]; notes how far it read.
+async fn read_epoch(ctx: &Context, list_id: i64, e: &Epoch) -> Result<usize, Error> {
+    let mut mirror = ctx.git.open(&e.url, &["HEAD"]).await?;
+    mirror.keep();
+    let range = match &e.last_commit {
+        Some(last) => format!("{last}..HEAD"),
+        None => "HEAD".to_string(),
+    };
+    let listed = mirror
+        .git(
+            &["rev-list", "--reverse", "--end-of-options", &range],
+            64 << 20,
+            "the archive's commits",
+        )
+        .await?;
+    let commits: Vec<&str> = listed.lines().take(MAX_PER_ROUND).collect();
+    let mut stored = 0;
+    let mut conn = ctx.db.acquire().await?;
+    for commit in &commits {
+        match message_of(&mirror, commit).await {
+            Ok(Some(raw)) => match store(&mut conn, list_id, &raw).await? {
+                Ok(new) => stored += usize::from(new),
+                Err(why) => tracing::info!(%commit, %why, "an archived message is refused"),
+            },
+            Ok(None) => {}
+            Err(e) => tracing::info!(%commit, error = %e, "an archived message is unreadable"),
+        }
+    }
+    if let Some(last) = commits.last() {
+        db::lists::read_up_to(&mut *conn, list_id, e.epoch, &e.url, Some(last)).await?;
+    } else if e.last_commit.is_none() {
+        db::lists::read_up_to(&mut *conn, list_id, e.epoch, &e.url, None).await?;
+    }
+    Ok(stored)
+}
+
+/// The raw message commit `commit` adds (its blob `m`), if it adds one.
+async fn message_of(mirror: &Mirror, commit: &str) -> Result<Option<Vec<u8>>, Error> {
+    let spec = format!("{commit}:m");
+    match mirror
+        .git_bytes(
+            &["cat-file", "blob", &spec],
+            MAX_MESSAGE_BYTES,
+            "the archived message",
+        )
+        .await
+    {
+        Ok(raw) => Ok(Some(raw)),
+        // No `m`: the commit removes a message (public-inbox's purge).
+        Err(Error::Invalid(_)) => Ok(None),
+        Err(e) => Err(e),
+    }
+}

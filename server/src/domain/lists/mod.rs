@@ -1,0 +1,232 @@
+//! Mailing lists followed, as 0-day follows them: patchperf reads what is
+//! posted ([`intake`]: a public-inbox archive mirrored and read commit by
+//! commit, or raw mail handed in), assembles each thread's patch series as
+//! b4 does and measures every complete one patch by patch ([`series`]),
+//! and answers in the thread ([`reply`]). One worker, `list-reader`, does
+//! all three each round; a push hook or mail handed in wakes it.
+
+pub mod intake;
+pub mod reply;
+pub mod series;
+
+use std::time::Duration;
+
+use patchperf_common::api::{ListSubmission, ListView, SeriesListQuery, SeriesView};
+use patchperf_common::run::MeasurementMode;
+
+use crate::db::list_series::{Filter, SeriesRow};
+use crate::db::lists::{ListRow, NewList};
+use crate::domain::workers::{Done, Worker};
+use crate::domain::{Context, machines};
+use crate::{Error, db};
+
+/// How often the reader looks for archives due, waiting series and
+/// finished comparisons.
+const WAKE: Duration = Duration::from_secs(30);
+
+/// Adds the list `req` describes; its id.
+pub async fn create(ctx: &Context, created_by: i64, req: &ListSubmission) -> Result<i64, Error> {
+    let tree_id = match &req.tree {
+        Some(name) => Some(
+            db::trees::id_by_name(&ctx.db, name)
+                .await?
+                .ok_or_else(|| Error::Invalid(format!("no tracked tree is named {name:?}")))?,
+        ),
+        None => None,
+    };
+    if let Some(name) = &req.machine {
+        machines::named(&ctx.db, name, req.backend).await?;
+    }
+    let new = NewList {
+        name: &req.name,
+        address: &req.address,
+        archive_url: req.archive_url.as_deref(),
+        read_history: req.read_history,
+        tree_id,
+        base: req.base_url.as_deref().zip(req.base_branch.as_deref()),
+        paths: req.paths.as_deref().unwrap_or_default(),
+        workload_map: req.workload_map.as_deref().unwrap_or_default(),
+        workloads: req.workloads.as_deref().unwrap_or_default(),
+        params: &req.params,
+        runs_per_side: i32::try_from(req.runs).unwrap_or(i32::MAX),
+        backend: req.backend.map(MeasurementMode::as_str),
+        machine_name: req.machine.as_deref(),
+        cc_list: req.cc_list,
+        cc_thread: req.cc_thread,
+        report_improvements: req.report_improvements,
+        wait_minutes: i32::try_from(req.wait_minutes).unwrap_or(i32::MAX),
+        poll_minutes: i32::try_from(req.poll_minutes).unwrap_or(i32::MAX),
+        max_in_flight: i32::try_from(req.max_in_flight).unwrap_or(i32::MAX),
+        daily_cap: i32::try_from(req.daily_cap).unwrap_or(i32::MAX),
+        created_by,
+    };
+    let mut conn = ctx.db.acquire().await?;
+    let id = db::lists::insert(&mut conn, &new)
+        .await?
+        .ok_or_else(|| Error::WrongState(format!("a list is already named {:?}", req.name)))?;
+    drop(conn);
+    // The archive is read at once: a mistyped URL shows on the list's page
+    // in seconds, not after a poll interval.
+    ctx.mail_arrived.notify_one();
+    Ok(id)
+}
+
+/// List `id`.
+pub async fn find(ctx: &Context, id: i64) -> Result<ListRow, Error> {
+    db::lists::all(&ctx.db, Some(id))
+        .await?
+        .pop()
+        .ok_or_else(|| Error::NotFound(format!("no list {id}")))
+}
+
+/// Every list, by name.
+pub async fn all(ctx: &Context) -> Result<Vec<ListRow>, Error> {
+    Ok(db::lists::all(&ctx.db, None).await?)
+}
+
+/// Removes list `id` with its messages and series; their comparisons stay.
+pub async fn delete(ctx: &Context, id: i64) -> Result<(), Error> {
+    if db::lists::delete(&ctx.db, id).await? {
+        Ok(())
+    } else {
+        Err(Error::NotFound(format!("no list {id}")))
+    }
+}
+
+/// Reads list `id`'s archive now (its push hook), then does what the new
+/// messages call for; how many messages were new.
+pub async fn push(ctx: &Context, id: i64) -> Result<usize, Error> {
+    let list = find(ctx, id).await?;
+    if list.archive_url.is_none() {
+        return Err(Error::Invalid(format!(
+            "list {id} has no archive to read: hand its mail to /api/v1/lists/{id}/messages"
+        )));
+    }
+    let taken = intake::read_archive(ctx, &list).await?;
+    ctx.mail_arrived.notify_one();
+    Ok(taken)
+}
+
+/// The list as the API shows it.
+pub fn view(ctx: &Context, l: ListRow) -> ListView {
+    let base = match &l.tree_name {
+        Some(tree) => format!("the head of tree {tree} ({} {})", l.base_url, l.base_branch),
+        None => format!("the head of {} {}", l.base_url, l.base_branch),
+    };
+    ListView {
+        id: l.id,
+        page_url: ctx.config.link(&format!("/lists/{}", l.id)),
+        name: l.name,
+        address: l.address,
+        archive_url: l.archive_url,
+        read_history: l.read_history,
+        base,
+        paths: l.paths,
+        workload_map: l.workload_map.0,
+        workloads: l.workloads,
+        runs_per_side: l.runs_per_side,
+        cc_list: l.cc_list,
+        cc_thread: l.cc_thread,
+        report_improvements: l.report_improvements,
+        wait_minutes: l.wait_minutes,
+        poll_minutes: l.poll_minutes,
+        max_in_flight: l.max_in_flight,
+        daily_cap: l.daily_cap,
+        polled_at: l.polled_at,
+        poll_error: l.poll_error,
+        messages: l.messages,
+    }
+}
+
+/// Series versions as `q` asks, newest first.
+pub async fn series_list(ctx: &Context, q: &SeriesListQuery) -> Result<Vec<SeriesView>, Error> {
+    let limit = i64::from(q.limit.unwrap_or(50).clamp(1, 500));
+    let filter = Filter {
+        list_id: q.list,
+        state: q.state,
+        ..Filter::default()
+    };
+    let rows = db::list_series::list(&ctx.db, &filter, limit).await?;
+    Ok(rows.into_iter().map(|r| series_view(ctx, r)).collect())
+}
+
+/// Every version of `row`'s series on its list, newest first.
+pub async fn versions(ctx: &Context, row: &SeriesRow) -> Result<Vec<SeriesView>, Error> {
+    let filter = Filter {
+        list_id: Some(row.list_id),
+        key: Some(&row.series_key),
+        ..Filter::default()
+    };
+    let rows = db::list_series::list(&ctx.db, &filter, 100).await?;
+    Ok(rows.into_iter().map(|r| series_view(ctx, r)).collect())
+}
+
+/// Series version `id`.
+pub async fn series_find(ctx: &Context, id: i64) -> Result<SeriesRow, Error> {
+    db::list_series::find(&ctx.db, id)
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("no series {id}")))
+}
+
+/// A series version as the API shows it.
+pub fn series_view(ctx: &Context, s: SeriesRow) -> SeriesView {
+    SeriesView {
+        id: s.id,
+        page_url: ctx.config.link(&format!("/series/{}", s.id)),
+        list_id: s.list_id,
+        list: s.list,
+        subject: s.subject,
+        version: s.version,
+        total: s.total,
+        author: s.author,
+        posted_at: s.posted_at,
+        message_id: s.anchor,
+        state: s.state,
+        reason: s.reason,
+        missing: s.missing,
+        comparison_id: s.comparison_id,
+        verdict: s.verdict,
+        previous_id: s.previous_id,
+        next_id: s.next_id,
+        reply_message_id: s.reply_message_id,
+        seen_at: s.seen_at,
+    }
+}
+
+/// One round of the reader: the archives due are read, then every list's
+/// new threads are assembled and its complete series queued, then every
+/// measured series answered. One list's failure is logged, noted on the
+/// list and does not stop the others.
+pub async fn round(ctx: &Context) -> Result<usize, Error> {
+    let mut handled = 0;
+    for id in db::lists::due(&ctx.db).await? {
+        let list = find(ctx, id).await?;
+        match intake::read_archive(ctx, &list).await {
+            Ok(n) => handled += n,
+            Err(e) => tracing::warn!(list = %list.name, error = %e, "reading the archive failed"),
+        }
+    }
+    for list in all(ctx).await? {
+        match series::settle(ctx, &list).await {
+            Ok(n) => handled += n,
+            Err(e) => tracing::warn!(list = %list.name, error = %e, "assembling series failed"),
+        }
+        match reply::answer_measured(ctx, &list).await {
+            Ok(n) => handled += n,
+            Err(e) => tracing::warn!(list = %list.name, error = %e, "answering series failed"),
+        }
+    }
+    Ok(handled)
+}
+
+/// Starts the `list-reader` worker: every [`WAKE`], and as soon as mail is
+/// handed in or a hook pushed, one [`round`].
+pub fn spawn_reader(ctx: &Context) -> tokio::task::JoinHandle<()> {
+    Worker::every("list-reader", WAKE)
+        .woken_by(&ctx.mail_arrived)
+        .settling(Duration::from_millis(200))
+        .spawn(
+            ctx,
+            |ctx| async move { Ok(Done::Handled(round(&ctx).await?)) },
+        )
+}

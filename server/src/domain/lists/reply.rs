@@ -1,0 +1,375 @@
+//! The answer in the thread, in 0-day's words (seed 004): once a series'
+//! comparison is done, a real regression (and an improvement, when the
+//! list asks for those) is mailed to the series' author, Cc the list and
+//! the thread when the list says so, `In-Reply-To:` the cover letter or
+//! the single patch, with which patch moved the number, what changed
+//! since the previous version, the text report with absolute links and the
+//! `Reported-by:`/`Closes:` tags. One mail per series version, ever (the
+//! outbox's key, across restarts and servers); never to our own mail or a
+//! robot's, never to an address that is not in the thread, at most the
+//! list's daily cap.
+
+use patchperf_common::api::{SeriesState, StepView};
+use patchperf_common::comparison::ComparisonStatus;
+use patchperf_common::mail::{Message, Series, assemble};
+use patchperf_common::mail_header::{self, NameAddr};
+use patchperf_common::mbox::subject::Subject;
+use patchperf_common::report::importance;
+use patchperf_common::report::stored::ComparisonReport;
+use patchperf_common::stats::Verdict;
+use sqlx::PgConnection;
+
+use crate::db::comparisons::ComparisonRow;
+use crate::db::list_series::SeriesRow;
+use crate::db::lists::ListRow;
+use crate::domain::notify::{self, Mail};
+use crate::domain::{Context, report, steps};
+use crate::{Error, db};
+
+/// Most ids a reply's `References:` carries: the thread's root and the
+/// nearest ancestors, as mailers trim long threads.
+const MAX_REFERENCES: usize = 10;
+
+/// Answers every series of `list` whose comparison finished; how many
+/// series moved on.
+pub async fn answer_measured(ctx: &Context, list: &ListRow) -> Result<usize, Error> {
+    let mut moved = 0;
+    let mut tx = ctx.db.begin().await?;
+    for id in db::list_series::in_state(&mut tx, list.id, SeriesState::Queued).await? {
+        let Some(row) = db::list_series::find(&mut *tx, id).await? else {
+            continue;
+        };
+        let comparison = match row.comparison_id {
+            Some(c) => db::comparisons::find(&ctx.db, c).await?,
+            None => None,
+        };
+        let Some(comparison) = comparison else {
+            let why = "its comparison was removed";
+            db::list_series::set_state(&mut *tx, id, SeriesState::Failed, Some(why), &[]).await?;
+            moved += 1;
+            continue;
+        };
+        match comparison.status {
+            ComparisonStatus::Done => {
+                answer(ctx, &mut tx, list, &row, &comparison).await?;
+            }
+            ComparisonStatus::Failed | ComparisonStatus::Cancelled => {
+                let why = failure(ctx, &comparison).await?;
+                db::list_series::set_state(&mut *tx, id, SeriesState::Failed, Some(&why), &[])
+                    .await?;
+            }
+            ComparisonStatus::Queued | ComparisonStatus::Running => continue,
+        }
+        moved += 1;
+    }
+    tx.commit().await?;
+    Ok(moved)
+}
+
+/// Why comparison `c` did not finish, in its first failed job's words.
+async fn failure(ctx: &Context, c: &ComparisonRow) -> Result<String, Error> {
+    let jobs = db::jobs::for_comparison(&ctx.db, c.id).await?;
+    let detail = jobs
+        .into_iter()
+        .find_map(|j| j.failure_detail.filter(|_| j.failure_reason.is_some()));
+    Ok(match (c.status, detail) {
+        (ComparisonStatus::Cancelled, _) => "its comparison was cancelled".into(),
+        (_, Some(d)) => format!("its comparison failed: {}", mail_header::one_line(&d, 200)),
+        (_, None) => "its comparison failed".into(),
+    })
+}
+
+/// Answers series `row`, measured by `c`, or notes why it is not answered.
+async fn answer(
+    ctx: &Context,
+    tx: &mut PgConnection,
+    list: &ListRow,
+    row: &SeriesRow,
+    c: &ComparisonRow,
+) -> Result<(), Error> {
+    let built = report::load_shared(ctx, c).await?;
+    let Some(headline) = worst_change(&built) else {
+        return measured(tx, row, "no change beyond the noise: not answered").await;
+    };
+    if headline.verdict == Verdict::Improvement && !list.report_improvements {
+        return measured(tx, row, "an improvement; the list answers regressions only").await;
+    }
+    let Some(public) = ctx.config.public_url.as_deref() else {
+        return measured(
+            tx,
+            row,
+            "not answered: the server has no --public-url to link to",
+        )
+        .await;
+    };
+    let Some(from) = ctx.config.mail_from.as_deref() else {
+        return measured(tx, row, "not answered: the server has no --mail-from").await;
+    };
+    let sent_today = db::list_series::replies_today(&mut *tx, list.id).await?;
+    if sent_today >= i64::from(list.daily_cap) {
+        let why = format!(
+            "not answered: the list's cap of {} replies a day is reached",
+            list.daily_cap
+        );
+        return measured(tx, row, &why).await;
+    }
+    let messages = thread(ctx, list.id, &row.thread_root).await?;
+    let all = assemble(&messages);
+    let Some(series) = all.iter().find(|s| s.reply_to.message_id == row.anchor) else {
+        return measured(tx, row, "not answered: its messages are gone").await;
+    };
+    if let Some(why) = not_to_answer(&messages, series, from) {
+        return measured(tx, row, why).await;
+    }
+    let Some(author) = series.author.as_ref() else {
+        return measured(tx, row, "not answered: it names no author").await;
+    };
+    let to = NameAddr::new(&author.name, &author.address);
+    let cc = copies(list, series, &author.address);
+    let steps = steps::views(ctx, c).await?;
+    let since = since_previous(ctx, tx, row, &built).await?;
+    let report_url = format!("{}/comparisons/{}", public.trim_end_matches('/'), c.id);
+    let series_url = format!("{}/series/{}", public.trim_end_matches('/'), row.id);
+    let text = report::verdict::text_report_linking(&built, Some(&report_url));
+    let reporter = NameAddr::parse(from).map_or_else(|| from.to_string(), |a| a.header());
+    let body = body(
+        &reporter,
+        row,
+        series,
+        &steps,
+        &headline,
+        since.as_deref(),
+        &report_url,
+        &series_url,
+        &text,
+    );
+    let subject = series.reply_to.subject.clone();
+    let references = references(series);
+    let key = format!("series:{}", row.id);
+    let mail = Mail {
+        key: &key,
+        subject: &subject,
+        body: &body,
+        to: Some(&to),
+        cc: &cc,
+        thread: Some((&series.reply_to.message_id, &references)),
+    };
+    notify::queue_mail(tx, &mail).await?;
+    let reply_id = notify::message_id(&key, from);
+    let why = format!("answered: {}", headline.words);
+    db::list_series::reported(&mut *tx, row.id, &reply_id, &why).await?;
+    Ok(())
+}
+
+async fn measured(tx: &mut PgConnection, row: &SeriesRow, why: &str) -> Result<(), Error> {
+    db::list_series::set_state(tx, row.id, SeriesState::Measured, Some(why), &[]).await?;
+    Ok(())
+}
+
+async fn thread(ctx: &Context, list_id: i64, root: &str) -> Result<Vec<Message>, Error> {
+    let limit = i64::try_from(patchperf_common::mail::series::MAX_THREAD_MESSAGES).unwrap_or(0);
+    let raws = db::list_messages::thread(&ctx.db, list_id, root, limit).await?;
+    Ok(raws.iter().filter_map(|r| Message::read(r).ok()).collect())
+}
+
+/// Why a series must not be answered: it is our own mail, or a robot's.
+fn not_to_answer(messages: &[Message], s: &Series, from: &str) -> Option<&'static str> {
+    let anchor = messages
+        .iter()
+        .find(|m| m.id() == Some(s.reply_to.message_id.as_str()))?;
+    if anchor.is_automatic() {
+        return Some("not answered: it was sent by a robot (Auto-Submitted or bulk)");
+    }
+    let ours = NameAddr::parse(from).map(|a| mail_header::address_key(&a.address));
+    let sender = anchor
+        .sender()
+        .map(|m| mail_header::address_key(&m.address));
+    if ours.is_some() && ours == sender {
+        return Some("not answered: it is our own mail");
+    }
+    None
+}
+
+/// Who is copied: the list when it asks and is in the thread, and the
+/// thread's other participants when it asks; only addresses of the
+/// thread.
+fn copies(list: &ListRow, s: &Series, author: &str) -> Vec<String> {
+    let key = |a: &str| mail_header::address_key(a);
+    let in_thread = |a: &str| s.participants.iter().any(|p| key(&p.address) == key(a));
+    let mut cc = Vec::new();
+    if list.cc_list && in_thread(&list.address) {
+        cc.push(list.address.clone());
+    }
+    if list.cc_thread {
+        for p in &s.participants {
+            if key(&p.address) != key(author) && !cc.iter().any(|c| key(c) == key(&p.address)) {
+                cc.push(p.address.clone());
+            }
+        }
+    }
+    cc
+}
+
+/// The thread's ids a reply references: the root and the nearest
+/// ancestors, then the message answered.
+fn references(s: &Series) -> String {
+    let mut ids: Vec<&str> = s.reply_to.references.iter().map(String::as_str).collect();
+    if ids.len() >= MAX_REFERENCES {
+        let keep = ids.len() - (MAX_REFERENCES - 2);
+        ids.drain(1..keep);
+    }
+    ids.push(&s.reply_to.message_id);
+    ids.dedup();
+    ids.join(" ")
+}
+
+/// The most important real change of a report, in words.
+#[derive(Debug, Clone)]
+struct Headline {
+    /// Regression or improvement.
+    verdict: Verdict,
+    /// Its workload.
+    workload: String,
+    /// `-12.3% regression of will-it-scale.per_process_ops (fstat)`.
+    words: String,
+}
+
+fn worst_change(report: &ComparisonReport) -> Option<Headline> {
+    let g = importance::most_important(&report.groups, |g| &g.comparison)?;
+    let m = g.comparison.headline_metric()?;
+    if !matches!(m.verdict, Verdict::Regression | Verdict::Improvement) {
+        return None;
+    }
+    Some(Headline {
+        verdict: m.verdict,
+        workload: g.comparison.header.workload.clone(),
+        words: importance::subject_line(&g.comparison)?,
+    })
+}
+
+/// The patch whose step moved the headline's workload most in its
+/// direction, as `patch 2/3 ("fs: …")`.
+fn moved_by(steps: &[StepView], h: &Headline, total: i32) -> Option<String> {
+    steps
+        .iter()
+        .filter_map(|s| {
+            let x = s
+                .headlines
+                .iter()
+                .find(|x| x.workload == h.workload && x.verdict == h.verdict)?;
+            Some((s, x.change.unwrap_or(0.0).abs()))
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(s, _)| {
+            let title = Subject::parse(&s.subject).title;
+            format!(
+                "patch {}/{total} (\"{}\")",
+                s.step,
+                mail_header::one_line(&title, 200)
+            )
+        })
+}
+
+/// What changed since the series' previous version was measured, when it
+/// was: each of its real changes gone or still there, and changes new.
+async fn since_previous(
+    ctx: &Context,
+    tx: &mut PgConnection,
+    row: &SeriesRow,
+    now: &ComparisonReport,
+) -> Result<Option<String>, Error> {
+    let Some(previous) = row.previous_id else {
+        return Ok(None);
+    };
+    let Some(prev) = db::list_series::find(&mut *tx, previous).await? else {
+        return Ok(None);
+    };
+    let Some(c) = prev.comparison_id else {
+        return Ok(None);
+    };
+    let Some(c) = db::comparisons::find(&ctx.db, c).await? else {
+        return Ok(None);
+    };
+    if c.status != ComparisonStatus::Done {
+        return Ok(None);
+    }
+    let then = report::load_shared(ctx, &c).await?;
+    let changes = |r: &ComparisonReport| -> Vec<(String, Verdict, String)> {
+        r.groups
+            .iter()
+            .filter_map(|g| {
+                let m = g.comparison.headline_metric()?;
+                m.verdict.is_change().then(|| {
+                    let words = importance::subject_line(&g.comparison).unwrap_or_default();
+                    (g.comparison.header.workload.clone(), m.verdict, words)
+                })
+            })
+            .collect()
+    };
+    let (old, new) = (changes(&then), changes(now));
+    let (v_old, v_new) = (prev.version, row.version);
+    let mut lines = Vec::new();
+    for (w, verdict, words) in &old {
+        if new.iter().any(|(w2, v2, _)| w2 == w && v2 == verdict) {
+            lines.push(format!(
+                "the {words} of v{v_old} is still there in v{v_new}"
+            ));
+        } else {
+            lines.push(format!("the {words} of v{v_old} is gone in v{v_new}"));
+        }
+    }
+    for (w, verdict, words) in &new {
+        if !old.iter().any(|(w2, v2, _)| w2 == w && v2 == verdict) {
+            lines.push(format!("new in v{v_new}: {words}"));
+        }
+    }
+    if lines.is_empty() {
+        lines.push(format!("v{v_old} showed no change beyond the noise"));
+    }
+    Ok(Some(format!(
+        "Since v{v_old} (comparison {}): {}.",
+        c.id,
+        lines.join("; ")
+    )))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn body(
+    reporter: &str,
+    row: &SeriesRow,
+    s: &Series,
+    steps: &[StepView],
+    h: &Headline,
+    since: Option<&str>,
+    report_url: &str,
+    series_url: &str,
+    text: &str,
+) -> String {
+    let moved = moved_by(steps, h, row.total)
+        .map(|p| format!("\nThe change comes with {p}.\n"))
+        .unwrap_or_default();
+    let since = since.map(|s| format!("\n{s}\n")).unwrap_or_default();
+    format!(
+        "Hello,\n\n\
+         patchperf noticed a {words} on:\n\n\
+         \x20   \"{subject}\" (v{version}, {total} patch{es}, posted to {list})\n\
+         {moved}{since}\n\
+         If you fix the issue in a separate patch/commit (i.e. not just a new\n\
+         version of the same patch/commit), kindly add following tags\n\
+         | Reported-by: {reporter}\n\
+         | Closes: {series_url}\n\n\
+         Each patch was measured on its own against the one before (patches\n\
+         1..k-1 against 1..k), boots of both kernels interleaved; the\n\
+         series' page, with every run, is\n\
+         {report_url}\n\n\
+         {text}\n\
+         -- \n\
+         patchperf\n",
+        subject = mail_header::one_line(&s.subject, 300),
+        version = row.version,
+        total = row.total,
+        es = if row.total == 1 { "" } else { "es" },
+        list = row.list,
+        words = h.words,
+    )
+}

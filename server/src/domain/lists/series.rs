@@ -1,0 +1,352 @@
+//! From messages to measured series: each thread with new messages is
+//! assembled again as b4 assembles it ([`assemble`]); each series version
+//! found is recorded, and waits until its patches 1..N have all arrived or
+//! the list's wait is over (then it is incomplete, with what is missing).
+//! A complete one is checked against the list's path filter (else skipped,
+//! saying why), gets its workloads from the files it touches and its base
+//! from its `base-commit:` trailer when the base repository has that
+//! commit, else the branch head now, and is queued as a per-patch
+//! comparison through [`comparison::queue`] — behind CI's work, at most
+//! the list's `max_in_flight` at once. A newer version supersedes an
+//! older one still waiting or queued (a queued one is cancelled).
+
+use chrono::{TimeZone, Utc};
+use patchperf_common::api::list::{touches, workloads_for};
+use patchperf_common::api::{ComparisonCreateRequest, ComparisonSubmission, SeriesState};
+use patchperf_common::mail::series::MAX_THREAD_MESSAGES;
+use patchperf_common::mail::{Message, Series, assemble};
+use patchperf_common::mbox::diff;
+use patchperf_common::protocol::BaseSource;
+use patchperf_common::run::MeasurementMode;
+
+use crate::db::list_series::{Filter, NewSeries, SeriesRow};
+use crate::db::lists::ListRow;
+use crate::domain::comparison::{self, Origin};
+use crate::domain::{Context, range, submit};
+use crate::{Error, db};
+
+/// Does what a list's new messages and the passing time call for: threads
+/// assembled, waits ended, complete series queued while slots are free.
+/// How many series changed.
+pub async fn settle(ctx: &Context, list: &ListRow) -> Result<usize, Error> {
+    let mut changed = 0;
+    for root in db::list_messages::pending_threads(&ctx.db, list.id).await? {
+        changed += assemble_thread(ctx, list, &root).await?;
+    }
+    changed += end_waits(ctx, list).await?;
+    changed += start_complete(ctx, list).await?;
+    Ok(changed)
+}
+
+/// The messages of a thread, read (a stored message always reads: it was
+/// read at the door).
+async fn thread(ctx: &Context, list_id: i64, root: &str) -> Result<Vec<Message>, Error> {
+    let limit = i64::try_from(MAX_THREAD_MESSAGES).unwrap_or(i64::MAX);
+    let raws = db::list_messages::thread(&ctx.db, list_id, root, limit).await?;
+    Ok(raws.iter().filter_map(|r| Message::read(r).ok()).collect())
+}
+
+/// Records every series version of thread `root`.
+async fn assemble_thread(ctx: &Context, list: &ListRow, root: &str) -> Result<usize, Error> {
+    let messages = thread(ctx, list.id, root).await?;
+    let mut changed = 0;
+    for s in assemble(&messages) {
+        if s.patches.is_empty() {
+            // A cover letter whose patches have not come: waits for them.
+            if s.cover.is_none() {
+                continue;
+            }
+        }
+        let mut tx = ctx.db.begin().await?;
+        let row = db::list_series::upsert(&mut tx, &new_series(list.id, root, &s)).await?;
+        if !row.state.is_final() && row.state != SeriesState::Queued {
+            changed += usize::from(record(&mut tx, &row, &s).await?);
+        }
+        if let Some(previous) =
+            db::list_series::previous_version(&mut *tx, list.id, &row.series_key, row.version)
+                .await?
+        {
+            db::list_series::follows(&mut *tx, row.id, previous).await?;
+            changed += supersede(ctx, &mut tx, previous, row.version).await?;
+        }
+        tx.commit().await?;
+    }
+    db::list_messages::assembled(&ctx.db, list.id, root).await?;
+    Ok(changed)
+}
+
+fn new_series<'a>(list_id: i64, root: &'a str, s: &'a Series) -> NewSeries<'a> {
+    NewSeries {
+        list_id,
+        thread_root: root,
+        anchor: &s.reply_to.message_id,
+        series_key: &s.key,
+        version: i32::try_from(s.version).unwrap_or(i32::MAX),
+        total: i32::try_from(s.total).unwrap_or(i32::MAX),
+        subject: &s.subject,
+        title: &s.title,
+        author: s.author.as_ref().map_or("", |a| a.address.as_str()),
+        posted_at: s.date.and_then(|d| Utc.timestamp_opt(d, 0).single()),
+    }
+}
+
+/// Notes what a waiting series lacks; whether that changed.
+async fn record(conn: &mut sqlx::PgConnection, row: &SeriesRow, s: &Series) -> Result<bool, Error> {
+    let missing: Vec<i32> = s
+        .missing
+        .iter()
+        .map(|&n| i32::try_from(n).unwrap_or(i32::MAX))
+        .collect();
+    if s.oversized {
+        let why = format!(
+            "{} patches: more than a per-patch comparison measures",
+            s.total
+        );
+        db::list_series::set_state(&mut *conn, row.id, SeriesState::Skipped, Some(&why), &[])
+            .await?;
+        return Ok(true);
+    }
+    let reason = if s.patches.is_empty() {
+        format!(
+            "waiting for the patches of the cover letter (0/{})",
+            s.total
+        )
+    } else if missing.is_empty() {
+        "complete: waits for a free slot".to_string()
+    } else {
+        format!("waiting for {}", numbers(&missing, s.total))
+    };
+    let missing = if s.patches.is_empty() {
+        (1..=i32::try_from(s.total).unwrap_or(0)).collect()
+    } else {
+        missing
+    };
+    if row.missing == missing && row.reason.as_deref() == Some(reason.as_str()) {
+        return Ok(false);
+    }
+    db::list_series::set_state(
+        &mut *conn,
+        row.id,
+        SeriesState::Waiting,
+        Some(&reason),
+        &missing,
+    )
+    .await?;
+    Ok(true)
+}
+
+/// `2/5, 4/5`.
+fn numbers(missing: &[i32], total: u32) -> String {
+    missing
+        .iter()
+        .map(|n| format!("{n}/{total}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Series `previous` was superseded by version `version`: waiting, it is
+/// dropped; queued, its comparison is cancelled. 1 when it changed.
+async fn supersede(
+    ctx: &Context,
+    tx: &mut sqlx::PgConnection,
+    previous: i64,
+    version: i32,
+) -> Result<usize, Error> {
+    let Some(row) = db::list_series::find(&mut *tx, previous).await? else {
+        return Ok(0);
+    };
+    if row.state.is_final() {
+        return Ok(0);
+    }
+    let why = format!("superseded by v{version} before it was measured");
+    if let (SeriesState::Queued, Some(id)) = (row.state, row.comparison_id) {
+        crate::domain::lifecycle::cancel(&mut *tx, id, &why).await?;
+        ctx.jobs_changed.notify_waiters();
+    }
+    db::list_series::set_state(
+        &mut *tx,
+        row.id,
+        SeriesState::Superseded,
+        Some(&why),
+        &row.missing,
+    )
+    .await?;
+    Ok(1)
+}
+
+/// Series that waited longer than the list allows for missing patches are
+/// recorded incomplete, not tested.
+async fn end_waits(ctx: &Context, list: &ListRow) -> Result<usize, Error> {
+    let mut tx = ctx.db.begin().await?;
+    let mut ended = 0;
+    let wait = chrono::Duration::minutes(i64::from(list.wait_minutes));
+    for id in db::list_series::in_state(&mut tx, list.id, SeriesState::Waiting).await? {
+        let Some(row) = db::list_series::find(&mut *tx, id).await? else {
+            continue;
+        };
+        if row.missing.is_empty() || row.seen_at + wait > Utc::now() {
+            continue;
+        }
+        let why = format!(
+            "{} never arrived within {} minutes: not tested",
+            numbers(&row.missing, u32::try_from(row.total).unwrap_or(0)),
+            list.wait_minutes
+        );
+        db::list_series::set_state(
+            &mut *tx,
+            id,
+            SeriesState::Incomplete,
+            Some(&why),
+            &row.missing,
+        )
+        .await?;
+        ended += 1;
+    }
+    tx.commit().await?;
+    Ok(ended)
+}
+
+/// Queues complete waiting series, oldest first, while the list has free
+/// slots.
+async fn start_complete(ctx: &Context, list: &ListRow) -> Result<usize, Error> {
+    let mut started = 0;
+    let filter = Filter {
+        list_id: Some(list.id),
+        state: Some(SeriesState::Waiting),
+        ..Filter::default()
+    };
+    let waiting = db::list_series::list(&ctx.db, &filter, 500).await?;
+    for row in waiting.into_iter().rev().filter(|r| r.missing.is_empty()) {
+        if db::list_series::in_flight(&ctx.db, list.id).await? >= i64::from(list.max_in_flight) {
+            break;
+        }
+        match start(ctx, list, &row).await {
+            Ok(()) => started += 1,
+            // The base cannot be read now (the remote down, git busy): the
+            // series waits for the next round.
+            Err(e @ Error::Unavailable { .. }) => {
+                tracing::info!(series = row.id, error = %e, "the series waits");
+            }
+            Err(e) => {
+                let why = format!("not tested: {e}");
+                db::list_series::set_state(&ctx.db, row.id, SeriesState::Skipped, Some(&why), &[])
+                    .await?;
+            }
+        }
+    }
+    Ok(started)
+}
+
+/// Queues complete series `row`, or records why it is not tested.
+async fn start(ctx: &Context, list: &ListRow, row: &SeriesRow) -> Result<(), Error> {
+    if db::list_series::has_later_version(&ctx.db, list.id, &row.series_key, row.version).await? {
+        let why = "a later version was posted before it was measured";
+        db::list_series::set_state(&ctx.db, row.id, SeriesState::Superseded, Some(why), &[])
+            .await?;
+        return Ok(());
+    }
+    let messages = thread(ctx, list.id, &row.thread_root).await?;
+    let Some(s) = assemble(&messages)
+        .into_iter()
+        .find(|s| s.reply_to.message_id == row.anchor && s.is_complete())
+    else {
+        return Err(Error::Invalid("its patches are no longer all there".into()));
+    };
+    let mbox = s.mbox(&messages);
+    let touched: Vec<String> = diff::paths(&mbox).into_iter().collect();
+    if !touches(&list.paths, &touched) {
+        let why = format!(
+            "touches none of {}: only {}",
+            list.paths.join(", "),
+            shortened(&touched)
+        );
+        db::list_series::set_state(&ctx.db, row.id, SeriesState::Skipped, Some(&why), &[]).await?;
+        return Ok(());
+    }
+    let workloads = workloads_for(&list.workload_map, &list.workloads, &touched);
+    let (commit, base_note) = base(ctx, list, s.base_commit.as_deref()).await?;
+    let req = ComparisonCreateRequest {
+        base: BaseSource::Git {
+            url: list.base_url.clone(),
+            commit,
+        },
+        mbox,
+        aa: false,
+        per_patch: true,
+        range: None,
+        workloads: workloads.clone(),
+        params: list.params.0.clone(),
+        runs: u32::try_from(list.runs_per_side).unwrap_or(5),
+        max_runs: None,
+        backend: list.backend.as_deref().and_then(MeasurementMode::parse),
+        config_fragment: None,
+        machine: list.machine_name.clone(),
+        order_seed: None,
+    };
+    let req = ComparisonSubmission::try_from(req).map_err(|e| Error::Invalid(e.to_string()))?;
+    let prepared = submit::prepare(
+        ctx,
+        &req,
+        list.created_by,
+        Origin::ListSeries { series_id: row.id },
+        None,
+    )
+    .await?;
+    let mut tx = ctx.db.begin().await?;
+    // Another server (or a newer version) moved it meanwhile.
+    let locked = db::list_series::in_state(&mut tx, list.id, SeriesState::Waiting).await?;
+    if !locked.contains(&row.id) {
+        return Ok(());
+    }
+    let id = comparison::queue(&mut tx, &prepared.order, ctx.config.max_attempts).await?;
+    let note = format!("{base_note}; measuring {}", workloads.join(", "));
+    db::list_series::queued(&mut *tx, row.id, id, &note).await?;
+    tx.commit().await?;
+    ctx.jobs_changed.notify_waiters();
+    tracing::info!(list = %list.name, series = row.id, comparison = id, "series queued");
+    Ok(())
+}
+
+/// The base commit: the series' `base-commit:` when the base repository
+/// has it, else the branch's head now; with the words saying which.
+async fn base(
+    ctx: &Context,
+    list: &ListRow,
+    trailer: Option<&str>,
+) -> Result<(String, String), Error> {
+    if let Some(wanted) = trailer {
+        if let Ok(mut mirror) = ctx.git.open(&list.base_url, &[wanted]).await {
+            if let Ok(commit) = mirror.resolve(wanted).await {
+                mirror.keep();
+                return Ok((commit, format!("base {wanted} (its base-commit)")));
+            }
+        }
+        let head = range::head(ctx, &list.base_url, &list.base_branch).await?;
+        let note = format!(
+            "its base-commit {wanted} is not in {}: based on the head of {} ({})",
+            list.base_url,
+            list.base_branch,
+            &head.sha[..12.min(head.sha.len())]
+        );
+        return Ok((head.sha, note));
+    }
+    let head = range::head(ctx, &list.base_url, &list.base_branch).await?;
+    let note = format!(
+        "no base-commit: based on the head of {} when it arrived ({})",
+        list.base_branch,
+        &head.sha[..12.min(head.sha.len())]
+    );
+    Ok((head.sha, note))
+}
+
+/// Up to five paths, and how many more.
+fn shortened(paths: &[String]) -> String {
+    let mut out = paths.iter().take(5).cloned().collect::<Vec<_>>().join(", ");
+    if paths.len() > 5 {
+        out.push_str(&format!(" and {} more", paths.len() - 5));
+    }
+    if out.is_empty() {
+        out.push_str("no file");
+    }
+    out
+}

@@ -1,0 +1,151 @@
+//! A list followed through its public-inbox archive, as lore serves one: a
+//! real v2 inbox written by ezpi and served by `public-inbox-httpd` on a
+//! loopback port, cloned and fetched by the server over HTTP. A list that
+//! asks for its history reads the archive from its first message; one that
+//! does not starts at its end; the push hook reads new messages at once;
+//! a new epoch (`git/1.git`) is followed; an archive that cannot be read
+//! says so on the list and stops nothing else.
+
+use axum::http::StatusCode;
+use patchperf_server::domain::lists;
+use patchperf_testkit::free_port;
+use patchperf_testkit::public_inbox::Archive;
+use serde_json::json;
+use sqlx::PgPool;
+
+use crate::git_repo::linear;
+use crate::helpers::TestApp;
+use crate::lists::{by_subject, config, follow, message, patch, series, series_of};
+
+const LIST: &str = "linux-fsdevel@vger.kernel.org";
+
+/// The raw messages of an mbox as `series` writes it.
+fn messages(mbox: &str) -> Vec<String> {
+    mbox.split("From x Thu Jan  1 00:00:00 1970\n")
+        .filter(|m| !m.trim().is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+async fn push(app: &TestApp, list: i64) -> serde_json::Value {
+    let a = app
+        .post(&format!("/api/v1/lists/{list}/push"), &app.ci, json!({}))
+        .await;
+    assert_eq!(a.status, StatusCode::OK, "{a:?}");
+    a.json
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_public_inbox_archive_is_read_by_poll_and_hook_across_epochs(pool: PgPool) {
+    let dir = tempfile::tempdir().unwrap();
+    let archive = Archive::create(dir.path(), "linux-fsdevel", LIST);
+    // Before anyone follows: a single VFS patch among unrelated traffic.
+    archive.add(
+        message(
+            "close@example.org",
+            "[PATCH] fs: use __fput_sync in close(2)",
+            None,
+            &patch("fs/open.c", "int sync;"),
+        )
+        .as_bytes(),
+    );
+    archive.add(
+        message(
+            "chat@example.org",
+            "Re: LSF/MM topic",
+            Some("lsf@example.org"),
+            "+1\n",
+        )
+        .as_bytes(),
+    );
+    let served = archive.serve();
+    let app = TestApp::with_config(pool, config(dir.path(), free_port())).await;
+    let (repo, _) = linear(0);
+    let repo = repo.path().to_str().unwrap().to_string();
+    let all = follow(
+        &app,
+        &repo,
+        json!({"name": "fsdevel-all", "archive_url": served.url, "read_history": true}),
+    )
+    .await;
+    let new = follow(
+        &app,
+        &repo,
+        json!({"name": "fsdevel-new", "archive_url": served.url}),
+    )
+    .await;
+
+    lists::round(&app.state).await.unwrap();
+    let list = app.get(&format!("/api/v1/lists/{all}")).await.json;
+    assert_eq!(list["messages"], 2, "{list:#}");
+    assert!(list["poll_error"].is_null(), "{list:#}");
+    assert!(!list["polled_at"].is_null(), "{list:#}");
+    let s = series_of(&app, all).await;
+    assert_eq!(s.len(), 1, "{s:#?}");
+    assert_eq!(s[0]["subject"], "[PATCH] fs: use __fput_sync in close(2)");
+    assert_eq!(s[0]["message_id"], "close@example.org");
+    assert_eq!(s[0]["state"], "queued", "{s:#?}");
+    // Following from now: the history is not read.
+    let list = app.get(&format!("/api/v1/lists/{new}")).await.json;
+    assert_eq!(list["messages"], 0, "{list:#}");
+
+    // A series posted: the hook reads it at once, for both.
+    for m in messages(&series("open", 1, &["fs/open.c", "fs/namei.c"])) {
+        archive.add(m.as_bytes());
+    }
+    assert_eq!(push(&app, new).await["messages"], 3);
+    assert_eq!(push(&app, new).await["messages"], 0, "read once");
+    assert_eq!(push(&app, all).await["messages"], 3);
+    lists::round(&app.state).await.unwrap();
+    for list in [all, new] {
+        let s = series_of(&app, list).await;
+        let v1 = by_subject(&s, "[PATCH 0/2] fs: faster open");
+        assert_eq!(v1["total"], 2);
+        assert_ne!(v1["state"], "waiting", "{v1:#}");
+    }
+
+    // The archive grows a new epoch: its messages are read from git/1.git.
+    assert_eq!(archive.new_epoch(), 1);
+    archive.add(
+        message(
+            "stat@example.org",
+            "[PATCH] fs: fstat without the lock",
+            None,
+            &patch("fs/stat.c", "int nolock;"),
+        )
+        .as_bytes(),
+    );
+    assert_eq!(push(&app, new).await["messages"], 1);
+    assert_eq!(push(&app, all).await["messages"], 1);
+    lists::round(&app.state).await.unwrap();
+    let s = series_of(&app, all).await;
+    by_subject(&s, "[PATCH] fs: fstat without the lock");
+    let epochs: Vec<(i32, String)> =
+        sqlx::query_as("SELECT epoch, url FROM list_epochs WHERE list_id = $1 ORDER BY epoch")
+            .bind(all)
+            .fetch_all(&app.pool)
+            .await
+            .unwrap();
+    assert_eq!(
+        epochs,
+        [
+            (0, format!("{}/git/0.git", served.url)),
+            (1, format!("{}/git/1.git", served.url))
+        ]
+    );
+
+    // An archive that does not answer is noted on its list; the others
+    // are read as before.
+    let gone = follow(
+        &app,
+        &repo,
+        json!({"name": "gone", "archive_url": format!("http://127.0.0.1:{}/gone", free_port())}),
+    )
+    .await;
+    lists::round(&app.state).await.unwrap();
+    let list = app.get(&format!("/api/v1/lists/{gone}")).await.json;
+    assert!(list["poll_error"].is_string(), "{list:#}");
+    let page = app.get("/lists").await;
+    assert!(page.body.contains("gone"), "{}", page.body);
+    assert!(page.body.contains(&served.url), "{}", page.body);
+}

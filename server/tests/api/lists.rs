@@ -1,0 +1,481 @@
+//! Mailing lists followed, with mail handed in through the API and the
+//! played lab measuring: a thread's series is assembled, queued patch by
+//! patch behind CI, measured, and answered once in its thread (checked
+//! header by header at a real SMTP server); its v2 supersedes it and its
+//! answer says what changed since v1; a review is no patch, a patch outside
+//! the paths is skipped saying why, a series whose 2/3 never comes is
+//! recorded incomplete. The archive side, against a real public-inbox:
+//! `list_archive.rs`.
+
+use axum::http::{Method, StatusCode};
+use patchperf_server::Config;
+use patchperf_server::domain::deliver::Sender;
+use patchperf_server::domain::lists;
+use patchperf_testkit::free_port;
+use patchperf_testkit::smtp::{Relay, header};
+use serde_json::{Value, json};
+use sqlx::PgPool;
+
+use crate::bisections::Lab;
+use crate::git_repo::linear;
+use crate::helpers::{TestApp, test_config};
+
+const LIST: &str = "linux-fsdevel@vger.kernel.org";
+const AUTHOR: &str = "Jörg Hacker <jh@example.org>";
+
+pub fn config(dir: &std::path::Path, smtp_port: u16) -> Config {
+    Config {
+        local_git: true,
+        git_dir: dir.join("mirrors"),
+        public_url: Some("https://perf.example.org/".into()),
+        smtp_url: Some(format!("smtp://127.0.0.1:{smtp_port}")),
+        mail_from: Some("patchperf <perf@example.org>".into()),
+        outbox_retry: std::time::Duration::ZERO,
+        ..test_config()
+    }
+}
+
+/// One raw message.
+pub fn message(id: &str, subject: &str, parent: Option<&str>, body: &str) -> String {
+    let thread = parent.map_or(String::new(), |p| {
+        format!("In-Reply-To: <{p}>\nReferences: <{p}>\n")
+    });
+    format!(
+        "From: {AUTHOR}\nTo: {LIST}\nCc: Al Viro <viro@zeniv.linux.org.uk>\n\
+         Subject: {subject}\nDate: Wed, 2 Dec 2026 10:00:00 +0000\nMessage-ID: <{id}>\n\
+         {thread}MIME-Version: 1.0\nContent-Type: text/plain; charset=utf-8\n\n{body}"
+    )
+}
+
+/// A patch's body changing `file`.
+pub fn patch(file: &str, line: &str) -> String {
+    format!(
+        "{line}\n\nSigned-off-by: {AUTHOR}\n---\n {file} | 1 +\n 1 file changed, 1 insertion(+)\n\n\
+         diff --git a/{file} b/{file}\n--- a/{file}\n+++ b/{file}\n@@ -1 +1,2 @@\n int x;\n+{line}\n\
+         -- \n2.39.5\n"
+    )
+}
+
+/// A cover letter and `n` patches of version `v`, as `git send-email`
+/// threads them (each patch answering the cover letter); as one mbox.
+pub fn series(tag: &str, v: u32, files: &[&str]) -> String {
+    let n = files.len();
+    let prefix = if v == 1 {
+        "PATCH".to_string()
+    } else {
+        format!("PATCH v{v}")
+    };
+    let cover = format!("{tag}-v{v}-0@example.org");
+    let mut mbox = format!(
+        "From x Thu Jan  1 00:00:00 1970\n{}\n",
+        message(
+            &cover,
+            &format!("[{prefix} 0/{n}] fs: faster {tag}"),
+            None,
+            "Two steps.\n"
+        )
+    );
+    for (k, file) in files.iter().enumerate() {
+        let k = k + 1;
+        let raw = message(
+            &format!("{tag}-v{v}-{k}@example.org"),
+            &format!("[{prefix} {k}/{n}] fs: step {k}"),
+            Some(&cover),
+            &patch(file, &format!("int step{k}_v{v};")),
+        );
+        mbox.push_str(&format!("From x Thu Jan  1 00:00:00 1970\n{raw}\n"));
+    }
+    mbox
+}
+
+pub async fn hand_in(app: &TestApp, list: i64, kind: &str, body: &str) -> crate::helpers::Answer {
+    app.send(
+        Method::POST,
+        &format!("/api/v1/lists/{list}/messages"),
+        Some(&app.ci),
+        &[("content-type", kind.to_string())],
+        Some(axum::body::Body::from(body.to_string())),
+    )
+    .await
+}
+
+pub async fn follow(app: &TestApp, repo: &str, extra: Value) -> i64 {
+    let mut body = json!({
+        "name": "linux-fsdevel", "address": LIST, "base_url": repo, "base_branch": "master",
+        "runs": 3, "report_improvements": true,
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        body[k] = v.clone();
+    }
+    let a = app.post("/api/v1/lists", &app.ci, body).await;
+    assert_eq!(a.status, StatusCode::CREATED, "{a:?}");
+    a.json["id"].as_i64().unwrap()
+}
+
+pub async fn series_of(app: &TestApp, list: i64) -> Vec<Value> {
+    let a = app.get(&format!("/api/v1/series?list={list}")).await;
+    assert_eq!(a.status, StatusCode::OK, "{a:?}");
+    a.json["series"].as_array().unwrap().clone()
+}
+
+pub fn by_subject<'a>(all: &'a [Value], subject: &str) -> &'a Value {
+    all.iter()
+        .find(|s| s["subject"] == subject)
+        .unwrap_or_else(|| panic!("no series {subject:?} in {all:#?}"))
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_posted_series_is_measured_patch_by_patch_and_answered_in_its_thread(pool: PgPool) {
+    let dir = tempfile::tempdir().unwrap();
+    let relay = Relay::start(free_port(), dir.path());
+    let config = config(dir.path(), relay.port);
+    let app = TestApp::with_config(pool, config.clone()).await;
+    let (repo, ids) = linear(0);
+    let machine = app.register("lab-1").await;
+    // The played lab measures open1 only.
+    let only_open1 = json!({"workload_map": [{"paths": ["fs/**"], "workloads": ["open1"]}]});
+    let list = follow(&app, repo.path().to_str().unwrap(), only_open1).await;
+
+    // v1 of a two-patch series, a review of its 1/2, a patch outside the
+    // paths and a series whose 2/3 never comes.
+    let mut mbox = series("open", 1, &["fs/open.c", "fs/namei.c"]);
+    let review = message(
+        "review@example.org",
+        "Re: [PATCH 1/2] fs: step 1",
+        Some("open-v1-1@example.org"),
+        "> int x;\n\nReviewed-by: Jan Kara <jack@suse.cz>\n",
+    );
+    mbox.push_str(&format!("From x Thu Jan  1 00:00:00 1970\n{review}\n"));
+    let mm = message(
+        "mm@example.org",
+        "[PATCH] mm: faster fault",
+        None,
+        &patch("mm/memory.c", "int mm;"),
+    );
+    mbox.push_str(&format!("From x Thu Jan  1 00:00:00 1970\n{mm}\n"));
+    let three = series("three", 1, &["fs/stat.c", "fs/stat.c", "fs/stat.c"]);
+    let without_2: String = three
+        .split_inclusive("\nFrom x ")
+        .filter(|m| !m.contains("three-v1-2@"))
+        .collect();
+    mbox.push_str(&without_2);
+    let a = hand_in(&app, list, "application/mbox", &mbox).await;
+    assert_eq!(a.status, StatusCode::OK, "{a:?}");
+    assert_eq!(a.json["taken"], 8, "{a:?}");
+    assert_eq!(a.json["refused"], json!([]));
+    // Handed in again: known, nothing new.
+    let again = hand_in(&app, list, "application/mbox", &mbox).await;
+    assert_eq!(
+        (again.json["taken"].clone(), again.json["known"].clone()),
+        (json!(0), json!(8))
+    );
+
+    lists::round(&app.state).await.unwrap();
+    let all = series_of(&app, list).await;
+    assert_eq!(all.len(), 3, "the review is no series: {all:#?}");
+    let v1 = by_subject(&all, "[PATCH 0/2] fs: faster open");
+    assert_eq!(v1["state"], "queued", "{v1:#}");
+    let reason = v1["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("no base-commit: based on the head of master when it arrived"),
+        "{v1:#}"
+    );
+    assert!(reason.ends_with("measuring open1"), "{v1:#}");
+    let mm = by_subject(&all, "[PATCH] mm: faster fault");
+    assert_eq!(mm["state"], "skipped");
+    assert!(
+        mm["reason"].as_str().unwrap().contains("only mm/memory.c"),
+        "{mm:#}"
+    );
+    let three = by_subject(&all, "[PATCH 0/3] fs: faster three");
+    assert_eq!(three["state"], "waiting");
+    assert_eq!(three["missing"], json!([2]));
+
+    // Behind CI: the list's comparison and its steps claim last.
+    let v1_comparison = v1["comparison_id"].as_i64().unwrap();
+    let priority: Vec<i16> =
+        sqlx::query_scalar("SELECT priority FROM comparisons WHERE id = $1 OR parent_id = $1")
+            .bind(v1_comparison)
+            .fetch_all(&app.pool)
+            .await
+            .unwrap();
+    assert_eq!(priority, [-2, -2, -2]);
+
+    // Patch 2 makes open1 faster.
+    let lab = Lab {
+        culprit: Some(2),
+        broken: Vec::new(),
+        ids: ids.clone(),
+    };
+    lab.drain(&app, machine).await;
+    lists::round(&app.state).await.unwrap();
+    let v1 = app.get(&format!("/api/v1/series/{}", v1["id"])).await.json;
+    assert_eq!(v1["state"], "reported", "{v1:#}");
+    let sender = Sender::new(&config).unwrap();
+    // Author and list: Al Viro is in the thread, but the list Cc's only
+    // itself unless it asks for the thread.
+    assert_eq!(sender.send_due(&app.state).await.unwrap(), 2);
+
+    let mails = relay.mails();
+    assert_eq!(mails.len(), 2);
+    let (h, body) = &mails[0];
+    assert_eq!(header(h, "subject"), "Re: [PATCH 0/2] fs: faster open");
+    assert_eq!(header(h, "in-reply-to"), "<open-v1-0@example.org>");
+    assert_eq!(header(h, "references"), "<open-v1-0@example.org>");
+    // The name as RFC 2047 carries it.
+    assert_eq!(
+        header(h, "to"),
+        "=?utf-8?b?SsO2cmcgSGFja2Vy?= <jh@example.org>"
+    );
+    assert_eq!(header(h, "cc"), LIST);
+    let id = v1["id"].as_i64().unwrap();
+    assert_eq!(
+        header(h, "message-id"),
+        format!("<patchperf.series.{id}@example.org>")
+    );
+    assert_eq!(
+        v1["reply_message_id"],
+        format!("patchperf.series.{id}@example.org")
+    );
+    // 0-day's headline, +50% give or take the lab's noise.
+    assert!(
+        body.contains("patchperf noticed a +4") || body.contains("patchperf noticed a +50."),
+        "{body}"
+    );
+    assert!(
+        body.contains("% improvement of will-it-scale.per_process_ops (open1) on:\n\n    \"[PATCH 0/2] fs: faster open\" (v1, 2 patches, posted to linux-fsdevel)"),
+        "{body}"
+    );
+    assert!(
+        body.contains("The change comes with patch 2/2 (\"fs: step 2\")"),
+        "{body}"
+    );
+    assert!(
+        body.contains("| Reported-by: patchperf <perf@example.org>"),
+        "{body}"
+    );
+    assert!(
+        body.contains(&format!("| Closes: https://perf.example.org/series/{id}")),
+        "{body}"
+    );
+    assert!(
+        body.contains(&format!(
+            "https://perf.example.org/comparisons/{v1_comparison}"
+        )),
+        "{body}"
+    );
+
+    // v2: its own answer, naming what changed since v1; nothing new for v1.
+    let v2 = series("open", 2, &["fs/open.c", "fs/namei.c"]);
+    let a = hand_in(&app, list, "application/mbox", &v2).await;
+    assert_eq!(a.json["taken"], 3, "{a:?}");
+    lists::round(&app.state).await.unwrap();
+    let all = series_of(&app, list).await;
+    let v2 = by_subject(&all, "[PATCH v2 0/2] fs: faster open");
+    assert_eq!(v2["state"], "queued", "{v2:#}");
+    assert_eq!(v2["previous_id"], id);
+    // In v2 patch 1 does it.
+    let lab = Lab {
+        culprit: Some(1),
+        broken: Vec::new(),
+        ids,
+    };
+    lab.drain(&app, machine).await;
+    lists::round(&app.state).await.unwrap();
+    let v2 = app.get(&format!("/api/v1/series/{}", v2["id"])).await.json;
+    assert_eq!(v2["state"], "reported", "{v2:#}");
+    assert_eq!(sender.send_due(&app.state).await.unwrap(), 2);
+    let mails = relay.mails();
+    let (h, body) = mails
+        .iter()
+        .find(|(h, _)| header(h, "in-reply-to") == "<open-v2-0@example.org>")
+        .expect("v2 answered in its own thread");
+    assert_eq!(header(h, "subject"), "Re: [PATCH v2 0/2] fs: faster open");
+    assert!(
+        body.contains("The change comes with patch 1/2 (\"fs: step 1\")"),
+        "{body}"
+    );
+    assert!(
+        body.contains(&format!("Since v1 (comparison {v1_comparison}): the +"))
+            && body.contains(
+                "% improvement of will-it-scale.per_process_ops (open1) of v1 is still there in v2."
+            ),
+        "{body}"
+    );
+    // Nothing is answered twice, whatever rounds come.
+    lists::round(&app.state).await.unwrap();
+    assert_eq!(
+        sender.send_due(&app.state).await.unwrap(),
+        0,
+        "each version answered once"
+    );
+    assert_eq!(relay.mails().len(), 4);
+
+    // The 2/3 never came: after the wait, incomplete and not tested.
+    sqlx::query("UPDATE list_series SET seen_at = now() - interval '1 hour'")
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    lists::round(&app.state).await.unwrap();
+    let all = series_of(&app, list).await;
+    let three = by_subject(&all, "[PATCH 0/3] fs: faster three");
+    assert_eq!(three["state"], "incomplete", "{three:#}");
+    assert!(
+        three["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("2/3 never arrived"),
+        "{three:#}"
+    );
+
+    // The pages show each with its reason.
+    let page = app.get(&format!("/lists/{list}")).await;
+    assert_eq!(page.status, StatusCode::OK);
+    for words in ["incomplete", "skipped", "reported", "only mm/memory.c"] {
+        assert!(page.body.contains(words), "{words}: {}", page.body);
+    }
+    let page = app.get(&format!("/series/{id}")).await;
+    assert!(
+        page.body
+            .contains(&format!("patchperf.series.{id}@example.org")),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains("[PATCH v2 0/2] fs: faster open"),
+        "{}",
+        page.body
+    );
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_new_version_supersedes_one_still_queued(pool: PgPool) {
+    let dir = tempfile::tempdir().unwrap();
+    let app = TestApp::with_config(pool, config(dir.path(), free_port())).await;
+    let (repo, _) = linear(0);
+    let list = follow(&app, repo.path().to_str().unwrap(), json!({})).await;
+    hand_in(
+        &app,
+        list,
+        "application/mbox",
+        &series("s", 1, &["fs/open.c"]),
+    )
+    .await;
+    lists::round(&app.state).await.unwrap();
+    hand_in(
+        &app,
+        list,
+        "application/mbox",
+        &series("s", 2, &["fs/open.c"]),
+    )
+    .await;
+    lists::round(&app.state).await.unwrap();
+    let all = series_of(&app, list).await;
+    let v1 = by_subject(&all, "[PATCH 0/1] fs: faster s");
+    assert_eq!(v1["state"], "superseded", "{v1:#}");
+    let c = app.comparison(v1["comparison_id"].as_i64().unwrap()).await;
+    assert_eq!(c["status"], "cancelled", "{c:#}");
+    assert_eq!(
+        by_subject(&all, "[PATCH v2 0/1] fs: faster s")["state"],
+        "queued"
+    );
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn hostile_mail_is_refused_at_the_door_and_the_rest_goes_on(pool: PgPool) {
+    let dir = tempfile::tempdir().unwrap();
+    let app = TestApp::with_config(pool, config(dir.path(), free_port())).await;
+    let (repo, _) = linear(0);
+    let list = follow(&app, repo.path().to_str().unwrap(), json!({})).await;
+    let a = hand_in(&app, list, "application/json", "{}").await;
+    assert_eq!(a.status, StatusCode::BAD_REQUEST, "{a:?}");
+    let a = hand_in(&app, list, "message/rfc822", "   \n").await;
+    assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY, "{a:?}");
+    let no_id = "From: a@example.org\nSubject: [PATCH] x\n\nbody\n";
+    let a = hand_in(&app, list, "message/rfc822", no_id).await;
+    assert_eq!(
+        a.json["refused"],
+        json!(["message 1: it has no Message-ID"]),
+        "{a:?}"
+    );
+    // A subject and an author that try to add headers to the reply.
+    let evil = message(
+        "evil@example.org",
+        "[PATCH] fs: x\r\nBcc: victim@example.org",
+        None,
+        &patch("fs/open.c", "int evil;"),
+    )
+    .replace(
+        &format!("From: {AUTHOR}"),
+        "From: =?utf-8?q?Mallory=0D=0ABcc=3A_victim=40example=2Eorg?= <m@example.org>",
+    );
+    let a = hand_in(&app, list, "message/rfc822", &evil).await;
+    assert_eq!(a.json["taken"], 1, "{a:?}");
+    lists::round(&app.state).await.unwrap();
+    let all = series_of(&app, list).await;
+    assert_eq!(all.len(), 1, "{all:#?}");
+    let s = &all[0];
+    assert!(
+        !s["subject"].as_str().unwrap().contains(['\r', '\n']),
+        "{s:#}"
+    );
+    assert_eq!(s["author"], "m@example.org");
+    // Another list's token-less reader cannot hand in mail.
+    let a = app
+        .send(
+            Method::POST,
+            &format!("/api/v1/lists/{list}/messages"),
+            None,
+            &[("content-type", "message/rfc822".into())],
+            Some(axum::body::Body::from(evil)),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::UNAUTHORIZED);
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn lists_are_checked_added_by_ci_and_removed_by_an_admin(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let (repo, _) = linear(0);
+    let url = repo.path().to_str().unwrap().to_string();
+    let bad = [
+        json!({"name": "x", "address": LIST}),
+        json!({"name": "x", "address": "not an address", "base_url": url, "base_branch": "master"}),
+        json!({"name": "x", "address": LIST, "tree": "no-such-tree"}),
+        json!({"name": "x", "address": LIST, "base_url": url, "base_branch": "master", "paths": []}),
+    ];
+    for body in bad {
+        let a = app.post("/api/v1/lists", &app.ci, body.clone()).await;
+        assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY, "{body}: {a:?}");
+    }
+    let ok = json!({"name": "fsdevel", "address": LIST, "base_url": url, "base_branch": "master"});
+    let a = app.post("/api/v1/lists", &app.runner, ok.clone()).await;
+    assert_eq!(a.status, StatusCode::FORBIDDEN);
+    let a = app.post("/api/v1/lists", &app.ci, ok.clone()).await;
+    assert_eq!(a.status, StatusCode::CREATED, "{a:?}");
+    assert_eq!(a.json["paths"][0], "fs/**");
+    let id = a.json["id"].as_i64().unwrap();
+    let a = app.post("/api/v1/lists", &app.ci, ok).await;
+    assert_eq!(a.status, StatusCode::CONFLICT);
+    let a = app
+        .send(
+            Method::DELETE,
+            &format!("/api/v1/lists/{id}"),
+            Some(&app.ci),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::FORBIDDEN);
+    let a = app
+        .send(
+            Method::DELETE,
+            &format!("/api/v1/lists/{id}"),
+            Some(&app.admin),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::NO_CONTENT);
+    assert_eq!(app.get("/api/v1/lists").await.json["lists"], json!([]));
+}
