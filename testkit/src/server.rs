@@ -26,12 +26,13 @@ impl TestServer {
     }
 
     /// Serves the app on `state` on `addr`, with the bisection driver, the
-    /// tracked trees' watcher and the outbox's sender running as `serve`
-    /// runs them.
+    /// tracked trees' watcher, the lists' reader and the outbox's sender
+    /// running as `serve` runs them.
     pub async fn serve(state: AppState, addr: SocketAddr) -> TestServer {
         patchperf_server::domain::bisection::spawn_driver(&state);
         patchperf_server::domain::tree::spawn_watcher(&state);
         patchperf_server::domain::deliver::spawn_sender(&state).unwrap();
+        patchperf_server::domain::lists::spawn_reader(&state);
         let listener = TcpListener::bind(addr).await.unwrap();
         let addr = listener.local_addr().unwrap();
         let app = patchperf_server::app(state);

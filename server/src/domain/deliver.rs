@@ -428,8 +428,10 @@ mod tests {
     }
 
     /// What `compose` may write: these headers, each once at most.
-    const OURS: [&str; 9] = [
+    const OURS: [&str; 11] = [
         "from",
+        "in-reply-to",
+        "references",
         "to",
         "cc",
         "subject",
@@ -486,6 +488,26 @@ mod tests {
     }
 
     #[test]
+    fn a_reply_carries_its_thread_and_refuses_ids_that_are_not() {
+        let mut r = row(Some("kh@example.org".into()), None, "Re: [PATCH] x", "b");
+        r.in_reply_to = Some("cover@example.org".into());
+        r.refs = Some("root@example.org cover@example.org".into());
+        let mail = String::from_utf8(compose(&from(), &r).unwrap()).unwrap();
+        assert!(
+            mail.contains("\r\nIn-Reply-To: <cover@example.org>\r\n"),
+            "{mail}"
+        );
+        assert!(
+            mail.contains("\r\nReferences: <root@example.org> <cover@example.org>\r\n"),
+            "{mail}"
+        );
+        for bad in ["a@b>\r\nBcc: x@y.org", "a b@c", "<a@b>", ""] {
+            r.in_reply_to = Some(bad.into());
+            assert!(compose(&from(), &r).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
     fn a_row_that_cannot_be_composed_says_why() {
         for (to, cc) in [
             (Some("Someone <not an address>".to_string()), None),
@@ -535,10 +557,17 @@ mod tests {
             subject in hostile(80),
             cc in prop::collection::vec(address(), 0..3),
             body in hostile(200),
+            thread in prop::option::of((hostile(30), prop::collection::vec(hostile(30), 0..4))),
         ) {
             let to = Some(NameAddr::from_repository(&name, &author).header());
             let cc = (!cc.is_empty()).then(|| cc.join(", "));
-            match compose(&from(), &row(to, cc, &subject, &body)) {
+            let mut row = row(to, cc, &subject, &body);
+            // A list reply's thread: ids as a hostile list would have them.
+            if let Some((parent, refs)) = thread {
+                row.in_reply_to = Some(parent);
+                row.refs = Some(refs.join(" "));
+            }
+            match compose(&from(), &row) {
                 Ok(mail) => {
                     let names = wire_headers(&mail).map_err(TestCaseError::fail)?;
                     only_ours(&names).map_err(TestCaseError::fail)?;

@@ -373,3 +373,112 @@ fn body(
         words = h.words,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(raw: &str) -> Message {
+        Message::read(raw.as_bytes()).unwrap()
+    }
+
+    fn patch(extra: &str, from: &str) -> String {
+        format!(
+            "From: {from}\nTo: list@example.org\nCc: Rev Iewer <rev@example.org>\n\
+             Subject: [PATCH] fs: x\nMessage-ID: <p@example.org>\n{extra}\n\
+             x\n---\ndiff --git a/fs/a.c b/fs/a.c\n--- a/fs/a.c\n+++ b/fs/a.c\n@@ -1 +1 @@\n-a\n+b\n"
+        )
+    }
+
+    fn list(cc_list: bool, cc_thread: bool, address: &str) -> ListRow {
+        ListRow {
+            id: 1,
+            name: "l".into(),
+            address: address.into(),
+            archive_url: None,
+            read_history: false,
+            tree_id: None,
+            tree_name: None,
+            base_url: String::new(),
+            base_branch: String::new(),
+            paths: Vec::new(),
+            workload_map: sqlx::types::Json(Vec::new()),
+            workloads: Vec::new(),
+            params: sqlx::types::Json(
+                serde_json::from_value(serde_json::json!({
+                    "nr_task": [1], "seconds": 1, "warmup_seconds": 0
+                }))
+                .unwrap(),
+            ),
+            runs_per_side: 3,
+            backend: None,
+            machine_name: None,
+            cc_list,
+            cc_thread,
+            report_improvements: false,
+            wait_minutes: 30,
+            poll_minutes: 5,
+            max_in_flight: 2,
+            daily_cap: 20,
+            created_by: 1,
+            polled_at: None,
+            poll_error: None,
+            messages: 0,
+        }
+    }
+
+    #[test]
+    fn robots_and_our_own_mail_are_not_answered() {
+        let from = "patchperf <perf@example.org>";
+        for (extra, sender, answered) in [
+            ("", "A <a@example.org>", true),
+            ("Auto-Submitted: auto-generated", "A <a@example.org>", false),
+            ("Precedence: bulk", "A <a@example.org>", false),
+            ("", "patchperf <PERF@example.org>", false),
+        ] {
+            let messages = vec![read(&patch(extra, sender))];
+            // A robot's patch may not even be a series (assembly passes
+            // it over); if it is, it is not answered.
+            let series = assemble(&messages);
+            let answers = series
+                .first()
+                .is_some_and(|s| not_to_answer(&messages, s, from).is_none());
+            assert_eq!(answers, answered, "{extra:?} {sender:?}");
+        }
+    }
+
+    #[test]
+    fn copies_go_only_to_addresses_of_the_thread() {
+        let messages = vec![read(&patch("", "A <a@example.org>"))];
+        let s = &assemble(&messages)[0];
+        assert_eq!(
+            copies(&list(true, false, "LIST@example.org"), s, "a@example.org"),
+            ["LIST@example.org"]
+        );
+        assert!(copies(&list(true, false, "other@example.org"), s, "a@example.org").is_empty());
+        assert_eq!(
+            copies(&list(false, true, "list@example.org"), s, "a@example.org"),
+            ["list@example.org", "rev@example.org"]
+        );
+    }
+
+    #[test]
+    fn references_keep_the_root_and_the_nearest() {
+        let mut raw = patch("", "A <a@example.org>");
+        let refs: Vec<String> = (0..30).map(|i| format!("<r{i}@example.org>")).collect();
+        raw = raw.replace(
+            "Message-ID: <p@example.org>\n",
+            &format!(
+                "Message-ID: <p@example.org>\nIn-Reply-To: <r29@example.org>\nReferences: {}\n",
+                refs.join(" ")
+            ),
+        );
+        let messages = vec![read(&raw)];
+        let s = assemble(&messages);
+        let ids = references(&s[0]);
+        let ids: Vec<&str> = ids.split(' ').collect();
+        assert!(ids.len() <= MAX_REFERENCES, "{ids:?}");
+        assert_eq!(ids.first(), Some(&"r0@example.org"));
+        assert_eq!(ids.last(), Some(&"p@example.org"));
+    }
+}
