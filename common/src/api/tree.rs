@@ -183,6 +183,9 @@ pub struct TreeView {
     pub tested_at: Option<DateTime<Utc>>,
     /// When the branch was last looked at.
     pub polled_at: Option<DateTime<Utc>>,
+    /// What the last rewrite of the branch (a forced push) did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rewrite_note: Option<String>,
     /// Where people read its history.
     pub page_url: String,
 }

@@ -113,6 +113,8 @@ pub struct TreeRow {
     pub polled_at: Option<DateTime<Utc>>,
     /// The token that added it.
     pub created_by: i64,
+    /// What the last rewrite of the branch did, when it was rewritten.
+    pub rewrite_note: Option<String>,
 }
 
 /// The id of the tree named `name`.
@@ -143,7 +145,8 @@ pub async fn find(
                   t.params AS "params: Json<WorkloadParams>", t.runs_per_side,
                   t.max_runs_per_side, t.backend, t.config_fragment, t.machine_id,
                   m.name AS "machine_name?", t.min_hours, t.cc, t.webhook_url,
-                  t.tested_commit, t.anchor_commit, t.tested_at, t.polled_at, t.created_by
+                  t.tested_commit, t.anchor_commit, t.tested_at, t.polled_at, t.created_by,
+                  t.rewrite_note
            FROM trees t LEFT JOIN machines m ON m.id = t.machine_id
            WHERE t.id = $1"#,
         id
@@ -195,6 +198,57 @@ pub async fn tested(
     )
     .execute(conn)
     .await?;
+    Ok(())
+}
+
+/// The branch was rewritten: the tree's tested line is cut back to
+/// `fork` (the merge base of the old tested head and the new head), the
+/// commits after it and their history points go (they are no longer on the
+/// branch), and `note` says what happened. Without `fork` on the line (the
+/// branch was rewritten below the tree's first commit) the whole line
+/// goes, and `fork` starts it again (`subject`, `author`, `committed_at`).
+pub async fn rewind(
+    conn: &mut PgConnection,
+    id: i64,
+    fork: &TreeCommit,
+    note: &str,
+) -> Result<(), sqlx::Error> {
+    let kept = sqlx::query_scalar!(
+        "SELECT position FROM tree_commits WHERE tree_id = $1 AND commit_sha = $2",
+        id,
+        fork.commit_sha
+    )
+    .fetch_optional(&mut *conn)
+    .await?
+    .unwrap_or(-1);
+    sqlx::query!(
+        "DELETE FROM history_points WHERE tree_id = $1 AND position > $2",
+        id,
+        kept
+    )
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query!(
+        "DELETE FROM tree_commits WHERE tree_id = $1 AND position > $2",
+        id,
+        kept
+    )
+    .execute(&mut *conn)
+    .await?;
+    if kept < 0 {
+        append_commit(
+            conn,
+            id,
+            &fork.commit_sha,
+            &fork.subject,
+            &fork.author,
+            fork.committed_at,
+        )
+        .await?;
+    }
+    sqlx::query!("UPDATE trees SET rewrite_note = $2 WHERE id = $1", id, note)
+        .execute(conn)
+        .await?;
     Ok(())
 }
 

@@ -161,6 +161,44 @@ pub async fn head(ctx: &Context, url: &str, branch: &str) -> Result<RangeCommit,
     })
 }
 
+/// Where a rewritten branch left `tested`: `None` when `tested` is still an
+/// ancestor of `head` (the branch moved on), else the merge base of the
+/// two, with what it is about. Refused when the two share no history.
+pub async fn fork_point(
+    ctx: &Context,
+    url: &str,
+    tested: &str,
+    head: &str,
+) -> Result<Option<RangeCommit>, Error> {
+    let mirror = ctx.git.open(url, &[tested, head]).await?;
+    let base = mirror
+        .git(
+            &["merge-base", "--end-of-options", tested, head],
+            200,
+            "the merge base",
+        )
+        .await
+        .map_err(|e| {
+            in_words(
+                e,
+                &format!("the last tested {tested} and the new head {head} share no history"),
+            )
+        })?;
+    let base = base.trim().to_string();
+    if base == tested {
+        return Ok(None);
+    }
+    let about = about(&mirror, &base)
+        .await
+        .map_err(|e| in_words(e, &format!("the merge base {base}")))?;
+    Ok(Some(RangeCommit {
+        sha: base,
+        subject: about.subject,
+        author: about.author,
+        committed_at: about.committed_at,
+    }))
+}
+
 /// The commits on `to`'s first-parent line after `from`, oldest first;
 /// refused when `from` is not on that line or there are more than
 /// [`MAX_COMMITS`].

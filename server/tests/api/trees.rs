@@ -440,3 +440,74 @@ async fn a_tree_is_built_over_its_anchor_until_the_anchor_moves_up(pool: PgPool)
         (ids[carried_head].as_str(), &patched)
     );
 }
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_rewritten_branch_is_measured_from_the_merge_base_and_keeps_its_history(pool: PgPool) {
+    let Measured {
+        app,
+        repo,
+        mirrors: _mirrors,
+        machine,
+        id,
+        ids,
+        ..
+    } = measured_tree(pool).await;
+    assert_eq!(tree::record_history(&app.state).await.unwrap(), 3);
+    // A forced push: commits 3 and 4 are replaced by another.
+    crate::git_repo::git(repo.path(), &["reset", "-q", "--hard", &ids[2]]);
+    let new_head = commit_file(repo.path(), "fs/other.c", "int other;\n", "fs: another way");
+    let answer = push(&app, id).await;
+    let status = answer["status"].as_str().unwrap();
+    assert!(status.contains("the branch was rewritten at "), "{answer}");
+    assert!(
+        status.contains(&format!(
+            "{} is no longer on it; {} is measured against the merge base {} (\"fs: step 2\")",
+            &ids[4][..12],
+            &new_head[..12],
+            &ids[2][..12]
+        )),
+        "{answer}"
+    );
+    let comparison = answer["comparison_id"].as_i64().unwrap();
+    let view = app.comparison(comparison).await;
+    assert_eq!(view["git_range"], format!("{}..{new_head}", ids[2]));
+    let t = app.get(&format!("/api/v1/trees/{id}")).await.json;
+    assert_eq!(t["tested_commit"], new_head.as_str());
+    assert!(
+        t["rewrite_note"]
+            .as_str()
+            .unwrap()
+            .contains("no longer on it"),
+        "{t:#}"
+    );
+    let p = page(&app, &format!("/trees/{id}")).await;
+    assert!(text(&p).contains("is no longer on it"), "{}", text(&p));
+
+    // Commits 3 and 4 leave the history; 0 to 2 stay, the new head follows.
+    let lab = Lab {
+        culprit: None,
+        broken: Vec::new(),
+        ids: ids.clone(),
+    };
+    lab.drain(&app, machine).await;
+    assert_eq!(tree::record_history(&app.state).await.unwrap(), 1);
+    let h = app.get(&format!("/api/v1/trees/{id}/history")).await.json;
+    let commits: Vec<&str> = h["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["commit"].as_str().unwrap())
+        .collect();
+    assert_eq!(commits, [&ids[0], &ids[1], &ids[2], &new_head]);
+    // The next push moves on from the new head as before.
+    let next = commit_file(repo.path(), "fs/more.c", "int more;\n", "fs: more");
+    let answer = push(&app, id).await;
+    assert!(
+        !answer["status"].as_str().unwrap().contains("rewritten"),
+        "{answer}"
+    );
+    let view = app
+        .comparison(answer["comparison_id"].as_i64().unwrap())
+        .await;
+    assert_eq!(view["git_range"], format!("{new_head}..{next}"));
+}

@@ -133,9 +133,19 @@ pub async fn poll(ctx: &Context, id: i64) -> Result<PushResponse, Error> {
             ),
         ));
     }
-    let req = ComparisonSubmission::try_from(request(&tree, &head.sha))
+    // A forced push left the last tested head off the branch: as 0-day
+    // does, the new head is measured against the merge base, and the
+    // kernels are built over it (nothing is carried).
+    let fork = range::fork_point(ctx, &tree.url, &tree.tested_commit, &head.sha).await?;
+    let from = fork
+        .as_ref()
+        .map_or(tree.tested_commit.as_str(), |f| f.sha.as_str());
+    let req = ComparisonSubmission::try_from(request(&tree, from, &head.sha))
         .map_err(|e| Error::Internal(format!("tree {id}'s stored settings: {e}")))?;
-    let carried = carried(ctx, &tree).await;
+    let carried = match fork {
+        Some(_) => None,
+        None => carried(ctx, &tree).await,
+    };
     let prepared = submit::prepare(
         ctx,
         &req,
@@ -165,7 +175,23 @@ pub async fn poll(ctx: &Context, id: i64) -> Result<PushResponse, Error> {
         comparison::queue(&mut tx, &prepared.order, ctx.config.max_attempts).await?;
     let anchor = match &prepared.order.carried {
         Some(Carried::New { over, .. } | Carried::Stored { over, .. }) => over.clone(),
-        None => tree.tested_commit.clone(),
+        None => from.to_string(),
+    };
+    let rewritten = match &fork {
+        Some(f) => {
+            let note = rewrite_note(&tree.tested_commit, &head.sha, f);
+            let fork = db::trees::TreeCommit {
+                position: 0,
+                commit_sha: f.sha.clone(),
+                subject: f.subject.clone(),
+                author: f.author.clone(),
+                committed_at: committed_at(f.committed_at),
+            };
+            db::trees::rewind(&mut tx, id, &fork, &note).await?;
+            tracing::info!(tree = id, %note, "branch rewritten");
+            format!("{note}; ")
+        }
+        None => String::new(),
     };
     let mut commits = 0;
     for c in prepared.range.iter().flat_map(|r| r.commits.iter()) {
@@ -192,7 +218,7 @@ pub async fn poll(ctx: &Context, id: i64) -> Result<PushResponse, Error> {
     Ok(answer(
         Some(comparison_id),
         format!(
-            "queued comparison {comparison_id} of {commits} new commit{}",
+            "{rewritten}queued comparison {comparison_id} of {commits} new commit{}",
             if commits == 1 { "" } else { "s" }
         ),
     ))
@@ -237,17 +263,33 @@ fn next_allowed(tree: &TreeRow) -> Option<DateTime<Utc>> {
     (tree.min_hours > 0 && next > Utc::now()).then_some(next)
 }
 
-/// The range comparison of `head` against the tree's last tested head.
-fn request(tree: &TreeRow, head: &str) -> ComparisonCreateRequest {
+/// What a tree says after its branch was rewritten from `tested` to
+/// `head`, forking at `fork`.
+fn rewrite_note(tested: &str, head: &str, fork: &range::RangeCommit) -> String {
+    let short = |s: &str| s.chars().take(12).collect::<String>();
+    format!(
+        "the branch was rewritten at {}: {} is no longer on it; {} is measured against the \
+         merge base {} (\"{}\")",
+        Utc::now().format("%Y-%m-%d %H:%M UTC"),
+        short(tested),
+        short(head),
+        short(&fork.sha),
+        fork.subject
+    )
+}
+
+/// The range comparison of `head` against `from`: the tree's last tested
+/// head, or the merge base with it after a rewrite.
+fn request(tree: &TreeRow, from: &str, head: &str) -> ComparisonCreateRequest {
     ComparisonCreateRequest {
         base: BaseSource::Git {
             url: tree.url.clone(),
-            commit: tree.tested_commit.clone(),
+            commit: from.to_string(),
         },
         mbox: String::new(),
         aa: false,
         per_patch: false,
-        range: Some(format!("{}..{head}", tree.tested_commit)),
+        range: Some(format!("{from}..{head}")),
         workloads: tree.workloads.clone(),
         params: tree.params.0.clone(),
         runs: u32::try_from(tree.runs_per_side).unwrap_or(3),
@@ -276,6 +318,7 @@ pub fn view(ctx: &Context, t: TreeRow) -> TreeView {
         tested_commit: t.tested_commit,
         tested_at: t.tested_at,
         polled_at: t.polled_at,
+        rewrite_note: t.rewrite_note,
     }
 }
 

@@ -102,6 +102,8 @@ pub(super) struct TreePage {
     schedule: String,
     cc: String,
     tested: String,
+    /// What the last rewrite of the branch did ("" when none).
+    rewritten: String,
     json_url: String,
     histories: Vec<HistorySection>,
     changes: Vec<ChangeView>,
@@ -261,6 +263,7 @@ pub(super) async fn page(State(state): State<AppState>, Path(id): Path<i64>) -> 
         format!("a new head at most every {} hours", t.min_hours)
     };
     Ok(TreePage {
+        rewritten: t.rewrite_note.clone().unwrap_or_default(),
         name: t.name,
         url: t.url,
         branch: t.branch,
