@@ -40,19 +40,26 @@ pub async fn pending_threads(
     .await
 }
 
-/// The raw messages of a thread, in arrival order, at most `limit`.
+/// The raw messages of a thread, in arrival order: at most `limit`, and
+/// the first ones only that together take at most `max_bytes`.
 pub async fn thread(
     db: impl PgExecutor<'_>,
     list_id: i64,
     thread_root: &str,
     limit: i64,
+    max_bytes: i64,
 ) -> Result<Vec<Vec<u8>>, sqlx::Error> {
     sqlx::query_scalar!(
-        "SELECT raw FROM list_messages WHERE list_id = $1 AND thread_root = $2
-         ORDER BY id LIMIT $3",
+        r#"SELECT raw AS "raw!" FROM (
+               SELECT id, raw, sum(length(raw)) OVER (ORDER BY id) AS total
+               FROM list_messages WHERE list_id = $1 AND thread_root = $2
+           ) t
+           WHERE total <= $4
+           ORDER BY id LIMIT $3"#,
         list_id,
         thread_root,
-        limit
+        limit,
+        max_bytes
     )
     .fetch_all(db)
     .await

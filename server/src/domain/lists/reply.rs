@@ -113,7 +113,7 @@ async fn answer(
         );
         return measured(tx, row, &why).await;
     }
-    let messages = thread(ctx, list.id, &row.thread_root).await?;
+    let messages = super::series::thread(ctx, list.id, &row.thread_root).await?;
     let all = assemble(&messages);
     let Some(series) = all.iter().find(|s| s.reply_to.message_id == row.anchor) else {
         return measured(tx, row, "not answered: its messages are gone").await;
@@ -164,12 +164,6 @@ async fn answer(
 async fn measured(tx: &mut PgConnection, row: &SeriesRow, why: &str) -> Result<(), Error> {
     db::list_series::set_state(tx, row.id, SeriesState::Measured, Some(why), &[]).await?;
     Ok(())
-}
-
-async fn thread(ctx: &Context, list_id: i64, root: &str) -> Result<Vec<Message>, Error> {
-    let limit = i64::try_from(patchperf_common::mail::series::MAX_THREAD_MESSAGES).unwrap_or(0);
-    let raws = db::list_messages::thread(&ctx.db, list_id, root, limit).await?;
-    Ok(raws.iter().filter_map(|r| Message::read(r).ok()).collect())
 }
 
 /// Why a series must not be answered: it is our own mail, or a robot's.

@@ -38,11 +38,17 @@ pub async fn settle(ctx: &Context, list: &ListRow) -> Result<usize, Error> {
     Ok(changed)
 }
 
+/// Most bytes of a thread read at once: a thread of 2000 messages of the
+/// largest size taken would be 16 GiB; a real one (a long LKML thread of a
+/// 20-patch series and its reviews) is a few MiB.
+const MAX_THREAD_BYTES: i64 = 64 << 20;
+
 /// The messages of a thread, read (a stored message always reads: it was
-/// read at the door).
-async fn thread(ctx: &Context, list_id: i64, root: &str) -> Result<Vec<Message>, Error> {
+/// read at the door), the oldest first, at most [`MAX_THREAD_MESSAGES`]
+/// and [`MAX_THREAD_BYTES`].
+pub(super) async fn thread(ctx: &Context, list_id: i64, root: &str) -> Result<Vec<Message>, Error> {
     let limit = i64::try_from(MAX_THREAD_MESSAGES).unwrap_or(i64::MAX);
-    let raws = db::list_messages::thread(&ctx.db, list_id, root, limit).await?;
+    let raws = db::list_messages::thread(&ctx.db, list_id, root, limit, MAX_THREAD_BYTES).await?;
     Ok(raws.iter().filter_map(|r| Message::read(r).ok()).collect())
 }
 
