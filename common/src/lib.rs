@@ -3,7 +3,8 @@
 //! sends and reads (`api`), the names
 //! of metrics as 0-day prints them (`metric`) and the workloads a comparison
 //! may ask for (`workload`), what a comparison is and where it stands
-//! (`comparison`), the largest numbers a run may carry (`limits`); mailing-list
+//! (`comparison`) and what it is called (`naming`), the largest numbers a
+//! run may carry (`limits`); mailing-list
 //! mail and the series in it (`mail`), what may go into a mail from outside
 //! (`mail_header`); a
 //! submitted patch series (`mbox`) and the digest things
@@ -31,6 +32,7 @@ pub mod mail;
 pub mod mail_header;
 pub mod mbox;
 pub mod metric;
+pub mod naming;
 pub mod protocol;
 pub mod report;
 pub mod run;

@@ -73,6 +73,7 @@ fn header() -> ReportHeader {
         },
         base_source: None,
         patch_subject: None,
+        name: None,
         compiler: None,
         config: None,
         profile_event: Some("cycles".into()),

@@ -158,6 +158,7 @@ pub fn header_from_runs(machine: &str, base: &[RunResult], patched: &[RunResult]
         },
         base_source: base_kernel.map(|k| k.source.clone()),
         patch_subject: None,
+        name: None,
         compiler: kernel.map(|k| k.compiler.clone()),
         config: kernel.map(|k| short(&k.config_sha256, 12)),
         profile_event: base

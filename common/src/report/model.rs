@@ -49,9 +49,13 @@ pub struct ReportHeader {
     /// Where the base tree came from (`url@commit`, tarball name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_source: Option<String>,
-    /// Subject of the (first) patch of the series.
+    /// Subject of the patch (a step's own, or the one patch compared).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub patch_subject: Option<String>,
+    /// What was compared, as kernel people name it (see
+    /// [`crate::naming::name`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<crate::naming::Name>,
     /// Compiler that built both kernels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compiler: Option<String>,

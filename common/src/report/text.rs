@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use super::format::{ABS_WIDTH, ERR_WIDTH, REL_WIDTH, change_column, mean_column, stddev_column};
 use super::model::{Comparison, KernelLabel, MetricComparison, Presence, ReportHeader, SideStats};
 use super::order::sort_rows;
+use crate::naming::NameKind;
 use crate::stats::verdict::fmt_p;
 use crate::stats::{ChangeUnit, Interval, Verdict, shown_stddev_percent};
 
@@ -41,6 +42,11 @@ pub fn render(c: &Comparison, opts: &TextOptions) -> String {
         None => {
             let _ = writeln!(w, "commit: {}", h.patched.id);
         }
+    }
+    // A patch is named by its subject line below; anything else by what
+    // it is: `series: [PATCH v2 0/3] …`, `range: A..B (5 commits)`.
+    if let Some(n) = h.name.as_ref().filter(|n| n.kind != NameKind::Patch) {
+        let _ = writeln!(w, "{}: {}", n.kind.as_str(), n.text);
     }
     if let Some(base) = &h.base_source {
         let _ = writeln!(w, "base: {base}");

@@ -155,6 +155,26 @@ pub async fn find(
     .await
 }
 
+/// Tree `id`'s name and the subject of its tested commit `sha`, when it
+/// tested one: what a comparison of its head is named by.
+pub async fn named_commit(
+    db: impl PgExecutor<'_>,
+    id: i64,
+    sha: &str,
+) -> Result<Option<(String, Option<String>)>, sqlx::Error> {
+    let row = sqlx::query!(
+        r#"SELECT t.name,
+                  (SELECT c.subject FROM tree_commits c
+                   WHERE c.tree_id = t.id AND c.commit_sha = $2) AS "subject?"
+           FROM trees t WHERE t.id = $1"#,
+        id,
+        sha
+    )
+    .fetch_optional(db)
+    .await?;
+    Ok(row.map(|r| (r.name, r.subject)))
+}
+
 /// Every tree's id, in order.
 pub async fn ids(db: impl PgExecutor<'_>) -> Result<Vec<i64>, sqlx::Error> {
     sqlx::query_scalar!("SELECT id FROM trees ORDER BY id")

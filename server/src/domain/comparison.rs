@@ -17,6 +17,7 @@ use crate::db::comparisons::NewComparison;
 use crate::domain::{Context, interleave, lifecycle};
 use crate::{Error, db};
 
+pub mod name;
 pub mod overview;
 
 /// What asked for a comparison, and so how it relates to other things.

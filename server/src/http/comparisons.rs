@@ -243,10 +243,14 @@ fn job_view(j: JobRow, boots: &[BootRow], counts: &[(i64, i64, i64)], per_boot: 
 /// `GET /api/v1/comparisons` answer.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ComparisonList {
-    /// Newest first. Each comparison: id, status, base, subject, workloads,
-    /// runs_per_side, machine, created_at, and once it is final its overall
-    /// verdict and headline (null while it runs: its own GET has the live
-    /// verdict).
+    /// Newest first. Each comparison: id, status, kind, name (as kernel
+    /// people name it: the patch's subject, the series' cover letter,
+    /// `A..B (5 commits)`, `vfs.all 87d7add1d7 ("subject")`, `A/A
+    /// calibration of lab-1 (tcg-icount)`), base, subject (the first
+    /// patch's), workloads, runs_per_side, machine, created_at, once it is
+    /// final its overall verdict and headline (null while it runs: its own
+    /// GET has the live verdict), and a failed one's failure in words
+    /// (`patch 2/3 does not apply`).
     #[schema(value_type = Vec<Object>)]
     pub comparisons: Vec<ComparisonSummary>,
     /// Pass as `before` for the next page, newest first; absent on the

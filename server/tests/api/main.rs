@@ -20,6 +20,7 @@ mod list_archive;
 mod lists;
 mod mail;
 mod mail_hostile;
+mod names;
 mod nul;
 mod openapi;
 mod ownership;

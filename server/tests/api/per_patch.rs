@@ -274,3 +274,43 @@ async fn a_series_too_long_to_measure_patch_by_patch_is_refused_and_nothing_stor
     app.try_submit(json!({ "mbox": whole })).await;
     assert_eq!(app.count("comparisons").await, 1);
 }
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_failed_series_says_in_the_listing_which_patch_failed(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let m1 = app.register("m1").await;
+    let parent_id = submit_per_patch(&app).await;
+    for _ in 0..3 {
+        run_job(&app, m1).await.unwrap();
+    }
+    let job = app.claim(m1).await.unwrap();
+    let finish = json!({
+        "outcome": "failed",
+        "reason": "patch-does-not-apply",
+        "detail": "error: patch failed: fs/f2.c:1",
+    });
+    assert!(
+        app.job_call(m1, &job, "finish", finish)
+            .await
+            .status
+            .is_success()
+    );
+    patchperf_server::domain::report::stored::build_stale(&app.state)
+        .await
+        .unwrap();
+
+    // Not "no results": the failure, in the words of the step's page.
+    let list = app.get("/api/v1/comparisons").await;
+    let entry = &list.json["comparisons"][0];
+    assert_eq!(entry["id"], parent_id);
+    assert_eq!(entry["failure"], "patch 2/3 does not apply", "{entry}");
+    let page = app.get("/").await.body;
+    let row = page
+        .split("<tr class=")
+        .find(|r| r.contains(&format!("href=\"/comparisons/{parent_id}\"")))
+        .unwrap();
+    let row = crate::browser::visible_text(row);
+    assert!(row.contains("patch 2/3 does not apply"), "{row}");
+    assert!(row.contains("failed"), "{row}");
+    assert!(!row.contains("no results"), "{row}");
+}

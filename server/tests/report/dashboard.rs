@@ -323,3 +323,73 @@ fn urlencoding(s: &str) -> String {
         })
         .collect()
 }
+
+/// The dashboard's row of comparison `id`, as a browser shows it.
+fn row_of(page: &str, id: i64) -> String {
+    let row = page
+        .split("<tr class=")
+        .find(|r| r.contains(&format!("href=\"/comparisons/{id}\"")))
+        .unwrap_or_else(|| panic!("comparison {id} is listed: {page}"));
+    squash(&crate::browser::visible_text(row))
+}
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn an_aa_comparison_is_listed_and_shown_as_a_calibration(pool: sqlx::PgPool) {
+    let app = TestApp::new(pool).await;
+    let lab = app.register("lab-1").await;
+    let aa = app.submit_aa("lab-1", 3).await;
+    let name = "A/A calibration of lab-1 (tcg-icount)";
+    // Running: named, and no verdict said of it.
+    let spec = app.claim(lab).await.unwrap();
+    app.run_job(lab, &spec, &[1], faster, true).await;
+    app.build_reports().await;
+    let (_, page) = app.get("/").await;
+    let row = row_of(&page, aa);
+    assert!(row.contains(name), "{row}");
+    assert!(
+        !row.contains("(no subject)") && !row.contains("undecided"),
+        "{row}"
+    );
+    let (_, page) = app.get(&format!("/comparisons/{aa}")).await;
+    let text = squash(&crate::browser::visible_text(&page));
+    assert!(text.contains("calibration: running"), "{text}");
+    assert!(!text.contains("verdict: undecided"), "{text}");
+    assert!(
+        text.contains(&format!("{name}: linux-source-6.1 against itself")),
+        "{text}"
+    );
+
+    // Done: still a calibration, not a verdict.
+    app.run_all(lab, faster).await;
+    app.build_reports().await;
+    let (_, page) = app.get("/").await;
+    let row = row_of(&page, aa);
+    assert!(row.contains(&format!("> {aa} calibration ")), "{row}");
+    assert!(row.contains(name), "{row}");
+    let list = app.get_json("/api/v1/comparisons").await;
+    assert_eq!(list["comparisons"][0]["name"], name, "{list:#}");
+    assert_eq!(list["comparisons"][0]["kind"], "aa", "{list:#}");
+}
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn a_failed_comparison_says_why_in_the_listing(pool: sqlx::PgPool) {
+    let app = TestApp::new(pool).await;
+    let lab = app.register("lab").await;
+    let id = app.submit("[PATCH] fs: a dup win", "lab", &[1], 3).await;
+    let spec = app.claim(lab).await.unwrap();
+    let finish = serde_json::json!({
+        "outcome": "failed",
+        "reason": "build-failed",
+        "detail": "fs/file.c:12:5: error: 'fd' undeclared\nmake: *** [fs] Error 2",
+    });
+    let a = app.job_call(lab, &spec, "finish", finish).await;
+    assert!(a.status.is_success(), "{a:?}");
+    app.build_reports().await;
+    let list = app.get_json("/api/v1/comparisons").await;
+    let said = "build failed: fs/file.c:12:5: error: 'fd' undeclared";
+    assert_eq!(list["comparisons"][0]["failure"], said, "{list:#}");
+    let (_, page) = app.get("/").await;
+    let row = row_of(&page, id);
+    assert!(row.contains(&format!("{id} failed {said}")), "{row}");
+    assert!(!row.contains("no results"), "{row}");
+}

@@ -1,9 +1,11 @@
 //! The comparison listing of the dashboard and the API: filters, orders,
-//! search, and one summary line per comparison.
+//! search, and one summary line per comparison, named as kernel people
+//! name it, with a failed one's failure.
 
 use chrono::{DateTime, Utc};
-use patchperf_common::comparison::{ComparisonStatus, OverallVerdict};
-use patchperf_common::protocol::BaseSource;
+use patchperf_common::comparison::{ComparisonKind, ComparisonStatus, OverallVerdict};
+use patchperf_common::naming::{self, FailedStep, NameFacts};
+use patchperf_common::protocol::{BaseSource, FailureReason};
 use sqlx::PgPool;
 use sqlx::types::Json;
 
@@ -69,6 +71,12 @@ pub struct ComparisonSummary {
     pub id: i64,
     /// Where it stands.
     pub status: ComparisonStatus,
+    /// A/B, or A/A (a calibration).
+    pub kind: ComparisonKind,
+    /// What it is called ([`naming::name`]): the patch's subject, the
+    /// series' cover letter, `A..B (5 commits)`, `vfs.all 87d7add1d7
+    /// ("subject")`, `A/A calibration of lab-1 (tcg-icount)`.
+    pub name: String,
     /// Base tree.
     pub base: Json<BaseSource>,
     /// First patch's subject.
@@ -87,6 +95,77 @@ pub struct ComparisonSummary {
     pub verdict: Option<OverallVerdict>,
     /// Each report's headline metric, change and verdict, with the verdict.
     pub headline: Option<String>,
+    /// A failed comparison's failure in words ([`naming::failure`]):
+    /// `patch 2/3 does not apply`, `build failed: …`.
+    pub failure: Option<String>,
+}
+
+/// A listed row as the query reads it, before it is named.
+struct Listed {
+    id: i64,
+    status: ComparisonStatus,
+    kind: ComparisonKind,
+    base: Json<BaseSource>,
+    subject: Option<String>,
+    last_subject: Option<String>,
+    cover_letter: Option<String>,
+    patches: i64,
+    git_range: Option<String>,
+    commit_sha: Option<String>,
+    backend: Option<String>,
+    tree: Option<String>,
+    commit_subject: Option<String>,
+    workloads: Vec<String>,
+    runs_per_side: i32,
+    machine: Option<String>,
+    created_at: DateTime<Utc>,
+    verdict: Option<OverallVerdict>,
+    headline: Option<String>,
+    failure_reason: Option<FailureReason>,
+    failure_detail: Option<String>,
+    failed_step: Option<i32>,
+}
+
+impl From<Listed> for ComparisonSummary {
+    fn from(l: Listed) -> Self {
+        let patches = usize::try_from(l.patches).unwrap_or(0);
+        let name = naming::name(&NameFacts {
+            kind: Some(l.kind),
+            machine: l.machine.as_deref(),
+            backend: l.backend.as_deref(),
+            tree: l.tree.as_deref(),
+            git_range: l.git_range.as_deref(),
+            commit: l.commit_sha.as_deref(),
+            commit_subject: l.commit_subject.as_deref(),
+            cover_letter: l.cover_letter.as_deref(),
+            first_patch: l.subject.as_deref(),
+            last_patch: l.last_subject.as_deref(),
+            patches,
+        });
+        let failure = l.failure_reason.map(|reason| {
+            let step = l.failed_step.map(|step| FailedStep {
+                step,
+                of: patches,
+                commits: l.git_range.is_some(),
+            });
+            naming::failure(reason, l.failure_detail.as_deref(), step)
+        });
+        ComparisonSummary {
+            id: l.id,
+            status: l.status,
+            kind: l.kind,
+            name: name.text,
+            base: l.base,
+            subject: l.subject,
+            workloads: l.workloads,
+            runs_per_side: l.runs_per_side,
+            machine: l.machine,
+            created_at: l.created_at,
+            verdict: l.verdict,
+            headline: l.headline,
+            failure,
+        }
+    }
 }
 
 /// Comparisons matching `filter` in its order; the steps of per-patch
@@ -94,9 +173,14 @@ pub struct ComparisonSummary {
 ///
 /// Each order's keys are `CASE`s on the order asked for, which a plan made
 /// for the values at hand folds away: newest and oldest first walk the
-/// primary key's index, the verdict order `comparisons_verdict_rank`. The
-/// subject is looked up for the page's rows only, not for those a page
-/// number skips (page 1000 took 140 ms at 10⁵ comparisons, now 15).
+/// primary key's index, the verdict order `comparisons_verdict_rank`. What
+/// names a row (its series' subjects, its tree) and a failed one's failure
+/// are looked up for the page's rows only, not for those a page number
+/// skips (page 1000 took 140 ms at 10⁵ comparisons, now 15).
+///
+/// A failed comparison's failure is its failed job's that failed on its
+/// own (not cancelled, not failed for an earlier one: "not run: …"); a
+/// per-patch comparison's is its first failed step's.
 ///
 /// A search is asked of each comparison, newest first, until the page is
 /// full (`EXISTS`), not by first collecting every matching patch: a common
@@ -118,16 +202,34 @@ pub async fn list(
         .execute(&mut *tx)
         .await?;
     let listed = sqlx::query_as!(
-        ComparisonSummary,
+        Listed,
         r#"SELECT l.id AS "id!", l.status AS "status!: ComparisonStatus",
+                  l.kind AS "kind!: ComparisonKind",
                   l.base AS "base!: Json<BaseSource>",
                   (SELECT p.subject FROM patches p
                    WHERE p.series_id = l.series_id AND p.has_diff
                    ORDER BY p.position LIMIT 1) AS subject,
+                  (SELECT p.subject FROM patches p
+                   WHERE p.series_id = l.series_id AND p.has_diff
+                   ORDER BY p.position DESC LIMIT 1) AS last_subject,
+                  (SELECT p.subject FROM patches p
+                   WHERE p.series_id = l.series_id AND p.position = 0
+                     AND NOT p.has_diff) AS cover_letter,
+                  (SELECT count(*) FROM patches p
+                   WHERE p.series_id = l.series_id AND p.has_diff) AS "patches!",
+                  l.git_range, l.commit_sha, l.backend,
+                  t.name AS "tree?",
+                  (SELECT tc.subject FROM tree_commits tc
+                   WHERE tc.tree_id = l.tree_id AND tc.commit_sha = l.commit_sha)
+                    AS commit_subject,
                   l.workloads AS "workloads!", l.runs_per_side AS "runs_per_side!",
                   l.machine AS "machine?", l.created_at AS "created_at!",
-                  l.verdict AS "verdict?: OverallVerdict", l.headline AS "headline?"
-           FROM (SELECT c.id, c.status, c.base, c.series_id, c.workloads, c.runs_per_side,
+                  l.verdict AS "verdict?: OverallVerdict", l.headline AS "headline?",
+                  f.failure_reason AS "failure_reason?: FailureReason",
+                  f.failure_detail AS "failure_detail?",
+                  fs.step AS "failed_step?"
+           FROM (SELECT c.id, c.status, c.kind, c.base, c.series_id, c.git_range,
+                        c.commit_sha, c.backend, c.tree_id, c.workloads, c.runs_per_side,
                         m.name AS machine, c.created_at, c.verdict, c.headline,
                         CASE WHEN $10 = 'verdict' THEN verdict_rank(c.verdict) END AS rank,
                         CASE WHEN $10 = 'oldest' THEN c.id END AS oldest
@@ -147,6 +249,18 @@ pub async fn list(
                                 OR lower(p.author) LIKE $9)))
                  ORDER BY rank, oldest, c.id DESC
                  LIMIT $6 OFFSET $7) l
+           LEFT JOIN trees t ON t.id = l.tree_id
+           LEFT JOIN LATERAL (
+                 SELECT s.id, s.step FROM comparisons s
+                 WHERE l.status = 'failed' AND s.parent_id = l.id AND s.status = 'failed'
+                 ORDER BY s.step LIMIT 1) fs ON true
+           LEFT JOIN LATERAL (
+                 SELECT j.failure_reason, j.failure_detail FROM jobs j
+                 WHERE l.status = 'failed' AND j.comparison_id = coalesce(fs.id, l.id)
+                   AND j.failure_reason IS NOT NULL
+                 ORDER BY j.failure_reason = 'cancelled', j.failure_detail LIKE 'not run:%',
+                          j.seq
+                 LIMIT 1) f ON true
            ORDER BY l.rank, l.oldest, l.id DESC"#,
         filter.status.map(ComparisonStatus::as_str),
         filter.machine,
@@ -163,7 +277,7 @@ pub async fn list(
     .fetch_all(&mut *tx)
     .await?;
     tx.commit().await?;
-    Ok(listed)
+    Ok(listed.into_iter().map(ComparisonSummary::from).collect())
 }
 
 /// A search term as the listing's query uses it.

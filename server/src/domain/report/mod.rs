@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use patchperf_common::api::submission::{aligns_functions, code_layout_line};
 use patchperf_common::comparison::ComparisonKind;
+use patchperf_common::naming::NameKind;
 use patchperf_common::protocol::{BaseSource, NrTask};
 use patchperf_common::report::{
     KernelLabel, ReportHeader, build_comparison, group_by_report, header_from_runs,
@@ -34,14 +35,19 @@ pub use self::calibration::{NoiseFloor, NoiseFloors, noise_floors};
 use crate::db::comparisons::ComparisonRow;
 use crate::db::runs::RunMeta;
 use crate::domain::Context;
+use crate::domain::comparison::name::{self, Named};
 use crate::domain::report_cache::Inputs;
 use crate::{Error, db};
 
 /// What the report header knows of the comparison besides its runs.
 #[derive(Debug, Clone, Default)]
 pub struct HeaderFacts {
-    /// First patch's subject.
+    /// The patch's subject: a step's own, or the one patch compared.
     pub subject: Option<String>,
+    /// What was compared and where its base came from, as kernel people
+    /// name them; `None` for a step or a bisection's probe, which are
+    /// named by their own patch.
+    pub named: Option<Named>,
     /// sha256 of the mbox.
     pub series_sha256: String,
     /// Where the report page lives.
@@ -102,13 +108,24 @@ async fn load_uncached(
     latest_aa: Option<i64>,
 ) -> Result<ComparisonReport, Error> {
     let messages = db::patches::messages(&ctx.db, c.series_id).await?;
+    let patches: Vec<_> = messages.iter().filter(|m| m.has_diff).collect();
+    let probe = db::comparisons::probe_of(&ctx.db, c.id).await?.is_some();
+    let named = if c.step.is_some() || probe {
+        None
+    } else {
+        Some(name::of(&ctx.db, c, &messages).await?)
+    };
     let facts = HeaderFacts {
-        // A step of a per-patch comparison is about its own patch.
-        subject: messages
-            .iter()
-            .filter(|m| m.has_diff)
-            .nth(c.step.map_or(0, |k| usize::try_from(k).unwrap_or(1) - 1))
-            .map(|m| m.subject.clone()),
+        // A step of a per-patch comparison is about its own patch; a
+        // series, range or tree is named by `named`, not its first patch.
+        subject: match c.step {
+            Some(k) => patches
+                .get(usize::try_from(k).unwrap_or(1).saturating_sub(1))
+                .map(|m| m.subject.clone()),
+            None if named.is_some() && patches.len() != 1 => None,
+            None => patches.first().map(|m| m.subject.clone()),
+        },
+        named,
         series_sha256: db::patches::series_sha256(&ctx.db, c.series_id).await?,
         report_url: Some(ctx.config.link(&format!("/comparisons/{}", c.id))),
     };
@@ -349,6 +366,14 @@ pub fn header(
     }
     h.base_source = Some(c.base.0.describe());
     h.patch_subject = facts.subject.clone();
+    if let Some(named) = &facts.named {
+        h.base_source = Some(named.base.clone());
+        // A tree's head is named by its own subject on the commit line.
+        if named.name.kind == NameKind::Tree {
+            h.patched.subject = named.commit_subject.clone();
+        }
+        h.name = Some(named.name.clone());
+    }
     h.report_url = facts.report_url.clone();
     h.runs_steps = c.runs_steps();
     h.code_layout = Some(code_layout_line(

@@ -11,7 +11,7 @@
 use askama::Template;
 use askama_web::WebTemplate;
 use axum::extract::State;
-use patchperf_common::comparison::{ComparisonStatus, OverallVerdict};
+use patchperf_common::comparison::{ComparisonKind, ComparisonStatus, OverallVerdict};
 use serde::Deserialize;
 
 use super::changes::ChangeView;
@@ -88,7 +88,8 @@ pub struct Row {
     rank: usize,
     /// Headline metrics of a finished one, progress of a running one.
     headline: String,
-    subject: String,
+    /// What it is called ([`patchperf_common::naming`]).
+    name: String,
     workloads: String,
     machine: Option<String>,
     status: ComparisonStatus,
@@ -210,19 +211,50 @@ fn progress_text(p: &Progress) -> String {
 }
 
 /// The verdict cell, its class, rank and headline of a listed comparison.
+/// A calibration has no verdict to rank by: it comes after the others; a
+/// failure is said in words before whatever was measured.
 fn shown(s: &ComparisonSummary, progress: Option<&Progress>) -> (String, String, usize, String) {
+    let unranked = OverallVerdict::ALL.len();
     match (s.verdict, &s.headline) {
+        (Some(_), Some(h)) if s.kind == ComparisonKind::Aa => (
+            "calibration".into(),
+            "calibration".into(),
+            unranked,
+            h.clone(),
+        ),
+        (Some(v), Some(h)) if s.failure.is_some() => {
+            let failure = s.failure.clone().unwrap_or_default();
+            let (shown, class) = match v {
+                OverallVerdict::NoResults => ("failed".into(), "failed".into()),
+                v => (v.as_str().to_string(), view::overall_class(v)),
+            };
+            let headline = if h.is_empty() {
+                failure
+            } else {
+                format!("{failure}; {h}")
+            };
+            (shown, class, rank(v), headline)
+        }
         (Some(v), Some(h)) => (
             v.as_str().to_string(),
             view::overall_class(v),
             rank(v),
             h.clone(),
         ),
+        _ if s.kind == ComparisonKind::Aa => (
+            s.status.as_str().to_string(),
+            s.status.as_str().to_string(),
+            unranked,
+            progress.map(progress_text).unwrap_or_default(),
+        ),
         _ => (
             s.status.as_str().to_string(),
             s.status.as_str().to_string(),
             rank(OverallVerdict::Undecided),
-            progress.map(progress_text).unwrap_or_default(),
+            s.failure
+                .clone()
+                .or_else(|| progress.map(progress_text))
+                .unwrap_or_default(),
         ),
     }
 }
@@ -305,7 +337,7 @@ pub(super) async fn page(
                 shown_class,
                 rank,
                 headline,
-                subject: s.subject.unwrap_or_else(|| "(no subject)".into()),
+                name: s.name,
                 workloads: s.workloads.join(", "),
                 machine: s.machine,
                 status: s.status,

@@ -19,7 +19,7 @@ pub(crate) use self::group::{RowView, row_view};
 use super::plot;
 use super::{steps, view};
 use crate::db::comparisons::ComparisonRow;
-use crate::domain::comparison::overview;
+use crate::domain::comparison::{name, overview};
 use crate::domain::report::verdict::verdict_view;
 use crate::domain::report::{ComparisonReport, GroupReport};
 use crate::error::Result;
@@ -90,8 +90,9 @@ pub(super) struct ComparisonPage {
     metrics_url: String,
     /// The differential profile, when the runs were profiled.
     profile_url: Option<String>,
-    overall: &'static str,
-    overall_class: String,
+    /// What the overall line says (`verdict`, or `calibration` for an
+    /// A/A), what and its class.
+    overall: (&'static str, &'static str, String),
     status: &'static str,
     base: String,
     subjects: Vec<String>,
@@ -247,11 +248,8 @@ async fn page_of(
         })
         .collect();
     let patch = patch_facts(state, c).await?;
+    let named = name::of(&state.db, c, &messages).await?;
     let subjects: Vec<String> = messages.iter().map(|m| m.subject.clone()).collect();
-    let first_subject = messages
-        .iter()
-        .find(|m| m.has_diff)
-        .map(|m| m.subject.clone());
     let stored = |side: Side| {
         built
             .groups
@@ -266,10 +264,7 @@ async fn page_of(
         summary,
         patch,
         title: if c.kind == ComparisonKind::Aa {
-            format!(
-                "A/A: {} against itself (the machine's noise floor)",
-                c.base.0.describe()
-            )
+            format!("{}: {} against itself", named.name.text, named.base)
         } else {
             match (&step_of, &probe_of) {
                 (Some(s), _) => steps::step_line(s),
@@ -282,7 +277,7 @@ async fn page_of(
                         title.unwrap_or_default()
                     )
                 }
-                (None, None) => first_subject.unwrap_or_else(|| format!("comparison {id}")),
+                (None, None) => named.name.text.clone(),
             }
         },
         live: !c.status.is_final(),
@@ -295,10 +290,17 @@ async fn page_of(
             .flat_map(|g| &g.comparison.metrics)
             .any(|m| m.name.starts_with("perf-profile.children."))
             .then(|| format!("/comparisons/{id}/profile")),
-        overall: verdict.overall.as_str(),
-        overall_class: view::overall_class(verdict.overall),
+        // An A/A measures the noise: it has no verdict to wait for.
+        overall: match c.kind {
+            ComparisonKind::Aa => ("calibration", c.status.as_str(), "calibration".into()),
+            ComparisonKind::Ab => (
+                "verdict",
+                verdict.overall.as_str(),
+                view::overall_class(verdict.overall),
+            ),
+        },
         status: c.status.as_str(),
-        base: c.base.0.describe(),
+        base: named.base,
         subjects,
         series_sha256,
         machine: c.machine_name.clone(),

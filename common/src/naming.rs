@@ -1,0 +1,321 @@
+//! What a comparison is called wherever it is named (the dashboard, the
+//! listing API, its page, `report.txt`, mail subjects), in the words
+//! kernel people use: a patch by its subject, a series by its cover
+//! letter, a git range as `A..B (5 commits)`, a tracked tree's head as
+//! `vfs.all 87d7add1d7 ("subject")`, an A/A comparison as the calibration
+//! it is; and a failed comparison's failure in a few words.
+
+use serde::{Deserialize, Serialize};
+
+use crate::comparison::ComparisonKind;
+use crate::mbox::Subject;
+use crate::protocol::{BaseSource, FailureReason};
+
+/// How many hex digits name a tested commit, as 0-day prints them.
+const COMMIT_DIGITS: usize = 10;
+
+/// How many hex digits name a tree's base: 12, as a `Fixes:` tag does,
+/// since a base is what someone types into `git checkout`.
+const BASE_DIGITS: usize = 12;
+
+/// Most characters of a failure's detail a listing shows.
+const DETAIL_CHARS: usize = 120;
+
+/// What a comparison's name says it is; the text report labels its name
+/// line with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NameKind {
+    /// One patch, named by its subject.
+    Patch,
+    /// A series of two or more patches.
+    Series,
+    /// A git range.
+    Range,
+    /// A tracked tree's new head.
+    Tree,
+    /// An A/A comparison, measuring a machine's noise.
+    Calibration,
+}
+
+impl NameKind {
+    /// `series`, `range`, …
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NameKind::Patch => "patch",
+            NameKind::Series => "series",
+            NameKind::Range => "range",
+            NameKind::Tree => "tree",
+            NameKind::Calibration => "calibration",
+        }
+    }
+}
+
+/// A comparison's name and what kind of thing it names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Name {
+    /// What it names.
+    pub kind: NameKind,
+    /// The name itself.
+    pub text: String,
+}
+
+/// What a comparison's row knows that its name is made from.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NameFacts<'a> {
+    /// A/A or A/B (`None` counts as A/B).
+    pub kind: Option<ComparisonKind>,
+    /// The machine it runs on, once pinned.
+    pub machine: Option<&'a str>,
+    /// The measurement mode asked for (`tcg-icount`).
+    pub backend: Option<&'a str>,
+    /// The tracked tree whose head it measures.
+    pub tree: Option<&'a str>,
+    /// A git range's comparison: `A..B`, full ids.
+    pub git_range: Option<&'a str>,
+    /// The commit the patched side is (a range's end, a tree's head).
+    pub commit: Option<&'a str>,
+    /// That commit's subject, when known.
+    pub commit_subject: Option<&'a str>,
+    /// The series' cover letter's subject, when it has one.
+    pub cover_letter: Option<&'a str>,
+    /// The subject of the series' first patch.
+    pub first_patch: Option<&'a str>,
+    /// The subject of the series' last patch.
+    pub last_patch: Option<&'a str>,
+    /// How many patches (messages with a diff) the series has.
+    pub patches: usize,
+}
+
+/// The name of the comparison `f` describes.
+pub fn name(f: &NameFacts<'_>) -> Name {
+    let named = |kind, text| Name { kind, text };
+    if f.kind == Some(ComparisonKind::Aa) {
+        let mut text = "A/A calibration".to_string();
+        if let Some(m) = f.machine {
+            text.push_str(&format!(" of {m}"));
+        }
+        if let Some(b) = f.backend {
+            text.push_str(&format!(" ({b})"));
+        }
+        return named(NameKind::Calibration, text);
+    }
+    if let (Some(tree), Some(commit)) = (f.tree, f.commit) {
+        // The head's own subject; a range's last patch is the head unless
+        // the head changes no file.
+        let subject = f
+            .commit_subject
+            .map(str::to_string)
+            .or_else(|| f.last_patch.map(|s| Subject::parse(s).title));
+        let mut text = format!("{tree} {}", short(commit, COMMIT_DIGITS));
+        if let Some(s) = subject.filter(|s| !s.is_empty()) {
+            text.push_str(&format!(" (\"{s}\")"));
+        }
+        return named(NameKind::Tree, text);
+    }
+    if let Some(range) = f.git_range {
+        let spelled = match range.split_once("..") {
+            Some((a, b)) => format!("{}..{}", short(a, COMMIT_DIGITS), short(b, COMMIT_DIGITS)),
+            None => range.to_string(),
+        };
+        return named(
+            NameKind::Range,
+            format!("{spelled} ({})", count(f.patches, "commit")),
+        );
+    }
+    let first = f.first_patch.unwrap_or("(no subject)");
+    match (f.patches, f.cover_letter) {
+        (0 | 1, _) => named(NameKind::Patch, first.to_string()),
+        (_, Some(cover)) => named(NameKind::Series, cover.to_string()),
+        (n, None) => named(
+            NameKind::Series,
+            format!(
+                "{first} (+{} more patch{})",
+                n - 1,
+                if n == 2 { "" } else { "es" }
+            ),
+        ),
+    }
+}
+
+/// Where the base came from, as the page and the text report show it: a
+/// tracked tree's base is `vfs.all 1234567890ab`, anything else its source
+/// (`url@commit`, a tarball's name).
+pub fn base(tree: Option<&str>, base: &BaseSource) -> String {
+    match (tree, base) {
+        (Some(tree), BaseSource::Git { commit, .. }) => {
+            format!("{tree} {}", short(commit, BASE_DIGITS))
+        }
+        _ => base.describe(),
+    }
+}
+
+/// Where a failed comparison failed, as the step that failed first.
+#[derive(Debug, Clone, Copy)]
+pub struct FailedStep {
+    /// Which patch (or commit), from 1.
+    pub step: i32,
+    /// Of how many.
+    pub of: usize,
+    /// Whether the steps are a git range's commits.
+    pub commits: bool,
+}
+
+/// A failed comparison's failure in a few words, from its failed job's
+/// reason and detail: `patch 2/3 does not apply`, `build failed: …`.
+/// The detail of a step's failure is on the step's page; the first line
+/// of any other, cut short, is said here.
+pub fn failure(reason: FailureReason, detail: Option<&str>, step: Option<FailedStep>) -> String {
+    if let Some(s) = step {
+        let what = match reason {
+            FailureReason::PatchDoesNotApply => "does not apply".to_string(),
+            FailureReason::BuildFailed => "does not build".to_string(),
+            other => format!("failed: {}", other.as_str()),
+        };
+        let unit = if s.commits { "commit" } else { "patch" };
+        return format!("{unit} {}/{} {what}", s.step, s.of);
+    }
+    let line = detail
+        .and_then(|d| d.lines().map(str::trim).find(|l| !l.is_empty()))
+        .unwrap_or_default();
+    if line.is_empty() {
+        return reason.as_str().to_string();
+    }
+    let mut cut: String = line.chars().take(DETAIL_CHARS).collect();
+    if cut.len() < line.len() {
+        cut.push('…');
+    }
+    format!("{}: {cut}", reason.as_str())
+}
+
+/// `n things`, `1 thing`.
+fn count(n: usize, thing: &str) -> String {
+    format!("{n} {thing}{}", if n == 1 { "" } else { "s" })
+}
+
+/// The first `digits` characters of a commit id.
+fn short(sha: &str, digits: usize) -> &str {
+    sha.get(..digits).unwrap_or(sha)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A: &str = "1234567890abcdef1234567890abcdef12345678";
+    const B: &str = "87d7add1d7aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+
+    #[test]
+    fn a_series_is_named_by_its_cover_letter_or_its_first_patch_and_the_rest() {
+        let series = NameFacts {
+            cover_letter: Some("[PATCH v2 0/3] fs: faster close"),
+            first_patch: Some("[PATCH v2 1/3] fs: move fput"),
+            patches: 3,
+            ..NameFacts::default()
+        };
+        assert_eq!(
+            name(&series),
+            Name {
+                kind: NameKind::Series,
+                text: "[PATCH v2 0/3] fs: faster close".into()
+            }
+        );
+        let bare = NameFacts {
+            cover_letter: None,
+            ..series
+        };
+        assert_eq!(
+            name(&bare).text,
+            "[PATCH v2 1/3] fs: move fput (+2 more patches)"
+        );
+        let two = NameFacts { patches: 2, ..bare };
+        assert_eq!(
+            name(&two).text,
+            "[PATCH v2 1/3] fs: move fput (+1 more patch)"
+        );
+        let one = NameFacts { patches: 1, ..bare };
+        assert_eq!(name(&one).text, "[PATCH v2 1/3] fs: move fput");
+        assert_eq!(name(&one).kind, NameKind::Patch);
+    }
+
+    #[test]
+    fn a_range_a_tree_and_a_calibration_are_named_as_kernel_people_do() {
+        let range = format!("{A}..{B}");
+        let facts = NameFacts {
+            git_range: Some(&range),
+            commit: Some(B),
+            first_patch: Some("[PATCH] fs: the innocent one"),
+            last_patch: Some("[PATCH] fs: the head"),
+            patches: 5,
+            ..NameFacts::default()
+        };
+        assert_eq!(name(&facts).text, "1234567890..87d7add1d7 (5 commits)");
+        let tree = NameFacts {
+            tree: Some("vfs.all"),
+            commit_subject: Some("fs: the head"),
+            ..facts
+        };
+        assert_eq!(name(&tree).text, "vfs.all 87d7add1d7 (\"fs: the head\")");
+        let unknown = NameFacts {
+            commit_subject: None,
+            ..tree
+        };
+        assert_eq!(name(&unknown).text, "vfs.all 87d7add1d7 (\"fs: the head\")");
+        let aa = NameFacts {
+            kind: Some(ComparisonKind::Aa),
+            machine: Some("lab-1"),
+            backend: Some("tcg-icount"),
+            ..NameFacts::default()
+        };
+        assert_eq!(name(&aa).text, "A/A calibration of lab-1 (tcg-icount)");
+        assert_eq!(name(&aa).kind, NameKind::Calibration);
+        let git = BaseSource::Git {
+            url: "/srv/git/vfs.git".into(),
+            commit: A.into(),
+        };
+        assert_eq!(base(Some("vfs.all"), &git), "vfs.all 1234567890ab");
+        assert_eq!(base(None, &git), format!("/srv/git/vfs.git@{A}"));
+    }
+
+    #[test]
+    fn a_failure_is_said_in_a_few_words() {
+        let step = FailedStep {
+            step: 2,
+            of: 3,
+            commits: false,
+        };
+        assert_eq!(
+            failure(
+                FailureReason::PatchDoesNotApply,
+                Some("not run: …"),
+                Some(step)
+            ),
+            "patch 2/3 does not apply"
+        );
+        assert_eq!(
+            failure(
+                FailureReason::BuildFailed,
+                None,
+                Some(FailedStep {
+                    commits: true,
+                    ..step
+                })
+            ),
+            "commit 2/3 does not build"
+        );
+        assert_eq!(
+            failure(
+                FailureReason::BuildFailed,
+                Some("\nfs/open.c:12: error: x undeclared\nmore"),
+                None
+            ),
+            "build failed: fs/open.c:12: error: x undeclared"
+        );
+        assert_eq!(
+            failure(FailureReason::KernelPanic, None, None),
+            "kernel panic"
+        );
+        let long = "x".repeat(300);
+        assert!(failure(FailureReason::Other, Some(&long), None).ends_with("x…"));
+    }
+}
