@@ -9,7 +9,6 @@ use std::str::FromStr;
 
 use lettre::Address;
 use patchperf_common::mail_header::{self, NameAddr};
-use patchperf_common::naming::{self, NameFacts};
 use patchperf_common::report::importance;
 use serde_json::json;
 use sqlx::PgConnection;
@@ -23,11 +22,9 @@ use crate::{Error, db};
 /// by comparison `comparison_id` (the step that measured that commit):
 /// one mail per recipient (the commit's author, then the tree's `cc`;
 /// malformed addresses are skipped) and one webhook call when the tree has
-/// one. The subject names the commit as the listing does (`vfs.all
-/// 87d7add1d7 ("fs: …")`, [`naming::name`]) and the comparison's most
-/// important real change ("+98.2% improvement of
-/// will-it-scale.per_process_ops (fstatat-empty)"), or `headline`, the
-/// change point's, when it has none.
+/// one. The subject names the comparison's most important real change
+/// ("+98.2% improvement of will-it-scale.per_process_ops (fstatat-empty)"),
+/// or `headline`, the change point's, when it has none.
 ///
 /// Idempotent: a report queued before, for a recipient, is not queued
 /// again. Returns how many messages were newly queued; none when the
@@ -73,14 +70,8 @@ pub async fn queue_report(
         })
         .and_then(|g| importance::subject_line(&g.comparison));
     let headline = one_line(worst.as_deref().unwrap_or(headline));
-    // The commit named as everywhere else: `vfs.all 87d7add1d7 ("fs: …")`.
-    let name = naming::name(&NameFacts {
-        tree: Some(&audience.tree),
-        commit: Some(commit_sha),
-        commit_subject: Some(&audience.subject),
-        ..NameFacts::default()
-    });
-    let subject = one_line(&format!("{}: {headline}", name.text));
+    let short: String = commit_sha.chars().take(10).collect();
+    let subject = format!("[{}] {short}: {headline}", audience.tree);
     let key = format!("change:{comparison_id}");
     let body = mail_body(ctx, &audience, commit_sha, &headline, &report_url, &text);
 

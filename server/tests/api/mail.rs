@@ -198,7 +198,7 @@ async fn a_change_is_mailed_to_the_author_cc_the_list_once_and_posted(pool: PgPo
         assert_eq!(header(h, "cc"), "linux-fsdevel@vger.kernel.org");
         assert_eq!(
             header(h, "subject"),
-            format!("vfs.all {short} (\"fs: step 2\"): {headline}")
+            format!("[vfs.all] {short}: {headline}")
         );
         assert_eq!(
             header(h, "message-id"),
