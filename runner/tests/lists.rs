@@ -1,0 +1,458 @@
+//! Issue 25 for real: a mailing list followed through its public-inbox
+//! archive (written by ezpi, served by `public-inbox-httpd` as lore serves
+//! one), its series measured on real kernels under tcg-icount and answered
+//! in their threads at a real SMTP server (aiosmtpd). Among unrelated
+//! traffic the archive holds seed 002 posted as a single patch, a two-patch
+//! VFS series (seeds 003 and 004 as 1/2 and 2/2, with a cover letter) and
+//! later its v2, a review of 1/2, a patch outside the list's paths and a
+//! three-patch series whose 2/3 never comes. The server reads the archive
+//! when the list is added (the poll), then through the hook; exactly three
+//! replies go out, each `In-Reply-To` its cover letter or single patch;
+//! none for the review, the filtered patch or the incomplete series (each
+//! on the list's page with its reason), and none again after a restart.
+//!
+//! Shares the kernel tests' cache and takes turns with them
+//! (`kernel_support`).
+
+mod kernel_support;
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use patchperf_common::protocol::FinishRequest;
+use patchperf_server::domain::tokens::TokenKind;
+use patchperf_server::{AppState, Config};
+use patchperf_testkit::git_fixture::{self, patches_dir};
+use patchperf_testkit::public_inbox::Archive;
+use patchperf_testkit::smtp::{Relay, header};
+use patchperf_testkit::{TestServer, free_port, token};
+use serde_json::{Value, json};
+
+use kernel_support::{
+    assert_no_leftovers, exclusive, get_json, history_or_skip, load, run_agent_until_idle,
+    skip_without_tools,
+};
+
+const LIST: &str = "linux-fsdevel@vger.kernel.org";
+
+/// A message of the list: `From:` as given, our Message-ID, subject and
+/// thread, then `body`.
+fn mail(from: &str, id: &str, subject: &str, parent: Option<&str>, body: &str) -> Vec<u8> {
+    let thread = parent.map_or(String::new(), |p| {
+        format!("In-Reply-To: <{p}>\nReferences: <{p}>\n")
+    });
+    format!(
+        "From: {from}\nTo: {LIST}\nSubject: {subject}\nDate: Wed, 2 Dec 2026 10:00:00 +0000\n\
+         Message-ID: <{id}>\n{thread}MIME-Version: 1.0\n\
+         Content-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: 8bit\n\n{body}"
+    )
+    .into_bytes()
+}
+
+/// The author and the body (message, `---`, diffstat, diff) of the seed
+/// patch whose file starts with `prefix`, as `git format-patch` wrote it.
+fn seed(prefix: &str) -> (String, String) {
+    let dir = patches_dir();
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(prefix))
+        })
+        .unwrap();
+    let text = std::fs::read_to_string(file).unwrap();
+    let (headers, body) = text.split_once("\n\n").unwrap();
+    let from = headers
+        .lines()
+        .find_map(|l| l.strip_prefix("From: "))
+        .unwrap()
+        .to_string();
+    (from, body.to_string())
+}
+
+/// A made-up patch of `file`: never built, its series is filtered or
+/// incomplete.
+fn made_up(file: &str) -> String {
+    format!(
+        "A change.\n\nSigned-off-by: A U Thor <author@example.org>\n---\n {file} | 1 +\n\n\
+         diff --git a/{file} b/{file}\n--- a/{file}\n+++ b/{file}\n@@ -1 +1,2 @@\n x\n+y\n"
+    )
+}
+
+/// The cover letter and patches 1/2, 2/2 of the VFS series, version `v`:
+/// the same code in both versions (v2 rewords the cover letter).
+fn vfs_series(v: u32) -> Vec<Vec<u8>> {
+    let prefix = if v == 1 {
+        "PATCH".into()
+    } else {
+        format!("PATCH v{v}")
+    };
+    let cover = format!("vfs-v{v}-0@example.org");
+    let me = "Kernel Hacker <kh@example.org>";
+    let mut out = vec![mail(
+        me,
+        &cover,
+        &format!("[{prefix} 0/2] vfs: cheaper fstat and alloc_fd"),
+        None,
+        &format!("Version {v}: two backports.\n\nKernel Hacker (2):\n  vfs: fstat\n  fs/file.c\n"),
+    )];
+    for (k, (seed_prefix, title)) in [
+        (
+            "003",
+            "vfs: mostly undo glibc turning 'fstat()' into 'fstatat(AT_EMPTY_PATH)'",
+        ),
+        (
+            "004",
+            "fs/file.c: remove sanity_check and add likely/unlikely in alloc_fd()",
+        ),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let (author, body) = seed(seed_prefix);
+        // Sent by the series' author, written by the seed's: the body's
+        // `From:` line names who `git am` records.
+        let body = format!("From: {author}\n\n{body}");
+        out.push(mail(
+            me,
+            &format!("vfs-v{v}-{}@example.org", k + 1),
+            &format!("[{prefix} {}/2] {title}", k + 1),
+            Some(&cover),
+            &body,
+        ));
+    }
+    out
+}
+
+/// Every message of the aiosmtpd Maildir, one per Message-ID: (its
+/// In-Reply-To, subject, body).
+fn replies(relay: &Relay) -> BTreeMap<String, (String, String, String)> {
+    relay
+        .mails()
+        .into_iter()
+        .map(|(h, body)| {
+            (
+                header(&h, "message-id").to_string(),
+                (
+                    header(&h, "in-reply-to").to_string(),
+                    header(&h, "subject").to_string(),
+                    body,
+                ),
+            )
+        })
+        .collect()
+}
+
+/// Waits up to `limit` for `done`, saying how long it took.
+fn wait(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !done() {
+        assert!(started.elapsed() < limit, "{what}: not within {limit:?}");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    eprintln!(
+        "{what}: {:.1} s, load {}",
+        started.elapsed().as_secs_f64(),
+        load()
+    );
+}
+
+fn series_by_subject(url: &str, ci: &str, list: i64) -> BTreeMap<String, Value> {
+    let all = get_json(url, ci, &format!("/api/v1/series?list={list}"));
+    all["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["subject"].as_str().unwrap().to_string(), s.clone()))
+        .collect()
+}
+
+fn config(mirrors: &std::path::Path, smtp_port: u16) -> Config {
+    Config {
+        local_git: true,
+        allow_private_destinations: true,
+        git_dir: mirrors.to_path_buf(),
+        public_url: Some("https://perf.example.org/".into()),
+        smtp_url: Some(format!("smtp://127.0.0.1:{smtp_port}")),
+        mail_from: Some("patchperf <perf@example.org>".into()),
+        outbox_retry: Duration::ZERO,
+        ..Config::default()
+    }
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_list_is_read_measured_and_answered_in_its_threads(pool: sqlx::PgPool) {
+    skip_without_tools!();
+    let Some(history) = history_or_skip(git_fixture::linux_history(&[])) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let relay = Relay::start(free_port(), dir.path());
+    let archive = Archive::create(dir.path(), "linux-fsdevel", LIST);
+    let served = archive.serve();
+    let mirrors = dir.path().join("mirrors");
+    let state = AppState::new(pool.clone(), config(&mirrors, relay.port));
+    let server = TestServer::serve(state.clone(), "127.0.0.1:0".parse().unwrap()).await;
+    let (runner, ci) = (
+        token(&pool, TokenKind::Runner).await,
+        token(&pool, TokenKind::Ci).await,
+    );
+    let url = server.url();
+
+    // What the list holds before it is followed.
+    let chat = "Dev Eloper <dev@example.org>";
+    archive.add(&mail(
+        chat,
+        "lsf@example.org",
+        "LSF/MM: VFS topics",
+        None,
+        "Ideas?\n",
+    ));
+    let (author_002, body_002) = seed("002");
+    archive.add(&mail(
+        &author_002,
+        "fput-sync@example.org",
+        "[PATCH] fs: use __fput_sync in close(2)",
+        None,
+        &body_002,
+    ));
+    archive.add(&mail(
+        chat,
+        "lsf-re@example.org",
+        "Re: LSF/MM: VFS topics",
+        Some("lsf@example.org"),
+        "> Ideas?\n\nmount API.\n",
+    ));
+    for m in vfs_series(1) {
+        archive.add(&m);
+    }
+    archive.add(&mail(
+        "Jan Kara <jack@suse.cz>",
+        "review@example.org",
+        "Re: [PATCH 1/2] vfs: mostly undo glibc turning 'fstat()' into 'fstatat(AT_EMPTY_PATH)'",
+        Some("vfs-v1-1@example.org"),
+        "Looks good.\n\nReviewed-by: Jan Kara <jack@suse.cz>\n",
+    ));
+    archive.add(&mail(
+        "Mm Hacker <mm@example.org>",
+        "mm@example.org",
+        "[PATCH] mm: read-ahead a little less",
+        None,
+        &made_up("mm/readahead.c"),
+    ));
+    let three = "three-0@example.org";
+    archive.add(&mail(
+        chat,
+        three,
+        "[PATCH 0/3] fs: three steps",
+        None,
+        "Three.\n",
+    ));
+    for k in [1, 3] {
+        archive.add(&mail(
+            chat,
+            &format!("three-{k}@example.org"),
+            &format!("[PATCH {k}/3] fs: step {k}"),
+            Some(three),
+            &made_up(&format!("fs/step{k}.c")),
+        ));
+    }
+
+    let relay = std::sync::Arc::new(relay);
+    let (list, mut timings) = {
+        let (url, ci, runner, relay) = (url.clone(), ci.clone(), runner.clone(), relay.clone());
+        let (archive_url, base_url) = (served.url.clone(), history.url());
+        tokio::task::spawn_blocking(move || {
+            let _exclusive = exclusive();
+            let started = Instant::now();
+            let list: Value = ureq::post(&format!("{url}/api/v1/lists"))
+                .header("authorization", &format!("Bearer {ci}"))
+                .send_json(json!({
+                    "name": "linux-fsdevel",
+                    "address": LIST,
+                    "archive_url": archive_url,
+                    "read_history": true,
+                    "base_url": base_url,
+                    "base_branch": "master",
+                    "workload_map": [
+                        {"paths": ["fs/open.c", "fs/file_table.c"], "workloads": ["open1"]},
+                        {"paths": ["fs/stat.c"], "workloads": ["fstatat-empty"]},
+                        {"paths": ["fs/file.c"], "workloads": ["dup1"]},
+                    ],
+                    "params": { "nr_task": [1], "seconds": 1, "warmup_seconds": 1 },
+                    "runs": 3,
+                    "backend": "tcg-icount",
+                    "report_improvements": true,
+                    "wait_minutes": 0,
+                    // Read when added, then only through the hook: the
+                    // test may wait long for the kernel cache.
+                    "poll_minutes": 1440,
+                }))
+                .unwrap()
+                .body_mut()
+                .read_json()
+                .unwrap();
+            let list = list["id"].as_i64().unwrap();
+            let mut timings = Vec::new();
+            // Adding the list reads the archive at once (the poll), which
+            // queues seed 002 and v1.
+            wait(
+                "archive read, series queued",
+                Duration::from_secs(120),
+                || {
+                    let s = series_by_subject(&url, &ci, list);
+                    s.values().filter(|s| s["state"] == "queued").count() == 2
+                },
+            );
+            timings.push((
+                "list added → archive read → 2 series queued",
+                started.elapsed(),
+            ));
+            let measuring = Instant::now();
+            let finishes = run_agent_until_idle(&url, &runner, "list-test");
+            for f in &finishes {
+                assert!(matches!(f, FinishRequest::Done { .. }), "{f:?}");
+            }
+            timings.push((
+                "queued → measured (seed 002, and v1 patch by patch)",
+                measuring.elapsed(),
+            ));
+            let answering = Instant::now();
+            wait("two replies", Duration::from_secs(120), || {
+                replies(&relay).len() == 2
+            });
+            timings.push(("measured → replies at the SMTP server", answering.elapsed()));
+            (list, timings)
+        })
+        .await
+        .unwrap()
+    };
+
+    // v2, read through the hook.
+    for m in vfs_series(2) {
+        archive.add(&m);
+    }
+    timings = {
+        let (url, ci, runner, relay) = (url.clone(), ci.clone(), runner.clone(), relay.clone());
+        tokio::task::spawn_blocking(move || {
+            let _exclusive = exclusive();
+            let started = Instant::now();
+            let pushed: Value = ureq::post(&format!("{url}/api/v1/lists/{list}/push"))
+                .header("authorization", &format!("Bearer {ci}"))
+                .send_json(json!({}))
+                .unwrap()
+                .body_mut()
+                .read_json()
+                .unwrap();
+            assert_eq!(pushed["messages"], 3, "{pushed}");
+            wait("v2 queued", Duration::from_secs(60), || {
+                series_by_subject(&url, &ci, list)
+                    .get("[PATCH v2 0/2] vfs: cheaper fstat and alloc_fd")
+                    .is_some_and(|s| s["state"] == "queued")
+            });
+            timings.push(("hook → v2 read and queued", started.elapsed()));
+            let measuring = Instant::now();
+            run_agent_until_idle(&url, &runner, "list-test");
+            timings.push(("v2 queued → measured", measuring.elapsed()));
+            let answering = Instant::now();
+            wait("the third reply", Duration::from_secs(120), || {
+                replies(&relay).len() == 3
+            });
+            timings.push((
+                "v2 measured → reply at the SMTP server",
+                answering.elapsed(),
+            ));
+            assert_no_leftovers();
+            timings
+        })
+        .await
+        .unwrap()
+    };
+    for (what, took) in &timings {
+        eprintln!("{what}: {:.0} s", took.as_secs_f64());
+    }
+
+    let replies = replies(&relay);
+    assert_eq!(replies.len(), 3, "{:#?}", replies.keys());
+    let by_thread: BTreeMap<&str, &(String, String, String)> =
+        replies.values().map(|r| (r.0.as_str(), r)).collect();
+    let (_, subject, body) = by_thread["<fput-sync@example.org>"];
+    assert_eq!(subject, "Re: [PATCH] fs: use __fput_sync in close(2)");
+    assert!(
+        body.contains("patchperf noticed a +")
+            && body.contains("% improvement of will-it-scale.per_process_ops (open1) on:"),
+        "{body}"
+    );
+    eprintln!("seed 002's reply:\n{body}");
+    let (_, subject, body) = by_thread["<vfs-v1-0@example.org>"];
+    assert_eq!(subject, "Re: [PATCH 0/2] vfs: cheaper fstat and alloc_fd");
+    assert!(body.contains("The change comes with patch "), "{body}");
+    let (_, subject, body) = by_thread["<vfs-v2-0@example.org>"];
+    assert_eq!(
+        subject,
+        "Re: [PATCH v2 0/2] vfs: cheaper fstat and alloc_fd"
+    );
+    assert!(body.contains("Since v1 (comparison "), "{body}");
+    eprintln!("v2's reply:\n{body}");
+
+    // Nothing for the review, the filtered patch, the incomplete series:
+    // each on the list's page with its reason.
+    // Read off the runtime the server answers on (a blocking call on it
+    // would leave the server no thread to answer with).
+    let (series, page) = {
+        let (url, ci) = (url.clone(), ci.clone());
+        tokio::task::spawn_blocking(move || {
+            let page = ureq::get(&format!("{url}/lists/{list}"))
+                .call()
+                .unwrap()
+                .body_mut()
+                .read_to_string()
+                .unwrap();
+            (series_by_subject(&url, &ci, list), page)
+        })
+        .await
+        .unwrap()
+    };
+    assert_eq!(series.len(), 5, "{:#?}", series.keys());
+    let state_of = |s: &str| series[s]["state"].as_str().unwrap().to_string();
+    assert_eq!(state_of("[PATCH] mm: read-ahead a little less"), "skipped");
+    assert_eq!(state_of("[PATCH 0/3] fs: three steps"), "incomplete");
+    assert_eq!(
+        state_of("[PATCH] fs: use __fput_sync in close(2)"),
+        "reported"
+    );
+    assert_eq!(
+        state_of("[PATCH 0/2] vfs: cheaper fstat and alloc_fd"),
+        "reported"
+    );
+    assert_eq!(
+        state_of("[PATCH v2 0/2] vfs: cheaper fstat and alloc_fd"),
+        "reported"
+    );
+    assert!(page.contains("touches none of"), "{page}");
+    assert!(page.contains("2/3 never arrived"), "{page}");
+
+    // A restart: the new server's reader answers nothing again.
+    server.stop().await;
+    state.begin_shutdown();
+    let state = AppState::new(pool.clone(), config(&mirrors, relay.port));
+    let server = TestServer::serve(state.clone(), "127.0.0.1:0".parse().unwrap()).await;
+    patchperf_server::domain::lists::round(&state)
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(
+        relay.mails().len(),
+        replies_sent(&replies),
+        "nothing sent twice"
+    );
+    server.stop().await;
+    state.begin_shutdown();
+}
+
+/// Mails the relay received for `replies`: each reply goes to its author
+/// and the list.
+fn replies_sent(replies: &BTreeMap<String, (String, String, String)>) -> usize {
+    replies.len() * 2
+}
