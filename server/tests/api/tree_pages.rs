@@ -171,6 +171,18 @@ async fn a_tree_page_plots_its_history_marks_the_change_and_tables_the_points(po
         .expect("the plot links to its SVG")
         .replace("&amp;", "&");
     assert_eq!(app.get(&href).await.body, a.body);
+    // Each history links to its own JSON (a tree of several workloads has
+    // several, and a link without the query would answer 400).
+    let json_href = html
+        .split("href=\"")
+        .skip(1)
+        .filter_map(|r| r.split('"').next())
+        .find(|h| h.starts_with(&format!("/api/v1/trees/{id}/history?")))
+        .expect("the history links to its JSON")
+        .replace("&amp;", "&");
+    let history = app.get(&json_href).await;
+    assert_eq!(history.status, StatusCode::OK, "{history:?}");
+    assert_eq!(history.json["workload"], "open1");
     let a = app
         .get(&format!("/trees/{id}/plots/history.svg?workload=dup1"))
         .await;

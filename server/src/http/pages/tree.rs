@@ -86,6 +86,7 @@ pub struct HistorySection {
     title: String,
     svg: String,
     svg_href: String,
+    json_href: String,
     points: Vec<PointItem>,
 }
 
@@ -185,8 +186,19 @@ async fn render(state: &AppState, plot: HistoryPlot) -> Result<String> {
 
 /// `/trees/{id}/plots/history.svg?…` naming history `s`.
 fn svg_href(id: i64, s: &HistoryRow) -> String {
+    format!("/trees/{id}/plots/history.svg?{}", history_query(s))
+}
+
+/// `/api/v1/trees/{id}/history?…` naming history `s`: a tree with two
+/// workloads or more has several histories, and the query must say which.
+fn json_href(id: i64, s: &HistoryRow) -> String {
+    format!("/api/v1/trees/{id}/history?{}", history_query(s))
+}
+
+/// The query naming history `s`, encoded.
+fn history_query(s: &HistoryRow) -> String {
     format!(
-        "/trees/{id}/plots/history.svg?workload={}&mode={}&nr_task={}&metric={}&machine={}&measurement={}",
+        "workload={}&mode={}&nr_task={}&metric={}&machine={}&measurement={}",
         encode(&s.workload),
         encode(&s.mode),
         s.nr_task,
@@ -230,6 +242,7 @@ pub(super) async fn page(State(state): State<AppState>, Path(id): Path<i64>) -> 
             title: history_title(&s),
             svg,
             svg_href: svg_href(id, &s),
+            json_href: json_href(id, &s),
             points: points.into_iter().map(|p| point_item(p, &here)).collect(),
         });
     }
