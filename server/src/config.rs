@@ -76,6 +76,10 @@ pub struct Config {
     pub outbox_retry: Duration,
     /// Attempts before a message is given up (`failed`).
     pub outbox_max_attempts: u32,
+    /// Comparisons finished longer ago than this lose their bulky data
+    /// (see [`crate::domain::retention`]) on a schedule; `None`: only when
+    /// `patchperf-server prune` is run.
+    pub prune_after: Option<Duration>,
 }
 
 impl Default for Config {
@@ -103,6 +107,7 @@ impl Default for Config {
             calibration_max_age: Duration::from_secs(30 * 86_400),
             outbox_poll: Duration::from_secs(5),
             outbox_retry: Duration::from_secs(60),
+            prune_after: None,
             outbox_max_attempts: 10,
         }
     }

@@ -72,6 +72,17 @@ pub struct ServeArgs {
     /// used are removed first; 0: no bound).
     #[arg(long, env = "PATCHPERF_GIT_CACHE_MAX_BYTES", default_value_t = 32 << 30)]
     pub git_cache_max_bytes: u64,
+    /// Prune the bulky data (per-second series, profiles, samples) of
+    /// comparisons finished more than this many days ago, every 6 hours;
+    /// their reports, verdicts and histories stay (0: never; `prune` by
+    /// hand).
+    #[arg(
+        long,
+        env = "PATCHPERF_PRUNE_AFTER_DAYS",
+        default_value_t = 0,
+        value_parser = clap::value_parser!(u64).range(0..=36_500)
+    )]
+    pub prune_after_days: u64,
     /// Let git remotes and webhooks that users name be at loopback,
     /// link-local, private (10/8, 172.16/12, 192.168/16) or unique-local
     /// addresses: for a lab whose git server or hook receiver is internal.

@@ -8,7 +8,9 @@ use tokio::net::TcpListener;
 
 use super::database::Database;
 use crate::cli::serve::ServeArgs;
-use crate::domain::{Context, bisection, deliver, lifecycle, lists, queue, report, tree};
+use crate::domain::{
+    Context, bisection, deliver, lifecycle, lists, queue, report, retention, tree,
+};
 use crate::{AppState, Config, Error};
 
 /// Runs `serve`.
@@ -26,6 +28,8 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
         git_jobs: args.git_jobs as usize,
         git_jobs_per_remote: args.git_jobs_per_remote as usize,
         git_cache_max_bytes: args.git_cache_max_bytes,
+        prune_after: (args.prune_after_days > 0)
+            .then(|| Duration::from_secs(args.prune_after_days * 86_400)),
         allow_private_destinations: args.allow_private_destinations,
         smtp_url: args.smtp_url.clone(),
         mail_from: args.mail_from.clone(),
@@ -88,6 +92,7 @@ fn spawn_workers(ctx: &Context) -> Result<(), Error> {
     bisection::spawn_driver(ctx);
     tree::spawn_watcher(ctx);
     lists::spawn_reader(ctx);
+    retention::spawn_pruner(ctx);
     Ok(())
 }
 

@@ -7,8 +7,9 @@
 //! report is then final: it is never built again from what is left
 //! (`stored::read` takes it as it is).
 //!
-//! [`prune`] does one pass; `patchperf-server prune` calls it, and a
-//! background worker may call it on a schedule.
+//! [`prune`] does one pass; `patchperf-server prune` calls it, and with
+//! `serve --prune-after-days` the `pruner` worker ([`spawn_pruner`]) calls
+//! it every few hours.
 
 use std::time::Duration;
 
@@ -16,6 +17,8 @@ use chrono::Utc;
 use sqlx::PgPool;
 
 use crate::db::retention::{self, Removed};
+use crate::domain::Context;
+use crate::domain::workers::{Done, Worker};
 use crate::{Error, db};
 
 /// How many comparisons one query picks; each is pruned in a transaction
@@ -59,6 +62,27 @@ pub async fn prune(db: &PgPool, older_than: Duration) -> Result<Pruned, Error> {
             return Ok(done);
         }
     }
+}
+
+/// How often the pruner runs: a day's finished comparisons are a few
+/// hundred, a pass over them takes seconds.
+const PRUNE_EVERY: Duration = Duration::from_secs(6 * 3600);
+
+/// Starts the `pruner` worker when the configuration asks for a retention
+/// (`prune_after`): one [`prune`] pass now and every [`PRUNE_EVERY`].
+pub fn spawn_pruner(ctx: &Context) -> Option<tokio::task::JoinHandle<()>> {
+    let older_than = ctx.config.prune_after?;
+    Some(
+        Worker::every("pruner", PRUNE_EVERY).spawn(ctx, move |ctx| async move {
+            let pruned = prune(&ctx.db, older_than).await?;
+            if pruned.comparisons > 0 {
+                tracing::info!(comparisons = pruned.comparisons, "pruned bulky data");
+            }
+            Ok(Done::Handled(
+                usize::try_from(pruned.comparisons).unwrap_or(usize::MAX),
+            ))
+        }),
+    )
 }
 
 /// Whether comparison `id`'s stored report stands for data pruned since.

@@ -173,3 +173,40 @@ async fn prune_from_the_command_line_says_what_it_removed(pool: PgPool) {
          36 perf-profile values, samples of 12 runs"
     );
 }
+
+#[sqlx::test(migrations = "../migrations")]
+async fn serve_with_a_retention_prunes_by_itself(pool: PgPool) {
+    let (_app, ids) = lab::fill(pool.clone()).await;
+    age(&pool, 100).await;
+    // Without a retention, no worker: nothing goes.
+    let plain = patchperf_server::domain::Context::new(pool.clone(), Default::default());
+    assert!(retention::spawn_pruner(&plain).is_none());
+    let ctx = patchperf_server::domain::Context::new(
+        pool.clone(),
+        patchperf_server::Config {
+            prune_after: Some(Duration::from_secs(90 * 86_400)),
+            ..Default::default()
+        },
+    );
+    let worker = retention::spawn_pruner(&ctx).expect("a pruner with a retention");
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let mut all = true;
+        for &id in &ids {
+            all &= retention::pruned(&pool, id).await.unwrap();
+        }
+        if all {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not pruned within 60 s"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    for &id in &ids {
+        assert_eq!(bulk(&pool, id).await, (0, 0, 0), "comparison {id}");
+    }
+    ctx.begin_shutdown();
+    worker.abort();
+}
