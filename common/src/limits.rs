@@ -19,6 +19,13 @@ pub const MAX_WARMUP_SECONDS: u32 = 3_600;
 /// a percentage of online CPUs can resolve to.
 pub const MAX_NR_TASK: u32 = 8_192;
 
+/// Tasks a run may be asked to start (a submission's task count, `bench
+/// -t`, a job the harness runs): four times will-it-scale's 1024, enough
+/// for 100% on today's largest machines, small enough that a typo cannot
+/// fork-bomb the machine. Below [`MAX_NR_TASK`], which bounds what a
+/// stored run may carry rather than what is started.
+pub const MAX_NR_TASK_ASKED: u32 = 4_096;
+
 /// will-it-scale seconds (`samples`) of one run: one a measured second.
 pub const MAX_SAMPLES: usize = MAX_SECONDS as usize;
 

@@ -6,7 +6,8 @@
 //! are checked to the shape an SMTP relay takes, and a mail's text gets
 //! one kind of line ending (a bare CR must never reach SMTP `DATA`: `\r.\r\n`
 //! is the SMTP-smuggling shape). Non-ASCII text stays as it is; the mail
-//! builder writes it as RFC 2047 encoded words.
+//! builder writes it as RFC 2047 encoded words. A [`Mailbox`] read from
+//! mail is here too, below both `mail` and `mbox` that read one.
 
 /// Most characters of a name kept for a header (a longer one is cut, with
 /// `…`).
@@ -213,6 +214,38 @@ impl NameAddr {
             Some(name) => format!("{name} <{}>", self.address),
             None => self.address.clone(),
         }
+    }
+}
+
+/// A mailbox: display name and address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mailbox {
+    /// The display name (`Jörg Hacker`), one clean line; empty when the
+    /// header has none.
+    pub name: String,
+    /// The address (`jh@example.org`).
+    pub address: String,
+}
+
+impl Mailbox {
+    /// `Name <address>`, or the bare address when there is no name.
+    pub fn header(&self) -> String {
+        if self.name.is_empty() {
+            self.address.clone()
+        } else {
+            format!("{} <{}>", self.name, self.address)
+        }
+    }
+
+    /// What two mailboxes are compared by: one recipient, one key
+    /// ([`address_key`]).
+    pub fn key(&self) -> String {
+        address_key(&self.address)
+    }
+
+    /// The mailbox as the mail builder takes it.
+    pub fn name_addr(&self) -> NameAddr {
+        NameAddr::new(&self.name, &self.address)
     }
 }
 

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::run::TaskMode;
+use crate::workload::TaskMode;
 
 /// Mean over measured seconds of (ops in that second ÷ nr_task):
 /// `will-it-scale.per_process_ops` or `will-it-scale.per_thread_ops`.

@@ -203,6 +203,25 @@ pub struct WorkloadParams {
     pub perf_profile: bool,
 }
 
+/// What a comparison measures when it says nothing: one process, 5
+/// measured seconds after 2 of warm-up, no perf. A bisection without
+/// `params`, a runner job file's `[params]` and `submit`/`track`'s options
+/// all start here. (`bench` on its own defaults to will-it-scale's 10 s and
+/// 5 s instead, and a followed list to what a list bot can afford per
+/// series: those are choices of their own, not this default.)
+impl Default for WorkloadParams {
+    fn default() -> Self {
+        WorkloadParams {
+            mode: TaskMode::Process,
+            nr_task: vec![NrTask::Count(1)],
+            seconds: 5,
+            warmup_seconds: 2,
+            perf_stat: false,
+            perf_profile: false,
+        }
+    }
+}
+
 /// One boot a job must perform, in the order given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

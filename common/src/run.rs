@@ -6,41 +6,13 @@ use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::workload::TaskMode;
+
 use crate::Error;
 use crate::limits::{
     MAX_METRICS, MAX_NR_TASK, MAX_SAMPLES, MAX_SECONDS, MAX_SERIES, MAX_SERIES_POINTS,
     MAX_WARMUP_SECONDS, max_value,
 };
-
-/// Processes (will-it-scale's default) or threads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "lowercase")]
-pub enum TaskMode {
-    /// Each task is a forked process.
-    #[default]
-    Process,
-    /// Each task is a thread of one process.
-    Thread,
-}
-
-impl TaskMode {
-    /// `process` / `thread`, as in 0-day's `mode:` parameter.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TaskMode::Process => "process",
-            TaskMode::Thread => "thread",
-        }
-    }
-
-    /// `processes` / `threads`, as in `will-it-scale.<N>.processes`.
-    pub fn plural(self) -> &'static str {
-        match self {
-            TaskMode::Process => "processes",
-            TaskMode::Thread => "threads",
-        }
-    }
-}
 
 /// The two sides of a comparison (base sorts first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

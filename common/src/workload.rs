@@ -1,6 +1,40 @@
 //! The catalogue of will-it-scale-style workloads: their names as users type
 //! them and a one-line description each. The runner implements them; the
-//! server validates submitted workload names against this list.
+//! server validates submitted workload names against this list. Also how a
+//! workload's tasks run ([`TaskMode`]), which metric names spell out, so
+//! `metric` need not reach up into `run` for it.
+
+use serde::{Deserialize, Serialize};
+
+/// Processes (will-it-scale's default) or threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum TaskMode {
+    /// Each task is a forked process.
+    #[default]
+    Process,
+    /// Each task is a thread of one process.
+    Thread,
+}
+
+impl TaskMode {
+    /// `process` / `thread`, as in 0-day's `mode:` parameter.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskMode::Process => "process",
+            TaskMode::Thread => "thread",
+        }
+    }
+
+    /// `processes` / `threads`, as in `will-it-scale.<N>.processes`.
+    pub fn plural(self) -> &'static str {
+        match self {
+            TaskMode::Process => "processes",
+            TaskMode::Thread => "threads",
+        }
+    }
+}
 
 /// One workload known to patchperf.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

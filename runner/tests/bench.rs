@@ -223,7 +223,7 @@ fn bad_configurations_are_usage_errors() {
     let cases = [
         BenchConfig::new("open4", 1),
         BenchConfig::new("open1", 0),
-        BenchConfig::new("open1", harness::MAX_TASKS + 1),
+        BenchConfig::new("open1", patchperf_common::limits::MAX_NR_TASK_ASKED + 1),
         BenchConfig {
             seconds: 0,
             ..BenchConfig::new("open1", 1)

@@ -10,8 +10,8 @@ use super::git;
 use super::submission::{check_params, check_runs, check_workloads};
 use crate::Error;
 use crate::mail_header;
-use crate::protocol::{NrTask, WorkloadParams};
-use crate::run::{MeasurementMode, TaskMode};
+use crate::protocol::WorkloadParams;
+use crate::run::MeasurementMode;
 
 /// Most path globs of a list's filter, and of one workload rule.
 const MAX_GLOBS: usize = 64;
@@ -152,15 +152,12 @@ pub struct ListCreateRequest {
 }
 
 /// One task, 5 s measured after 1 s of warm-up: what a list bot can
-/// afford per boot for every series posted.
+/// afford per boot for every series posted (a second of warm-up less than
+/// a comparison's default).
 fn list_params() -> WorkloadParams {
     WorkloadParams {
-        mode: TaskMode::Process,
-        nr_task: vec![NrTask::Count(1)],
-        seconds: 5,
         warmup_seconds: 1,
-        perf_stat: false,
-        perf_profile: false,
+        ..WorkloadParams::default()
     }
 }
 fn list_runs() -> u32 {

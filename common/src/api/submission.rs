@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::git;
 use crate::Error;
+use crate::limits::MAX_NR_TASK_ASKED;
 use crate::protocol::{BaseSource, NrTask, WorkloadParams};
 use crate::run::MeasurementMode;
 use crate::workload;
@@ -230,8 +231,10 @@ pub(crate) fn check_params(p: &WorkloadParams) -> Result<(), Error> {
             NrTask::Count(0) => {
                 return invalid("params.nr_task: a task count must be at least 1".into());
             }
-            NrTask::Count(c) if *c > 4096 => {
-                return invalid(format!("params.nr_task: {c} tasks is more than 4096"));
+            NrTask::Count(c) if *c > MAX_NR_TASK_ASKED => {
+                return invalid(format!(
+                    "params.nr_task: {c} tasks is more than {MAX_NR_TASK_ASKED}"
+                ));
             }
             NrTask::Percent(p) if *p == 0 || *p > 100 => {
                 return invalid(format!("params.nr_task: {p}% must be 1–100%"));
@@ -306,8 +309,16 @@ pub fn default_max_runs(runs: u32, backend: Option<MeasurementMode>, aa: bool) -
     match backend {
         Some(MeasurementMode::TcgIcount) | None => None,
         Some(_) if aa => None,
-        Some(_) => Some(runs.saturating_mul(4).min(MAX_RUNS)),
+        Some(_) => Some(grown_runs(runs)),
     }
+}
+
+/// How far `runs` a side grows while undecided when nothing caps it: two
+/// more looks, each doubling, so four times, at most [`MAX_RUNS`]. A
+/// submission grows so only on a wall-clock backend
+/// ([`default_max_runs`]); a bisection's probes always do.
+pub fn grown_runs(runs: u32) -> u32 {
+    runs.saturating_mul(4).min(MAX_RUNS)
 }
 
 /// Only lines `make olddefconfig` reads as settings, or comments: anything

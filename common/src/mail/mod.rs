@@ -23,39 +23,10 @@ pub use message::{MAX_MESSAGE_BYTES, Message};
 pub use series::{Series, assemble};
 pub use split::{MAX_MBOX_MESSAGES, split_mbox};
 
+// Read here and by `mbox` alike, so it sits below both.
+pub use crate::mail_header::Mailbox;
+
 use crate::Error;
-
-/// A mailbox: display name and address.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Mailbox {
-    /// The display name (`Jörg Hacker`), one clean line; empty when the
-    /// header has none.
-    pub name: String,
-    /// The address (`jh@example.org`).
-    pub address: String,
-}
-
-impl Mailbox {
-    /// `Name <address>`, or the bare address when there is no name.
-    pub fn header(&self) -> String {
-        if self.name.is_empty() {
-            self.address.clone()
-        } else {
-            format!("{} <{}>", self.name, self.address)
-        }
-    }
-
-    /// What two mailboxes are compared by: one recipient, one key
-    /// ([`crate::mail_header::address_key`]).
-    pub fn key(&self) -> String {
-        crate::mail_header::address_key(&self.address)
-    }
-
-    /// The mailbox as the mail builder takes it.
-    pub fn name_addr(&self) -> crate::mail_header::NameAddr {
-        crate::mail_header::NameAddr::new(&self.name, &self.address)
-    }
-}
 
 #[cfg(test)]
 mod fuzz;

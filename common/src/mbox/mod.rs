@@ -13,7 +13,7 @@ pub use diff::{DiffStat, diffstat, has_diff, paths};
 pub use prefix::{SEPARATOR, prefixes};
 pub use subject::Subject;
 
-pub use crate::mail::Mailbox;
+pub use crate::mail_header::Mailbox;
 
 use crate::Error;
 use crate::digest::sha256_hex;

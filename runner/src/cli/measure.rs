@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use patchperf_common::protocol::WorkloadParams;
 use patchperf_common::run::MeasurementMode;
 
 use super::bench::{ModeArg, PerfArg};
@@ -33,10 +34,10 @@ pub struct MeasureArgs {
     #[arg(long, value_name = "N")]
     pub max_runs: Option<u32>,
     /// Measured seconds per run.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = WorkloadParams::default().seconds)]
     pub seconds: u32,
     /// Warm-up seconds per run, dropped.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = WorkloadParams::default().warmup_seconds)]
     pub warmup: u32,
     /// perf collectors inside each booted kernel (comma list).
     #[arg(long, value_enum, value_delimiter = ',', value_name = "stat,profile")]

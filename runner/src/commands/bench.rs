@@ -9,7 +9,9 @@ use patchperf_common::workload::WORKLOADS;
 
 use crate::Error;
 use crate::cli::bench::{BenchArgs, ModeArg, PerfArg};
-use crate::harness::{self, BenchConfig, MAX_TASKS, Phase, Progress};
+use patchperf_common::limits::MAX_NR_TASK_ASKED;
+
+use crate::harness::{self, BenchConfig, Phase, Progress};
 use crate::perf::{self, PerfOptions, PerfTool};
 
 /// Runs `patchperf-runner bench`.
@@ -73,7 +75,7 @@ fn print_list() {
 }
 
 /// Reads `-t`: `N`, `P%` or a comma list of those, resolved against the
-/// online CPUs and checked against [`MAX_TASKS`].
+/// online CPUs and checked against [`MAX_NR_TASK_ASKED`].
 fn parse_tasks(spec: &str, nr_cpu: u32) -> Result<Vec<u32>, Error> {
     spec.split(',')
         .map(|part| {
@@ -81,9 +83,9 @@ fn parse_tasks(spec: &str, nr_cpu: u32) -> Result<Vec<u32>, Error> {
                 .parse()
                 .map_err(|e| Error::Usage(format!("-t {spec}: {e}")))?;
             let n = nr.resolve(nr_cpu);
-            if n > MAX_TASKS {
+            if n > MAX_NR_TASK_ASKED {
                 return Err(Error::Usage(format!(
-                    "-t {spec}: {n} tasks is more than the {MAX_TASKS} allowed"
+                    "-t {spec}: {n} tasks is more than the {MAX_NR_TASK_ASKED} allowed"
                 )));
             }
             Ok(n)

@@ -11,7 +11,7 @@ use patchperf_common::api::{
 };
 use patchperf_common::protocol::BaseSource;
 
-use super::submit::{config_fragment, params};
+use super::measure::{config_fragment, params};
 use crate::Error;
 use crate::agent::client::Client;
 use crate::cli::submit::SubmitArgs;

@@ -10,6 +10,7 @@ pub mod compare;
 pub mod guest;
 pub mod job;
 pub mod lab_init;
+pub mod measure;
 pub mod submit;
 pub mod track;
 

@@ -3,7 +3,7 @@
 
 use patchperf_common::api::{TreeCreateRequest, TreeCreated};
 
-use super::submit::{config_fragment, params};
+use super::measure::{config_fragment, params};
 use crate::Error;
 use crate::agent::client::Client;
 use crate::cli::track::TrackArgs;

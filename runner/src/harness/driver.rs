@@ -13,7 +13,7 @@ use super::interrupt;
 use super::shared::{SharedArea, TaskState};
 use super::summary::{self, RunShape};
 use super::tasks::{self, Gate, Processes, TaskPlan};
-use super::workloads::Workload;
+use super::workload::Workload;
 use super::{Phase, Progress};
 use crate::Error;
 

@@ -30,7 +30,7 @@ pub fn install() -> io::Result<()> {
     if WAKE.get().is_some() {
         return Ok(());
     }
-    let (read, write) = super::tasks::pipe()?;
+    let (read, write) = super::pipe::pipe()?;
     set_nonblocking(&read)?;
     for signal in SIGNALS {
         signal_hook::flag::register_usize(signal, &RECEIVED, signal as usize)?;

@@ -20,16 +20,19 @@
 
 use std::path::{Path, PathBuf};
 
+use patchperf_common::limits::MAX_NR_TASK_ASKED;
 use patchperf_common::run::{MeasurementMode, RunResult, SecondSample, TaskMode};
 
 mod collector;
 mod driver;
 pub mod interrupt;
+mod pipe;
 mod scratch;
 mod shared;
 mod summary;
 mod sys;
 mod tasks;
+mod workload;
 mod workloads;
 
 pub use collector::Collector;
@@ -37,10 +40,6 @@ pub use scratch::ScratchKind;
 
 use crate::Error;
 
-/// At most this many tasks per run: four times will-it-scale's 1024, enough
-/// for 100% on today's largest machines, small enough that a typo cannot
-/// fork-bomb the machine.
-pub const MAX_TASKS: u32 = 4096;
 /// Measured seconds when not given.
 pub const DEFAULT_SECONDS: u32 = 10;
 /// Warm-up seconds when not given (will-it-scale drops its first 5 too).
@@ -53,7 +52,7 @@ pub struct BenchConfig {
     pub workload: String,
     /// Processes (default) or threads.
     pub mode: TaskMode,
-    /// Number of tasks, 1 to [`MAX_TASKS`].
+    /// Number of tasks, 1 to [`MAX_NR_TASK_ASKED`].
     pub nr_task: u32,
     /// Measured seconds, at least 1.
     pub seconds: u32,
@@ -100,9 +99,9 @@ impl BenchConfig {
                 "the number of tasks must be at least 1".into(),
             ));
         }
-        if self.nr_task > MAX_TASKS {
+        if self.nr_task > MAX_NR_TASK_ASKED {
             return Err(Error::Usage(format!(
-                "{} tasks is more than the {MAX_TASKS} allowed",
+                "{} tasks is more than the {MAX_NR_TASK_ASKED} allowed",
                 self.nr_task
             )));
         }

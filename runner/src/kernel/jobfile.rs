@@ -83,24 +83,25 @@ pub struct ParamsEntry {
 }
 
 fn default_nr_task() -> Vec<NrTask> {
-    vec![NrTask::Count(1)]
+    WorkloadParams::default().nr_task
 }
 fn default_seconds() -> u32 {
-    5
+    WorkloadParams::default().seconds
 }
 fn default_warmup() -> u32 {
-    2
+    WorkloadParams::default().warmup_seconds
 }
 
 impl Default for ParamsEntry {
     fn default() -> Self {
+        let p = WorkloadParams::default();
         ParamsEntry {
-            mode: TaskMode::Process,
-            nr_task: default_nr_task(),
-            seconds: default_seconds(),
-            warmup_seconds: default_warmup(),
-            perf_stat: false,
-            perf_profile: false,
+            mode: p.mode,
+            nr_task: p.nr_task,
+            seconds: p.seconds,
+            warmup_seconds: p.warmup_seconds,
+            perf_stat: p.perf_stat,
+            perf_profile: p.perf_profile,
         }
     }
 }

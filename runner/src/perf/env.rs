@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use super::error::PerfError;
 use super::exec;
 use super::stat::parse::{Reading, parse_totals};
+use crate::error::PerfError;
 
 const PARANOID: &str = "/proc/sys/kernel/perf_event_paranoid";
 const KALLSYMS: &str = "/proc/kallsyms";

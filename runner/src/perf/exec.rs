@@ -23,7 +23,7 @@ use nix::sys::signal::{Signal, kill, killpg};
 use nix::sys::stat::Mode;
 use nix::unistd::{Pid, mkfifo};
 
-use super::error::{PerfError, ProcessProblem};
+use crate::error::{PerfError, ProcessProblem};
 
 /// How many stderr lines an error message carries.
 const TAIL_LINES: usize = 12;

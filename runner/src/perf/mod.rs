@@ -24,14 +24,13 @@ use std::str::FromStr;
 use crate::harness::Collector;
 
 pub mod env;
-pub mod error;
 pub mod exec;
 pub mod profile;
 pub mod session;
 pub mod stat;
 
+pub use crate::error::{PerfError, ProcessProblem};
 pub use env::Perf;
-pub use error::PerfError;
 pub use profile::PerfProfile;
 pub use session::PerfSession;
 pub use stat::PerfStat;

@@ -12,9 +12,9 @@
 
 use patchperf_common::run::RunResult;
 
-use super::error::PerfError;
 use super::{PerfProfile, PerfStat};
 use crate::Error;
+use crate::error::PerfError;
 use crate::harness::Collector;
 
 /// The perf collectors of one run, driven together.

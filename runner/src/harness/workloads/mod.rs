@@ -2,7 +2,9 @@
 //! in. A workload is what will-it-scale calls a testcase: a set-up that
 //! makes its files, a per-task set-up, the loop body, and a clean-up. Adding
 //! one is adding a file here and a line in [`TABLE`] (and its name and
-//! description in `patchperf_common::workload`).
+//! description in `patchperf_common::workload`). The trait they implement
+//! lives apart (`harness::workload`), since the driver the table points
+//! at is written against it.
 
 use std::ffi::CString;
 use std::io;
@@ -11,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use super::collector::Collector;
 use super::driver::{self, Observer, Run};
-use super::sys::Failure;
+use super::workload::Workload;
 use crate::Error;
 use patchperf_common::run::RunResult;
 
@@ -24,30 +26,6 @@ mod open3;
 mod open_creat;
 mod open_enoent;
 mod statx_empty;
-
-/// One will-it-scale testcase.
-///
-/// `task_setup` and `iteration` run in the tasks. In processes mode a task
-/// is a forked child of a possibly multi-threaded parent, so they must only
-/// make system calls on data prepared by `setup`: no allocation, no locks,
-/// no panics.
-pub trait Workload: Sized + Sync {
-    /// The name from `patchperf_common::workload::WORKLOADS`.
-    const NAME: &'static str;
-    /// What one task keeps between iterations (an open fd, a stat buffer).
-    type Task<'a>
-    where
-        Self: 'a;
-    /// In the parent, before any task starts: make what `nr_task` tasks
-    /// need under `scratch`.
-    fn setup(scratch: &Path, nr_task: u32) -> io::Result<Self>;
-    /// In task number `task` (0-based), before the start signal.
-    fn task_setup(&self, task: usize) -> Result<Self::Task<'_>, Failure>;
-    /// The loop body; the harness counts one op per call.
-    fn iteration(task: &mut Self::Task<'_>) -> Result<(), Failure>;
-    /// In the parent, after every task stopped: remove what `setup` made.
-    fn cleanup(&self) -> io::Result<()>;
-}
 
 /// The harness instantiated for one workload.
 pub type RunFn =

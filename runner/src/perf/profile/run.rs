@@ -13,10 +13,10 @@ use tempfile::TempDir;
 use super::metrics::Profile;
 use super::parse::{ScriptParser, lost_samples_warning};
 use crate::Error;
+use crate::error::PerfError;
 use crate::harness::Collector;
 use crate::perf::PerfOptions;
 use crate::perf::env::{Perf, kernel_symbols_warning};
-use crate::perf::error::PerfError;
 use crate::perf::exec::{self, Background};
 
 /// How long perf may take to start counting (it opens counters on every

@@ -10,10 +10,10 @@ use tempfile::TempDir;
 use super::metrics::{derive, window_warning};
 use super::parse::parse_intervals;
 use crate::Error;
+use crate::error::PerfError;
 use crate::harness::Collector;
 use crate::perf::PerfOptions;
 use crate::perf::env::Perf;
-use crate::perf::error::PerfError;
 use crate::perf::exec::{self, Background};
 
 /// How long perf may take to start counting (it opens counters on every

@@ -23,12 +23,13 @@ mod wording;
 pub use self::driver::{advance, advance_all, spawn_driver};
 pub use self::view::view;
 
+use patchperf_common::api::submission::grown_runs;
 use patchperf_common::api::{BisectCommit, BisectionStatus, BisectionSubmission};
 use patchperf_common::comparison::{ComparisonKind, ComparisonStatus};
 use patchperf_common::mbox;
 use patchperf_common::metric;
-use patchperf_common::protocol::{BaseSource, NrTask, WorkloadParams};
-use patchperf_common::run::{MeasurementMode, TaskMode};
+use patchperf_common::protocol::{BaseSource, WorkloadParams};
+use patchperf_common::run::MeasurementMode;
 
 use crate::db::bisections::{BisectionRow, NewBisection};
 use crate::domain::Context;
@@ -120,14 +121,7 @@ pub async fn create(
                     .join(", ")
             )));
         }
-        (None, None) => WorkloadParams {
-            mode: TaskMode::Process,
-            nr_task: vec![NrTask::Count(1)],
-            seconds: 5,
-            warmup_seconds: 2,
-            perf_stat: false,
-            perf_profile: false,
-        },
+        (None, None) => WorkloadParams::default(),
     };
     let runs = req
         .runs
@@ -137,7 +131,7 @@ pub async fn create(
     let max_runs = req
         .max_runs
         .map(|r| i32::try_from(r).unwrap_or(i32::MAX))
-        .unwrap_or((runs * 4).min(100))
+        .unwrap_or_else(|| i32::try_from(grown_runs(runs.unsigned_abs())).unwrap_or(i32::MAX))
         .max(runs);
     let machine_id = match &req.machine {
         Some(name) => Some(machines::named(&ctx.db, name, req.backend).await?.id),

@@ -2,6 +2,10 @@
 //! it into a run's warning (the run goes on without perf metrics), so each
 //! message says what failed in words a user can act on, with the end of
 //! perf's own stderr where perf said something.
+//!
+//! It sits beside the runner's [`Error`](super::Error), not in `perf`, as
+//! `Error::Perf` carries it: the error types are the layer every other
+//! module (perf included) builds on.
 
 use std::path::PathBuf;
 
@@ -75,8 +79,9 @@ pub enum PerfError {
     /// with the end of its stderr where that explains more.
     #[error("{source}{stderr}")]
     Output {
-        /// The parse error.
-        source: Box<crate::Error>,
+        /// The parse error. Boxed as any error so `PerfError` does not
+        /// contain the `Error` that contains it.
+        source: Box<dyn std::error::Error + Send + Sync>,
         /// `: <perf's last stderr lines>`, or empty.
         stderr: String,
     },
@@ -117,9 +122,12 @@ impl PerfError {
         }
     }
 
-    /// perf's output could not be parsed; `stderr` as [`super::exec::tail`]
-    /// gives it.
-    pub(crate) fn output(source: crate::Error, stderr: String) -> Self {
+    /// perf's output could not be parsed; `stderr` as
+    /// [`crate::perf::exec::tail`] gives it.
+    pub(crate) fn output(
+        source: impl std::error::Error + Send + Sync + 'static,
+        stderr: String,
+    ) -> Self {
         PerfError::Output {
             source: Box::new(source),
             stderr,

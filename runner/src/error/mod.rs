@@ -1,6 +1,11 @@
 //! The runner's one error type. Bad input from the user (unknown workload,
 //! bad task count, unreadable file) exits with status 2; failures of the
-//! machine or of a job exit with status 1.
+//! machine or of a job exit with status 1. Why perf could not count has
+//! its own type (`perf`), which `Error::Perf` carries.
+
+pub mod perf;
+
+pub use perf::{PerfError, ProcessProblem};
 
 /// Everything that can go wrong in the runner.
 #[derive(Debug, thiserror::Error)]
@@ -42,7 +47,7 @@ pub enum Error {
     Bench(String),
     /// perf could not count (missing, not allowed, or it failed).
     #[error(transparent)]
-    Perf(#[from] crate::perf::PerfError),
+    Perf(#[from] PerfError),
     /// The kernel configuration did not come out as the fragments asked.
     #[error("kernel config: {0}")]
     Config(String),
