@@ -220,7 +220,7 @@ fn mail_body(
 
 /// Whether mail to `address` can go out: the shape tree cc lists are
 /// checked against (`mail_header::check_address`), and one lettre takes.
-pub fn deliverable(address: &str) -> bool {
+fn deliverable(address: &str) -> bool {
     mail_header::is_address(address) && Address::from_str(address).is_ok()
 }
 

@@ -105,18 +105,9 @@ async fn read_epochs(ctx: &Context, list: &ListRow) -> Result<usize, Error> {
                 stored += read_epoch(ctx, list.id, e).await?;
             }
         }
-        // v1 has one repository; v2 starts a new epoch at about 1 GB.
-        if last.url == archive {
+        let Some(next) = next_epoch(ctx, archive, &last).await else {
             return Ok(stored);
-        }
-        let next = Epoch {
-            epoch: last.epoch + 1,
-            url: format!("{archive}/git/{}.git", last.epoch + 1),
-            last_commit: None,
         };
-        if ctx.git.open(&next.url, &["HEAD"]).await.is_err() {
-            return Ok(stored);
-        }
         db::lists::read_up_to(&ctx.db, list.id, next.epoch, &next.url, None).await?;
         epochs = vec![last, next];
     }
@@ -132,17 +123,8 @@ async fn start(ctx: &Context, list: &ListRow, archive: &str) -> Result<Vec<Epoch
         return Ok(vec![first]);
     }
     let mut newest = first;
-    while newest.url != archive {
-        let url = format!("{archive}/git/{}.git", newest.epoch + 1);
-        match ctx.git.open(&url, &["HEAD"]).await {
-            Ok(mut mirror) => mirror.keep(),
-            Err(_) => break,
-        }
-        newest = Epoch {
-            epoch: newest.epoch + 1,
-            url,
-            last_commit: None,
-        };
+    while let Some(next) = next_epoch(ctx, archive, &newest).await {
+        newest = next;
     }
     let mirror = ctx.git.open(&newest.url, &[]).await?;
     let head = mirror.resolve("HEAD").await.ok();
@@ -150,6 +132,23 @@ async fn start(ctx: &Context, list: &ListRow, archive: &str) -> Result<Vec<Epoch
     db::lists::read_up_to(&ctx.db, list.id, newest.epoch, &newest.url, head.as_deref()).await?;
     newest.last_commit = head;
     Ok(vec![newest])
+}
+
+/// The epoch after `last` when the archive has one, its mirror cloned and
+/// kept for reading: v1 is one repository, v2 starts a new epoch at about
+/// 1 GB.
+async fn next_epoch(ctx: &Context, archive: &str, last: &Epoch) -> Option<Epoch> {
+    if last.url == archive {
+        return None;
+    }
+    let url = format!("{archive}/git/{}.git", last.epoch + 1);
+    let mut mirror = ctx.git.open(&url, &["HEAD"]).await.ok()?;
+    mirror.keep();
+    Some(Epoch {
+        epoch: last.epoch + 1,
+        url,
+        last_commit: None,
+    })
 }
 
 /// The archive's first epoch: `git/0.git` of a v2 archive, else the
