@@ -276,6 +276,23 @@ pub async fn in_state(
     .await
 }
 
+/// Locks series `id` for the rest of the transaction when it is in
+/// `state`; whether it is (another server may have moved it meanwhile).
+pub async fn lock_in_state(
+    conn: &mut PgConnection,
+    id: i64,
+    state: SeriesState,
+) -> Result<bool, sqlx::Error> {
+    Ok(sqlx::query_scalar!(
+        "SELECT id FROM list_series WHERE id = $1 AND state = $2 FOR UPDATE",
+        id,
+        state.as_str()
+    )
+    .fetch_optional(conn)
+    .await?
+    .is_some())
+}
+
 /// How many series of the list are queued.
 pub async fn in_flight(db: impl PgExecutor<'_>, list_id: i64) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar!(

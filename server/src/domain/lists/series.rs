@@ -300,8 +300,7 @@ async fn start(ctx: &Context, list: &ListRow, row: &SeriesRow) -> Result<(), Err
     .await?;
     let mut tx = ctx.db.begin().await?;
     // Another server (or a newer version) moved it meanwhile.
-    let locked = db::list_series::in_state(&mut tx, list.id, SeriesState::Waiting).await?;
-    if !locked.contains(&row.id) {
+    if !db::list_series::lock_in_state(&mut tx, row.id, SeriesState::Waiting).await? {
         return Ok(());
     }
     let id = comparison::queue(&mut tx, &prepared.order, ctx.config.max_attempts).await?;
