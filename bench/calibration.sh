@@ -41,7 +41,7 @@ cargo build --release -p patchperf-server -p patchperf-runner
 bench_start_server calibration
 runner="${CARGO_TARGET_DIR:-$ROOT/target}/release/patchperf-runner"
 export PATCHPERF_CACHE="${PATCHPERF_CACHE:-/var/cache/patchperf}"
-"$runner" agent --server "$url" --token "$runner_token" --name bench-lab \
+"$runner" agent --server "$url" --token "$runner_token" --machine bench-lab \
     --spool "$data/spool" >>"$data/runner.log" 2>&1 &
 runner_pid=$!
 trap 'kill -TERM "$runner_pid" 2>/dev/null || true; wait "$runner_pid" 2>/dev/null || true; bench_cleanup' EXIT
@@ -71,13 +71,13 @@ for _ in $(seq 1 60); do
 done
 
 if [[ "$which" == icount || "$which" == all ]]; then
-    measure "A/A, tcg-icount, all 9 workloads" --aa -w "$all_workloads" --backend tcg-icount
-    measure "seed 004, tcg-icount" --backend tcg-icount -w open1,open-enoent,open-creat,dup1 \
+    measure "A/A, tcg-icount, all 9 workloads" --aa -w "$all_workloads" --measurement tcg-icount
+    measure "seed 004, tcg-icount" --measurement tcg-icount -w open1,open-enoent,open-creat,dup1 \
         --mbox examples/patches/004-fs-file.c-remove-sanity_check-and-add-likely-unlikely-in-alloc_fd.patch
 fi
 if [[ "$which" == tcg || "$which" == all ]]; then
-    measure "A/A, tcg (wall clock), all 9 workloads" --aa -w "$all_workloads" --backend tcg
-    measure "seed 003, tcg (wall clock)" --backend tcg -w fstatat-empty --max-runs 24 \
+    measure "A/A, tcg (wall clock), all 9 workloads" --aa -w "$all_workloads" --measurement tcg
+    measure "seed 003, tcg (wall clock)" --measurement tcg -w fstatat-empty --max-runs 24 \
         --mbox examples/patches/003-vfs-mostly-undo-glibc-turning-fstat-into-fstatat-AT_EMPTY_PATH.patch
 fi
 echo

@@ -49,7 +49,7 @@ cargo build --release -p patchperf-server -p patchperf-runner
 bench_start_server icount-noise
 runner="${CARGO_TARGET_DIR:-$ROOT/target}/release/patchperf-runner"
 export PATCHPERF_CACHE="${PATCHPERF_CACHE:-/var/cache/patchperf}"
-"$runner" agent --server "$url" --token "$runner_token" --name bench-lab \
+"$runner" agent --server "$url" --token "$runner_token" --machine bench-lab \
     --spool "$data/spool" >>"$data/runner.log" 2>&1 &
 runner_pid=$!
 trap 'kill -TERM "$runner_pid" 2>/dev/null || true; wait "$runner_pid" 2>/dev/null || true; bench_cleanup' EXIT
@@ -64,7 +64,7 @@ measure() {
     echo
     echo "== $label"
     out_text="$("$runner" submit --server "$url" --token "$ci_token" --machine bench-lab \
-        --runs "$runs" --warmup 1 --backend tcg-icount --wait --poll 5 "$@")" || {
+        --runs "$runs" --warmup 1 --measurement tcg-icount --wait --poll 5 "$@")" || {
         echo "$out_text"
         echo "icount-noise: $label did not complete (runner log: $data/runner.log)" >&2
         exit 1

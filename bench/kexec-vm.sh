@@ -133,7 +133,7 @@ append+=" ip=10.0.2.15::10.0.2.2:255.255.255.0::eth0:off i8042.noaux panic=10"
 # After the kernel's `--` everything is init's, up to a second `--`, which
 # the kernel drops along with what follows: lab-init takes the agent's
 # arguments without one.
-append+=" init=$runner -- lab-init --env-file $lab/lab.env agent --kexec --name $machine --wait 10"
+append+=" init=$runner -- lab-init --env-file $lab/lab.env agent --kexec --machine $machine --claim-wait 10"
 bios=()
 [[ ! -f /usr/share/qemu/qboot.rom ]] || bios=(-bios /usr/share/qemu/qboot.rom)
 qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp "$smp" -m 1024 -machine q35 \
@@ -165,7 +165,7 @@ echo "kexec-vm: lab machine registered $((SECONDS - lab_started)) s after QEMU s
 # 4. The comparison: 3 boots a side and no more (a wall-clock backend may
 # otherwise grow while undecided; this is a functional check of the path).
 compare_started=$SECONDS
-"$runner" submit --server "$url" --token "$ci_token" --machine "$machine" --backend kexec \
+"$runner" submit --server "$url" --token "$ci_token" --machine "$machine" --measurement kexec \
     --mbox "$patch" --config "$fragment" -w open1 --tasks 1 --runs 3 --max-runs 3 \
     --seconds 1 --warmup 0 \
     --wait --poll 5 >"$lab/submit.out" 2>&1 &

@@ -68,8 +68,8 @@ bench_start_server() {
         sleep 0.5
     done
     curl -fsS "$url/healthz" >/dev/null
-    ci_token="$("$server" token create --kind ci --name "$name-ci" --data-dir "$data" 2>/dev/null)"
-    runner_token="$("$server" token create --kind runner --name "$name-runner" --data-dir "$data" 2>/dev/null)"
+    ci_token="$("$server" token create --kind ci --label "$name-ci" --data-dir "$data" 2>/dev/null)"
+    runner_token="$("$server" token create --kind runner --label "$name-runner" --data-dir "$data" 2>/dev/null)"
 }
 
 # CPU ticks (user + system) processes and their reaped children used so far:

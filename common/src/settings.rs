@@ -101,8 +101,10 @@ pub fn parse(text: &str, cmd: &Command) -> Result<Vec<Setting>, String> {
 /// The flag of `cmd` a settings key names.
 fn setting_arg<'c>(cmd: &'c Command, key: &str) -> Option<&'c clap::Arg> {
     cmd.get_arguments().find(|a| {
+        // A renamed flag's old name stays an alias, on the command line
+        // and in the files written for it.
         !a.is_positional()
-            && a.get_long() == Some(key)
+            && (a.get_long() == Some(key) || a.get_all_aliases().is_some_and(|v| v.contains(&key)))
             && !NOT_SETTINGS.contains(&a.get_id().as_str())
     })
 }

@@ -121,7 +121,7 @@ async fn a_refused_submission_prints_the_servers_reason(pool: PgPool) {
     ))
     .await;
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("unknown workload `open9`"), "{stderr}");
 
     // A runner token cannot submit.
@@ -133,7 +133,7 @@ async fn a_refused_submission_prints_the_servers_reason(pool: PgPool) {
     ))
     .await;
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("403"), "{stderr}");
 
     // A bad task count never reaches the server.
@@ -360,7 +360,7 @@ async fn track_adds_a_tree_that_follows_the_branch(pool: PgPool) {
         v
     };
     let out = runner(track(&[
-        "--name",
+        "--tree",
         "vfs.all",
         "--git",
         url,
@@ -372,7 +372,7 @@ async fn track_adds_a_tree_that_follows_the_branch(pool: PgPool) {
         "1",
         "--runs",
         "5",
-        "--backend",
+        "--measurement",
         "tcg-icount",
         "--min-hours",
         "6",
@@ -406,7 +406,8 @@ async fn track_adds_a_tree_that_follows_the_branch(pool: PgPool) {
         ["linux-fsdevel@vger.kernel.org", "maintainer@example.org"]
     );
 
-    // The same name again: the server's refusal, word for word.
+    // The same name again (by the flag's old spelling, still an alias):
+    // the server's refusal, word for word.
     let out = runner(track(&[
         "--name", "vfs.all", "--git", url, "--branch", "master", "-w", "dup1",
     ]))
@@ -417,4 +418,123 @@ async fn track_adds_a_tree_that_follows_the_branch(pool: PgPool) {
         stderr.contains("a tree named `vfs.all` is tracked already"),
         "{stderr}"
     );
+}
+
+/// `submit --wait` as a CI job runs it, against a server whose runner this
+/// test plays with seed 002's recorded dup1 runs (−1.2%: a regression).
+async fn submit_measured(
+    app: &patchperf_testkit::app::TestApp,
+    server: &TestServer,
+    machine: i64,
+    extra: &[&str],
+) -> Output {
+    let mbox = seed_002();
+    let mut flags = vec![
+        "--mbox",
+        mbox.to_str().unwrap(),
+        "-w",
+        "dup1",
+        "--seconds",
+        "3",
+        "--warmup",
+        "1",
+        "--perf",
+        "stat,profile",
+        "--measurement",
+        "tcg-icount",
+        "--wait",
+        "--poll",
+        "1",
+    ];
+    flags.extend_from_slice(extra);
+    let waiting = tokio::spawn(runner(args(&server.url(), &app.ci, &flags)));
+    let (base, patched) = patchperf_testkit::runs::recorded("002-dup1");
+    while sqlx::query_scalar::<_, i64>("SELECT count(*) FROM jobs WHERE state = 'queued'")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap()
+        == 0
+    {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    app.run_jobs_with(machine, base, patched).await;
+    waiting.await.unwrap()
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn each_exit_status_of_submit_says_what_ci_should_do(pool: PgPool) {
+    use patchperf_runner::error::exit;
+    let app = patchperf_testkit::app::TestApp::new(pool).await;
+    let server = TestServer::serve(app.state.clone(), "127.0.0.1:0".parse().unwrap()).await;
+    let machine = app
+        .register_machine(
+            "lab-1",
+            &app.runner.clone(),
+            patchperf_testkit::machine::inventory("lab-1"),
+        )
+        .await;
+    let code = |out: &Output| {
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.code(), said)
+    };
+
+    // 3: a regression, and CI asked to fail on one; 0: the same without.
+    let (status, said) =
+        code(&submit_measured(&app, &server, machine, &["--fail-on-regression"]).await);
+    assert_eq!(status, Some(exit::REGRESSION), "{said}");
+    assert!(said.contains("verdict: regression"), "{said}");
+    let (status, said) = code(&submit_measured(&app, &server, machine, &[]).await);
+    assert_eq!(status, Some(0), "{said}");
+
+    // 2: refused before anything is sent (too few boots), and by the
+    // server (a token it does not know).
+    let mbox = seed_002();
+    let mbox = mbox.to_str().unwrap();
+    let out = runner(args(
+        &server.url(),
+        &app.ci,
+        &["--mbox", mbox, "-w", "dup1", "--runs", "2"],
+    ))
+    .await;
+    assert_eq!(code(&out).0, Some(exit::REFUSED), "{}", code(&out).1);
+    let out = runner(args(
+        &server.url(),
+        "ppf_ci_forged",
+        &["--mbox", mbox, "-w", "dup1"],
+    ))
+    .await;
+    assert_eq!(code(&out).0, Some(exit::REFUSED), "{}", code(&out).1);
+
+    // 75: no server there; CI may try again later.
+    let closed = format!("http://127.0.0.1:{}", patchperf_testkit::free_port());
+    let out = runner(args(&closed, &app.ci, &["--mbox", mbox, "-w", "dup1"])).await;
+    let (status, said) = code(&out);
+    assert_eq!(status, Some(exit::TEMPFAIL), "{said}");
+    assert!(said.contains("cannot reach the server"), "{said}");
+
+    // 4: no runner takes it within --timeout.
+    let out = runner(args(
+        &server.url(),
+        &app.ci,
+        &[
+            "--mbox",
+            mbox,
+            "-w",
+            "dup1",
+            "--wait",
+            "--poll",
+            "1",
+            "--timeout",
+            "2s",
+        ],
+    ))
+    .await;
+    let (status, said) = code(&out);
+    assert_eq!(status, Some(exit::GAVE_UP), "{said}");
+    assert!(said.contains("had not ended after --timeout 2 s"), "{said}");
+    server.stop().await;
 }

@@ -157,12 +157,31 @@ fn live_owner(owner_file: &Path) -> Option<u32> {
     (state != 'Z').then_some(pid)
 }
 
+/// Whether [`PrivatePostgres::start`] may create a cluster that is not there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Create {
+    /// `serve` and `restore`: a new server starts from nothing.
+    IfMissing,
+    /// Every other command works on the server's existing data.
+    Never,
+}
+
 impl PrivatePostgres {
-    /// Creates the cluster under `<data_dir>/pg` if needed and starts it
-    /// unless it is running already. Blocking: call at startup.
-    pub fn start(data_dir: &Path) -> Result<Self, Error> {
+    /// Starts the cluster under `<data_dir>/pg` unless it is running
+    /// already, creating it first only when `create` allows: an admin
+    /// command pointed at the wrong directory must fail, not make an empty
+    /// database the real server never reads. Blocking: call at startup.
+    pub fn start(data_dir: &Path, create: Create) -> Result<Self, Error> {
         let bin = find_bin()?;
         let root = data_dir.join("pg");
+        if create == Create::Never && !root.join("data").join("PG_VERSION").exists() {
+            return Err(Error::Setup(format!(
+                "no patchperf database under {}: give the server's --data-dir (or set \
+                 PATCHPERF_DATA_DIR, or DATABASE_URL); only `patchperf-server serve` and \
+                 `restore` create one",
+                root.display()
+            )));
+        }
         let data = root.join("data");
         let run_dir = root.join("run");
         for dir in [&data, &run_dir] {

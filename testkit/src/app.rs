@@ -273,6 +273,40 @@ impl TestApp {
         assert!(a.status.is_success(), "finish: {a:?}");
     }
 
+    /// Claims every job there is for `machine_id`, uploads for each boot
+    /// the next of `base` or `patched` by its side, and finishes the job;
+    /// returns how many jobs it ran. Every run must find a boot.
+    pub async fn run_jobs_with(
+        &self,
+        machine_id: i64,
+        mut base: Vec<RunResult>,
+        mut patched: Vec<RunResult>,
+    ) -> usize {
+        use patchperf_common::run::Side;
+        base.reverse();
+        patched.reverse();
+        let mut jobs = 0;
+        while let Some(job) = self.claim(machine_id).await {
+            for boot in &job.boots {
+                let run = match boot.side {
+                    Side::Base => base.pop(),
+                    Side::Patched => patched.pop(),
+                };
+                let run = run.unwrap_or_else(|| panic!("no run left for boot {boot:?}"));
+                self.upload(machine_id, &job, *boot, run).await;
+            }
+            self.finish_done(machine_id, &job).await;
+            jobs += 1;
+        }
+        assert!(
+            base.is_empty() && patched.is_empty(),
+            "runs left over: {} base, {} patched",
+            base.len(),
+            patched.len()
+        );
+        jobs
+    }
+
     /// Rows in a table.
     pub async fn count(&self, table: &str) -> i64 {
         sqlx::query_scalar(&format!("SELECT count(*) FROM {table}"))

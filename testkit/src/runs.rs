@@ -1,4 +1,7 @@
-//! RunResults as the bench harness reports them under `-icount`.
+//! RunResults as the bench harness reports them under `-icount`, made up
+//! for a test or recorded from real kernels (`recorded`).
+
+use std::path::Path;
 
 use patchperf_common::run::{
     MeasurementMode, MetricValue, RunResult, SecondSample, Series, TaskMode,
@@ -45,4 +48,28 @@ pub fn run_result(workload: &str, nr_task: u32, per_second: Vec<f64>, ops: f64) 
         profile_event: None,
         warnings: Vec::new(),
     }
+}
+
+/// The runs of a recorded seed comparison under
+/// `runner/tests/fixtures/seeds/<name>/` (see its README): the base
+/// kernel's and the patched kernel's, each in file name order.
+pub fn recorded(name: &str) -> (Vec<RunResult>, Vec<RunResult>) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../runner/tests/fixtures/seeds")
+        .join(name);
+    let side = |side: &str| -> Vec<RunResult> {
+        let mut files: Vec<_> = std::fs::read_dir(dir.join(side))
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.join(side).display()))
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        files
+            .iter()
+            .map(|f| {
+                let text = std::fs::read_to_string(f).unwrap();
+                serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", f.display()))
+            })
+            .collect()
+    };
+    (side("base"), side("patched"))
 }

@@ -22,6 +22,7 @@
 //!   between builds (0-day's own false alarms), so the floor stays at 1% and
 //!   calibration can only raise δ there.
 
+use super::VerdictPolicy;
 use crate::run::MeasurementMode;
 
 /// δ is this many times the A/A's 95% bound, at least the mode's floor.
@@ -59,6 +60,27 @@ pub fn calibrated_percent(mode: MeasurementMode, aa_bound_percent: f64) -> Optio
     })
 }
 
+/// The verdict rule for runs measured in `mode` on a machine whose noise
+/// floor for that kind of run is `noise_floor` (the ± bound in percent an
+/// A/A comparison measured), when one was measured: `base` with δ the
+/// mode's default before calibration and [`calibrated_percent`] after.
+/// Without a mode, `base`'s δ stays. The server's reports and `runner
+/// compare` both judge with it, so that a terminal and a report agree.
+pub fn policy(
+    base: VerdictPolicy,
+    mode: Option<MeasurementMode>,
+    noise_floor: Option<f64>,
+) -> VerdictPolicy {
+    let Some(mode) = mode else {
+        return base;
+    };
+    VerdictPolicy {
+        min_change_percent: uncalibrated_percent(mode),
+        calibrated_percent: noise_floor.and_then(|f| calibrated_percent(mode, f)),
+        ..base
+    }
+}
+
 /// Whether the floor, not the measured noise, set δ.
 pub fn floor_binds(mode: MeasurementMode, aa_bound_percent: f64) -> bool {
     NOISE_MULTIPLE * aa_bound_percent <= floor_percent(mode)
@@ -67,6 +89,34 @@ pub fn floor_binds(mode: MeasurementMode, aa_bound_percent: f64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_policy_takes_the_modes_delta_then_the_calibrated_one() {
+        let base = VerdictPolicy::default();
+        let icount = Some(MeasurementMode::TcgIcount);
+        assert_eq!(
+            policy(base, icount, None).threshold(super::super::ChangeUnit::Percent),
+            0.5
+        );
+        assert_eq!(
+            policy(base, icount, Some(0.02)).threshold(super::super::ChangeUnit::Percent),
+            0.1
+        );
+        let kvm = Some(MeasurementMode::Kvm);
+        assert_eq!(
+            policy(base, kvm, Some(1.5)).threshold(super::super::ChangeUnit::Percent),
+            3.0
+        );
+        assert_eq!(
+            policy(base, kvm, Some(0.1)).threshold(super::super::ChangeUnit::Percent),
+            1.0
+        );
+        assert_eq!(policy(base, None, Some(5.0)), base);
+        assert_eq!(
+            policy(base, icount, Some(f64::NAN)).calibrated_percent,
+            None
+        );
+    }
 
     #[test]
     fn delta_follows_the_noise_both_ways_above_the_floor() {

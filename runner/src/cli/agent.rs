@@ -17,8 +17,9 @@ pub struct AgentArgs {
     /// A runner token (`patchperf-server token create --kind runner`).
     #[arg(long, env = "PATCHPERF_TOKEN", hide_env_values = true)]
     pub token: String,
-    /// Machine name to register as (default: the host name).
-    #[arg(long, env = "PATCHPERF_NAME")]
+    /// Machine name to register as (default: the host name; formerly
+    /// `--name`).
+    #[arg(long = "machine", alias = "name", env = "PATCHPERF_NAME")]
     pub name: Option<String>,
     /// Where results wait while the server is unreachable.
     #[arg(long, env = "PATCHPERF_SPOOL", default_value = "/var/spool/patchperf")]
@@ -30,8 +31,15 @@ pub struct AgentArgs {
     /// Claim at most one job, execute it, deliver what is spooled, exit.
     #[arg(long, env = "PATCHPERF_ONCE")]
     pub once: bool,
-    /// Seconds each claim waits for work (the server caps it at about 30).
-    #[arg(long, env = "PATCHPERF_WAIT", default_value_t = 30)]
+    /// Seconds each claim long-polls the server for work (the server caps
+    /// it at about 30; formerly `--wait`).
+    #[arg(
+        long = "claim-wait",
+        alias = "wait",
+        env = "PATCHPERF_WAIT",
+        value_name = "SECONDS",
+        default_value_t = 30
+    )]
     pub wait: u32,
     /// Bare metal: boot this machine itself into each kernel with kexec
     /// (one reboot per boot slot) instead of QEMU. Start the agent again at

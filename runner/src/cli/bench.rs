@@ -19,7 +19,12 @@ pub struct BenchArgs {
     pub list: bool,
     /// Number of tasks: N, a share of online CPUs (100%, 50%), or a comma
     /// list of those to run one after another.
-    #[arg(short = 't', long = "tasks", default_value = "1")]
+    #[arg(
+        short = 't',
+        long = "tasks",
+        value_name = "NR_TASK",
+        default_value = "1"
+    )]
     pub tasks: String,
     /// Run the tasks as processes (will-it-scale's *_processes) or threads.
     #[arg(long, value_enum, default_value_t = ModeArg::Process)]

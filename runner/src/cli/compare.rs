@@ -16,8 +16,12 @@ pub struct CompareArgs {
     /// Show every metric, not only will-it-scale and changed ones.
     #[arg(long)]
     pub all: bool,
-    /// The machine's noise floor in percent (from A/A comparisons): smaller
-    /// relative changes do not count as changes (default threshold 1%).
+    /// The machine's noise floor for these runs: the ± bound in percent an
+    /// A/A comparison of the same kind measured (the server's machine page
+    /// shows it). δ, the smallest change called real, is then twice it, at
+    /// least the measurement mode's floor (0.1% tcg-icount, 1% otherwise);
+    /// without it δ is the mode's default (0.5% tcg-icount, 1% otherwise),
+    /// as on the server.
     #[arg(long, value_name = "PERCENT")]
     pub noise_floor: Option<f64>,
 }

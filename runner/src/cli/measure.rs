@@ -19,6 +19,7 @@ pub struct MeasureArgs {
     #[arg(
         short = 't',
         long = "tasks",
+        value_name = "NR_TASK",
         value_delimiter = ',',
         default_value = "1"
     )]
@@ -27,7 +28,7 @@ pub struct MeasureArgs {
     #[arg(long, value_enum, default_value_t = ModeArg::Process)]
     pub mode: ModeArg,
     /// Boots per side (at least 3).
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(3..))]
     pub runs: u32,
     /// While a headline verdict is undecided once every job is done, the
     /// server doubles the boots per side up to this many.
@@ -42,10 +43,12 @@ pub struct MeasureArgs {
     /// perf collectors inside each booted kernel (comma list).
     #[arg(long, value_enum, value_delimiter = ',', value_name = "stat,profile")]
     pub perf: Vec<PerfArg>,
-    /// Measurement mode to insist on (kvm, tcg, tcg-icount, kexec); the
-    /// runner's best when absent.
-    #[arg(long, value_parser = parse_backend)]
-    pub backend: Option<MeasurementMode>,
+    /// How the kernels are run and timed, when it must be this one (the
+    /// runner's best when absent): kvm (hardware speed), tcg (emulated,
+    /// wall clock), tcg-icount (emulated, guest time counts instructions),
+    /// kexec (bare metal), host (the running kernel). Formerly `--backend`.
+    #[arg(long, alias = "backend", value_name = "MODE", value_parser = measurement_parser())]
+    pub measurement: Option<MeasurementMode>,
     /// Extra Kconfig lines for both kernels, from a file.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -60,8 +63,10 @@ pub struct MeasureArgs {
     pub machine: Option<String>,
 }
 
-/// A measurement mode as the API spells it (`tcg-icount`).
-fn parse_backend(text: &str) -> Result<MeasurementMode, String> {
-    MeasurementMode::parse(text)
-        .ok_or_else(|| format!("{text:?} is not one of host, kvm, tcg, tcg-icount, kexec"))
+/// A measurement mode as the API spells it (`tcg-icount`); clap lists the
+/// values in `--help` and in its refusal.
+fn measurement_parser() -> impl clap::builder::TypedValueParser<Value = MeasurementMode> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(MeasurementMode::ALL.map(MeasurementMode::as_str))
+        .map(|s| MeasurementMode::parse(&s).expect("a possible value is a mode"))
 }

@@ -2,6 +2,7 @@
 //! (submit a patch series for comparison, optionally wait for the verdict).
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use super::measure::MeasureArgs;
 
@@ -9,9 +10,16 @@ use super::measure::MeasureArgs;
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
 Prints the comparison id and its report URL. With --wait it follows the jobs \
-(states and messages as the runner reports them), then prints the 0-day style \
-text report and exits 0, or 3 with --fail-on-regression when the verdict is a \
-regression, or 1 when the comparison failed.")]
+(what each waits for and does, as the server and the runner report it), then \
+prints the 0-day style text report and the verdict.
+
+Exit status: 0 done (no regression, or one without --fail-on-regression); \
+1 the comparison failed (a patch does not apply, a build or boot failed, \
+cancelled); 2 refused (a bad command line, or the server answered 4xx: bad \
+arguments, a bad token); 3 a regression, with --fail-on-regression; 4 --wait \
+gave up (--timeout passed, or no runner took the work for --stall-timeout); \
+75 the server could not be reached or answered 5xx (retry later); 130 \
+interrupted.")]
 pub struct SubmitArgs {
     /// The patchperf server, e.g. http://perf.example.org:8080.
     #[arg(long, env = "PATCHPERF_SERVER")]
@@ -21,7 +29,7 @@ pub struct SubmitArgs {
     pub token: String,
     /// The patch series as an mbox file (`git format-patch --stdout`, b4 am,
     /// a lore mbox); `-` reads standard input.
-    #[arg(long, value_name = "FILE", required_unless_present_any = ["aa", "range", "comparison"])]
+    #[arg(long, value_name = "FILE", required_unless_present_any = ["aa", "range", "bisect"])]
     pub mbox: Option<PathBuf>,
     /// An A/A comparison instead: no patch, both sides boot the base
     /// kernel. Its spread becomes the machine's noise floor, the smallest
@@ -71,4 +79,77 @@ pub struct SubmitArgs {
     /// With --wait: seconds between polls.
     #[arg(long, default_value_t = 5)]
     pub poll: u64,
+    /// With --wait: give up (exit 4) when the comparison has not ended
+    /// after this long: `90m`, `2h`, `3600s` or seconds. Default: no limit.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "wait")]
+    pub timeout: Option<Duration>,
+    /// With --wait: give up (exit 4) when the server has said for this
+    /// many minutes that nothing moves (no runner calls, or the comparison's
+    /// machine stopped calling); 0 waits for ever.
+    #[arg(long, value_name = "MINUTES", default_value_t = 30)]
+    pub stall_timeout: u64,
+}
+
+/// `90m`, `2h`, `45s`, `1d` or a number of seconds; more than a week is
+/// refused as a typo.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let (number, unit) = match t.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => t.split_at(i),
+        None => (t, "s"),
+    };
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration such as 90m, 2h or 3600"))?;
+    let seconds = match unit {
+        "s" => n,
+        "m" | "min" => n.saturating_mul(60),
+        "h" => n.saturating_mul(3600),
+        "d" => n.saturating_mul(86_400),
+        _ => return Err(format!("{text:?}: the unit is one of s, m, h, d")),
+    };
+    if seconds == 0 || seconds > 7 * 86_400 {
+        return Err(format!("{text:?}: between 1 s and 7 days"));
+    }
+    Ok(Duration::from_secs(seconds))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_as_ci_files_write_them() {
+        assert_eq!(parse_duration("90m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("2h"), Ok(Duration::from_secs(7200)));
+        assert_eq!(parse_duration("3600"), Ok(Duration::from_secs(3600)));
+        assert_eq!(parse_duration("45s"), Ok(Duration::from_secs(45)));
+        for bad in ["", "0", "m", "1w", "-5m", "8d", "99999999999999999999"] {
+            assert!(parse_duration(bad).is_err(), "{bad:?} was accepted");
+        }
+    }
+
+    #[test]
+    fn the_help_lists_every_exit_status() {
+        use crate::error::exit;
+        let cli = <crate::cli::Cli as clap::CommandFactory>::command();
+        let help = cli
+            .find_subcommand("submit")
+            .and_then(|c| c.get_after_help())
+            .unwrap()
+            .to_string();
+        for code in [
+            exit::FAILED,
+            exit::REFUSED,
+            exit::REGRESSION,
+            exit::GAVE_UP,
+            exit::TEMPFAIL,
+            exit::INTERRUPTED,
+        ] {
+            assert!(
+                help.contains(&format!(" {code} ")),
+                "{code} is not in {help}"
+            );
+        }
+    }
 }

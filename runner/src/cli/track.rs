@@ -18,8 +18,8 @@ pub struct TrackArgs {
     #[arg(long, env = "PATCHPERF_CI_TOKEN", hide_env_values = true)]
     pub token: String,
     /// The tree's name on the server (letters, digits, `.`, `_`, `-`), as
-    /// 0-day names a branch: `vfs.all`.
-    #[arg(long)]
+    /// 0-day names a branch: `vfs.all` (formerly `--name`).
+    #[arg(long = "tree", alias = "name", value_name = "NAME")]
     pub name: String,
     /// The git repository.
     #[arg(long)]

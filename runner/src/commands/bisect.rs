@@ -12,6 +12,7 @@ use patchperf_common::api::{
 use patchperf_common::protocol::BaseSource;
 
 use super::measure::{config_fragment, params};
+use super::patience::Patience;
 use crate::Error;
 use crate::agent::client::Client;
 use crate::cli::submit::SubmitArgs;
@@ -37,7 +38,13 @@ pub fn run(args: &SubmitArgs) -> Result<(), Error> {
     if !args.wait {
         return Ok(());
     }
-    let end = follow(&client, created.id, Duration::from_secs(args.poll.max(1)))?;
+    let mut patience = Patience::new(args);
+    let end = follow(
+        &client,
+        created.id,
+        Duration::from_secs(args.poll.max(1)),
+        &mut patience,
+    )?;
     if let Some(outcome) = &end.outcome {
         println!("{}", outcome.summary);
     }
@@ -96,7 +103,7 @@ fn request_body(args: &SubmitArgs) -> Result<BisectionCreateRequest, Error> {
         params,
         runs: Some(args.measure.runs),
         max_runs: args.measure.max_runs,
-        backend: args.measure.backend,
+        backend: args.measure.measurement,
         config_fragment: config_fragment(&args.measure)?,
         machine: args.measure.machine.clone(),
         order_seed: None,
@@ -105,11 +112,23 @@ fn request_body(args: &SubmitArgs) -> Result<BisectionCreateRequest, Error> {
 
 /// Polls the bisection, printing each probe as it is made and judged,
 /// until it ends.
-fn follow(client: &Client, id: i64, every: Duration) -> Result<BisectionView, Error> {
+fn follow(
+    client: &Client,
+    id: i64,
+    every: Duration,
+    patience: &mut Patience,
+) -> Result<BisectionView, Error> {
     let path = format!("/api/v1/bisections/{id}");
     let mut told = HashSet::new();
     loop {
-        let view: BisectionView = client.get_json(&path)?;
+        let view: BisectionView = match client.get_json(&path) {
+            Ok(v) => v,
+            Err(e) => {
+                patience.failed(e)?;
+                std::thread::sleep(every);
+                continue;
+            }
+        };
         for p in &view.probes {
             let said = (p.comparison_id, p.judgement.is_some());
             if told.insert(said) {
@@ -134,6 +153,9 @@ fn follow(client: &Client, id: i64, every: Duration) -> Result<BisectionView, Er
         if view.status != BisectionStatus::Running {
             return Ok(view);
         }
+        // Each probe is a comparison with its own waiting note; the
+        // bisection's view has none, so only --timeout applies.
+        patience.answered(&format!("bisection {id}"), None)?;
         std::thread::sleep(every);
     }
 }

@@ -12,7 +12,7 @@ use patchperf_common::report::importance::by_importance;
 use patchperf_common::report::text::{TextOptions, render};
 use patchperf_common::report::{ReportKey, build_comparison, group_by_report, header_from_runs};
 use patchperf_common::run::RunResult;
-use patchperf_common::stats::VerdictPolicy;
+use patchperf_common::stats::{VerdictPolicy, calibration};
 
 use crate::Error;
 use crate::cli::compare::CompareArgs;
@@ -22,34 +22,34 @@ type Groups = BTreeMap<ReportKey, Vec<RunResult>>;
 
 /// Runs `patchperf-runner compare`.
 pub fn run(args: CompareArgs) -> Result<(), Error> {
-    let mut policy = VerdictPolicy::default();
     if let Some(floor) = args.noise_floor {
         if !(floor.is_finite() && floor >= 0.0) {
             return Err(Error::Usage(format!(
                 "--noise-floor {floor}: must be a percentage of 0 or more"
             )));
         }
-        // As before calibration: the floor raises δ, never lowers it.
-        policy.calibrated_percent = Some(floor.max(policy.min_change_percent));
     }
     let text = compare_dirs(
         &args.base_dir,
         &args.patched_dir,
         &args.machine,
         args.all,
-        &policy,
+        args.noise_floor,
     )?;
     print!("{text}");
     Ok(())
 }
 
-/// The reports for two results directories, separated by blank lines.
+/// The reports for two results directories, separated by blank lines,
+/// each judged as the server judges it: δ from the runs' measurement mode
+/// and the machine's `noise_floor` (an A/A comparison's ± bound in
+/// percent), when one is given.
 pub fn compare_dirs(
     base_dir: &Path,
     patched_dir: &Path,
     machine: &str,
     all_rows: bool,
-    policy: &VerdictPolicy,
+    noise_floor: Option<f64>,
 ) -> Result<String, Error> {
     let base = group(read_results_dir(base_dir)?);
     let patched = group(read_results_dir(patched_dir)?);
@@ -61,7 +61,8 @@ pub fn compare_dirs(
             continue;
         };
         let header = header_from_runs(machine, base_runs, patched_runs);
-        let comparison = build_comparison(header, base_runs, patched_runs, policy)
+        let policy = calibration::policy(VerdictPolicy::default(), header.measurement, noise_floor);
+        let comparison = build_comparison(header, base_runs, patched_runs, &policy)
             .map_err(|e| Error::Usage(e.to_string()))?;
         reports.push(comparison);
     }

@@ -13,6 +13,7 @@ use patchperf_common::comparison::{ComparisonStatus, OverallVerdict};
 use patchperf_common::protocol::{BaseSource, JobState};
 
 use super::measure::{config_fragment, params};
+use super::patience::Patience;
 use crate::Error;
 use crate::agent::client::Client;
 use crate::cli::submit::SubmitArgs;
@@ -42,7 +43,13 @@ pub fn run(args: SubmitArgs) -> Result<(), Error> {
     if !args.wait {
         return Ok(());
     }
-    let end = follow(&client, created.id, Duration::from_secs(args.poll.max(1)))?;
+    let mut patience = Patience::new(&args);
+    let end = follow(
+        &client,
+        created.id,
+        Duration::from_secs(args.poll.max(1)),
+        &mut patience,
+    )?;
     let text = client.get_text(&format!("/api/v1/comparisons/{}/report.txt", created.id))?;
     println!();
     print!("{text}");
@@ -125,7 +132,7 @@ fn request_body(args: &SubmitArgs) -> Result<ComparisonCreateRequest, Error> {
         params,
         runs: args.measure.runs,
         max_runs: args.measure.max_runs,
-        backend: args.measure.backend,
+        backend: args.measure.measurement,
         config_fragment,
         machine: args.measure.machine.clone(),
         order_seed: None,
@@ -146,29 +153,24 @@ fn read_mbox(path: &std::path::Path) -> Result<String, Error> {
 
 /// Polls the comparison, printing each job's state and message when they
 /// change, until the comparison is done, failed or cancelled.
-fn follow(client: &Client, id: i64, every: Duration) -> Result<Progress, Error> {
+fn follow(
+    client: &Client,
+    id: i64,
+    every: Duration,
+    patience: &mut Patience,
+) -> Result<Progress, Error> {
     let path = format!("/api/v1/comparisons/{id}");
     let mut seen: HashMap<i64, (JobState, String, i32)> = HashMap::new();
     let mut last_lines: HashMap<i64, String> = HashMap::new();
-    let mut unreachable_since: Option<std::time::Instant> = None;
     let mut waiting: Option<String> = None;
     loop {
         let progress: Progress = match client.get_json(&path) {
-            Ok(p) => {
-                unreachable_since = None;
-                p
-            }
-            // A server restart should not end a CI job that waits for hours.
-            Err(e) if e.is_transient() => {
-                let since = *unreachable_since.get_or_insert_with(std::time::Instant::now);
-                if since.elapsed() > Duration::from_secs(600) {
-                    return Err(e);
-                }
-                eprintln!("patchperf-runner: {e} (retrying)");
+            Ok(p) => p,
+            Err(e) => {
+                patience.failed(e)?;
                 std::thread::sleep(every);
                 continue;
             }
-            Err(e) => return Err(e),
         };
         for job in &progress.jobs {
             let now = (job.state, job.message.clone(), job.attempt);
@@ -200,6 +202,7 @@ fn follow(client: &Client, id: i64, every: Duration) -> Result<Progress, Error> 
         if progress.status.is_final() {
             return Ok(progress);
         }
+        patience.answered(&format!("comparison {id}"), waiting.as_deref())?;
         std::thread::sleep(every);
     }
 }

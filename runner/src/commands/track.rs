@@ -45,7 +45,7 @@ fn request_body(args: &TrackArgs) -> Result<TreeCreateRequest, Error> {
         params: params(m)?,
         runs: m.runs,
         max_runs: m.max_runs,
-        backend: m.backend,
+        backend: m.measurement,
         config_fragment: config_fragment(m)?,
         machine: m.machine.clone(),
         min_hours: args.min_hours,

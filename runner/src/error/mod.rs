@@ -1,11 +1,30 @@
-//! The runner's one error type. Bad input from the user (unknown workload,
-//! bad task count, unreadable file) exits with status 2; failures of the
-//! machine or of a job exit with status 1. Why perf could not count has
-//! its own type (`perf`), which `Error::Perf` carries.
+//! The runner's one error type, and the exit status each error gives
+//! ([`exit`]): what CI scripts act on. Why perf could not count has its
+//! own type (`perf`), which `Error::Perf` carries.
 
 pub mod perf;
 
 pub use perf::{PerfError, ProcessProblem};
+
+/// Exit statuses, one per thing a CI script does differently.
+pub mod exit {
+    /// A comparison failed (a patch does not apply, a kernel does not
+    /// build or boot, cancelled), or this machine failed: look at the log.
+    pub const FAILED: i32 = 1;
+    /// Refused: a bad command line, or a request the server answered 4xx
+    /// (bad arguments, a bad token). Trying again changes nothing.
+    pub const REFUSED: i32 = 2;
+    /// `--fail-on-regression` and the verdict is a regression.
+    pub const REGRESSION: i32 = 3;
+    /// `--wait` gave up: `--timeout` passed, or no runner took the work for
+    /// `--stall-timeout`.
+    pub const GAVE_UP: i32 = 4;
+    /// The server could not be reached or answered 5xx: try again later
+    /// (sysexits' EX_TEMPFAIL).
+    pub const TEMPFAIL: i32 = 75;
+    /// Ctrl-C.
+    pub const INTERRUPTED: i32 = 130;
+}
 
 /// Everything that can go wrong in the runner.
 #[derive(Debug, thiserror::Error)]
@@ -91,6 +110,9 @@ pub enum Error {
     /// `submit --wait --fail-on-regression` saw a regression verdict.
     #[error("{0}")]
     Regression(String),
+    /// `submit --wait` stopped waiting before the comparison ended.
+    #[error("{0}")]
+    GaveUp(String),
     /// A tool's output (perf stat, perf script, …) was not in the format we
     /// read; `line` is 1-based.
     #[error("{what}, line {line}: {message}")]
@@ -116,10 +138,14 @@ impl Error {
     /// Process exit status for this error.
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::Usage(_) => 2,
-            Error::Interrupted => 130,
-            Error::Regression(_) => 3,
-            _ => 1,
+            Error::Usage(_) => exit::REFUSED,
+            Error::Server { status, .. } if (400..500).contains(status) => exit::REFUSED,
+            Error::Unreachable(_) => exit::TEMPFAIL,
+            Error::Server { status, .. } if *status >= 500 => exit::TEMPFAIL,
+            Error::Interrupted => exit::INTERRUPTED,
+            Error::Regression(_) => exit::REGRESSION,
+            Error::GaveUp(_) => exit::GAVE_UP,
+            _ => exit::FAILED,
         }
     }
 

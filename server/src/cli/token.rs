@@ -25,8 +25,9 @@ pub enum TokenAction {
         /// runner (lab machines), ci (submitting), admin (everything).
         #[arg(long, value_enum)]
         kind: TokenKind,
-        /// Who or what will use it.
-        #[arg(long)]
+        /// Who or what will use it: a label for `token list` (formerly
+        /// `--name`, which still works).
+        #[arg(long = "label", alias = "name", value_name = "LABEL")]
         name: String,
     },
     /// List tokens (never their text).

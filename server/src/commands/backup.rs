@@ -11,6 +11,7 @@ use super::database::Database;
 use crate::backup::{self, Manifest};
 use crate::cli::backup::{BackupArgs, MirrorArgs, RestoreArgs};
 use crate::git::Mirrors;
+use crate::postgres::Create;
 use crate::{Config, Error};
 
 /// The mirrors under `args`' directory, as an operator's command on the
@@ -29,7 +30,7 @@ fn mirrors(args: &MirrorArgs, local: bool, timeout: Duration) -> Mirrors {
 
 /// Runs `backup`.
 pub async fn backup(args: BackupArgs) -> Result<(), Error> {
-    let database = Database::open(&args.db).await?;
+    let database = Database::open(&args.db, Create::Never).await?;
     let result = async {
         let schema_version: Option<i64> =
             sqlx::query_scalar("SELECT max(version) FROM _sqlx_migrations WHERE success")
@@ -71,7 +72,7 @@ pub async fn restore(args: RestoreArgs) -> Result<(), Error> {
     let opened = tokio::task::spawn_blocking(move || backup::open(&file))
         .await
         .map_err(|e| Error::Internal(format!("reading the backup: {e}")))??;
-    let database = Database::connect(&args.db).await?;
+    let database = Database::connect(&args.db, Create::IfMissing).await?;
     let result = async {
         let tables: i64 = sqlx::query_scalar(
             "SELECT count(*) FROM pg_tables

@@ -5,7 +5,7 @@ use sqlx::PgPool;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
 use crate::cli::DatabaseArgs;
-use crate::postgres::{self, PrivatePostgres};
+use crate::postgres::{self, Create, PrivatePostgres};
 use crate::{Error, MIGRATOR, backup};
 
 /// A migrated pool, and the private cluster behind it when there is one.
@@ -17,9 +17,10 @@ pub struct Database {
 }
 
 impl Database {
-    /// Connects (starting the private cluster if needed) and migrates.
-    pub async fn open(args: &DatabaseArgs) -> Result<Self, Error> {
-        let database = Self::connect(args).await?;
+    /// Connects (starting the private cluster if needed, creating it only
+    /// as `create` allows) and migrates.
+    pub async fn open(args: &DatabaseArgs, create: Create) -> Result<Self, Error> {
+        let database = Self::connect(args, create).await?;
         if let Err(e) = database.migrate().await {
             database.close().await;
             return Err(e);
@@ -29,7 +30,7 @@ impl Database {
 
     /// Connects (starting the private cluster if needed), leaving the
     /// schema as it is: a restore fills an empty database first.
-    pub async fn connect(args: &DatabaseArgs) -> Result<Self, Error> {
+    pub async fn connect(args: &DatabaseArgs, create: Create) -> Result<Self, Error> {
         let (options, private) = match &args.database_url {
             Some(url) => {
                 let options: PgConnectOptions = url
@@ -39,7 +40,7 @@ impl Database {
             }
             None => {
                 let dir = args.data_dir.clone();
-                let pg = tokio::task::spawn_blocking(move || PrivatePostgres::start(&dir))
+                let pg = tokio::task::spawn_blocking(move || PrivatePostgres::start(&dir, create))
                     .await
                     .map_err(|e| Error::Internal(format!("starting Postgres: {e}")))??;
                 create_database(&pg).await?;

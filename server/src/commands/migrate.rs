@@ -4,9 +4,10 @@
 use super::database::Database;
 use crate::Error;
 use crate::cli::DatabaseArgs;
+use crate::postgres::Create;
 
 /// Runs `migrate`.
 pub async fn run(args: DatabaseArgs) -> Result<(), Error> {
-    Database::open(&args).await?.close().await;
+    Database::open(&args, Create::Never).await?.close().await;
     Ok(())
 }

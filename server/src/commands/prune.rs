@@ -7,10 +7,11 @@ use super::database::Database;
 use crate::Error;
 use crate::cli::backup::PruneArgs;
 use crate::domain::retention;
+use crate::postgres::Create;
 
 /// Runs `prune`.
 pub async fn run(args: PruneArgs) -> Result<(), Error> {
-    let database = Database::open(&args.db).await?;
+    let database = Database::open(&args.db, Create::Never).await?;
     let older_than = Duration::from_secs(args.older_than_days * 86_400);
     let result = retention::prune(&database.pool, older_than).await;
     database.close().await;

@@ -11,11 +11,12 @@ use crate::cli::serve::ServeArgs;
 use crate::domain::{
     Context, bisection, deliver, lifecycle, lists, queue, report, retention, tree,
 };
+use crate::postgres::Create;
 use crate::{AppState, Config, Error};
 
 /// Runs `serve`.
 pub async fn run(args: ServeArgs) -> Result<(), Error> {
-    let database = Database::open(&args.db).await?;
+    let database = Database::open(&args.db, Create::IfMissing).await?;
     let config = Config {
         lease: Duration::from_secs(args.lease_seconds.max(1)),
         max_attempts: args.max_attempts.max(1),

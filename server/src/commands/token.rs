@@ -5,10 +5,11 @@ use crate::Error;
 use crate::cli::token::{TokenAction, TokenArgs};
 use crate::db;
 use crate::domain::tokens;
+use crate::postgres::Create;
 
 /// Runs `token`.
 pub async fn run(args: TokenArgs) -> Result<(), Error> {
-    let database = Database::open(&args.db).await?;
+    let database = Database::open(&args.db, Create::Never).await?;
     let result = action(&database, args.action).await;
     database.close().await;
     result

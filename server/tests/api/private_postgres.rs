@@ -177,7 +177,7 @@ fn a_command_beside_a_running_server_leaves_its_cluster_running() {
     let server = serve(&data_dir, port);
 
     let out = Command::new(env!("CARGO_BIN_EXE_patchperf-server"))
-        .args(["token", "create", "--kind", "ci", "--name", "beside"])
+        .args(["token", "create", "--kind", "ci", "--label", "beside"])
         .arg("--data-dir")
         .arg(&data_dir)
         .env_remove("DATABASE_URL")
@@ -192,4 +192,47 @@ fn a_command_beside_a_running_server_leaves_its_cluster_running() {
 
     let err = terminate(server);
     assert!(!pid_file.exists(), "{err}");
+}
+
+#[test]
+fn admin_commands_on_a_directory_without_a_cluster_fail_and_create_nothing() {
+    if let Err(e) = patchperf_server::postgres::find_bin() {
+        println!("skipped: {e}");
+        return;
+    }
+    let (_dir, data_dir) = data_dir();
+    for args in [
+        &["token", "create", "--kind", "ci", "--label", "lost"][..],
+        &["token", "list"],
+        &["migrate"],
+        &["prune", "--older-than-days", "90"],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_patchperf-server"))
+            .args(args)
+            .arg("--data-dir")
+            .arg(&data_dir)
+            .env_remove("DATABASE_URL")
+            .env_remove("PATCHPERF_DATA_DIR")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} succeeded: {err}");
+        assert!(
+            out.stdout.is_empty(),
+            "{args:?} printed {:?}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        assert!(
+            err.contains(&format!(
+                "no patchperf database under {}",
+                data_dir.join("pg").display()
+            )) && err.contains("PATCHPERF_DATA_DIR"),
+            "{args:?}: {err}"
+        );
+        assert!(
+            !data_dir.exists(),
+            "{args:?} created {}",
+            data_dir.display()
+        );
+    }
 }

@@ -239,7 +239,7 @@ fn rolling_upgrade(url: &str) {
     let token = |kind: &str| {
         let out = run(
             old,
-            &["token", "create", "--kind", kind, "--name", kind],
+            &["token", "create", "--kind", kind, "--label", kind],
             url,
         );
         String::from_utf8_lossy(&out.stdout).trim().to_string()

@@ -10,8 +10,8 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use patchperf_common::run::{MeasurementMode, TaskMode};
-use patchperf_common::stats::Interval;
 use patchperf_common::stats::calibration;
+use patchperf_common::stats::{Interval, VerdictPolicy};
 
 use super::load_shared;
 use crate::domain::Context;
@@ -186,9 +186,15 @@ pub fn delta(
             source: format!("δ {fallback:.2}%: the default (the measurement mode is unknown)"),
         };
     };
-    let default_percent = calibration::uncalibrated_percent(mode);
-    let calibrated = floor
-        .and_then(|f| calibration::calibrated_percent(mode, f.percent).map(|percent| (f, percent)));
+    // The numbers are common's one policy, which `runner compare` uses too;
+    // this only says where they came from.
+    let judged = calibration::policy(
+        VerdictPolicy::default(),
+        Some(mode),
+        floor.map(|f| f.percent),
+    );
+    let default_percent = judged.min_change_percent;
+    let calibrated = floor.zip(judged.calibrated_percent);
     let Some((f, percent)) = calibrated else {
         return Delta {
             default_percent,
