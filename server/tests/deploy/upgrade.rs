@@ -237,9 +237,10 @@ fn rolling_upgrade(url: &str) {
     // The old server makes the database its own and starts serving.
     let (old_server, old_base) = serve(old, url).unwrap();
     let token = |kind: &str| {
+        // The old release's spelling, which the new one keeps as an alias.
         let out = run(
             old,
-            &["token", "create", "--kind", kind, "--label", kind],
+            &["token", "create", "--kind", kind, "--name", kind],
             url,
         );
         String::from_utf8_lossy(&out.stdout).trim().to_string()
