@@ -25,7 +25,7 @@
 use super::VerdictPolicy;
 use crate::run::MeasurementMode;
 
-/// δ is this many times the A/A's 95% bound, at least the mode's floor.
+/// δ is this many times the A/A's 95% bound, at least the mode's minimum δ.
 pub const NOISE_MULTIPLE: f64 = 2.0;
 
 /// δ in percent before any A/A comparison measured the kind of run: 0.5%

@@ -19,7 +19,7 @@ pub struct CompareArgs {
     /// The machine's noise floor for these runs: the ± bound in percent an
     /// A/A comparison of the same kind measured (the server's machine page
     /// shows it). δ, the smallest change called real, is then twice it, at
-    /// least the measurement mode's floor (0.1% tcg-icount, 1% otherwise);
+    /// least the measurement mode's minimum δ (0.1% tcg-icount, 1% otherwise);
     /// without it δ is the mode's default (0.5% tcg-icount, 1% otherwise),
     /// as on the server.
     #[arg(long, value_name = "PERCENT")]

@@ -32,8 +32,9 @@ pub struct SubmitArgs {
     #[arg(long, value_name = "FILE", required_unless_present_any = ["aa", "range", "bisect"])]
     pub mbox: Option<PathBuf>,
     /// An A/A comparison instead: no patch, both sides boot the base
-    /// kernel. Its spread becomes the machine's noise floor, the smallest
-    /// change later reports on that machine call real.
+    /// kernel. The ± bound it measures is the machine's noise floor for
+    /// that kind of run; δ, the smallest change later reports on the
+    /// machine call real, is twice it (at least the mode's minimum δ).
     #[arg(long, conflicts_with = "mbox")]
     pub aa: bool,
     /// Also measure each patch of the series on its own: patch k against

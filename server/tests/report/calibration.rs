@@ -82,7 +82,7 @@ async fn a_quiet_machines_aa_lowers_delta_until_it_is_too_old_or_the_host_change
     let source = source.as_str().unwrap();
     assert!(
         source.starts_with(&format!(
-            "δ 0.10%: tcg-icount's floor; A/A comparison {aa} measured ±"
+            "δ 0.10%: tcg-icount's minimum δ; A/A comparison {aa} measured ±"
         )) && source.ends_with("and 2 × that is below it"),
         "{source}"
     );

@@ -163,7 +163,7 @@ pub struct Delta {
     pub calibrated_percent: Option<f64>,
     /// The A/A comparison that did.
     pub aa_comparison: Option<i64>,
-    /// `δ 0.10%: tcg-icount's floor; A/A comparison 12 measured ±0.02% (open1 ·
+    /// `δ 0.10%: tcg-icount's minimum δ; A/A comparison 12 measured ±0.02% (open1 ·
     /// process · 1 task, 2026-12-01)`.
     pub source: String,
 }
@@ -214,7 +214,7 @@ pub fn delta(
     );
     let source = if calibration::floor_binds(mode, f.percent) {
         format!(
-            "δ {percent:.2}%: {}'s floor; A/A comparison {} measured ±{:.3}% {what}, and {} × \
+            "δ {percent:.2}%: {}'s minimum δ; A/A comparison {} measured ±{:.3}% {what}, and {} × \
              that is below it",
             mode.as_str(),
             f.aa_comparison,
@@ -257,7 +257,7 @@ mod tests {
         assert_eq!(quiet.calibrated_percent, Some(0.1));
         assert_eq!(
             quiet.source,
-            "δ 0.10%: tcg-icount's floor; A/A comparison 12 measured ±0.020% (tcg-icount, \
+            "δ 0.10%: tcg-icount's minimum δ; A/A comparison 12 measured ±0.020% (tcg-icount, \
              open1 · process · 1 task, 2026-12-01), and 2 × that is below it"
         );
         let noisy = delta(icount, kind, Some(floor(0.105)), 1.0, 30);
