@@ -2,7 +2,8 @@
 //! BENCHMARKS.md, ARCHITECTURE.md, examples/, the systemd units' ExecStart)
 //! is parsed by the binaries' own argument parsers, so that no flag the
 //! text names can drift from the code: a renamed flag, a dropped value, a
-//! subcommand that moved all fail here, naming the file and line.
+//! subcommand that moved all fail here, naming the file and line. And the
+//! entry script a newcomer runs first says what of the toolchain is missing.
 
 use std::path::{Path, PathBuf};
 
@@ -377,4 +378,57 @@ fn the_reader_finds_commands_as_a_shell_would() {
         .is_err()
     );
     assert!(check("patchperf-server", &words("token create --kind ci")).is_err());
+}
+
+/// `./patchperf` as a newcomer without the right Rust runs it.
+fn entry_script(path: &str, args: &[&str]) -> (Option<i32>, String) {
+    let out = std::process::Command::new("bash")
+        .arg(root().join("patchperf"))
+        .args(args)
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+#[test]
+fn the_entry_script_says_which_toolchain_is_missing_before_doing_anything() {
+    let bare = "/usr/sbin:/usr/bin:/sbin:/bin";
+    if Path::new("/usr/bin/cargo").exists() {
+        eprintln!("skipped the no-cargo case: /usr/bin/cargo exists");
+    } else {
+        let (status, said) = entry_script(bare, &["test"]);
+        assert_eq!(status, Some(2), "{said}");
+        assert!(said.contains("cargo is not on PATH"), "{said}");
+        assert!(
+            said.contains("rustup component add clippy rustfmt"),
+            "{said}"
+        );
+        assert!(!said.contains("==>"), "it went on: {said}");
+    }
+    // Debian 12's own Rust: too old for edition 2024.
+    let dir = tempfile::tempdir().unwrap();
+    for (tool, says) in [("cargo", "cargo 1.65.0"), ("rustc", "rustc 1.63.0")] {
+        let file = dir.path().join(tool);
+        std::fs::write(&file, format!("#!/bin/sh\necho '{says}'\n")).unwrap();
+        let mut perms = std::fs::metadata(&file).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+        std::fs::set_permissions(&file, perms).unwrap();
+    }
+    let old = format!("{}:{bare}", dir.path().display());
+    let (status, said) = entry_script(&old, &["demo"]);
+    assert_eq!(status, Some(2), "{said}");
+    assert!(said.contains("rustc 1.63.0 is older than 1.85"), "{said}");
+    assert!(!said.contains("==>"), "it went on: {said}");
+    // Help is help, whatever the toolchain.
+    let (status, said) = entry_script(bare, &["test", "--help"]);
+    assert_eq!(status, Some(0), "{said}");
+    assert!(said.starts_with("usage: ./patchperf demo"), "{said}");
 }
