@@ -538,3 +538,102 @@ async fn each_exit_status_of_submit_says_what_ci_should_do(pool: PgPool) {
     assert!(said.contains("had not ended after --timeout 2 s"), "{said}");
     server.stop().await;
 }
+
+/// On a machine with no calibration for the workload, the comparison waits
+/// while the machine measures its noise: `--wait` says so, with the job of
+/// the A/A comparison that runs and how long the machine's last build took,
+/// instead of only "queued".
+#[sqlx::test(migrations = "../migrations")]
+async fn wait_names_the_calibration_and_the_build_it_waits_for(pool: PgPool) {
+    use patchperf_common::metric::KERNEL_BUILD_SECONDS;
+    use patchperf_common::run::MetricValue;
+    use patchperf_testkit::app::{TestApp, test_config};
+    use serde_json::json;
+
+    let config = patchperf_server::Config {
+        auto_calibrate: true,
+        ..test_config()
+    };
+    let app = TestApp::with_config(pool, config).await;
+    let server = TestServer::serve(app.state.clone(), "127.0.0.1:0".parse().unwrap()).await;
+    let machine = app
+        .register_machine(
+            "lab-1",
+            &app.runner.clone(),
+            patchperf_testkit::machine::inventory("lab-1"),
+        )
+        .await;
+    // Earlier work on lab-1, whose kernel took 455 s to build.
+    app.post_comparison(json!({
+        "base": { "kind": "tarball", "name": "linux-source-6.1" },
+        "aa": true, "mbox": "", "workloads": ["open1"], "runs": 3,
+        "params": { "nr_task": [1], "seconds": 5, "warmup_seconds": 1 },
+    }))
+    .await;
+    let earlier = |ops: f64| {
+        let mut run = patchperf_testkit::runs::run_result("open1", 1, vec![ops; 5], ops);
+        run.metrics.push(MetricValue {
+            name: KERNEL_BUILD_SECONDS.into(),
+            value: 455.0,
+        });
+        run
+    };
+    let base = [100.0, 101.0, 99.0].map(earlier).to_vec();
+    let patched = [100.5, 100.0, 99.5].map(earlier).to_vec();
+    app.run_jobs_with(machine, base, patched).await;
+
+    // A patch on dup1, which no A/A on lab-1 measured.
+    let mbox = seed_002();
+    let waiting = tokio::spawn(runner(args(
+        &server.url(),
+        &app.ci,
+        &[
+            "--mbox",
+            mbox.to_str().unwrap(),
+            "-w",
+            "dup1",
+            "--wait",
+            "--poll",
+            "1",
+        ],
+    )));
+    let ab: i64 = loop {
+        let id: Option<i64> =
+            sqlx::query_scalar("SELECT max(id) FROM comparisons WHERE kind = 'ab'")
+                .fetch_one(&app.pool)
+                .await
+                .unwrap();
+        if let Some(id) = id {
+            break id;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    // lab-1 claims: its calibration goes first, and builds.
+    let job = app.claim(machine).await.expect("a job for lab-1");
+    assert_ne!(job.comparison_id, ab, "the calibration is claimed first");
+    let aa = job.comparison_id;
+    let state =
+        json!({ "state": "building", "message": "building the base kernel", "log_tail": "" });
+    let a = app.job_call(machine, &job, "state", state).await;
+    assert!(a.status.is_success(), "{a:?}");
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    let a = app
+        .post(
+            &format!("/api/v1/comparisons/{ab}/cancel"),
+            &app.ci,
+            json!({}),
+        )
+        .await;
+    assert!(a.status.is_success(), "{a:?}");
+
+    let out = waiting.await.unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!(
+            "now: the machine measures its noise first: A/A comparison {aa}, job 1 of 3 \
+             building the base kernel (the last build on lab-1 took 455 s)"
+        )),
+        "{stdout}"
+    );
+    server.stop().await;
+}

@@ -76,6 +76,11 @@ pub struct ComparisonView<V> {
     /// What the comparison waits for when it is not moving (its machine
     /// stopped calling the server, or no runner is calling at all).
     pub waiting: Option<String>,
+    /// What runs for the comparison now and about how long is left: its
+    /// machine's calibration first, the step of a series, which job doing
+    /// what, the machine's last build time and its recent pace of boots.
+    #[serde(default)]
+    pub progress: Option<String>,
     /// Boot order in A (base) / B (patched) notation, e.g. `ABBABA`.
     pub boot_order: String,
     /// Seed the order was drawn from.

@@ -218,6 +218,7 @@ fn comparison_view() -> ComparisonView<VerdictSummary> {
         config_fragment: request.config_fragment,
         machine: Some(serde_json::json!({"name": "lab-1", "nr_cpu": 2})),
         waiting: None,
+        progress: None,
         boot_order: "ABBA".into(),
         order_seed: 42,
         jobs: vec![job_view()],

@@ -9,6 +9,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crate::agent::client::{Client, Lease};
+use crate::agent::log::agent_log;
 
 /// What the heartbeats learnt about the job; shared with the reporter.
 #[derive(Debug, Default)]
@@ -82,23 +83,14 @@ fn beat(client: &Client, lease: Lease, flags: &JobFlags) {
     match client.heartbeat(lease) {
         Ok(answer) => {
             if answer.cancelled && !flags.cancelled.swap(true, Ordering::SeqCst) {
-                eprintln!(
-                    "patchperf-runner agent: job {}: the comparison was cancelled",
-                    lease.job_id
-                );
+                agent_log!("job {}: the comparison was cancelled", lease.job_id);
             }
         }
         Err(e) if e.is_transient() => {
-            eprintln!(
-                "patchperf-runner agent: job {}: heartbeat failed, will retry: {e}",
-                lease.job_id
-            );
+            agent_log!("job {}: heartbeat failed, will retry: {e}", lease.job_id);
         }
         Err(e) => {
-            eprintln!(
-                "patchperf-runner agent: job {}: lease lost: {e}",
-                lease.job_id
-            );
+            agent_log!("job {}: lease lost: {e}", lease.job_id);
             flags.lease_lost.store(true, Ordering::SeqCst);
         }
     }

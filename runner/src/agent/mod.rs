@@ -20,6 +20,7 @@ pub mod client;
 pub mod executor;
 pub mod heartbeat;
 pub mod inventory;
+pub mod log;
 pub mod pipeline_executor;
 pub mod reporter;
 pub mod spool;

@@ -12,6 +12,7 @@ use crate::agent::backoff::Backoff;
 use crate::agent::client::{Client, Lease};
 use crate::agent::executor::JobReporter;
 use crate::agent::heartbeat::JobFlags;
+use crate::agent::log::agent_log;
 use crate::agent::spool::{Entry, Item, Spool};
 
 /// Reports one job's progress and results.
@@ -37,8 +38,8 @@ impl JobReporter for AgentReporter<'_> {
             log_tail: without_nul(log_tail),
         };
         if let Err(e) = self.client.state(self.lease, &update) {
-            eprintln!(
-                "patchperf-runner agent: job {}: state {} not delivered: {e}",
+            agent_log!(
+                "job {}: state {} not delivered: {e}",
                 self.lease.job_id,
                 state.as_str()
             );
@@ -53,8 +54,8 @@ impl JobReporter for AgentReporter<'_> {
             {
                 Ok(_) => return Ok(()),
                 Err(e) if !e.is_transient() => return Err(e),
-                Err(e) => eprintln!(
-                    "patchperf-runner agent: job {}: upload failed ({e}); spooling to {}",
+                Err(e) => agent_log!(
+                    "job {}: upload failed ({e}); spooling to {}",
                     self.lease.job_id,
                     self.spool.dir().display()
                 ),
@@ -67,7 +68,7 @@ impl JobReporter for AgentReporter<'_> {
             .push(&Entry::new(self.lease, Item::Upload(Box::new(upload))))?;
         if waiting {
             if let Err(e) = self.spool.deliver(self.client) {
-                eprintln!("patchperf-runner agent: spool delivery failed: {e}");
+                agent_log!("spool delivery failed: {e}");
             }
         }
         Ok(())

@@ -37,6 +37,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::Error;
 use crate::agent::client::{Client, Lease};
+use crate::agent::log::agent_log;
 
 /// What a spooled entry delivers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -225,8 +226,8 @@ impl Spool {
                         done.remaining = pending.len() - i;
                         break;
                     }
-                    eprintln!(
-                        "patchperf-runner agent: the server failed {} times on spooled {} ({why}); \
+                    agent_log!(
+                        "the server failed {} times on spooled {} ({why}); \
                          trying the entries behind it",
                         entry.server_errors,
                         file_name(path)
@@ -238,8 +239,8 @@ impl Spool {
                     break;
                 }
                 Outcome::Unauthorized => {
-                    eprintln!(
-                        "patchperf-runner agent: the server refused the token for spooled {} ({why}); \
+                    agent_log!(
+                        "the server refused the token for spooled {} ({why}); \
                          everything waits for an agent with a token that may deliver it",
                         file_name(path)
                     );
@@ -261,8 +262,8 @@ impl Spool {
     /// server's last answer in a `.error` file beside it.
     fn reject(&self, path: &Path, why: &Error, verdict: &str) -> Result<(), Error> {
         let target = self.dir.join("rejected").join(file_name(path));
-        eprintln!(
-            "patchperf-runner agent: spooled {}: {verdict} ({why}); kept in {}, going on",
+        agent_log!(
+            "spooled {}: {verdict} ({why}); kept in {}, going on",
             file_name(path),
             target.display()
         );

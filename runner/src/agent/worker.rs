@@ -17,6 +17,7 @@ use crate::agent::backoff::Backoff;
 use crate::agent::client::{Client, Lease};
 use crate::agent::executor::JobExecutor;
 use crate::agent::heartbeat::{self, Heartbeat, JobFlags};
+use crate::agent::log::agent_log;
 use crate::agent::reporter::{AgentReporter, without_nul};
 use crate::agent::spool::{Entry, Item, Spool};
 
@@ -105,12 +106,15 @@ impl Agent {
             return;
         }
         match self.spool.deliver(&self.client) {
-            Ok(d) => eprintln!(
-                "patchperf-runner agent: spool: {} delivered, {} refused (moved to rejected/), \
+            Ok(d) => agent_log!(
+                "spool: {} delivered, {} refused (moved to rejected/), \
                  {} still waiting ({} of them passed over: the server keeps failing on them)",
-                d.delivered, d.rejected, d.remaining, d.passed_over
+                d.delivered,
+                d.rejected,
+                d.remaining,
+                d.passed_over
             ),
-            Err(e) => eprintln!("patchperf-runner agent: spool: {e}"),
+            Err(e) => agent_log!("spool: {e}"),
         }
     }
 
@@ -161,7 +165,7 @@ impl Agent {
                 None => match self.register() {
                     Ok(id) => break id,
                     Err(e) if e.is_transient() => {
-                        eprintln!("patchperf-runner agent: {e}; retrying");
+                        agent_log!("{e}; retrying");
                         std::thread::sleep(self.options.idle_retry);
                         if crate::proc::interrupted() {
                             return Err(Error::Interrupted);
@@ -191,8 +195,8 @@ impl Agent {
             machine_id,
             attempt: job.attempt,
         };
-        eprintln!(
-            "patchperf-runner agent: job {} (comparison {}, attempt {}): {} boots",
+        agent_log!(
+            "job {} (comparison {}, attempt {}): {} boots",
             job.job_id,
             job.comparison_id,
             job.attempt,
@@ -233,10 +237,7 @@ impl Agent {
             },
         };
         if flags.lease_lost.load(std::sync::atomic::Ordering::SeqCst) {
-            eprintln!(
-                "patchperf-runner agent: job {}: lease lost; the server runs it again",
-                job.job_id
-            );
+            agent_log!("job {}: lease lost; the server runs it again", job.job_id);
             return Ok(finish);
         }
         self.finish(lease, finish)
@@ -258,10 +259,7 @@ impl Agent {
         {
             Ok(()) => Ok(finish),
             Err(e) if e.is_transient() => {
-                eprintln!(
-                    "patchperf-runner agent: job {}: finish not delivered ({e}); spooled",
-                    lease.job_id
-                );
+                agent_log!("job {}: finish not delivered ({e}); spooled", lease.job_id);
                 self.spool_finish(lease, &finish)?;
                 Ok(finish)
             }
@@ -277,10 +275,7 @@ impl Agent {
                 self.finish(lease, failed)
             }
             Err(e) => {
-                eprintln!(
-                    "patchperf-runner agent: job {}: server refused the finish: {e}",
-                    lease.job_id
-                );
+                agent_log!("job {}: server refused the finish: {e}", lease.job_id);
                 Ok(finish)
             }
         }
@@ -306,14 +301,11 @@ impl Agent {
                             format!("failed ({}): {detail}", reason.as_str())
                         }
                     };
-                    eprintln!("patchperf-runner agent: job {job_id} {outcome}");
+                    agent_log!("job {job_id} {outcome}");
                 }
                 Step::Idle => {}
                 Step::ServerDown(why) => {
-                    eprintln!(
-                        "patchperf-runner agent: {why}; retrying in {} s",
-                        self.options.idle_retry.as_secs()
-                    );
+                    agent_log!("{why}; retrying in {} s", self.options.idle_retry.as_secs());
                     if !once {
                         std::thread::sleep(self.options.idle_retry);
                     }

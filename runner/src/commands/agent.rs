@@ -9,6 +9,7 @@ use crate::Error;
 use crate::agent::backoff::Backoff;
 use crate::agent::client::Client;
 use crate::agent::inventory;
+use crate::agent::log::agent_log;
 use crate::agent::pipeline_executor::{KernelExecutor, KexecExecutor};
 use crate::agent::worker::{Agent, AgentOptions};
 use crate::cli::agent::AgentArgs;
@@ -28,12 +29,14 @@ pub fn run(args: AgentArgs) -> Result<(), Error> {
             .push("kexec: each kernel boots on this machine itself".to_string());
     }
     let name = args.name.unwrap_or_else(|| inventory.hostname.clone());
-    eprintln!(
-        "patchperf-runner agent: {name} ({}, {} CPUs) serving {}",
-        inventory.cpu_model, inventory.nr_cpu, args.server
+    agent_log!(
+        "{name} ({}, {} CPUs) serving {}",
+        inventory.cpu_model,
+        inventory.nr_cpu,
+        args.server
     );
     for note in &inventory.notes {
-        eprintln!("patchperf-runner agent:   {note}");
+        agent_log!("  {note}");
     }
     let options = AgentOptions {
         name,
@@ -56,10 +59,7 @@ pub fn run(args: AgentArgs) -> Result<(), Error> {
         kexec: Kexec::default(),
     };
     if let Some(job) = executor.in_progress()? {
-        eprintln!(
-            "patchperf-runner agent: resuming job {} after a kexec boot",
-            job.job_id
-        );
+        agent_log!("resuming job {} after a kexec boot", job.job_id);
         // Either finishes the job or kexecs into its next kernel.
         agent.resume(&job, &mut executor)?;
         if args.once {

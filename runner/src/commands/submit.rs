@@ -163,6 +163,7 @@ fn follow(
     let mut seen: HashMap<i64, (JobState, String, i32)> = HashMap::new();
     let mut last_lines: HashMap<i64, String> = HashMap::new();
     let mut waiting: Option<String> = None;
+    let mut now: Option<String> = None;
     loop {
         let progress: Progress = match client.get_json(&path) {
             Ok(p) => p,
@@ -199,6 +200,14 @@ fn follow(
             println!("waiting: {w}");
         }
         waiting = progress.waiting.clone();
+        // What runs for it now (its machine's calibration, a step, a build
+        // with the last one's time) and the time left, when that changes.
+        if progress.progress != now {
+            if let Some(p) = &progress.progress {
+                println!("now: {p}");
+            }
+            now = progress.progress.clone();
+        }
         if progress.status.is_final() {
             return Ok(progress);
         }

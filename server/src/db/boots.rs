@@ -58,3 +58,14 @@ pub async fn for_job(db: impl PgExecutor<'_>, job_id: i64) -> Result<Vec<BootRow
     .fetch_all(db)
     .await
 }
+
+/// Boots of comparisons `ids` whose jobs have not ended yet.
+pub async fn left(db: impl PgExecutor<'_>, ids: &[i64]) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"SELECT count(*) AS "n!" FROM boots b JOIN jobs j ON j.id = b.job_id
+           WHERE b.comparison_id = ANY($1) AND j.state NOT IN ('done', 'failed')"#,
+        ids
+    )
+    .fetch_one(db)
+    .await
+}

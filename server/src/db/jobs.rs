@@ -391,3 +391,29 @@ pub async fn first_failure(
     .fetch_optional(db)
     .await
 }
+
+/// Seconds a boot took lately on machine `machine_id`: the median over its
+/// last ten finished jobs of (finish − first `booting` event of the
+/// attempt that finished) ÷ the job's boots. Builds are not in it (they
+/// come before the first boot).
+pub async fn seconds_per_boot(
+    db: impl PgExecutor<'_>,
+    machine_id: i64,
+) -> Result<Option<f64>, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY per_boot) AS "median"
+           FROM (SELECT EXTRACT(EPOCH FROM (j.finished_at - min(e.at)))::float8
+                        / (SELECT count(*) FROM boots b WHERE b.job_id = j.id) AS per_boot
+                 FROM jobs j
+                 JOIN job_events e ON e.job_id = j.id AND e.state = 'booting'
+                                  AND e.attempt = j.attempt
+                 WHERE j.machine_id = $1 AND j.state = 'done' AND j.finished_at IS NOT NULL
+                 GROUP BY j.id
+                 ORDER BY j.finished_at DESC
+                 LIMIT 10) recent
+           WHERE per_boot > 0"#,
+        machine_id
+    )
+    .fetch_one(db)
+    .await
+}

@@ -328,3 +328,19 @@ pub async fn per_second(
     .fetch_all(db)
     .await
 }
+
+/// How long the newest kernel build whose runs machine `machine_id`
+/// uploaded took, in seconds (`kernel.build_seconds`).
+pub async fn last_build_seconds(
+    db: impl PgExecutor<'_>,
+    machine_id: i64,
+) -> Result<Option<f64>, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"SELECT m.value FROM metric_values m JOIN runs r ON r.id = m.run_id
+           WHERE r.machine_id = $1 AND m.name = 'kernel.build_seconds'
+           ORDER BY r.id DESC LIMIT 1"#,
+        machine_id
+    )
+    .fetch_optional(db)
+    .await
+}

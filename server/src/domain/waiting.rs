@@ -1,11 +1,18 @@
-//! Why a comparison that is not final is not moving. Its boots must all
-//! come from one machine, so a comparison pinned to a machine that stopped
-//! calling waits for it; one no machine has claimed waits for any runner.
-//! Pages and the JSON say so instead of showing "queued" for hours.
+//! What a comparison that is not final waits for. When it is not moving
+//! ([`note`]): its boots must all come from one machine, so a comparison
+//! pinned to a machine that stopped calling waits for it; one no machine
+//! has claimed waits for any runner. When it is ([`progress`]): what runs
+//! for it now (the machine's calibration first, a step of a series, which
+//! job doing what) and about how long is left, from the machine's own
+//! recent builds and boots. Pages, the JSON and `submit --wait` say so
+//! instead of showing "queued" for hours.
 
+use patchperf_common::comparison::ComparisonStatus;
+use patchperf_common::protocol::JobState;
 use sqlx::PgPool;
 
 use crate::db::comparisons::ComparisonRow;
+use crate::db::jobs::JobRow;
 use crate::{Error, db};
 
 /// A machine silent for longer than this is reported: a live agent calls
@@ -39,6 +46,82 @@ pub async fn note(db: &PgPool, c: &ComparisonRow) -> Result<Option<String>, Erro
         ));
     }
     Ok(None)
+}
+
+/// What runs for comparison `c` now and about how long is left, e.g. `the
+/// machine measures its noise first: A/A comparison 2, job 1 of 3 building
+/// the base kernel (the last build on lab-1 took 455 s); about 4 min of
+/// boots left (8 boots, 30 s each lately on lab-1)`; `None` when it is
+/// final or nothing of it has started.
+pub async fn progress(db: &PgPool, c: &ComparisonRow) -> Result<Option<String>, Error> {
+    if c.status.is_final() {
+        return Ok(None);
+    }
+    let machine = c.machine_id.zip(c.machine_name.as_deref());
+    // Its family in claim order: the calibration goes first, then its own
+    // jobs, then the steps of a series measured patch by patch.
+    let mut family = Vec::new();
+    if let Some((aa, status)) = db::comparisons::calibration_of(db, c.id).await? {
+        if !status.is_final() {
+            family.push((
+                aa,
+                format!("the machine measures its noise first: A/A comparison {aa}, "),
+            ));
+        }
+    }
+    family.push((c.id, String::new()));
+    let steps = db::comparisons::steps(db, c.id).await?;
+    for s in steps.iter().filter(|s| s.status != ComparisonStatus::Done) {
+        family.push((s.id, format!("step {} of {}: ", s.step, steps.len())));
+    }
+    let mut now = None;
+    for (id, prefix) in &family {
+        let jobs = db::jobs::for_comparison(db, *id).await?;
+        if let Some(job) = jobs.iter().find(|j| j.state.is_leased()) {
+            let build = match (job.state, machine) {
+                (JobState::Building, Some((m, name))) => db::runs::last_build_seconds(db, m)
+                    .await?
+                    .map(|s| format!(" (the last build on {name} took {s:.0} s)")),
+                _ => None,
+            };
+            now = Some(format!(
+                "{prefix}{}{}",
+                doing(job, jobs.len()),
+                build.unwrap_or_default()
+            ));
+            break;
+        }
+    }
+    let Some(now) = now else {
+        return Ok(None);
+    };
+    let Some((m, name)) = machine else {
+        return Ok(Some(now));
+    };
+    let ids: Vec<i64> = family.iter().map(|(id, _)| *id).collect();
+    let boots = db::boots::left(db, &ids).await?;
+    let left = match db::jobs::seconds_per_boot(db, m).await? {
+        Some(per_boot) if boots > 0 && per_boot.is_finite() => format!(
+            "; about {} of boots left ({boots} boot{}, {per_boot:.0} s each lately on {name})",
+            duration((per_boot * boots as f64).max(60.0)),
+            if boots == 1 { "" } else { "s" }
+        ),
+        _ => String::new(),
+    };
+    Ok(Some(format!("{now}{left}")))
+}
+
+/// `job 1 of 3 building the base kernel`, `job 2 of 3 booting`.
+fn doing(job: &JobRow, of: usize) -> String {
+    let what = if job.message.is_empty() {
+        job.state.as_str().to_string()
+    } else if job.message.starts_with(job.state.as_str()) {
+        job.message.clone()
+    } else {
+        format!("{}: {}", job.state.as_str(), job.message)
+    };
+    let what: String = what.chars().take(120).collect();
+    format!("job {} of {of} {what}", job.seq + 1)
 }
 
 /// `47 min`, `3 h 12 min`, `2 days 4 h`.

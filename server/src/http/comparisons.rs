@@ -191,6 +191,7 @@ async fn view(
         config_fragment: c.config_fragment,
         machine,
         waiting: o.waiting,
+        progress: o.progress,
         boot_order,
         order_seed: c.order_seed as u64,
         jobs: jobs_view,

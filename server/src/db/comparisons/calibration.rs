@@ -112,6 +112,28 @@ pub async fn has_calibration(conn: &mut PgConnection, id: i64) -> Result<bool, s
     .await
 }
 
+/// The A/A comparison queued to calibrate for comparison `id`, with its
+/// status, when there is one (the newest).
+pub async fn calibration_of(
+    db: impl PgExecutor<'_>,
+    id: i64,
+) -> Result<Option<(i64, ComparisonStatus)>, sqlx::Error> {
+    sqlx::query_as!(
+        CalibrationOf,
+        r#"SELECT id, status AS "status: ComparisonStatus" FROM comparisons
+           WHERE calibrates = $1 ORDER BY id DESC LIMIT 1"#,
+        id
+    )
+    .fetch_optional(db)
+    .await
+    .map(|row| row.map(|r| (r.id, r.status)))
+}
+
+struct CalibrationOf {
+    id: i64,
+    status: ComparisonStatus,
+}
+
 /// Marks A/A comparison `id` as the calibration comparison `of` asked for,
 /// claimed with `priority` (1 before other work, -1 after).
 pub async fn mark_calibration(

@@ -55,6 +55,8 @@ pub struct Overview {
     pub run_counts: Vec<(i64, i64, i64)>,
     /// What it waits for, when worth telling.
     pub waiting: Option<String>,
+    /// What runs for it now and about how long is left.
+    pub progress: Option<String>,
     /// When its runs' per-second data was pruned (`domain::retention`).
     pub pruned_at: Option<chrono::DateTime<chrono::Utc>>,
     /// Its steps, when measured patch by patch.
@@ -100,6 +102,7 @@ pub async fn gather(ctx: &Context, c: &ComparisonRow) -> Result<Overview, Error>
         boots: db::boots::for_comparison(&ctx.db, c.id).await?,
         run_counts: db::runs::counts_per_job(&ctx.db, c.id).await?,
         waiting: waiting::note(&ctx.db, c).await?,
+        progress: waiting::progress(&ctx.db, c).await?,
         pruned_at: db::retention::pruned_at(&ctx.db, c.id).await?,
         steps: steps::views(ctx, c).await?,
         step_of: steps::step_of(ctx, c).await?,

@@ -104,6 +104,8 @@ pub(super) struct ComparisonPage {
     runs_per_side: i32,
     more_runs: String,
     waiting: Option<String>,
+    /// What runs for it now and about how long is left.
+    progress: Option<String>,
     /// When the runs' per-second data was pruned (`domain::retention`).
     pruned: Option<String>,
     stored_base: usize,
@@ -205,6 +207,7 @@ async fn page_of(
         jobs,
         boots,
         waiting,
+        progress,
         pruned_at,
         steps: step_views,
         step_of,
@@ -322,6 +325,7 @@ async fn page_of(
         runs_per_side: c.runs_per_side,
         more_runs: more_runs_text(c),
         waiting,
+        progress,
         pruned: pruned_at.map(|at| at.format("%Y-%m-%d").to_string()),
         stored_base: stored(Side::Base),
         stored_patched: stored(Side::Patched),
