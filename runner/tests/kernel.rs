@@ -45,9 +45,25 @@ fn base_and_patched_kernels_boot_and_report_their_identities() {
     skip_without_tools!();
     let _exclusive = exclusive();
     let job = job(SEED_002, "open1", 3, &[Side::Patched, Side::Base]);
-    let (rec, outcome) = run(&pipeline(), &job);
+    let (mut rec, outcome) = run(&pipeline(), &job);
     outcome.unwrap();
     assert_eq!(rec.results.len(), 2);
+    // The two tcg-icount guests ran side by side, started in the planned
+    // order; each result is its own boot's, whichever ended first.
+    let booting: Vec<&str> = rec
+        .states
+        .iter()
+        .filter(|(s, _)| *s == JobState::Booting)
+        .map(|(_, m)| m.as_str())
+        .collect();
+    assert_eq!(
+        booting,
+        [
+            "boot 1: patched kernel (tcg-icount, 2 guests at once)",
+            "boot 2: base kernel (tcg-icount, 2 guests at once)"
+        ]
+    );
+    rec.results.sort_by_key(|(slot, _)| slot.seq);
     let (patched_slot, patched) = &rec.results[0];
     let (base_slot, base) = &rec.results[1];
     assert_eq!((patched_slot.seq, patched_slot.side), (0, Side::Patched));

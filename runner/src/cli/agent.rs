@@ -41,6 +41,11 @@ pub struct AgentArgs {
         default_value_t = 30
     )]
     pub wait: u32,
+    /// Guests to run at once under tcg-icount, where guest time counts
+    /// instructions and one guest does not slow another's numbers (default:
+    /// CPUs − 1, at least 1). Wall-clock modes always run one at a time.
+    #[arg(long, env = "PATCHPERF_PARALLEL", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub parallel: Option<u32>,
     /// Bare metal: boot this machine itself into each kernel with kexec
     /// (one reboot per boot slot) instead of QEMU. Start the agent again at
     /// every boot (e.g. a systemd unit): it resumes the job from the state

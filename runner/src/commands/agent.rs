@@ -46,10 +46,18 @@ pub fn run(args: AgentArgs) -> Result<(), Error> {
         idle_retry: Duration::from_secs(10),
     };
     let mut agent = Agent::new(Client::new(&args.server, &args.token), options, inventory)?;
-    let pipeline = Pipeline {
+    let mut pipeline = Pipeline {
         cache: Cache::at(&args.cache),
         ..Pipeline::from_env()?
     };
+    if let Some(n) = args.parallel {
+        pipeline.parallel = n as usize;
+    }
+    agent_log!(
+        "up to {} tcg-icount guest{} at once (--parallel); wall-clock modes one at a time",
+        pipeline.parallel,
+        if pipeline.parallel == 1 { "" } else { "s" }
+    );
     if !args.kexec {
         let mut executor = KernelExecutor { pipeline };
         return agent.run(&mut executor, args.once);

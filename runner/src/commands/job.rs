@@ -36,6 +36,9 @@ pub fn run(args: JobArgs) -> Result<(), Error> {
     if let Some(cache) = args.cache {
         pipeline.cache = Cache::at(cache);
     }
+    if let Some(n) = args.parallel {
+        pipeline.parallel = n as usize;
+    }
     crate::proc::install_interrupt_handler()?;
     if args.build_only {
         return build_only(&pipeline, &spec);

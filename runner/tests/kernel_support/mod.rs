@@ -82,7 +82,9 @@ macro_rules! skip_without_tools {
 pub(crate) use skip_without_tools;
 
 /// The kernel pipeline on the shared test cache, with this build's runner
-/// as the guest's init.
+/// as the guest's init, and tcg-icount guests two at a time (the test
+/// command's kernel tests hold the cache one at a time, so the host's
+/// two CPUs are theirs).
 pub fn pipeline() -> Pipeline {
     Pipeline {
         cache: Cache::at(cache_dir()),
@@ -90,6 +92,7 @@ pub fn pipeline() -> Pipeline {
         boot_limit: None,
         run_limit: None,
         extra_cmdline: Vec::new(),
+        parallel: 2,
     }
 }
 

@@ -613,6 +613,7 @@ mod step_tests {
             boot_limit: None,
             run_limit: None,
             extra_cmdline: vec![],
+            parallel: 1,
         };
         let kexec_dir = dir.join("cache/kexec");
         KexecState::new(job(), &kernel(dir, "b"), &kernel(dir, "p"))

@@ -1,13 +1,15 @@
 //! The whole job, step by step: [`prepare`] (fetch → apply → configure →
 //! build, both kernels), then for each boot the server ordered [`boot`]
-//! (boot → run → collect) and upload; on bare metal [`kexec`] carries the
-//! same steps across reboots. Each step's failure becomes a [`JobFailure`]
-//! whose reason names the step; scratch trees and QEMU processes never
-//! outlive the job.
+//! (boot → run → collect) and upload; under `tcg-icount` up to
+//! [`Pipeline::parallel`] guests at once ([`parallel`]); on bare metal
+//! [`kexec`] carries the same steps across reboots. Each step's failure
+//! becomes a [`JobFailure`] whose reason names the step; scratch trees and
+//! QEMU processes never outlive the job.
 
 pub mod boot;
 pub mod failure;
 pub mod kexec;
+pub mod parallel;
 pub mod prepare;
 
 use std::path::PathBuf;
@@ -47,6 +49,10 @@ pub struct Pipeline {
     pub run_limit: Option<Duration>,
     /// Extra kernel parameters for every boot.
     pub extra_cmdline: Vec<String>,
+    /// Guests run at once under `tcg-icount` (guest time counts
+    /// instructions, so a guest's numbers do not depend on what else the
+    /// host runs); wall-clock modes always boot one at a time.
+    pub parallel: usize,
 }
 
 impl Pipeline {
@@ -61,6 +67,7 @@ impl Pipeline {
             boot_limit: None,
             run_limit: None,
             extra_cmdline: Vec::new(),
+            parallel: parallel::default_guests(),
         })
     }
 }
@@ -79,6 +86,9 @@ pub fn execute(
     let kernels = prepare::kernels(&lock, job, events)?;
     let mode = boot::choose_mode(&lock, job.backend, &kernels.base)?;
     let request = boot::guest_request(job, mode);
+    if parallel::applies(pipeline, mode, job.boots.len()) {
+        return parallel::boot_all(pipeline, &lock, &kernels, job, mode, &request, events);
+    }
     for slot in &job.boots {
         if events.cancelled() {
             return Err(JobFailure::new(FailureReason::Cancelled, "cancelled"));
