@@ -108,6 +108,14 @@ async fn a_found_bisection_page_answers_first_then_probes_kernels_and_series(poo
         "a finished page stays"
     );
     assert!(at < said.find("Probes").unwrap(), "{said}");
+    // Who to mail: the first bad commit's author, from its message's From.
+    let author = "author of the first bad commit: Kernel Hacker <kh@example.org>";
+    let by = said.find(author).unwrap_or_else(|| panic!("{said}"));
+    assert!(at < by && by < said.find("Probes").unwrap(), "{said}");
+    assert_eq!(
+        view["commits"][4]["author"],
+        "Kernel Hacker <kh@example.org>"
+    );
     assert!(
         said.contains("will-it-scale.per_process_ops of open1 (process, nr_task 1): +"),
         "{said}"
@@ -170,7 +178,7 @@ async fn a_found_bisection_page_answers_first_then_probes_kernels_and_series(poo
     }
     assert!(
         said.contains(&format!(
-            "{} fs: step 5 · probed: bad · the answer",
+            "{} fs: step 5 · probed: bad · the answer, by Kernel Hacker <kh@example.org>",
             short(5)
         )),
         "{said}"
