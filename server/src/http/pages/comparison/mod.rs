@@ -13,12 +13,15 @@ use patchperf_common::report::summary::headline_sentence;
 use patchperf_common::run::Side;
 
 mod group;
+mod link_views;
 
 use self::group::{GroupView, ScalingView, group_view, scaling_views};
 pub(crate) use self::group::{RowView, row_view};
+use self::link_views::{Link, TreeLinks};
 use super::plot;
 use super::{steps, view};
 use crate::db::comparisons::ComparisonRow;
+use crate::domain::comparison::links::{self, Links};
 use crate::domain::comparison::{name, overview};
 use crate::domain::report::verdict::verdict_view;
 use crate::domain::report::{ComparisonReport, GroupReport};
@@ -131,6 +134,10 @@ pub(super) struct ComparisonPage {
     commit: Option<String>,
     /// On a bisection's probe: the bisection's page and which probe.
     probe_of: Option<(String, String)>,
+    /// A tracked tree's comparison: its tree, history and change points.
+    tree: Option<TreeLinks>,
+    /// Every bisection of it.
+    bisections: Vec<Link>,
 }
 
 pub(super) async fn page(
@@ -138,22 +145,25 @@ pub(super) async fn page(
     Path(id): Path<i64>,
 ) -> Result<Html<String>> {
     let (c, built) = overview::find(&state, id).await?;
+    let links = links::of(&state, &c).await?;
     // Once settled, the page changes only with its report (a new noise
-    // floor), so it is rendered once per report.
+    // floor) and what it links to (a change point found, a bisection), so
+    // it is rendered once per report and links.
     let settled = c.status.is_settled();
+    let kept_as = format!("page {}", links.key());
     if settled {
-        if let Some(kept) = state.reports.rendered(id, &built, "page") {
+        if let Some(kept) = state.reports.rendered(id, &built, &kept_as) {
             return Ok(Html(kept.to_string()));
         }
     }
-    let html = page_of(&state, &c, &built)
+    let html = page_of(&state, &c, &built, links)
         .await?
         .render()
         .map_err(|e| Error::Internal(format!("rendering the page of comparison {id}: {e}")))?;
     if settled {
         state
             .reports
-            .keep_rendered(id, &built, "page", html.clone());
+            .keep_rendered(id, &built, &kept_as, html.clone());
     }
     Ok(Html(html))
 }
@@ -199,6 +209,7 @@ async fn page_of(
     state: &AppState,
     c: &ComparisonRow,
     built: &ComparisonReport,
+    links: Links,
 ) -> Result<ComparisonPage> {
     let id = c.id;
     let overview::Overview {
@@ -215,6 +226,7 @@ async fn page_of(
         carried_commits,
         ..
     } = overview::gather(state, c).await?;
+    let (tree, bisections) = link_views::views(links);
     let probe_of = probe_of.map(|p| {
         (
             format!("/bisections/{}", p.bisection_id),
@@ -380,6 +392,8 @@ async fn page_of(
             .as_deref()
             .map(|sha| view::short_commit(sha).to_string()),
         probe_of,
+        tree,
+        bisections,
     })
 }
 
