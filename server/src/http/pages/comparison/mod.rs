@@ -7,10 +7,10 @@ use askama::Template;
 use axum::extract::State;
 use axum::response::Html;
 use patchperf_common::comparison::ComparisonKind;
-use patchperf_common::mbox;
-use patchperf_common::report::importance;
 use patchperf_common::report::summary::headline_sentence;
+use patchperf_common::report::{MetricComparison, format, importance};
 use patchperf_common::run::Side;
+use patchperf_common::{mbox, metric};
 
 mod group;
 mod link_views;
@@ -59,6 +59,10 @@ pub struct JobLine {
 pub struct SummaryLine {
     verdict: &'static str,
     class: &'static str,
+    /// The headline's change (`+4.8%`), then its means base → patched
+    /// (`247474 → 259832 ops/s per task`), then the rest of the sentence.
+    change: String,
+    values: Option<String>,
     sentence: String,
     /// Why it moved ([`patchperf_common::report::explain`]), cut into
     /// plain text and code (the `symbols` it names).
@@ -250,10 +254,18 @@ async fn page_of(
         .into_iter()
         .filter_map(|g| {
             let m = g.comparison.headline_metric()?;
+            let sentence = headline_sentence(&g.comparison)?;
+            let change = format::change_text(m);
+            let (change, sentence) = match sentence.strip_prefix(&change) {
+                Some(rest) => (change, rest.to_string()),
+                None => (String::new(), sentence),
+            };
             Some(SummaryLine {
                 verdict: m.verdict_words(),
                 class: view::verdict_class(m.verdict),
-                sentence: headline_sentence(&g.comparison)?,
+                values: absolute_values(m).filter(|_| !change.is_empty()),
+                change,
+                sentence,
                 why: g
                     .comparison
                     .explanation
@@ -395,6 +407,19 @@ async fn page_of(
         tree,
         bisections,
     })
+}
+
+/// `247474 → 259832 ops/s per task`: metric `m`'s means, base then
+/// patched, as the table prints them, with what they count.
+fn absolute_values(m: &MetricComparison) -> Option<String> {
+    let (base, patched) = (m.base.mean?, m.patched.mean?);
+    let unit = metric::unit(&m.name);
+    Some(format!(
+        "{} → {}{}{unit}",
+        format::mean_column(base).trim(),
+        format::mean_column(patched).trim(),
+        if unit.is_empty() { "" } else { " " }
+    ))
 }
 
 fn groups_description(groups: &[GroupReport]) -> Option<String> {
