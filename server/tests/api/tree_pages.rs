@@ -288,6 +288,52 @@ async fn a_tree_comparison_links_its_tree_history_and_change_point(pool: PgPool)
 }
 
 #[sqlx::test(migrations = "../migrations")]
+async fn a_tree_page_shows_what_moved_first(pool: PgPool) {
+    let Measured {
+        app,
+        id,
+        ids,
+        comparisons,
+        ..
+    } = tree_with_history(pool).await;
+    // A flat history beside the one with the change point, named so that
+    // it sorts first.
+    let histories = db::history::of_tree(&app.pool, id).await.unwrap();
+    let changed = &histories[0];
+    let flat_metric = "perf-stat.ps.context-switches";
+    assert!(flat_metric < changed.metric.as_str());
+    let key = HistoryKey {
+        metric: flat_metric.into(),
+        ..changed.key(id)
+    };
+    let mut conn = app.pool.acquire().await.unwrap();
+    for (k, commit) in ids.iter().enumerate() {
+        let point = db::history::NewPoint {
+            key: key.clone(),
+            position: i32::try_from(k).unwrap(),
+            commit_sha: commit.clone(),
+            runs: vec![100.0, 100.1, 99.9],
+            mean: 100.0,
+            interval: Some((99.8, 100.2)),
+            comparison_id: comparisons[k.saturating_sub(2).min(2)],
+        };
+        db::history::insert(&mut conn, &point).await.unwrap();
+    }
+    drop(conn);
+
+    let said = text(&page(&app, &format!("/trees/{id}")).await);
+    let at = |what: &str| said.find(what).unwrap_or_else(|| panic!("{what}: {said}"));
+    let moved = at(&format!("{} of open1", changed.metric));
+    let points = at("Change points");
+    let flat = at(&format!("{flat_metric} of open1"));
+    assert!(
+        at("Histories with a change point") < moved && moved < points && points < flat,
+        "{said}"
+    );
+    assert!(at("Histories without a change point") < flat, "{said}");
+}
+
+#[sqlx::test(migrations = "../migrations")]
 async fn the_dashboard_pages_open_changes_and_its_form_marks_them(pool: PgPool) {
     let Measured {
         app,
