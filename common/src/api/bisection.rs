@@ -240,6 +240,10 @@ pub struct BisectCommit {
     pub commit: Option<String>,
     /// Its subject.
     pub subject: String,
+    /// Its author, `Name <email>` (the stored message's `From:`); empty
+    /// when the message had none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub author: String,
 }
 
 /// One probe: a comparison of the good end against one commit.

@@ -107,6 +107,7 @@ fn bisection_view() -> BisectionView {
         position: 2,
         commit: Some("a".repeat(40)),
         subject: "vfs: mostly undo glibc turning fstat into fstatat(AT_EMPTY_PATH)".into(),
+        author: "Mateusz Guzik <mjguzik@gmail.com>".into(),
     };
     BisectionView {
         id: 2,

@@ -223,3 +223,27 @@ pub async fn list(
     .fetch_all(db)
     .await
 }
+
+/// The bisections of comparison `id`: those started from it, and those of
+/// the same git range `range` (`GOOD..BAD`, full ids); oldest first.
+pub async fn of_comparison(
+    db: impl PgExecutor<'_>,
+    id: i64,
+    range: Option<&str>,
+) -> Result<Vec<BisectionSummary>, sqlx::Error> {
+    sqlx::query_as!(
+        BisectionSummary,
+        r#"SELECT b.id, b.status AS "status: BisectionStatus", b.workload, b.metric, b.git_range,
+                  b.from_comparison_id AS comparison_id,
+                  b.outcome AS "outcome: Json<BisectionOutcome>",
+                  (SELECT count(*) FROM comparisons c WHERE c.bisection_id = b.id) AS "probes!",
+                  b.created_at
+           FROM bisections b
+           WHERE b.from_comparison_id = $1 OR ($2::text IS NOT NULL AND b.git_range = $2)
+           ORDER BY b.id"#,
+        id,
+        range
+    )
+    .fetch_all(db)
+    .await
+}

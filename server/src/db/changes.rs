@@ -99,6 +99,43 @@ pub async fn bisections_today(db: impl PgExecutor<'_>, tree_id: i64) -> Result<i
     .await
 }
 
+/// A change point as a comparison's page links it.
+#[derive(Debug, Clone)]
+pub struct ChangeMark {
+    /// Row id.
+    pub id: i64,
+    /// The workload.
+    pub workload: String,
+    /// Tasks.
+    pub nr_task: i32,
+    /// The metric.
+    pub metric: String,
+    /// Relative change in percent.
+    pub change_percent: f64,
+    /// Which way it moved.
+    pub verdict: ChangeVerdict,
+}
+
+/// The change points found at a commit comparison `id` or one of its
+/// steps measured, oldest first.
+pub async fn of_comparison(
+    db: impl PgExecutor<'_>,
+    id: i64,
+) -> Result<Vec<ChangeMark>, sqlx::Error> {
+    sqlx::query_as!(
+        ChangeMark,
+        r#"SELECT id, workload, nr_task, metric, change_percent,
+                  verdict AS "verdict: ChangeVerdict"
+           FROM change_points
+           WHERE comparison_id = $1
+              OR comparison_id IN (SELECT s.id FROM comparisons s WHERE s.parent_id = $1)
+           ORDER BY id"#,
+        id
+    )
+    .fetch_all(db)
+    .await
+}
+
 /// A change point as listed.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ChangeRow {

@@ -6,7 +6,8 @@
 //! asks builds an [`Order`] from its own request (`domain::submit` for a
 //! [`ComparisonSubmission`](patchperf_common::api::ComparisonSubmission));
 //! the rules of storing it are here once. What its views show is gathered
-//! in [`overview`].
+//! in [`overview`], where it leads (which changes after it settled) in
+//! [`links`].
 
 use patchperf_common::comparison::ComparisonKind;
 use patchperf_common::mbox::{self, Series};
@@ -17,6 +18,7 @@ use crate::db::comparisons::NewComparison;
 use crate::domain::{Context, interleave, lifecycle};
 use crate::{Error, db};
 
+pub mod links;
 pub mod name;
 pub mod overview;
 

@@ -4,8 +4,6 @@
 //! `Host` the request was sent to.
 
 use axum::extract::State;
-use std::sync::Arc;
-
 use axum::http::{HeaderMap, header};
 use axum::response::IntoResponse;
 use patchperf_common::protocol::ErrorBody;
@@ -41,18 +39,12 @@ async fn text(
     headers: HeaderMap,
 ) -> Result<impl IntoResponse> {
     let c = overview::row(&state, id).await?;
-    let text: Arc<str> = match (&state.config.public_url, origin(&headers)) {
-        (None, Some(origin)) => {
-            let built = report::load_shared(&state, &c).await?;
-            let url = format!("{origin}/comparisons/{id}");
-            report::verdict::text_report_linking(&built, Some(&url)).into()
-        }
-        _ => report::verdict::text(&state, &c).await?,
+    let url = match (&state.config.public_url, origin(&headers)) {
+        (None, Some(origin)) => Some(format!("{origin}/comparisons/{id}")),
+        _ => None,
     };
-    Ok((
-        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-        text.to_string(),
-    ))
+    let text = report::verdict::report_txt(&state, &c, url.as_deref()).await?;
+    Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text))
 }
 
 /// `http://<Host>` of the request, when its `Host` is a plain host name or

@@ -108,6 +108,14 @@ async fn a_found_bisection_page_answers_first_then_probes_kernels_and_series(poo
         "a finished page stays"
     );
     assert!(at < said.find("Probes").unwrap(), "{said}");
+    // Who to mail: the first bad commit's author, from its message's From.
+    let author = "author of the first bad commit: Kernel Hacker <kh@example.org>";
+    let by = said.find(author).unwrap_or_else(|| panic!("{said}"));
+    assert!(at < by && by < said.find("Probes").unwrap(), "{said}");
+    assert_eq!(
+        view["commits"][4]["author"],
+        "Kernel Hacker <kh@example.org>"
+    );
     assert!(
         said.contains("will-it-scale.per_process_ops of open1 (process, nr_task 1): +"),
         "{said}"
@@ -170,7 +178,7 @@ async fn a_found_bisection_page_answers_first_then_probes_kernels_and_series(poo
     }
     assert!(
         said.contains(&format!(
-            "{} fs: step 5 · probed: bad · the answer",
+            "{} fs: step 5 · probed: bad · the answer, by Kernel Hacker <kh@example.org>",
             short(5)
         )),
         "{said}"
@@ -319,4 +327,65 @@ async fn a_range_comparison_page_shows_its_short_commit_ids(pool: PgPool) {
             "{line}"
         );
     }
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_range_comparison_page_links_every_bisection_of_it(pool: PgPool) {
+    let (repo, ids) = linear(4);
+    let mirrors = tempfile::tempdir().unwrap();
+    let app = app(pool, mirrors.path()).await;
+    let m = app.register("lab-1").await;
+    let url = repo.path().to_str().unwrap();
+    let range = app
+        .post_comparison(json!({
+            "base": { "kind": "git", "url": url, "commit": ids[0] },
+            "range": format!("{}..master", ids[0]),
+            "workloads": ["open1"],
+            "params": { "nr_task": [1], "seconds": 5, "warmup_seconds": 1 },
+            "runs": 3,
+        }))
+        .await;
+    let lab = Lab {
+        culprit: Some(3),
+        broken: Vec::new(),
+        ids: Vec::new(),
+    };
+    lab.drain(&app, m).await;
+    let html = page(&app, &format!("/comparisons/{range}")).await;
+    assert!(!html.contains("href=\"/bisections/"), "none yet: {html}");
+    assert!(
+        !html.contains("tracked tree"),
+        "no tree asked for it: {html}"
+    );
+
+    // One started from the comparison, one over the same range by its
+    // ends, and one over a shorter range, not this comparison's.
+    let from = start(&app, json!({ "comparison": range, "workload": "open1" })).await;
+    let ends = start(&app, request(url, &ids[0], &ids[4])).await;
+    let other = start(&app, request(url, &ids[1], &ids[4])).await;
+    lab.drain(&app, m).await;
+    let html = page(&app, &format!("/comparisons/{range}")).await;
+    let said = text(&html);
+    let short = |k: usize| ids[k][..10].to_string();
+    for id in [from, ends] {
+        assert!(
+            html.contains(&format!("href=\"/bisections/{id}\"")),
+            "{html}"
+        );
+        assert!(
+            said.contains(&format!(
+                "bisection {id} of will-it-scale.per_process_ops of open1: \
+                 first bad commit: [{}] fs: step 3",
+                short(3)
+            )),
+            "{said}"
+        );
+    }
+    assert!(
+        !html.contains(&format!("href=\"/bisections/{other}\"")),
+        "{html}"
+    );
+    // Before the reports: a reader sees them with the answer.
+    let at = said.find(&format!("bisection {from} of")).unwrap();
+    assert!(at < said.find("Boot order").unwrap(), "{said}");
 }

@@ -157,6 +157,47 @@ async fn each_step_runs_in_order_on_one_machine_then_the_whole_series(pool: PgPo
         let row = format!("<a href=\"/comparisons/{id}\">patch {}/3</a>", k + 1);
         assert!(page.body.contains(&row), "{row} in {}", page.body);
     }
+    // So does its text report, after the whole series' reports: one line
+    // a patch, the headline's change and verdict at 1 and 2 tasks.
+    let text = app
+        .get(&format!("/api/v1/comparisons/{parent_id}/report.txt"))
+        .await;
+    assert_eq!(text.status, StatusCode::OK);
+    let body = &text.body;
+    let at = body
+        .find("patch by patch: each patch against the patches before it")
+        .unwrap_or_else(|| panic!("{body}"));
+    assert!(body[..at].contains("commit:"), "the reports first: {body}");
+    let table: Vec<&str> = body[at..].lines().skip(2).collect();
+    assert_eq!(table.len(), 4, "{body}");
+    assert!(
+        table[0].starts_with("  patch  open1 process ×1") && table[0].ends_with("  subject"),
+        "{body}"
+    );
+    assert!(table[0].contains("  open1 process ×2  "), "{body}");
+    for (k, line) in table.iter().enumerate().skip(1) {
+        assert!(line.starts_with(&format!("  {k}/3    ")), "{line}");
+        assert!(
+            line.ends_with(&format!("  [PATCH {k}/3] fs: step {k}")),
+            "{line}"
+        );
+        assert_eq!(line.matches('%').count(), 2, "{line}");
+        let verdicts = [
+            "improvement",
+            "regression",
+            "changed",
+            "no change",
+            "undecided",
+        ];
+        let said: usize = verdicts.iter().map(|v| line.matches(v).count()).sum();
+        assert_eq!(said, 2, "{line}");
+    }
+    // A step has no steps to table.
+    let text = app
+        .get(&format!("/api/v1/comparisons/{}/report.txt", steps[1]))
+        .await;
+    assert!(!text.body.contains("patch by patch"), "{}", text.body);
+
     let page = app.get(&format!("/comparisons/{}", steps[1])).await;
     assert!(
         page.body
@@ -217,6 +258,20 @@ async fn a_patch_that_does_not_apply_fails_the_steps_after_it_and_the_series(poo
         listed[1]
     );
     assert_eq!(listed[2]["status"], "failed");
+    // The series' text report tables its steps, saying which did not apply.
+    let text = app
+        .get(&format!("/api/v1/comparisons/{parent_id}/report.txt"))
+        .await;
+    let body = &text.body;
+    let at = body
+        .find("patch by patch: ")
+        .unwrap_or_else(|| panic!("{body}"));
+    let table: Vec<&str> = body[at..].lines().skip(2).collect();
+    assert!(table[2].starts_with("  2/3    failed  "), "{body}");
+    assert!(
+        table[3].contains("failed: patch 2/2 \"[PATCH 2/3] fs: step 2\" does not apply"),
+        "{body}"
+    );
 }
 
 #[sqlx::test(migrations = "../migrations")]

@@ -221,6 +221,119 @@ async fn a_tree_page_plots_its_history_marks_the_change_and_tables_the_points(po
 }
 
 #[sqlx::test(migrations = "../migrations")]
+async fn a_tree_comparison_links_its_tree_history_and_change_point(pool: PgPool) {
+    let Measured {
+        app,
+        id,
+        comparisons,
+        ..
+    } = measured_tree(pool).await;
+    // Its page, rendered once settled and kept, before the history is
+    // written and the change point found.
+    let before = page(&app, &format!("/comparisons/{}", comparisons[1])).await;
+    assert!(!before.contains("#change-"), "{before}");
+    assert_eq!(tree::record_history(&app.state).await.unwrap(), 3);
+    let changes = app.get(&format!("/api/v1/changes?tree={id}")).await.json;
+    let change = changes["changes"][0]["id"].as_i64().unwrap();
+    // The tree's page has the places the links go to.
+    let tree = page(&app, &format!("/trees/{id}")).await;
+    assert!(tree.contains("<h2 id=\"history\">"), "{tree}");
+    assert!(tree.contains(&format!("id=\"change-{change}\"")), "{tree}");
+
+    // The push that measured commit 2 links the tree, its history and the
+    // change point found there, before its reports.
+    let html = page(&app, &format!("/comparisons/{}", comparisons[1])).await;
+    assert!(
+        html.contains(&format!("<a href=\"/trees/{id}\">vfs.all</a>")),
+        "{html}"
+    );
+    assert!(
+        html.contains(&format!("href=\"/trees/{id}#history\"")),
+        "{html}"
+    );
+    assert!(
+        html.contains(&format!("href=\"/trees/{id}#change-{change}\"")),
+        "{html}"
+    );
+    let said = text(&html);
+    let at = said
+        .find("change point: improvement +")
+        .unwrap_or_else(|| panic!("{said}"));
+    assert!(about_50(&said[at..], "improvement +"), "{}", &said[at..]);
+    assert!(
+        said[at..].contains("of will-it-scale.per_process_ops of open1 ×1"),
+        "{said}"
+    );
+    assert!(at < said.find("Boot order").unwrap(), "{said}");
+
+    // The first push (commit 1) and the steps of the last (commits 3 and
+    // 4) link the tree and its history, and no change point.
+    let steps = app.comparison(comparisons[2]).await["steps"].clone();
+    let mut others = vec![comparisons[0], comparisons[2]];
+    others.extend(
+        steps
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["comparison_id"].as_i64().unwrap()),
+    );
+    for other in others {
+        let html = page(&app, &format!("/comparisons/{other}")).await;
+        assert!(
+            html.contains(&format!("href=\"/trees/{id}#history\"")),
+            "{other}: {html}"
+        );
+        assert!(!html.contains("#change-"), "{other}: {html}");
+    }
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_tree_page_shows_what_moved_first(pool: PgPool) {
+    let Measured {
+        app,
+        id,
+        ids,
+        comparisons,
+        ..
+    } = tree_with_history(pool).await;
+    // A flat history beside the one with the change point, named so that
+    // it sorts first.
+    let histories = db::history::of_tree(&app.pool, id).await.unwrap();
+    let changed = &histories[0];
+    let flat_metric = "perf-stat.ps.context-switches";
+    assert!(flat_metric < changed.metric.as_str());
+    let key = HistoryKey {
+        metric: flat_metric.into(),
+        ..changed.key(id)
+    };
+    let mut conn = app.pool.acquire().await.unwrap();
+    for (k, commit) in ids.iter().enumerate() {
+        let point = db::history::NewPoint {
+            key: key.clone(),
+            position: i32::try_from(k).unwrap(),
+            commit_sha: commit.clone(),
+            runs: vec![100.0, 100.1, 99.9],
+            mean: 100.0,
+            interval: Some((99.8, 100.2)),
+            comparison_id: comparisons[k.saturating_sub(2).min(2)],
+        };
+        db::history::insert(&mut conn, &point).await.unwrap();
+    }
+    drop(conn);
+
+    let said = text(&page(&app, &format!("/trees/{id}")).await);
+    let at = |what: &str| said.find(what).unwrap_or_else(|| panic!("{what}: {said}"));
+    let moved = at(&format!("{} of open1", changed.metric));
+    let points = at("Change points");
+    let flat = at(&format!("{flat_metric} of open1"));
+    assert!(
+        at("Histories with a change point") < moved && moved < points && points < flat,
+        "{said}"
+    );
+    assert!(at("Histories without a change point") < flat, "{said}");
+}
+
+#[sqlx::test(migrations = "../migrations")]
 async fn the_dashboard_pages_open_changes_and_its_form_marks_them(pool: PgPool) {
     let Measured {
         app,

@@ -215,7 +215,8 @@ async fn the_answer_is_above_the_fold_of_a_comparison(pool: sqlx::PgPool) {
         // What a developer must read first: the verdict, how much, of what,
         // how sure.
         for said in [
-            "improvement: +4.8% of will-it-scale.per_process_ops on dup1 · process · nr_task 1",
+            "improvement: +4.8% (",
+            " ops/s per task) of will-it-scale.per_process_ops on dup1 · process · nr_task 1",
             "(95% interval +4.",
             "3 and 3 runs, tcg-icount",
         ] {
@@ -232,4 +233,68 @@ async fn the_answer_is_above_the_fold_of_a_comparison(pool: sqlx::PgPool) {
         );
     }
     server.stop().await;
+}
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn the_answer_and_the_table_come_before_boot_order_and_jobs(pool: sqlx::PgPool) {
+    let app = TestApp::new(pool).await;
+    let (id, _) = real_looking_comparison(&app).await;
+    let (status, html) = app.get(&format!("/comparisons/{id}")).await;
+    assert_eq!(status, StatusCode::OK);
+    let at = |what: &str| html.find(what).unwrap_or_else(|| panic!("{what}: {html}"));
+    let (summary, table) = (
+        at("<section class=\"summary\">"),
+        at("<table class=\"report\">"),
+    );
+    let (boots, jobs) = (at("<h2>Boot order</h2>"), at("<h2>Jobs</h2>"));
+    assert!(summary < table && table < boots && boots < jobs, "{html}");
+
+    // The summary says the means beside the change: `100050 → 104852`.
+    let said = browser::visible_text(&html);
+    let said = said.split_whitespace().collect::<Vec<_>>().join(" ");
+    let lead = "improvement: +4.8% (";
+    let start = said.find(lead).unwrap_or_else(|| panic!("{said}")) + lead.len();
+    let (values, rest) = said[start..].split_once(')').unwrap();
+    let means: Vec<f64> = values
+        .trim_end_matches(" ops/s per task")
+        .split(" → ")
+        .map(|v| v.parse().unwrap_or_else(|_| panic!("{values}")))
+        .collect();
+    assert_eq!(means.len(), 2, "{values}");
+    assert!((means[1] / means[0] - 1.048).abs() < 0.001, "{values}");
+    assert!(values.ends_with(" ops/s per task"), "{values}");
+    assert!(
+        rest.starts_with(" of will-it-scale.per_process_ops on dup1 · process · nr_task 1"),
+        "{rest}"
+    );
+
+    // "Why" explains in a handful of sentences, not the table again row
+    // by row: the headline's reason, then what else moved, the largest
+    // named.
+    for list in html.split("<ul class=\"reasons\">").skip(1) {
+        let list = &list[..list.find("</ul>").unwrap()];
+        let items: Vec<String> = list
+            .split("<li>")
+            .skip(1)
+            .map(browser::visible_text)
+            .collect();
+        assert!((1..=4).contains(&items.len()), "{items:?}");
+        assert!(
+            items[0].starts_with("will-it-scale.per_process_ops: improvement, +4.8%: "),
+            "{items:?}"
+        );
+        let others = items[1..].join(" ");
+        assert!(
+            others.contains(" metrics improved for real: the largest "),
+            "{items:?}"
+        );
+        assert!(others.contains("alloc_fd"), "{items:?}");
+    }
+    let rows = html[table..]
+        .split("</table>")
+        .next()
+        .unwrap()
+        .matches("<tr")
+        .count();
+    assert!(rows > 8, "a table longer than the list: {rows}");
 }

@@ -341,7 +341,7 @@ async fn pages_in_headless_chromium_show_the_report(pool: sqlx::PgPool) {
     // The answer first: each report's sentence and the patch, identified,
     // before the facts and the boot order.
     let answer = text
-        .find("improvement: +10.0% of will-it-scale.per_process_ops on dup1 · process · nr_task 1 (95% interval")
+        .find(" ops/s per task) of will-it-scale.per_process_ops on dup1 · process · nr_task 1 (95% interval")
         .unwrap_or_else(|| panic!("{text}"));
     assert!(answer < text.find("Boot order").unwrap(), "{text}");
     // Under icount a change counts from 0.5% until an A/A says otherwise.

@@ -199,6 +199,7 @@ pub(super) async fn commits(ctx: &Context, b: &BisectionRow) -> Result<Vec<Bisec
             commit: b.commits.get(i).cloned(),
             // `[PATCH 3/7]` is how the series was mailed, not what it is.
             subject: mbox::Subject::parse(&m.subject).title,
+            author: m.author,
         })
         .collect())
 }

@@ -33,6 +33,7 @@ pub async fn view(ctx: &Context, b: &BisectionRow) -> Result<BisectionView, Erro
                     position,
                     commit: p.row.commit_sha.clone(),
                     subject: String::new(),
+                    author: String::new(),
                 });
             ProbeView {
                 position,

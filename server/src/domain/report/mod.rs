@@ -10,6 +10,7 @@
 pub mod calibration;
 pub mod offload;
 pub mod plots;
+pub mod steps_text;
 pub mod stored;
 pub mod verdict;
 

@@ -53,6 +53,8 @@ pub struct CommitLine {
     probed: Option<(String, String)>,
     /// The answer names it.
     answer: bool,
+    /// Its author, `Name <email>`.
+    author: String,
 }
 
 #[derive(Debug, Template, WebTemplate)]
@@ -64,6 +66,8 @@ pub(super) struct BisectionPage {
     running: bool,
     /// The outcome in 0-day's words, or where the search stands.
     answer: String,
+    /// The first bad commit's author, once found.
+    culprit_author: Option<String>,
     base: String,
     range: Option<String>,
     comparison: Option<i64>,
@@ -148,6 +152,7 @@ fn page_of(v: &BisectionView, kernels: &HashMap<i64, KernelBuilds>) -> Bisection
                     )
                 }),
             answer: answered.contains(&c.position),
+            author: c.author.clone(),
         })
         .collect();
     BisectionPage {
@@ -155,6 +160,13 @@ fn page_of(v: &BisectionView, kernels: &HashMap<i64, KernelBuilds>) -> Bisection
         status: v.status.as_str(),
         running: v.status == BisectionStatus::Running,
         answer: answer(v),
+        culprit_author: v
+            .outcome
+            .as_ref()
+            .and_then(|o| o.first_bad)
+            .and_then(|k| v.commits.iter().find(|c| c.position == k))
+            .map(|c| c.author.clone())
+            .filter(|a| !a.is_empty()),
         base: v.base.describe(),
         range: v.git_range.as_deref().map(view::short_range),
         comparison: v.comparison_id,

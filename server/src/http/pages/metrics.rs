@@ -167,7 +167,7 @@ pub(super) async fn page(
             total: g.comparison.metrics.len(),
             rows: selected(g, &filter, sort)
                 .into_iter()
-                .map(|m| row_view(m, false))
+                .map(row_view)
                 .collect(),
         })
         .collect();

@@ -2,7 +2,9 @@
 //! tracked trees, and one tree's page: what it follows and measures, each
 //! history as a plot (commits in tested order, each mean with its 95%
 //! interval, change points marked) with the table of its points, and every
-//! change point found in it with what people said of it.
+//! change point found in it with what people said of it. What moved comes
+//! first: the histories with a change point, then the change points, then
+//! the flat histories.
 
 use axum::extract::State;
 use axum::http::header;
@@ -106,7 +108,10 @@ pub(super) struct TreePage {
     /// What the last rewrite of the branch did ("" when none).
     rewritten: String,
     json_url: String,
-    histories: Vec<HistorySection>,
+    /// The histories with a change point, first on the page.
+    changed: Vec<HistorySection>,
+    /// The others, after the change points.
+    flat: Vec<HistorySection>,
     changes: Vec<ChangeView>,
 }
 
@@ -233,12 +238,17 @@ fn point_item(p: HistoryPoint, changes: &[&ChangeRow]) -> PointItem {
 pub(super) async fn page(State(state): State<AppState>, Path(id): Path<i64>) -> Result<TreePage> {
     let t = tree::find(&state, id).await?;
     let changes = tree_changes(&state, id).await?;
-    let mut histories = Vec::new();
+    let (mut changed, mut flat) = (Vec::new(), Vec::new());
     for s in db::history::of_tree(&state.db, id).await? {
         let points = db::history::points(&state.db, &s.key(id)).await?;
         let here: Vec<&ChangeRow> = changes.iter().filter(|c| in_history(c, &s)).collect();
         let svg = render(&state, plot_of(&s, &points, &here)).await?;
-        histories.push(HistorySection {
+        let into = if here.is_empty() {
+            &mut flat
+        } else {
+            &mut changed
+        };
+        into.push(HistorySection {
             title: history_title(&s),
             svg,
             svg_href: svg_href(id, &s),
@@ -302,7 +312,8 @@ pub(super) async fn page(State(state): State<AppState>, Path(id): Path<i64>) -> 
             ),
         },
         json_url: format!("/api/v1/trees/{id}"),
-        histories,
+        changed,
+        flat,
         changes: changes.into_iter().map(ChangeView::from).collect(),
     })
 }

@@ -12,7 +12,7 @@ use patchperf_common::report::text::{
 };
 use patchperf_common::report::{Comparison, MetricComparison, format};
 use patchperf_common::stats::verdict::delta_text;
-use patchperf_common::stats::{ChangeUnit, looks};
+use patchperf_common::stats::{ChangeUnit, Verdict, looks};
 
 use super::super::plot::{self, PlotQuery};
 use super::super::view;
@@ -38,8 +38,6 @@ pub struct RowView {
     pub(crate) verdict: &'static str,
     pub(crate) verdict_class: &'static str,
     pub(crate) reason: String,
-    /// Listed under "Why" (the headline and every real change).
-    pub(crate) listed: bool,
     /// The name cut after each dot, so that it wraps between its parts
     /// and never inside a word.
     pub(crate) name_parts: Vec<String>,
@@ -80,6 +78,9 @@ pub struct GroupView {
     /// The metrics this machine could not count, in one sentence.
     pub(crate) unsupported: Option<String>,
     pub(crate) rows: Vec<RowView>,
+    /// Why, in a handful of sentences: the headline's verdict and what
+    /// else moved, the largest named (the table has every row).
+    pub(crate) why: Vec<String>,
     /// What the table's columns mean, with this report's numbers.
     pub(crate) legend: String,
     /// Metrics in the report, all shown on the metrics page.
@@ -106,7 +107,7 @@ pub struct ScalingView {
     pub(crate) svg: String,
 }
 
-pub(crate) fn row_view(m: &MetricComparison, listed: bool) -> RowView {
+pub(crate) fn row_view(m: &MetricComparison) -> RowView {
     RowView {
         name: m.name.clone(),
         base: format::side_text(&m.base),
@@ -124,7 +125,6 @@ pub(crate) fn row_view(m: &MetricComparison, listed: bool) -> RowView {
         verdict: m.verdict_words(),
         verdict_class: view::verdict_class(m.verdict),
         reason: m.reason.clone(),
-        listed,
         name_parts: name_parts(&m.name),
         change_percent: match m.unit {
             ChangeUnit::Percent => format::change_text(m),
@@ -199,6 +199,60 @@ fn fold_identical_wis(c: &Comparison, shown: &mut Vec<&MetricComparison>) -> Vec
     folded
 }
 
+/// Most other metrics "Why" names for each kind of real change.
+const NAMED_PER_VERDICT: usize = 3;
+
+/// Why, in at most four sentences: the headline's verdict with its reason,
+/// then per kind of real change (regressions, improvements, changes) how
+/// many other metrics moved so, the largest named.
+fn why(c: &Comparison) -> Vec<String> {
+    let head = c.headline_metric();
+    let mut out: Vec<String> = head
+        .map(|m| {
+            format!(
+                "{}: {}, {}: {}",
+                m.name,
+                m.verdict_words(),
+                format::change_text(m),
+                m.reason
+            )
+        })
+        .into_iter()
+        .collect();
+    let others = if head.is_some() { "other " } else { "" };
+    for (verdict, words) in [
+        (Verdict::Regression, "regressed"),
+        (Verdict::Improvement, "improved"),
+        (Verdict::Changed, "changed"),
+    ] {
+        let mut moved: Vec<&MetricComparison> = c
+            .metrics
+            .iter()
+            .filter(|m| m.verdict == verdict && Some(&m.name) != head.map(|h| &h.name))
+            .collect();
+        if moved.is_empty() {
+            continue;
+        }
+        moved.sort_by(|a, b| {
+            let size = |m: &MetricComparison| m.change.map_or(0.0, f64::abs);
+            size(b).total_cmp(&size(a))
+        });
+        let named: Vec<String> = moved
+            .iter()
+            .take(NAMED_PER_VERDICT)
+            .map(|m| format!("{} {}", m.name, format::change_text(m)))
+            .collect();
+        let n = moved.len();
+        let plural = if n == 1 { "" } else { "s" };
+        let largest = if n == 1 { "" } else { "the largest " };
+        out.push(format!(
+            "{n} {others}metric{plural} {words} for real: {largest}{}",
+            named.join(", ")
+        ));
+    }
+    out
+}
+
 pub(super) async fn group_view(
     state: &AppState,
     comparison_id: i64,
@@ -207,9 +261,6 @@ pub(super) async fn group_view(
 ) -> Result<GroupView> {
     let c: &Comparison = &g.comparison;
     let h = &c.header;
-    let headline_name = c.headline_metric().map(|m| m.name.clone());
-    let is_listed =
-        |m: &MetricComparison| Some(&m.name) == headline_name.as_ref() || m.verdict.is_change();
     // The page's main table: what a reader acts on. The text report keeps
     // 0-day's selection (every row either rule calls changed); here rows
     // only 0-day's range rule flags (mostly small perf-profile entries) sit
@@ -234,7 +285,7 @@ pub(super) async fn group_view(
             } else {
                 Vec::new()
             },
-            ..row_view(m, is_listed(m))
+            ..row_view(m)
         })
         .collect();
     let delta = c.policy.threshold(ChangeUnit::Percent);
@@ -349,6 +400,7 @@ pub(super) async fn group_view(
             .filter(|l| !l.is_empty()),
         hidden: c.metrics.len() - shown.len() - folded.len(),
         rows,
+        why: why(c),
         legend,
         total: c.metrics.len(),
         run_metrics,

@@ -7,18 +7,21 @@ use askama::Template;
 use axum::extract::State;
 use axum::response::Html;
 use patchperf_common::comparison::ComparisonKind;
-use patchperf_common::mbox;
-use patchperf_common::report::importance;
 use patchperf_common::report::summary::headline_sentence;
+use patchperf_common::report::{MetricComparison, format, importance};
 use patchperf_common::run::Side;
+use patchperf_common::{mbox, metric};
 
 mod group;
+mod link_views;
 
 use self::group::{GroupView, ScalingView, group_view, scaling_views};
 pub(crate) use self::group::{RowView, row_view};
+use self::link_views::{Link, TreeLinks};
 use super::plot;
 use super::{steps, view};
 use crate::db::comparisons::ComparisonRow;
+use crate::domain::comparison::links::{self, Links};
 use crate::domain::comparison::{name, overview};
 use crate::domain::report::verdict::verdict_view;
 use crate::domain::report::{ComparisonReport, GroupReport};
@@ -56,6 +59,10 @@ pub struct JobLine {
 pub struct SummaryLine {
     verdict: &'static str,
     class: &'static str,
+    /// The headline's change (`+4.8%`), then its means base → patched
+    /// (`247474 → 259832 ops/s per task`), then the rest of the sentence.
+    change: String,
+    values: Option<String>,
     sentence: String,
     /// Why it moved ([`patchperf_common::report::explain`]), cut into
     /// plain text and code (the `symbols` it names).
@@ -131,6 +138,10 @@ pub(super) struct ComparisonPage {
     commit: Option<String>,
     /// On a bisection's probe: the bisection's page and which probe.
     probe_of: Option<(String, String)>,
+    /// A tracked tree's comparison: its tree, history and change points.
+    tree: Option<TreeLinks>,
+    /// Every bisection of it.
+    bisections: Vec<Link>,
 }
 
 pub(super) async fn page(
@@ -138,22 +149,25 @@ pub(super) async fn page(
     Path(id): Path<i64>,
 ) -> Result<Html<String>> {
     let (c, built) = overview::find(&state, id).await?;
+    let links = links::of(&state, &c).await?;
     // Once settled, the page changes only with its report (a new noise
-    // floor), so it is rendered once per report.
+    // floor) and what it links to (a change point found, a bisection), so
+    // it is rendered once per report and links.
     let settled = c.status.is_settled();
+    let kept_as = format!("page {}", links.key());
     if settled {
-        if let Some(kept) = state.reports.rendered(id, &built, "page") {
+        if let Some(kept) = state.reports.rendered(id, &built, &kept_as) {
             return Ok(Html(kept.to_string()));
         }
     }
-    let html = page_of(&state, &c, &built)
+    let html = page_of(&state, &c, &built, links)
         .await?
         .render()
         .map_err(|e| Error::Internal(format!("rendering the page of comparison {id}: {e}")))?;
     if settled {
         state
             .reports
-            .keep_rendered(id, &built, "page", html.clone());
+            .keep_rendered(id, &built, &kept_as, html.clone());
     }
     Ok(Html(html))
 }
@@ -199,6 +213,7 @@ async fn page_of(
     state: &AppState,
     c: &ComparisonRow,
     built: &ComparisonReport,
+    links: Links,
 ) -> Result<ComparisonPage> {
     let id = c.id;
     let overview::Overview {
@@ -215,6 +230,7 @@ async fn page_of(
         carried_commits,
         ..
     } = overview::gather(state, c).await?;
+    let (tree, bisections) = link_views::views(links);
     let probe_of = probe_of.map(|p| {
         (
             format!("/bisections/{}", p.bisection_id),
@@ -238,10 +254,18 @@ async fn page_of(
         .into_iter()
         .filter_map(|g| {
             let m = g.comparison.headline_metric()?;
+            let sentence = headline_sentence(&g.comparison)?;
+            let change = format::change_text(m);
+            let (change, sentence) = match sentence.strip_prefix(&change) {
+                Some(rest) => (change, rest.to_string()),
+                None => (String::new(), sentence),
+            };
             Some(SummaryLine {
                 verdict: m.verdict_words(),
                 class: view::verdict_class(m.verdict),
-                sentence: headline_sentence(&g.comparison)?,
+                values: absolute_values(m).filter(|_| !change.is_empty()),
+                change,
+                sentence,
                 why: g
                     .comparison
                     .explanation
@@ -380,7 +404,22 @@ async fn page_of(
             .as_deref()
             .map(|sha| view::short_commit(sha).to_string()),
         probe_of,
+        tree,
+        bisections,
     })
+}
+
+/// `247474 → 259832 ops/s per task`: metric `m`'s means, base then
+/// patched, as the table prints them, with what they count.
+fn absolute_values(m: &MetricComparison) -> Option<String> {
+    let (base, patched) = (m.base.mean?, m.patched.mean?);
+    let unit = metric::unit(&m.name);
+    Some(format!(
+        "{} → {}{}{unit}",
+        format::mean_column(base).trim(),
+        format::mean_column(patched).trim(),
+        if unit.is_empty() { "" } else { " " }
+    ))
 }
 
 fn groups_description(groups: &[GroupReport]) -> Option<String> {
