@@ -59,7 +59,9 @@ struct Relay<'a> {
 
 impl Events for Relay<'_> {
     fn state(&mut self, state: JobState, message: &str) {
-        let _ = self.to.send(Said::State(self.seq, state, message.to_string()));
+        let _ = self
+            .to
+            .send(Said::State(self.seq, state, message.to_string()));
     }
 
     fn line(&mut self, line: &str) {
@@ -68,7 +70,9 @@ impl Events for Relay<'_> {
 
     fn result(&mut self, _: BootSlot, _: RunResult) -> Result<(), Error> {
         // A boot's results travel back with its end.
-        Err(Error::Usage("a guest thread reports results at its end".into()))
+        Err(Error::Usage(
+            "a guest thread reports results at its end".into(),
+        ))
     }
 
     fn cancelled(&self) -> bool {
