@@ -269,13 +269,7 @@ async fn compare_and_the_server_judge_the_same_runs_the_same_way(pool: sqlx::PgP
     use patchperf_testkit::app::TestApp;
 
     let app = TestApp::new(pool).await;
-    let machine = app
-        .register_machine(
-            "lab-1",
-            &app.runner.clone(),
-            patchperf_testkit::machine::inventory("lab-1"),
-        )
-        .await;
+    let machine = app.register("lab-1").await;
     for (recorded, patch, workload, perf, says) in [
         (
             "002-dup1",

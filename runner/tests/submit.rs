@@ -466,13 +466,7 @@ async fn each_exit_status_of_submit_says_what_ci_should_do(pool: PgPool) {
     use patchperf_runner::error::exit;
     let app = patchperf_testkit::app::TestApp::new(pool).await;
     let server = TestServer::serve(app.state.clone(), "127.0.0.1:0".parse().unwrap()).await;
-    let machine = app
-        .register_machine(
-            "lab-1",
-            &app.runner.clone(),
-            patchperf_testkit::machine::inventory("lab-1"),
-        )
-        .await;
+    let machine = app.register("lab-1").await;
     let code = |out: &Output| {
         let said = format!(
             "{}{}",
@@ -556,13 +550,7 @@ async fn wait_names_the_calibration_and_the_build_it_waits_for(pool: PgPool) {
     };
     let app = TestApp::with_config(pool, config).await;
     let server = TestServer::serve(app.state.clone(), "127.0.0.1:0".parse().unwrap()).await;
-    let machine = app
-        .register_machine(
-            "lab-1",
-            &app.runner.clone(),
-            patchperf_testkit::machine::inventory("lab-1"),
-        )
-        .await;
+    let machine = app.register("lab-1").await;
     // Earlier work on lab-1, whose kernel took 455 s to build.
     app.post_comparison(json!({
         "base": { "kind": "tarball", "name": "linux-source-6.1" },

@@ -182,6 +182,14 @@ impl TestApp {
         a.json["machine_id"].as_i64().unwrap()
     }
 
+    /// Registers machine `name` (the kit's test inventory under that name)
+    /// under the runner token; returns its id.
+    pub async fn register(&self, name: &str) -> i64 {
+        let token = self.runner.clone();
+        self.register_machine(name, &token, crate::machine::inventory(name))
+            .await
+    }
+
     /// POSTs a comparison submission under the CI token; returns the new
     /// comparison's id.
     pub async fn post_comparison(&self, body: Value) -> i64 {

@@ -4,7 +4,6 @@
 //! which it prints in 0-day's words.
 
 use std::collections::HashSet;
-use std::time::Duration;
 
 use patchperf_common::api::{
     BisectionCreateRequest, BisectionCreated, BisectionStatus, BisectionView, OutcomeKind,
@@ -39,12 +38,7 @@ pub fn run(args: &SubmitArgs) -> Result<(), Error> {
         return Ok(());
     }
     let mut patience = Patience::new(args);
-    let end = follow(
-        &client,
-        created.id,
-        Duration::from_secs(args.poll.max(1)),
-        &mut patience,
-    )?;
+    let end = follow(&client, created.id, &mut patience)?;
     if let Some(outcome) = &end.outcome {
         println!("{}", outcome.summary);
     }
@@ -112,12 +106,7 @@ fn request_body(args: &SubmitArgs) -> Result<BisectionCreateRequest, Error> {
 
 /// Polls the bisection, printing each probe as it is made and judged,
 /// until it ends.
-fn follow(
-    client: &Client,
-    id: i64,
-    every: Duration,
-    patience: &mut Patience,
-) -> Result<BisectionView, Error> {
+fn follow(client: &Client, id: i64, patience: &mut Patience) -> Result<BisectionView, Error> {
     let path = format!("/api/v1/bisections/{id}");
     let mut told = HashSet::new();
     loop {
@@ -125,7 +114,7 @@ fn follow(
             Ok(v) => v,
             Err(e) => {
                 patience.failed(e)?;
-                std::thread::sleep(every);
+                patience.pause();
                 continue;
             }
         };
@@ -156,6 +145,6 @@ fn follow(
         // Each probe is a comparison with its own waiting note; the
         // bisection's view has none, so only --timeout applies.
         patience.answered(&format!("bisection {id}"), None)?;
-        std::thread::sleep(every);
+        patience.pause();
     }
 }

@@ -1,4 +1,5 @@
-//! How long `submit --wait` keeps following: the whole wait (`--timeout`),
+//! How often and how long `submit --wait` keeps following: a poll every
+//! `--poll` seconds, the whole wait (`--timeout`),
 //! a server that says nothing moves (`--stall-timeout`), and a server that
 //! does not answer (ten minutes, so that a server restart does not end a
 //! CI job that has waited for hours). Giving up is its own exit status.
@@ -14,6 +15,7 @@ const UNREACHABLE_FOR: Duration = Duration::from_secs(600);
 /// The limits of one wait and what has been seen against them.
 #[derive(Debug)]
 pub struct Patience {
+    every: Duration,
     started: Instant,
     timeout: Option<Duration>,
     stall: Option<Duration>,
@@ -25,6 +27,7 @@ impl Patience {
     /// The limits `args` ask for, counted from now.
     pub fn new(args: &SubmitArgs) -> Self {
         Patience {
+            every: Duration::from_secs(args.poll.max(1)),
             started: Instant::now(),
             timeout: args.timeout,
             stall: (args.stall_timeout > 0)
@@ -32,6 +35,11 @@ impl Patience {
             stalled_since: None,
             unreachable_since: None,
         }
+    }
+
+    /// Waits until the next poll (`--poll`).
+    pub fn pause(&self) {
+        std::thread::sleep(self.every);
     }
 
     /// After a poll the server answered: `what` is `comparison 12`,
@@ -90,6 +98,7 @@ mod tests {
 
     fn patience(timeout: Option<u64>, stall_minutes: u64) -> Patience {
         Patience {
+            every: Duration::from_secs(1),
             started: Instant::now(),
             timeout: timeout.map(Duration::from_secs),
             stall: (stall_minutes > 0).then(|| Duration::from_secs(stall_minutes * 60)),

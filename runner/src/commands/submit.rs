@@ -4,7 +4,6 @@
 
 use std::collections::HashMap;
 use std::io::Read;
-use std::time::Duration;
 
 use patchperf_common::api::{
     ComparisonCreateRequest, ComparisonCreated, ComparisonView, JobView, VerdictSummary,
@@ -44,12 +43,7 @@ pub fn run(args: SubmitArgs) -> Result<(), Error> {
         return Ok(());
     }
     let mut patience = Patience::new(&args);
-    let end = follow(
-        &client,
-        created.id,
-        Duration::from_secs(args.poll.max(1)),
-        &mut patience,
-    )?;
+    let end = follow(&client, created.id, &mut patience)?;
     let text = client.get_text(&format!("/api/v1/comparisons/{}/report.txt", created.id))?;
     println!();
     print!("{text}");
@@ -153,12 +147,7 @@ fn read_mbox(path: &std::path::Path) -> Result<String, Error> {
 
 /// Polls the comparison, printing each job's state and message when they
 /// change, until the comparison is done, failed or cancelled.
-fn follow(
-    client: &Client,
-    id: i64,
-    every: Duration,
-    patience: &mut Patience,
-) -> Result<Progress, Error> {
+fn follow(client: &Client, id: i64, patience: &mut Patience) -> Result<Progress, Error> {
     let path = format!("/api/v1/comparisons/{id}");
     let mut seen: HashMap<i64, (JobState, String, i32)> = HashMap::new();
     let mut last_lines: HashMap<i64, String> = HashMap::new();
@@ -169,7 +158,7 @@ fn follow(
             Ok(p) => p,
             Err(e) => {
                 patience.failed(e)?;
-                std::thread::sleep(every);
+                patience.pause();
                 continue;
             }
         };
@@ -212,7 +201,7 @@ fn follow(
             return Ok(progress);
         }
         patience.answered(&format!("comparison {id}"), waiting.as_deref())?;
-        std::thread::sleep(every);
+        patience.pause();
     }
 }
 

@@ -38,11 +38,6 @@ impl TestApp {
         TestApp(patchperf_testkit::TestApp::with_state(state).await)
     }
 
-    /// Registers a machine under the runner token; returns its id.
-    pub async fn register(&self, name: &str) -> i64 {
-        self.register_with(name, &self.runner.clone()).await
-    }
-
     pub async fn register_with(&self, name: &str, token: &str) -> i64 {
         self.register_machine(name, token, inventory(name)).await
     }

@@ -8,19 +8,26 @@ use std::fmt::Write as _;
 use patchperf_common::api::StepView;
 use patchperf_common::run::TaskMode;
 
-/// The table of `steps`; empty for a comparison without steps.
-pub fn steps_table(steps: &[StepView]) -> String {
-    if steps.is_empty() {
-        return String::new();
-    }
-    // Columns in the order the reports first appear (a failed step has none).
-    let mut keys: Vec<(&str, TaskMode, u32)> = Vec::new();
+/// The columns of a steps table, page or text: one per report (workload,
+/// mode, nr_task) in the order the reports first appear (a failed step
+/// has none).
+pub fn columns(steps: &[StepView]) -> Vec<(&str, TaskMode, u32)> {
+    let mut keys = Vec::new();
     for h in steps.iter().flat_map(|s| &s.headlines) {
         let key = (h.workload.as_str(), h.mode, h.nr_task);
         if !keys.contains(&key) {
             keys.push(key);
         }
     }
+    keys
+}
+
+/// The table of `steps`; empty for a comparison without steps.
+pub fn steps_table(steps: &[StepView]) -> String {
+    if steps.is_empty() {
+        return String::new();
+    }
+    let keys = columns(steps);
     let of = steps.len();
     let mut header = vec!["patch".to_string()];
     header.extend(

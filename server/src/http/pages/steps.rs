@@ -6,7 +6,6 @@
 
 use patchperf_common::api::{StepOf, StepView};
 use patchperf_common::report::format::change_column;
-use patchperf_common::run::TaskMode;
 
 use super::view;
 
@@ -42,14 +41,7 @@ pub struct StepsTable {
 
 /// The steps table; empty for a comparison without steps.
 pub fn table(steps: &[StepView]) -> StepsTable {
-    // Columns in the order the reports first appear (a failed step has none).
-    let mut keys: Vec<(&str, TaskMode, u32)> = Vec::new();
-    for h in steps.iter().flat_map(|s| &s.headlines) {
-        let key = (h.workload.as_str(), h.mode, h.nr_task);
-        if !keys.contains(&key) {
-            keys.push(key);
-        }
-    }
+    let keys = crate::domain::report::steps_text::columns(steps);
     let of = steps.len();
     let rows = steps
         .iter()
