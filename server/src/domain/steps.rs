@@ -14,7 +14,8 @@ use patchperf_common::api::{StepHeadline, StepOf, StepView};
 
 use crate::db::comparisons::ComparisonRow;
 use crate::domain::Context;
-use crate::domain::report::verdict::verdict_view;
+use crate::domain::report;
+use crate::domain::report::verdict::{self, verdict_view};
 use crate::{Error, db};
 
 /// The patch a step measures, as its subject.
@@ -84,4 +85,30 @@ pub async fn views(ctx: &Context, c: &ComparisonRow) -> Result<Vec<StepView>, Er
         });
     }
     Ok(views)
+}
+
+/// Lives here, not in `report::verdict`, which `views` reads: one way
+/// between the two modules.
+/// Comparison `c`'s `report.txt`: its reports, each `report:` line set to
+/// `report_url` when one is given, then for a per-patch comparison the
+/// patch-by-patch table of its steps (read afresh: a step may settle after
+/// the whole series' report was built).
+pub async fn report_txt(
+    ctx: &Context,
+    c: &ComparisonRow,
+    report_url: Option<&str>,
+) -> Result<String, Error> {
+    let mut out = match report_url {
+        Some(url) => verdict::text_report_linking(&*report::load_shared(ctx, c).await?, Some(url)),
+        None => verdict::text(ctx, c).await?.to_string(),
+    };
+    let steps = views(ctx, c).await?;
+    if !steps.is_empty() {
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push('\n');
+        out.push_str(&report::steps_text::steps_table(&steps));
+    }
+    Ok(out)
 }

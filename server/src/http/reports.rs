@@ -12,7 +12,7 @@ use utoipa_axum::routes;
 
 use crate::AppState;
 use crate::domain::comparison::overview;
-use crate::domain::report;
+use crate::domain::steps;
 use crate::error::Result;
 use crate::http::extract::Path;
 
@@ -43,7 +43,7 @@ async fn text(
         (None, Some(origin)) => Some(format!("{origin}/comparisons/{id}")),
         _ => None,
     };
-    let text = report::verdict::report_txt(&state, &c, url.as_deref()).await?;
+    let text = steps::report_txt(&state, &c, url.as_deref()).await?;
     Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text))
 }
 

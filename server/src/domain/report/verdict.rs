@@ -12,7 +12,6 @@ use patchperf_common::stats::Verdict;
 use serde::Serialize;
 
 use super::ComparisonReport;
-use super::steps_text::steps_table;
 use crate::Error;
 use crate::db::comparisons::ComparisonRow;
 use crate::domain::Context;
@@ -107,28 +106,4 @@ pub async fn text(ctx: &Context, c: &ComparisonRow) -> Result<Arc<str>, Error> {
             .reports
             .keep_rendered(c.id, &built, "text", text_report(&built)),
     })
-}
-
-/// Comparison `c`'s `report.txt`: its reports, each `report:` line set to
-/// `report_url` when one is given, then for a per-patch comparison the
-/// patch-by-patch table of its steps (read afresh: a step may settle after
-/// the whole series' report was built).
-pub async fn report_txt(
-    ctx: &Context,
-    c: &ComparisonRow,
-    report_url: Option<&str>,
-) -> Result<String, Error> {
-    let mut out = match report_url {
-        Some(url) => text_report_linking(&*super::load_shared(ctx, c).await?, Some(url)),
-        None => text(ctx, c).await?.to_string(),
-    };
-    let steps = crate::domain::steps::views(ctx, c).await?;
-    if !steps.is_empty() {
-        if !out.ends_with('\n') {
-            out.push('\n');
-        }
-        out.push('\n');
-        out.push_str(&steps_table(&steps));
-    }
-    Ok(out)
 }
