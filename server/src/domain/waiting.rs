@@ -52,8 +52,13 @@ pub async fn note(db: &PgPool, c: &ComparisonRow) -> Result<Option<String>, Erro
 /// machine measures its noise first: A/A comparison 2, job 1 of 3 building
 /// the base kernel (the last build on lab-1 took 455 s); about 4 min of
 /// boots left (8 boots, 30 s each lately on lab-1)`; `None` when it is
-/// final or nothing of it has started.
-pub async fn progress(db: &PgPool, c: &ComparisonRow) -> Result<Option<String>, Error> {
+/// final or nothing of it has started. `jobs` are `c`'s own, as the view
+/// has them already.
+pub async fn progress(
+    db: &PgPool,
+    c: &ComparisonRow,
+    jobs: &[JobRow],
+) -> Result<Option<String>, Error> {
     if c.status.is_final() {
         return Ok(None);
     }
@@ -76,7 +81,13 @@ pub async fn progress(db: &PgPool, c: &ComparisonRow) -> Result<Option<String>, 
     }
     let mut now = None;
     for (id, prefix) in &family {
-        let jobs = db::jobs::for_comparison(db, *id).await?;
+        let theirs;
+        let jobs = if *id == c.id {
+            jobs
+        } else {
+            theirs = db::jobs::for_comparison(db, *id).await?;
+            &theirs[..]
+        };
         if let Some(job) = jobs.iter().find(|j| j.state.is_leased()) {
             let build = match (job.state, machine) {
                 (JobState::Building, Some((m, name))) => db::runs::last_build_seconds(db, m)

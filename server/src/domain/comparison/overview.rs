@@ -95,14 +95,15 @@ pub async fn gather(ctx: &Context, c: &ComparisonRow) -> Result<Overview, Error>
         ),
         None => None,
     };
+    let jobs = db::jobs::for_comparison(&ctx.db, c.id).await?;
     Ok(Overview {
         messages: db::patches::messages(&ctx.db, c.series_id).await?,
         series_sha256: db::patches::series_sha256(&ctx.db, c.series_id).await?,
-        jobs: db::jobs::for_comparison(&ctx.db, c.id).await?,
         boots: db::boots::for_comparison(&ctx.db, c.id).await?,
         run_counts: db::runs::counts_per_job(&ctx.db, c.id).await?,
         waiting: waiting::note(&ctx.db, c).await?,
-        progress: waiting::progress(&ctx.db, c).await?,
+        progress: waiting::progress(&ctx.db, c, &jobs).await?,
+        jobs,
         pruned_at: db::retention::pruned_at(&ctx.db, c.id).await?,
         steps: steps::views(ctx, c).await?,
         step_of: steps::step_of(ctx, c).await?,
