@@ -305,6 +305,20 @@ pub enum JobState {
 }
 
 impl JobState {
+    /// Every state, in the order a job goes through them.
+    pub const ALL: &'static [JobState] = &[
+        JobState::Queued,
+        JobState::Claimed,
+        JobState::Fetching,
+        JobState::Applying,
+        JobState::Building,
+        JobState::Booting,
+        JobState::Running,
+        JobState::Uploading,
+        JobState::Done,
+        JobState::Failed,
+    ];
+
     /// States in which a machine holds the job's lease.
     pub const LEASED: &'static [JobState] = &[
         JobState::Claimed,
@@ -578,6 +592,9 @@ mod tests {
         );
         assert!(JobState::Claimed.is_leased() && !JobState::Queued.is_leased());
         assert!(JobState::LEASED.iter().all(|s| !s.is_final()));
+        // ALL is every state the database allows, once each, in order.
+        let listed: Vec<&str> = JobState::ALL.iter().map(|s| s.as_str()).collect();
+        assert_eq!(listed, all);
     }
 
     #[test]

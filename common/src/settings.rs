@@ -180,7 +180,10 @@ where
     P: clap::Parser,
     R: Read,
 {
-    let cmd = P::command();
+    let mut cmd = P::command();
+    // Built, so that each subcommand has the program's global flags too
+    // (`--log-format` is a key of the file like `serve`'s own).
+    cmd.build();
     // Leniently first: a required flag (the agent's `--server`) may be in
     // the file.
     let matches = cmd

@@ -16,7 +16,7 @@ fn main() -> ExitCode {
         }
     };
     let code = runtime.block_on(async {
-        commands::init_logging();
+        commands::init_logging(cli.log_format);
         match commands::run(cli).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

@@ -6,8 +6,9 @@
 //! (`chromium`), a real SMTP server (`smtp`), a public-inbox archive served
 //! as lore serves one (`public_inbox`), the deployment files (`deploy`),
 //! the server of the release before (`previous_release`), the kernel
-//! tests' shared cache (`test_cache`) and a linux
-//! git history made from Debian's kernel source (`git_fixture`).
+//! tests' shared cache (`test_cache`), a linux git history made from
+//! Debian's kernel source (`git_fixture`) and Prometheus' parser of a
+//! `/metrics` answer (`openmetrics`).
 //!
 //! Databases come from `#[sqlx::test]` in the test itself; nothing here
 //! starts Postgres.
@@ -18,6 +19,7 @@ pub mod deploy;
 pub mod git_fixture;
 pub mod machine;
 pub mod mbox;
+pub mod openmetrics;
 pub mod previous_release;
 pub mod public_inbox;
 pub mod runs;
@@ -26,4 +28,4 @@ pub mod smtp;
 pub mod test_cache;
 
 pub use app::{Answer, TestApp, test_config};
-pub use server::{TestServer, free_port, token};
+pub use server::{TestServer, database_url, free_port, token};

@@ -75,6 +75,19 @@ pub async fn token(pool: &PgPool, kind: TokenKind) -> String {
         .token
 }
 
+/// The URL of `pool`'s database (a fresh one from `#[sqlx::test]`), for a
+/// `patchperf-server` binary the test starts on it.
+pub fn database_url(pool: &PgPool) -> String {
+    let o = pool.connect_options();
+    format!(
+        "postgres://{}@{}:{}/{}",
+        o.get_username(),
+        o.get_host(),
+        o.get_port(),
+        o.get_database().unwrap_or("postgres")
+    )
+}
+
 /// A loopback port free when asked (for a server the test starts).
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")

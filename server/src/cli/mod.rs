@@ -22,9 +22,29 @@ pub struct Cli {
     /// over it. Default: /etc/patchperf/server.toml when it exists.
     #[arg(long, global = true, env = "PATCHPERF_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// How log lines are written to stderr: `text` for people, `json` for
+    /// a log collector (one object a line, with the HTTP request's id and
+    /// route on every line logged while answering it).
+    #[arg(
+        long,
+        global = true,
+        env = "PATCHPERF_LOG_FORMAT",
+        value_enum,
+        default_value_t = LogFormat::Text
+    )]
+    pub log_format: LogFormat,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// How the server writes its log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// Lines for people, in colour on a terminal.
+    Text,
+    /// One JSON object a line.
+    Json,
 }
 
 /// The settings file read when `--config` names none, if it exists.

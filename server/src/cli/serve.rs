@@ -15,6 +15,11 @@ pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, env = "PATCHPERF_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
+    /// Also serve Prometheus' /metrics, without a token, on this address
+    /// (e.g. 127.0.0.1:9464, or the monitoring network's); /metrics on
+    /// --listen always needs an admin token.
+    #[arg(long, env = "PATCHPERF_METRICS_LISTEN", value_name = "ADDR")]
+    pub metrics_listen: Option<SocketAddr>,
     /// Seconds a claim or heartbeat keeps a job leased.
     #[arg(long, env = "PATCHPERF_LEASE_SECONDS", default_value_t = 120)]
     pub lease_seconds: u64,

@@ -4,7 +4,7 @@
 use tracing_subscriber::EnvFilter;
 
 use crate::Error;
-use crate::cli::{Cli, Command};
+use crate::cli::{Cli, Command, LogFormat};
 
 pub mod backup;
 pub mod database;
@@ -13,17 +13,25 @@ pub mod prune;
 pub mod serve;
 pub mod token;
 
-/// Logs to stderr, `info` unless `RUST_LOG` says otherwise, in colour on a
-/// terminal.
-pub fn init_logging() {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,tower_http=info")),
-        )
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_writer(std::io::stderr)
-        .init();
+/// Logs to stderr, `info` unless `RUST_LOG` says otherwise: as text (in
+/// colour on a terminal) or as JSON, where each line carries the fields of
+/// the span it was logged in (an HTTP request's `id`, method and path).
+pub fn init_logging(format: LogFormat) {
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,tower_http=info"));
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => logs
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .init(),
+        LogFormat::Json => logs
+            .json()
+            .with_current_span(true)
+            .with_span_list(false)
+            .init(),
+    }
 }
 
 /// Dispatches a parsed command line.

@@ -2,6 +2,7 @@
 //! serve until SIGINT/SIGTERM, then stop cleanly (the private Postgres
 //! last).
 
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
@@ -12,7 +13,7 @@ use crate::domain::{
     Context, bisection, deliver, lifecycle, lists, queue, report, retention, tree,
 };
 use crate::postgres::Create;
-use crate::{AppState, Config, Error};
+use crate::{AppState, Config, Error, http};
 
 /// Runs `serve`.
 pub async fn run(args: ServeArgs) -> Result<(), Error> {
@@ -60,18 +61,30 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
 }
 
 async fn serve(state: &AppState, args: &ServeArgs) -> Result<(), Error> {
-    let listener = TcpListener::bind(args.listen)
-        .await
-        .map_err(|e| Error::Setup(format!("cannot listen on {}: {e}", args.listen)))?;
-    let addr = listener
-        .local_addr()
-        .map_err(|e| Error::Setup(format!("listening socket: {e}")))?;
+    let listener = bind(args.listen).await?;
     tracing::info!(
         private_reads = state.config.private_reads,
-        "listening on http://{addr}"
+        "listening on http://{}",
+        local(&listener)?
     );
+    let exporter = match args.metrics_listen {
+        Some(addr) => {
+            let listener = bind(addr).await?;
+            tracing::info!("serving /metrics on http://{}", local(&listener)?);
+            let mut stopped = state.shutting_down.subscribe();
+            let app = http::prometheus::exporter(state.clone());
+            Some(tokio::spawn(async move {
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(async move {
+                        let _ = stopped.wait_for(|stopping| *stopping).await;
+                    })
+                    .await
+            }))
+        }
+        None => None,
+    };
     let stopping = state.clone();
-    axum::serve(listener, crate::app(state.clone()))
+    let served = axum::serve(listener, crate::app(state.clone()))
         .with_graceful_shutdown(async move {
             shutdown_signal().await;
             stopping.begin_shutdown();
@@ -80,7 +93,29 @@ async fn serve(state: &AppState, args: &ServeArgs) -> Result<(), Error> {
             stopping.git.stop();
         })
         .await
-        .map_err(|e| Error::Setup(format!("server failed: {e}")))
+        .map_err(|e| Error::Setup(format!("server failed: {e}")));
+    // The exporter stops with the server (a failed main listener included).
+    state.begin_shutdown();
+    if let Some(exporter) = exporter {
+        match exporter.await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::warn!(error = %e, "the /metrics listener failed"),
+            Err(e) => tracing::warn!(error = %e, "the /metrics listener panicked"),
+        }
+    }
+    served
+}
+
+async fn bind(addr: SocketAddr) -> Result<TcpListener, Error> {
+    TcpListener::bind(addr)
+        .await
+        .map_err(|e| Error::Setup(format!("cannot listen on {addr}: {e}")))
+}
+
+fn local(listener: &TcpListener) -> Result<SocketAddr, Error> {
+    listener
+        .local_addr()
+        .map_err(|e| Error::Setup(format!("listening socket: {e}")))
 }
 
 /// Starts every background worker of the server (see

@@ -210,3 +210,31 @@ pub async fn lock_calibration(conn: &mut PgConnection, id: i64) -> Result<(), sq
         .await?;
     Ok(())
 }
+
+/// A machine as `/metrics` shows it: when it was last heard of and the job
+/// it holds.
+#[derive(Debug, Clone)]
+pub struct Pulse {
+    /// Its name.
+    pub name: String,
+    /// Its last registration, claim, heartbeat or upload.
+    pub last_seen: DateTime<Utc>,
+    /// The job whose lease it holds, if any (the newest, should a lease
+    /// not have run out yet).
+    pub job: Option<i64>,
+}
+
+/// Every machine's [`Pulse`].
+pub async fn pulses(db: impl PgExecutor<'_>) -> Result<Vec<Pulse>, sqlx::Error> {
+    sqlx::query_as!(
+        Pulse,
+        r#"SELECT m.name, m.last_seen,
+                  (SELECT j.id FROM jobs j
+                   WHERE j.machine_id = m.id
+                     AND j.state NOT IN ('queued', 'done', 'failed')
+                   ORDER BY j.id DESC LIMIT 1) AS "job?"
+           FROM machines m ORDER BY m.name"#
+    )
+    .fetch_all(db)
+    .await
+}

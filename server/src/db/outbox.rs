@@ -238,3 +238,20 @@ pub async fn audience(
     .fetch_optional(db)
     .await
 }
+
+/// How many messages are in each (channel, state): `mail` or `webhook`,
+/// and `queued`, `sent` or `failed`.
+pub async fn count_by_state(
+    db: impl PgExecutor<'_>,
+) -> Result<Vec<(String, String, i64)>, sqlx::Error> {
+    let rows = sqlx::query!(
+        r#"SELECT channel AS "channel!", state AS "state!", count(*) AS "n!"
+           FROM outbox GROUP BY channel, state"#
+    )
+    .fetch_all(db)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| (r.channel, r.state, r.n))
+        .collect())
+}

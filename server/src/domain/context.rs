@@ -1,8 +1,8 @@
 //! What the domain works with, apart from how it is asked: the database,
-//! the configuration, the git mirrors, the reports this server keeps, and
-//! the in-process wake-ups between them. The HTTP layer's state holds one
-//! and hands it down; commands and background workers build theirs the same
-//! way.
+//! the configuration, the git mirrors, the reports this server keeps, what
+//! it counts for `/metrics`, and the in-process wake-ups between them. The
+//! HTTP layer's state holds one and hands it down; commands and background
+//! workers build theirs the same way.
 
 use std::sync::Arc;
 
@@ -11,6 +11,7 @@ use tokio::sync::{Notify, watch};
 
 use crate::Config;
 use crate::domain::report_cache::ReportCache;
+use crate::domain::telemetry::Telemetry;
 use crate::domain::worker_health::Workers;
 use crate::git::Mirrors;
 
@@ -36,6 +37,8 @@ pub struct Context {
     pub git: Arc<Mirrors>,
     /// The background workers and how each is doing.
     pub workers: Arc<Workers>,
+    /// What `/metrics` counts (requests, report builds).
+    pub telemetry: Arc<Telemetry>,
     /// Becomes true when the server starts shutting down: long-polling
     /// claims answer at once and workers stop after their current round.
     pub shutting_down: Arc<watch::Sender<bool>>,
@@ -54,6 +57,7 @@ impl Context {
             reports_stale: Arc::new(Notify::new()),
             mail_arrived: Arc::new(Notify::new()),
             workers: Arc::new(Workers::default()),
+            telemetry: Arc::new(Telemetry::default()),
             shutting_down: Arc::new(watch::Sender::new(false)),
         }
     }

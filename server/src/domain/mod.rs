@@ -27,6 +27,7 @@ pub mod report_cache;
 pub mod retention;
 pub mod steps;
 pub mod submit;
+pub mod telemetry;
 pub mod tokens;
 pub mod tree;
 pub mod waiting;

@@ -27,8 +27,10 @@ pub mod lists;
 pub mod machines;
 pub mod openapi;
 pub mod pages;
+pub mod prometheus;
 pub mod read_access;
 pub mod reports;
+pub mod request_id;
 pub mod tokens;
 pub mod trees;
 
@@ -60,13 +62,30 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .merge(api)
         .merge(pages::router(&state))
+        .merge(prometheus::router())
         .fallback(not_found)
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            prometheus::record,
+        ))
         .layer(DefaultBodyLimit::max(body_limit))
         // Reports, pages and their tables are text that shrinks ~10×; a
         // client that does not ask gets it as is.
         .layer(CompressionLayer::new())
-        .layer(TraceLayer::new_for_http())
+        .layer(TraceLayer::new_for_http().make_span_with(request_span))
+        .layer(axum::middleware::from_fn(request_id::assign))
         .with_state(state)
+}
+
+/// The span every log line written while answering a request is in: its
+/// id (see [`request_id`]), method and path.
+fn request_span(req: &axum::http::Request<axum::body::Body>) -> tracing::Span {
+    let id = req
+        .headers()
+        .get(&request_id::HEADER)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    tracing::info_span!("request", id, method = %req.method(), path = req.uri().path())
 }
 
 async fn not_found(uri: axum::http::Uri) -> Error {

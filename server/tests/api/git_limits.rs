@@ -18,7 +18,7 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use patchperf_server::Config;
 use patchperf_server::http::auth::TokenKind;
-use patchperf_testkit::{TestServer, free_port};
+use patchperf_testkit::{TestServer, database_url, free_port};
 use serde_json::{Value, json};
 use sqlx::PgPool;
 use tower::ServiceExt;
@@ -280,18 +280,6 @@ async fn a_git_command_ends_with_the_request_its_client_dropped(pool: PgPool) {
     .await;
     assert_eq!(app.state.git.usage().await.running, 0);
     server.stop().await;
-}
-
-/// `postgres://` URL of the test's database, for a server process.
-fn database_url(pool: &PgPool) -> String {
-    let o = pool.connect_options();
-    format!(
-        "postgres://{}@{}:{}/{}",
-        o.get_username(),
-        o.get_host(),
-        o.get_port(),
-        o.get_database().unwrap_or("postgres")
-    )
 }
 
 #[sqlx::test(migrations = "../migrations")]

@@ -27,6 +27,7 @@ mod ownership;
 mod per_patch;
 mod private_postgres;
 mod private_reads;
+mod prometheus;
 mod protocol;
 mod push_kill;
 mod ranges;

@@ -1,10 +1,12 @@
 //! The server as a lab deploys and keeps it: its systemd unit, its
 //! container image and compose file, the settings files they carry, its
-//! backups and restores, the pruning of bulky data, a rolling upgrade.
+//! backups and restores, the pruning of bulky data, a rolling upgrade, and
+//! what its monitoring reads (`/metrics`, the JSON log).
 
 mod backup;
 mod container;
 mod lab;
+mod monitoring;
 mod retention;
 mod settings;
 mod units;

@@ -147,14 +147,7 @@ async fn pruning_keeps_what_readers_read_and_frees_the_series_and_profiles(pool:
 async fn prune_from_the_command_line_says_what_it_removed(pool: PgPool) {
     let (_app, _ids) = lab::fill(pool.clone()).await;
     age(&pool, 100).await;
-    let o = pool.connect_options();
-    let url = format!(
-        "postgres://{}@{}:{}/{}",
-        o.get_username(),
-        o.get_host(),
-        o.get_port(),
-        o.get_database().unwrap()
-    );
+    let url = patchperf_testkit::database_url(&pool);
     let out = tokio::task::spawn_blocking(move || {
         std::process::Command::new(env!("CARGO_BIN_EXE_patchperf-server"))
             .args(["prune", "--older-than-days", "90"])

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use clap::CommandFactory;
 use patchperf_common::settings;
 use patchperf_testkit::deploy::deploy_dir;
-use patchperf_testkit::free_port;
+use patchperf_testkit::{database_url, free_port};
 use sqlx::PgPool;
 
 /// The example with every setting uncommented.
@@ -29,7 +29,9 @@ fn uncommented() -> String {
 
 #[test]
 fn the_example_names_every_flag_of_serve_and_each_value_is_accepted() {
-    let cli = patchperf_server::cli::Cli::command();
+    // Built as the parser builds it: with the global flags on `serve`.
+    let mut cli = patchperf_server::cli::Cli::command();
+    cli.build();
     let serve = cli.find_subcommand("serve").unwrap();
     let parsed = settings::parse(&uncommented(), serve).unwrap();
     for arg in serve.get_arguments() {
@@ -67,6 +69,7 @@ fn the_example_names_every_flag_of_serve_and_each_value_is_accepted() {
     assert_eq!(serve.db.data_dir, Path::new("/var/lib/patchperf"));
     assert_eq!(serve.lease_seconds, 120);
     assert!(!serve.private);
+    assert_eq!(cli.log_format, patchperf_server::cli::LogFormat::Text);
 }
 
 #[test]
@@ -78,18 +81,6 @@ fn the_unit_reads_the_settings_file() {
         exec.ends_with(" serve --config /etc/patchperf/server.toml"),
         "{exec}"
     );
-}
-
-/// The URL of `pool`'s database (a fresh one from `#[sqlx::test]`).
-fn url_of(pool: &PgPool) -> String {
-    let o = pool.connect_options();
-    format!(
-        "postgres://{}@{}:{}/{}",
-        o.get_username(),
-        o.get_host(),
-        o.get_port(),
-        o.get_database().unwrap()
-    )
 }
 
 /// `patchperf-server serve` with `args` and `env`, no other settings.
@@ -141,7 +132,7 @@ fn stop(mut server: Child) {
 
 #[sqlx::test(migrations = false)]
 async fn serve_takes_the_file_then_the_environment_then_the_flag(pool: PgPool) {
-    let url = url_of(&pool);
+    let url = database_url(&pool);
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("server.toml");
     let (from_file, from_env, from_flag) = (free_port(), free_port(), free_port());

@@ -13,9 +13,9 @@ use patchperf_common::protocol::{
     ATTEMPT_HEADER, ClaimRequest, JobSpec, MACHINE_HEADER, RegisterRequest, RunUpload,
 };
 use patchperf_common::run::Side;
-use patchperf_testkit::free_port;
 use patchperf_testkit::mbox::one_patch;
 use patchperf_testkit::previous_release::{self, PreviousServer};
+use patchperf_testkit::{database_url, free_port};
 use serde_json::{Value, json};
 use sqlx::PgPool;
 
@@ -204,20 +204,9 @@ impl Client {
     }
 }
 
-fn url_of(pool: &PgPool) -> String {
-    let o = pool.connect_options();
-    format!(
-        "postgres://{}@{}:{}/{}",
-        o.get_username(),
-        o.get_host(),
-        o.get_port(),
-        o.get_database().unwrap()
-    )
-}
-
 #[sqlx::test(migrations = false)]
 async fn the_release_before_keeps_serving_while_the_new_one_migrates_under_it(pool: PgPool) {
-    let url = url_of(&pool);
+    let url = database_url(&pool);
     tokio::task::spawn_blocking(move || rolling_upgrade(&url))
         .await
         .unwrap();

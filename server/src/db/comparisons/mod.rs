@@ -334,3 +334,14 @@ pub async fn cancel(conn: &mut PgConnection, id: i64) -> Result<(), sqlx::Error>
     .await?;
     super::reports::mark_stale(conn, id).await
 }
+
+/// How many comparisons are in each status (statuses with none are left
+/// out).
+pub async fn count_by_status(db: impl PgExecutor<'_>) -> Result<Vec<(String, i64)>, sqlx::Error> {
+    let rows = sqlx::query!(
+        r#"SELECT status AS "status!", count(*) AS "n!" FROM comparisons GROUP BY status"#
+    )
+    .fetch_all(db)
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.status, r.n)).collect())
+}

@@ -1,0 +1,247 @@
+//! One scrape of `/metrics`: what the database says now (jobs by state,
+//! the queue per machine, comparisons by status, each machine's last
+//! heartbeat and job, the outbox, reports waiting to be built), how each
+//! background worker is doing, the Postgres pool and the git mirrors,
+//! with this server's own counters ([`super::Telemetry`]), written in the
+//! OpenMetrics text format.
+//!
+//! The gauges are read fresh from the database each time, so every server
+//! on one database tells the same numbers; the counters (requests, report
+//! builds, worker rounds) are this server's since it started, as
+//! Prometheus expects of counters, and a fleet's are summed by `sum()`.
+
+use std::sync::atomic::AtomicU64;
+
+use patchperf_common::comparison::ComparisonStatus;
+use patchperf_common::protocol::JobState;
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::{Registry, Unit};
+
+use super::Telemetry;
+use crate::db;
+use crate::domain::Context;
+use crate::error::Error;
+
+type Labels = Vec<(&'static str, String)>;
+type Gauges = Family<Labels, Gauge>;
+type Seconds = Family<Labels, Gauge<f64, AtomicU64>>;
+
+fn label(key: &'static str, value: impl Into<String>) -> Labels {
+    vec![(key, value.into())]
+}
+
+/// The exposition of this moment, ready to serve with
+/// [`super::CONTENT_TYPE`].
+pub async fn exposition(ctx: &Context) -> Result<String, Error> {
+    let mut registry = Registry::with_prefix("patchperf");
+    database(ctx, &mut registry).await?;
+    workers(ctx, &mut registry);
+    pool_and_mirrors(ctx, &mut registry).await;
+    own(&ctx.telemetry, &mut registry);
+    let mut text = String::new();
+    encode(&mut text, &registry)
+        .map_err(|e| Error::Internal(format!("writing the metrics: {e}")))?;
+    Ok(text)
+}
+
+async fn database(ctx: &Context, registry: &mut Registry) -> Result<(), Error> {
+    // Every state is shown, 0 when none is in it: a job that leaves
+    // `queued` must show as queued 0, not as a series that stopped.
+    let jobs = Gauges::default();
+    for state in JobState::ALL {
+        jobs.get_or_create(&label("state", state.as_str())).set(0);
+    }
+    for (state, n) in db::jobs::count_by_state(&ctx.db).await? {
+        jobs.get_or_create(&label("state", state)).set(n);
+    }
+    registry.register("jobs", "Jobs in each state", jobs);
+
+    let queued = Gauges::default();
+    for (machine, n) in db::jobs::queued_by_machine(&ctx.db).await? {
+        // A comparison that names no machine waits for any of them.
+        let name = machine.unwrap_or_else(|| "(any)".to_string());
+        queued.get_or_create(&label("machine", name)).set(n);
+    }
+    registry.register(
+        "jobs_queued",
+        "Queued jobs by the machine they wait for ((any): no machine named)",
+        queued,
+    );
+
+    let comparisons = Gauges::default();
+    for status in ComparisonStatus::ALL {
+        comparisons
+            .get_or_create(&label("status", status.as_str()))
+            .set(0);
+    }
+    for (status, n) in db::comparisons::count_by_status(&ctx.db).await? {
+        comparisons.get_or_create(&label("status", status)).set(n);
+    }
+    registry.register("comparisons", "Comparisons in each status", comparisons);
+
+    let seen = Seconds::default();
+    let holding = Gauges::default();
+    for pulse in db::machines::pulses(&ctx.db).await? {
+        let machine = label("machine", pulse.name);
+        // Seconds since the epoch, with their fraction (Prometheus' time()
+        // is such a float too).
+        let at = pulse.last_seen.timestamp_micros() as f64 / 1e6;
+        seen.get_or_create(&machine).set(at);
+        holding.get_or_create(&machine).set(pulse.job.unwrap_or(0));
+    }
+    registry.register_with_unit(
+        "machine_last_seen_timestamp",
+        "When each machine last registered, claimed, sent a heartbeat or uploaded",
+        Unit::Seconds,
+        seen,
+    );
+    registry.register(
+        "machine_job",
+        "The id of the job each machine holds the lease of (0: none)",
+        holding,
+    );
+
+    let outbox = Gauges::default();
+    for (channel, state, n) in db::outbox::count_by_state(&ctx.db).await? {
+        outbox
+            .get_or_create(&vec![("channel", channel), ("state", state)])
+            .set(n);
+    }
+    registry.register(
+        "outbox_messages",
+        "Mails and webhook calls by state (queued: waiting for a relay or a retry)",
+        outbox,
+    );
+
+    let stale: Gauge = Gauge::default();
+    stale.set(db::reports::stale_count(&ctx.db).await?);
+    registry.register(
+        "reports_to_build",
+        "Comparisons whose report waits for the report-builder",
+        stale,
+    );
+    Ok(())
+}
+
+fn workers(ctx: &Context, registry: &mut Registry) {
+    let rounds = Family::<Labels, Counter>::default();
+    let errors = Family::<Labels, Counter>::default();
+    let panics = Family::<Labels, Counter>::default();
+    let running = Gauges::default();
+    let last_run = Seconds::default();
+    let last_ok = Seconds::default();
+    for (name, health) in ctx.workers.snapshot() {
+        let worker = label("worker", name);
+        rounds.get_or_create(&worker).inc_by(health.rounds);
+        errors.get_or_create(&worker).inc_by(health.errors);
+        panics.get_or_create(&worker).inc_by(health.panics);
+        running
+            .get_or_create(&worker)
+            .set(i64::from(health.running));
+        if let Some(at) = health.last_run_at {
+            last_run
+                .get_or_create(&worker)
+                .set(at.timestamp_micros() as f64 / 1e6);
+        }
+        if let Some(at) = health.last_ok_at {
+            last_ok
+                .get_or_create(&worker)
+                .set(at.timestamp_micros() as f64 / 1e6);
+        }
+    }
+    registry.register(
+        "worker_rounds",
+        "Rounds each background worker finished, well or not",
+        rounds,
+    );
+    registry.register(
+        "worker_errors",
+        "Rounds of each background worker that failed, panics included",
+        errors,
+    );
+    registry.register(
+        "worker_panics",
+        "Rounds of each background worker that panicked",
+        panics,
+    );
+    registry.register(
+        "worker_running",
+        "Whether each background worker is in a round now",
+        running,
+    );
+    registry.register_with_unit(
+        "worker_last_run_timestamp",
+        "When each background worker last started a round",
+        Unit::Seconds,
+        last_run,
+    );
+    registry.register_with_unit(
+        "worker_last_ok_timestamp",
+        "When each background worker last finished a round well",
+        Unit::Seconds,
+        last_ok,
+    );
+}
+
+async fn pool_and_mirrors(ctx: &Context, registry: &mut Registry) {
+    let connections = Gauges::default();
+    let open = i64::from(ctx.db.size());
+    let idle = i64::try_from(ctx.db.num_idle()).unwrap_or(i64::MAX);
+    connections.get_or_create(&label("state", "idle")).set(idle);
+    connections
+        .get_or_create(&label("state", "in_use"))
+        .set((open - idle).max(0));
+    registry.register(
+        "db_pool_connections",
+        "This server's Postgres connections, idle or in use",
+        connections,
+    );
+    let max: Gauge = Gauge::default();
+    max.set(i64::from(ctx.db.options().get_max_connections()));
+    registry.register(
+        "db_pool_max_connections",
+        "Most Postgres connections this server opens",
+        max,
+    );
+
+    let usage = ctx.git.usage().await;
+    let bytes: Gauge = Gauge::default();
+    bytes.set(i64::try_from(usage.bytes).unwrap_or(i64::MAX));
+    registry.register_with_unit(
+        "git_mirrors",
+        "What the git mirrors take on disk",
+        Unit::Bytes,
+        bytes,
+    );
+    let commands: Gauge = Gauge::default();
+    commands.set(i64::try_from(usage.running).unwrap_or(i64::MAX));
+    registry.register("git_commands", "git commands running now", commands);
+}
+
+fn own(t: &Telemetry, registry: &mut Registry) {
+    registry.register(
+        "http_requests",
+        "HTTP requests answered, by method, route and status",
+        t.requests.clone(),
+    );
+    registry.register_with_unit(
+        "http_request_duration",
+        "How long HTTP requests took to answer, by method and route",
+        Unit::Seconds,
+        t.latency.clone(),
+    );
+    registry.register(
+        "report_builds",
+        "Reports built and stored by this server",
+        t.report_builds.clone(),
+    );
+    registry.register_with_unit(
+        "report_build_duration",
+        "How long building one report took",
+        Unit::Seconds,
+        t.report_seconds.clone(),
+    );
+}

@@ -1,0 +1,97 @@
+//! Prometheus' side of the server: `GET /metrics` for an admin token on the
+//! main address, the same without a token on the address of
+//! `serve --metrics-listen` (which the lab keeps to its monitoring
+//! network), and the middleware that counts every request by its route.
+//! What is exposed, and why gauges come from the database: see
+//! `domain::telemetry`.
+
+use std::time::Instant;
+
+use axum::Router;
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::{HeaderValue, Method, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+
+use crate::domain::telemetry::{self, scrape};
+use crate::http::auth::AdminAuth;
+use crate::{AppState, Error};
+
+/// Where Prometheus scrapes.
+pub const PATH: &str = "/metrics";
+
+/// `GET /metrics` on the main address: an admin's.
+pub fn router() -> Router<AppState> {
+    Router::new().route(PATH, get(for_admin))
+}
+
+/// The whole application of `serve --metrics-listen`: `GET /metrics`, open
+/// to whoever reaches that address.
+pub fn exporter(state: AppState) -> Router {
+    Router::new().route(PATH, get(exposition)).with_state(state)
+}
+
+async fn for_admin(_admin: AdminAuth, state: State<AppState>) -> Result<Response, Error> {
+    exposition(state).await
+}
+
+async fn exposition(State(state): State<AppState>) -> Result<Response, Error> {
+    let text = scrape::exposition(&state).await?;
+    Ok((
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(telemetry::CONTENT_TYPE),
+        )],
+        text,
+    )
+        .into_response())
+}
+
+/// The method as a label: anything but the standard ones is `other`, so
+/// that a client inventing methods cannot invent series.
+fn method_label(method: &Method) -> &'static str {
+    match *method {
+        Method::GET => "GET",
+        Method::HEAD => "HEAD",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::DELETE => "DELETE",
+        Method::PATCH => "PATCH",
+        Method::OPTIONS => "OPTIONS",
+        _ => "other",
+    }
+}
+
+/// Middleware: counts each request under the route it matched (the
+/// declared pattern, `unmatched` when none did) with its status and how
+/// long the handler took to answer.
+pub async fn record(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let method = method_label(req.method());
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or("unmatched", |p| p.as_str())
+        .to_string();
+    let response = next.run(req).await;
+    state.telemetry.request(
+        method,
+        &route,
+        response.status().as_u16(),
+        started.elapsed(),
+    );
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invented_methods_share_one_label() {
+        let odd = Method::from_bytes(b"BREW").unwrap();
+        assert_eq!(method_label(&odd), "other");
+        assert_eq!(method_label(&Method::POST), "POST");
+    }
+}

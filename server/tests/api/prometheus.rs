@@ -1,0 +1,179 @@
+//! `/metrics` as Prometheus reads it: only an admin on the main address,
+//! in a format Prometheus' own parser takes, and telling a job's way from
+//! queued through claimed and building to done, with the requests that
+//! moved it counted by route. The address of `--metrics-listen` and the
+//! JSON log with request ids are checked on the binary in
+//! `private_postgres.rs`.
+
+use axum::http::{Method, StatusCode};
+use patchperf_testkit::openmetrics::{self, Sample};
+use serde_json::json;
+use sqlx::PgPool;
+
+use crate::helpers::TestApp;
+
+async fn scrape(app: &TestApp) -> Vec<Sample> {
+    let a = app
+        .send(Method::GET, "/metrics", Some(&app.admin), &[], None)
+        .await;
+    assert_eq!(a.status, StatusCode::OK, "{a:?}");
+    openmetrics::parse(&a.body)
+}
+
+fn jobs(samples: &[Sample], state: &str) -> f64 {
+    openmetrics::value(samples, "patchperf_jobs", &[("state", state)])
+        .unwrap_or_else(|| panic!("no patchperf_jobs{{state={state}}}"))
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn only_an_admin_reads_the_metrics_on_the_main_address(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    assert_eq!(app.get("/metrics").await.status, StatusCode::UNAUTHORIZED);
+    for token in [&app.ci, &app.runner] {
+        let a = app
+            .send(Method::GET, "/metrics", Some(token), &[], None)
+            .await;
+        assert_eq!(a.status, StatusCode::FORBIDDEN, "{a:?}");
+    }
+    let a = app
+        .send(Method::GET, "/metrics", Some(&app.admin), &[], None)
+        .await;
+    assert_eq!(a.status, StatusCode::OK);
+    assert!(a.body.ends_with("# EOF\n"), "{}", a.body);
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_scrape_follows_a_job_from_queued_to_done(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let machine = app.register("m1").await;
+    app.submit(3, json!({ "machine": "m1" })).await;
+
+    let queued = scrape(&app).await;
+    assert_eq!(jobs(&queued, "queued"), 3.0);
+    assert_eq!(jobs(&queued, "claimed"), 0.0);
+    assert_eq!(
+        openmetrics::value(&queued, "patchperf_jobs_queued", &[("machine", "m1")]),
+        Some(3.0)
+    );
+    assert_eq!(
+        openmetrics::value(&queued, "patchperf_comparisons", &[("status", "queued")]),
+        Some(1.0)
+    );
+    assert_eq!(
+        openmetrics::value(&queued, "patchperf_machine_job", &[("machine", "m1")]),
+        Some(0.0)
+    );
+
+    let job = app.claim(machine).await.unwrap();
+    let claimed = scrape(&app).await;
+    assert_eq!(jobs(&claimed, "queued"), 2.0);
+    assert_eq!(jobs(&claimed, "claimed"), 1.0);
+    assert_eq!(
+        openmetrics::value(&claimed, "patchperf_machine_job", &[("machine", "m1")]),
+        Some(job.job_id as f64)
+    );
+    assert_eq!(
+        openmetrics::value(&claimed, "patchperf_comparisons", &[("status", "running")]),
+        Some(1.0)
+    );
+    let seen = openmetrics::value(
+        &claimed,
+        "patchperf_machine_last_seen_timestamp_seconds",
+        &[("machine", "m1")],
+    )
+    .expect("the machine's last heartbeat");
+    let now = chrono::Utc::now().timestamp() as f64;
+    assert!((now - seen).abs() < 600.0, "last seen {seen}, now {now}");
+
+    let building = json!({"state": "building", "message": "building the base kernel"});
+    let a = app.job_call(machine, &job, "state", building).await;
+    assert!(a.status.is_success(), "{a:?}");
+    assert_eq!(jobs(&scrape(&app).await, "building"), 1.0);
+
+    app.upload_all(machine, &job).await;
+    app.finish_done(machine, &job).await;
+    let done = scrape(&app).await;
+    assert_eq!(jobs(&done, "done"), 1.0);
+    assert_eq!(jobs(&done, "building"), 0.0);
+    assert_eq!(
+        openmetrics::value(&done, "patchperf_machine_job", &[("machine", "m1")]),
+        Some(0.0)
+    );
+
+    // The requests that moved it, each under its declared route.
+    let claims = openmetrics::value(
+        &done,
+        "patchperf_http_requests_total",
+        &[
+            ("method", "POST"),
+            ("route", "/api/v1/jobs/claim"),
+            ("status", "200"),
+        ],
+    );
+    assert_eq!(claims, Some(1.0));
+    let finishes = openmetrics::value(
+        &done,
+        "patchperf_http_requests_total",
+        &[("route", "/api/v1/jobs/{id}/finish"), ("status", "200")],
+    );
+    assert_eq!(finishes, Some(1.0));
+    let latency = openmetrics::value(
+        &done,
+        "patchperf_http_request_duration_seconds_count",
+        &[("method", "POST"), ("route", "/api/v1/jobs/claim")],
+    );
+    assert_eq!(latency, Some(1.0));
+    // Every background worker and the outbox have their series even when
+    // idle; the pool shows the connections this server holds.
+    assert!(openmetrics::value(&done, "patchperf_db_pool_max_connections", &[]).unwrap() >= 1.0);
+    assert!(
+        done.iter().all(|s| s.value.is_finite()),
+        "a sample that is not a number"
+    );
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_paths_own_words_never_become_a_series(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    for path in ["/no/such/page", "/comparisons/99999", "/comparisons/1%0a2"] {
+        let _ = app.get(path).await;
+    }
+    let samples = scrape(&app).await;
+    let routes: Vec<&str> = samples
+        .iter()
+        .filter(|s| s.name == "patchperf_http_requests_total")
+        .map(|s| s.labels["route"].as_str())
+        .collect();
+    assert!(routes.contains(&"unmatched"), "{routes:?}");
+    assert!(routes.contains(&"/comparisons/{id}"), "{routes:?}");
+    assert!(
+        routes
+            .iter()
+            .all(|r| !r.contains("99999") && !r.contains("no/such")),
+        "{routes:?}"
+    );
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn every_answer_carries_a_request_id_and_a_proxys_plain_one_is_kept(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let req = axum::http::Request::builder()
+        .uri("/healthz")
+        .header("x-request-id", "a\"quote")
+        .body(axum::body::Body::empty())
+        .unwrap();
+    let resp = tower::ServiceExt::oneshot(app.app.clone(), req)
+        .await
+        .unwrap();
+    let id = resp.headers()["x-request-id"].to_str().unwrap();
+    assert!(!id.contains('"') && !id.is_empty(), "{id}");
+    let req = axum::http::Request::builder()
+        .uri("/healthz")
+        .header("x-request-id", "lb-7f3a")
+        .body(axum::body::Body::empty())
+        .unwrap();
+    let resp = tower::ServiceExt::oneshot(app.app.clone(), req)
+        .await
+        .unwrap();
+    assert_eq!(resp.headers()["x-request-id"], "lb-7f3a");
+}
