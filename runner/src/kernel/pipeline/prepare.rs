@@ -343,10 +343,12 @@ pub fn build_patched(
     events.state(
         JobState::Building,
         &format!(
-            "building the {} kernel ({} patches, {} files)",
+            "building the {} kernel ({} patch{}, {} file{})",
             side.as_str(),
             applied.patches,
-            applied.files.len()
+            if applied.patches == 1 { "" } else { "es" },
+            applied.files.len(),
+            if applied.files.len() == 1 { "" } else { "s" },
         ),
     );
     let build_seconds = make_bzimage(&make, events)?;
