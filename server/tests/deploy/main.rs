@@ -1,13 +1,16 @@
 //! The server as a lab deploys and keeps it: its systemd unit, its
 //! container image and compose file, the settings files they carry, its
-//! backups and restores, the pruning of bulky data, a rolling upgrade, and
-//! what its monitoring reads (`/metrics`, the JSON log).
+//! backups and restores, the pruning of bulky data, a rolling upgrade,
+//! two servers on one database, and what its monitoring reads
+//! (`/metrics`, the JSON log).
 
 mod backup;
+mod client;
 mod container;
 mod lab;
 mod monitoring;
 mod retention;
 mod settings;
+mod two_servers;
 mod units;
 mod upgrade;
