@@ -189,6 +189,10 @@ pub struct ChangeRow {
     pub state: ChangeState,
     /// What was said when it was acknowledged.
     pub note: Option<String>,
+    /// The name of the token it was marked with (the person or bot).
+    pub acknowledged_by: Option<String>,
+    /// When it was marked.
+    pub acknowledged_at: Option<DateTime<Utc>>,
     /// When it was found.
     pub created_at: DateTime<Utc>,
 }
@@ -215,10 +219,12 @@ pub async fn list(db: impl PgExecutor<'_>, f: ChangeFilter) -> Result<Vec<Change
                   COALESCE(tc.subject, '') AS "subject!", COALESCE(tc.author, '') AS "author!",
                   c.mean_before, c.mean_after, c.change_percent, c.low, c.high, c.p,
                   c.verdict AS "verdict: ChangeVerdict", c.comparison_id, c.bisection_id,
-                  c.state AS "state: ChangeState", c.note, c.created_at
+                  c.state AS "state: ChangeState", c.note,
+                  k.name AS "acknowledged_by?", c.acknowledged_at, c.created_at
            FROM change_points c
            JOIN trees t ON t.id = c.tree_id
            JOIN machines m ON m.id = c.machine_id
+           LEFT JOIN tokens k ON k.id = c.acknowledged_by
            LEFT JOIN tree_commits tc ON tc.tree_id = c.tree_id AND tc.commit_sha = c.commit_sha
            WHERE ($1::bigint IS NULL OR c.tree_id = $1)
              AND ($2::text IS NULL OR c.state = $2)

@@ -47,7 +47,8 @@ pub struct ChangeList {
     /// last one before it (from_position), mean_before, mean_after,
     /// change_percent with its 95% interval (low, high), p, verdict, the
     /// comparison that measured it, the bisection started for it, state
-    /// and note.
+    /// and note, and who marked it (`acknowledged_by`, the token's name)
+    /// and when (`acknowledged_at`).
     #[schema(value_type = Vec<Object>)]
     pub changes: Vec<ChangeRow>,
     /// Pass as `before` for the next page; absent on the last page.

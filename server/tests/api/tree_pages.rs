@@ -447,8 +447,18 @@ async fn the_dashboard_pages_open_changes_and_its_form_marks_them(pool: PgPool) 
     assert_eq!(a.json["changes"][0]["note"], "step 2 is the fast path");
     // Its tree's page still lists it, marked, without a form.
     let html = page(&app, &format!("/trees/{id}")).await;
+    let marked = text(&html);
+    let marked = marked
+        .split_once("expected by operator, ")
+        .map(|(_, after)| after)
+        .unwrap_or_else(|| panic!("who marked it: {html}"));
     assert!(
-        text(&html).contains("expected: step 2 is the fast path"),
+        marked.contains(" UTC: step 2 is the fast path"),
+        "when, then the note: {marked}"
+    );
+    // The entry says what its size compares, and what its comparison does.
+    assert!(
+        text(&html).contains("the history's level after this commit against the level before it"),
         "{html}"
     );
     assert!(!entries(&html).contains(&first));

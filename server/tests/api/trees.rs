@@ -207,6 +207,11 @@ async fn each_push_is_measured_and_every_commit_becomes_a_history_point(pool: Pg
     assert_eq!(a.json["changes"].as_array().unwrap().len(), 0);
     let a = app.get("/api/v1/changes?state=expected").await;
     assert_eq!(a.json["changes"][0]["note"], "step 2 is the fast path");
+    // Who marked it (the admin token's name) and when.
+    assert_eq!(a.json["changes"][0]["acknowledged_by"], "operator");
+    let at = a.json["changes"][0]["acknowledged_at"].as_str().unwrap();
+    let at = chrono::DateTime::parse_from_rfc3339(at).unwrap();
+    assert!((chrono::Utc::now() - at.to_utc()).num_seconds().abs() < 600);
 
     // A query that names no history lists the ones there are.
     let a = app

@@ -46,6 +46,8 @@ pub struct ChangeView {
     /// open, acknowledged or expected.
     pub(super) state: String,
     pub(super) note: String,
+    /// `by operator, 2026-12-02 14:03 UTC` once marked; empty while open.
+    pub(super) marked: String,
     pub(super) found: String,
 }
 
@@ -73,6 +75,15 @@ pub fn size(change_percent: f64, low: Option<f64>, high: Option<f64>) -> String 
     }
 }
 
+/// Who marked a change point and when: `by operator, <time>`.
+fn marked(by: Option<&str>, at: Option<chrono::DateTime<chrono::Utc>>) -> String {
+    match (by, at) {
+        (Some(by), Some(at)) => format!("by {by}, {}", view::time(at)),
+        (None, Some(at)) => view::time(at),
+        _ => String::new(),
+    }
+}
+
 impl From<ChangeRow> for ChangeView {
     fn from(c: ChangeRow) -> Self {
         let v = verdict(c.verdict);
@@ -96,6 +107,7 @@ impl From<ChangeRow> for ChangeView {
             bisection_id: c.bisection_id,
             state: c.state.as_str().to_string(),
             note: c.note.unwrap_or_default(),
+            marked: marked(c.acknowledged_by.as_deref(), c.acknowledged_at),
             found: view::time(c.created_at),
         }
     }
