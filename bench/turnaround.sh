@@ -29,23 +29,9 @@ sed -i "s|\"\\.\\./patches/|\"$ROOT/examples/patches/|" "$out/job.toml"
 echo "turnaround: building both kernels into $cache (not timed)"
 "$runner" job "$out/job.toml" --cache "$cache" --build-only >/dev/null
 
-# Per boot: the boot's file and its will-it-scale.per_process_ops.
+# Per boot: its will-it-scale.per_process_ops, and each side's spread.
 boots() {
-    python3 - "$1" <<'EOF'
-import json, pathlib, statistics, sys
-root = pathlib.Path(sys.argv[1])
-for side in ("base", "patched"):
-    ops = []
-    for f in sorted((root / side).glob("*.json")):
-        r = json.loads(f.read_text())
-        runs = r if isinstance(r, list) else [r]
-        for run in runs:
-            for m in run["metrics"]:
-                if m["name"] == "will-it-scale.per_process_ops":
-                    ops.append(m["value"])
-    spread = statistics.pstdev(ops) / statistics.mean(ops) * 100 if ops else float("nan")
-    print(f"  {side:8} ops/s {' '.join(f'{o:.1f}' for o in ops)}  (±{spread:.3f}%)")
-EOF
+    python3 "$ROOT/bench/job_boots.py" "$1"
 }
 
 for guests in 1 "$n"; do
