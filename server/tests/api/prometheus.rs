@@ -154,26 +154,23 @@ async fn a_paths_own_words_never_become_a_series(pool: PgPool) {
     );
 }
 
+/// The `x-request-id` of the answer to a `GET /healthz` that gave `given`.
+async fn id_answered(app: &TestApp, given: &str) -> String {
+    let req = axum::http::Request::builder()
+        .uri("/healthz")
+        .header("x-request-id", given)
+        .body(axum::body::Body::empty())
+        .unwrap();
+    let resp = tower::ServiceExt::oneshot(app.app.clone(), req)
+        .await
+        .unwrap();
+    resp.headers()["x-request-id"].to_str().unwrap().to_string()
+}
+
 #[sqlx::test(migrations = "../migrations")]
 async fn every_answer_carries_a_request_id_and_a_proxys_plain_one_is_kept(pool: PgPool) {
     let app = TestApp::new(pool).await;
-    let req = axum::http::Request::builder()
-        .uri("/healthz")
-        .header("x-request-id", "a\"quote")
-        .body(axum::body::Body::empty())
-        .unwrap();
-    let resp = tower::ServiceExt::oneshot(app.app.clone(), req)
-        .await
-        .unwrap();
-    let id = resp.headers()["x-request-id"].to_str().unwrap();
+    let id = id_answered(&app, "a\"quote").await;
     assert!(!id.contains('"') && !id.is_empty(), "{id}");
-    let req = axum::http::Request::builder()
-        .uri("/healthz")
-        .header("x-request-id", "lb-7f3a")
-        .body(axum::body::Body::empty())
-        .unwrap();
-    let resp = tower::ServiceExt::oneshot(app.app.clone(), req)
-        .await
-        .unwrap();
-    assert_eq!(resp.headers()["x-request-id"], "lb-7f3a");
+    assert_eq!(id_answered(&app, "lb-7f3a").await, "lb-7f3a");
 }

@@ -83,6 +83,22 @@ pub fn stop(mut child: Child) {
     let _ = child.wait();
 }
 
+/// GETs `url` without a token; the status and the text, whatever the
+/// status.
+pub fn get(url: &str) -> (u16, String) {
+    let mut answer = ureq::get(url)
+        .config()
+        .http_status_as_error(false)
+        .build()
+        .call()
+        .unwrap();
+    let status = answer.status().as_u16();
+    (
+        status,
+        answer.body_mut().read_to_string().unwrap_or_default(),
+    )
+}
+
 /// A runner and CI speaking to one server over HTTP.
 #[derive(Debug, Clone)]
 pub struct Client {
@@ -121,17 +137,7 @@ impl Client {
 
     /// GETs `path` without a token; the status and the text.
     pub fn get(&self, path: &str) -> (u16, String) {
-        let mut answer = ureq::get(&format!("{}{path}", self.base))
-            .config()
-            .http_status_as_error(false)
-            .build()
-            .call()
-            .unwrap();
-        let status = answer.status().as_u16();
-        (
-            status,
-            answer.body_mut().read_to_string().unwrap_or_default(),
-        )
+        get(&format!("{}{path}", self.base))
     }
 
     /// Submits a dup1 comparison of one patch for machine rack-7.

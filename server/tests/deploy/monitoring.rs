@@ -16,6 +16,8 @@ use patchperf_testkit::{database_url, openmetrics, token};
 use serde_json::Value;
 use sqlx::PgPool;
 
+use crate::client::get;
+
 /// The server's log, one parsed line at a time; a line that is not JSON
 /// fails the test.
 struct Log(mpsc::Receiver<String>);
@@ -54,17 +56,6 @@ impl Log {
 fn address(entry: &Value, prefix: &str) -> String {
     let message = entry["fields"]["message"].as_str().unwrap();
     message.strip_prefix(prefix).unwrap().to_string()
-}
-
-fn get(url: &str) -> (u16, String) {
-    let mut answer = ureq::get(url)
-        .config()
-        .http_status_as_error(false)
-        .build()
-        .call()
-        .unwrap();
-    let status = answer.status().as_u16();
-    (status, answer.body_mut().read_to_string().unwrap())
 }
 
 #[sqlx::test(migrations = false)]
