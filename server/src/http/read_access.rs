@@ -2,8 +2,8 @@
 //! a lab shows its comparisons to whoever can reach it. `serve --private`
 //! ([`crate::Config::private_reads`]) makes reading need a token too, of any
 //! kind (runner, ci or admin), checked as the write endpoints check theirs.
-//! `/healthz` stays open for load balancers, and the pages' stylesheet and
-//! script stay open so that the 401 page itself is readable.
+//! `/healthz` stays open for load balancers, and the pages' stylesheet,
+//! script and icon stay open so that the 401 page itself is readable.
 
 use axum::extract::{FromRequestParts, Request, State};
 use axum::http::Method;
@@ -14,7 +14,7 @@ use crate::AppState;
 use crate::http::auth::Caller;
 
 /// Paths every reader may get, token or not.
-const OPEN: &[&str] = &["/healthz"];
+const OPEN: &[&str] = &["/healthz", "/favicon.ico"];
 /// Path prefix of the pages' static files.
 const STATIC: &str = "/static/";
 

@@ -1,5 +1,6 @@
 //! `serve --private`: every read needs a token of any kind; `/healthz` and
-//! the pages' static files stay open, and pages answer 401 as a page.
+//! the pages' static files and icon stay open, and pages answer 401 as a
+//! page.
 
 use axum::http::{Method, StatusCode};
 use patchperf_server::Config;
@@ -59,6 +60,12 @@ async fn with_private_reads_pages_answer_401_as_a_page(pool: PgPool) {
         assert_eq!(a.status, StatusCode::OK, "{path}: {a:?}");
     }
     assert_eq!(app.get("/static/style.css").await.status, StatusCode::OK);
+    // The icon a browser asks for by itself, and the one the pages name.
+    for icon in ["/favicon.ico", "/static/favicon.svg"] {
+        let a = app.get(icon).await;
+        assert_eq!(a.status, StatusCode::OK, "{icon}");
+        assert!(a.body.starts_with("<svg"), "{icon}: {}", a.body);
+    }
 }
 
 #[sqlx::test(migrations = "../migrations")]

@@ -375,13 +375,19 @@ pub fn scaling_plot(name: &str, points: &[ScalingPoint]) -> Option<String> {
     if points.len() < 2 {
         return None;
     }
-    let band: Vec<(f64, f64, f64)> = points
+    // The task counts are categories, evenly spaced whatever their values
+    // (1, 2, 4, 8 and not 0…8 with three points crowded at the left).
+    let n = i32::try_from(points.len()).ok()?;
+    let at = |i: usize| SegmentValue::CenterOf(i32::try_from(i).unwrap_or(i32::MAX));
+    let tasks: Vec<u32> = points.iter().map(|p| p.nr_task).collect();
+    let band: Vec<(SegmentValue<i32>, f64, f64)> = points
         .iter()
-        .filter_map(|p| {
+        .enumerate()
+        .filter_map(|(i, p)| {
             let base = p.base?;
             let d = p.delta_percent / 100.0;
             let (a, b) = (base * (1.0 - d), base * (1.0 + d));
-            (a.is_finite() && b.is_finite()).then_some((f64::from(p.nr_task), a, b))
+            (a.is_finite() && b.is_finite()).then_some((at(i), a, b))
         })
         .collect();
     let values = points.iter().flat_map(|p| [p.base, p.patched]).flatten();
@@ -400,7 +406,6 @@ pub fn scaling_plot(name: &str, points: &[ScalingPoint]) -> Option<String> {
     } else {
         0.0
     };
-    let max_task = points.iter().map(|p| p.nr_task).max().unwrap_or(1).max(1);
     let (width, height) = (640, 300);
     let title = format!("{name} by nr_task");
     let mut svg = String::new();
@@ -413,11 +418,19 @@ pub fn scaling_plot(name: &str, points: &[ScalingPoint]) -> Option<String> {
             .margin_right(LEGEND_WIDTH)
             .x_label_area_size(30)
             .y_label_area_size(84)
-            .build_cartesian_2d(0.0f64..f64::from(max_task) * 1.05, lo..hi)
+            .build_cartesian_2d((0..n).into_segmented(), lo..hi)
             .ok()?;
         chart
             .configure_mesh()
             .x_desc("nr_task")
+            .x_labels(tasks.len())
+            .x_label_formatter(&|v| match v {
+                SegmentValue::CenterOf(i) => usize::try_from(*i)
+                    .ok()
+                    .and_then(|i| tasks.get(i))
+                    .map_or_else(String::new, u32::to_string),
+                _ => String::new(),
+            })
             .y_desc(metric::unit(name))
             .light_line_style(TRANSPARENT)
             .y_label_formatter(&|v| short_number(*v))
@@ -425,10 +438,14 @@ pub fn scaling_plot(name: &str, points: &[ScalingPoint]) -> Option<String> {
             .ok()?;
         if band.len() >= 2 {
             // Upper edge left to right, lower edge back.
-            let outline: Vec<(f64, f64)> = band
+            let outline: Vec<(SegmentValue<i32>, f64)> = band
                 .iter()
-                .map(|&(x, _, b)| (x, b.clamp(lo, hi)))
-                .chain(band.iter().rev().map(|&(x, a, _)| (x, a.clamp(lo, hi))))
+                .map(|(x, _, b)| (x.clone(), b.clamp(lo, hi)))
+                .chain(
+                    band.iter()
+                        .rev()
+                        .map(|(x, a, _)| (x.clone(), a.clamp(lo, hi))),
+                )
                 .collect();
             chart
                 .draw_series(std::iter::once(Polygon::new(
@@ -439,11 +456,12 @@ pub fn scaling_plot(name: &str, points: &[ScalingPoint]) -> Option<String> {
         }
         for (side, pick) in [(Side::Base, 0usize), (Side::Patched, 1usize)] {
             let colour = side_colour(side);
-            let line: Vec<(f64, f64)> = points
+            let line: Vec<(SegmentValue<i32>, f64)> = points
                 .iter()
-                .filter_map(|p| {
+                .enumerate()
+                .filter_map(|(i, p)| {
                     let v = [p.base, p.patched][pick]?;
-                    Some((f64::from(p.nr_task), on_axis(v, (lo, hi))?))
+                    Some((at(i), on_axis(v, (lo, hi))?))
                 })
                 .collect();
             chart
@@ -710,6 +728,34 @@ mod tests {
         assert_eq!(svg.matches("<polygon").count(), 1, "{svg}");
         assert!(svg.contains("1 tasks base 100 patched 110 (δ 1%)"), "{svg}");
         assert!(svg.contains("the grey band is the base mean ± δ"), "{svg}");
+    }
+
+    #[test]
+    fn task_counts_are_categories_evenly_spaced() {
+        let points: Vec<ScalingPoint> = [1, 2, 4, 8]
+            .map(|n| point(n, Some(100.0 * f64::from(n)), Some(90.0 * f64::from(n))))
+            .to_vec();
+        let svg = scaling_plot("will-it-scale.per_process_ops", &points).unwrap();
+        let shown = texts(&svg);
+        for label in ["1", "2", "4", "8"] {
+            assert!(shown.contains(&label), "{label}: {shown:?}");
+        }
+        assert!(!shown.contains(&"6") && !shown.contains(&"0"), "{shown:?}");
+        // The base curve's dots: one step apart however far the counts are.
+        let xs: Vec<f64> = svg
+            .split("<circle")
+            .skip(1)
+            .filter_map(|c| c.split("cx=\"").nth(1)?.split('"').next()?.parse().ok())
+            .take(4)
+            .collect();
+        assert_eq!(xs.len(), 4, "{svg}");
+        let steps: Vec<f64> = xs.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(
+            steps
+                .iter()
+                .all(|s| (s - steps[0]).abs() <= 1.0 && *s > 50.0),
+            "{steps:?}"
+        );
     }
 
     /// `plot()`'s answer, or a failure when it does not come within a few

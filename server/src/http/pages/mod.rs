@@ -53,6 +53,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/jobs/{id}/log", get(job_log::page))
         .route("/jobs/{id}/log.txt", get(job_log::raw))
         .route("/static/{file}", get(assets::file))
+        .route("/favicon.ico", get(assets::favicon))
         // Inside the error page, so that a 401 is answered as a page.
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
