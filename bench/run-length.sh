@@ -59,7 +59,8 @@ for l in "${lengths[@]}"; do
     took="$(echo "$(date +%s.%N) - $started" | bc)"
     compared="$("$runner" compare "$out/$s-$w/base" "$out/$s-$w/patched" || true)"
     printf '%-8s %8.0fs %8.1fs  %s\n' "${s}s/${w}s" "$took" "$(echo "$took / 6" | bc -l)" \
-        "$(grep -m1 ' will-it-scale.per_process_ops ' <<<"$compared" | sed -e 's/^ *//' -e 's/ (Welch.*//')"
+        "$(grep -m1 -E '^ +[a-z]+ +will-it-scale\.per_process_ops ' <<<"$compared" |
+            sed -e 's/^ *//' -e 's/ (Welch.*//')"
     python3 "$ROOT/bench/job_boots.py" "$out/$s-$w"
 done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
