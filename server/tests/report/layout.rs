@@ -176,6 +176,53 @@ async fn no_page_is_wider_than_a_phone(pool: sqlx::PgPool) {
     server.stop().await;
 }
 
+/// Where the first row of the all-metrics table puts its change, verdict
+/// and reason.
+const METRICS_ROW: &str = r#"(() => {
+  const row = document.querySelector('table.all tbody tr');
+  if (!row) return null;
+  const box = s => row.querySelector(s).getBoundingClientRect();
+  return { change_right: box('td.change').right, verdict_right: box('td.verdict').right,
+           why_width: box('td.why').width, row_height: row.getBoundingClientRect().height,
+           viewport: window.innerWidth };
+})()"#;
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn every_metric_shows_its_change_and_verdict_first_and_its_reason_readable(
+    pool: sqlx::PgPool,
+) {
+    let Some(chromium) = Chromium::find() else {
+        eprintln!("skipping: /usr/bin/chromium is not installed (apt-get install chromium)");
+        return;
+    };
+    let app = TestApp::new(pool).await;
+    let (id, _) = real_looking_comparison(&app).await;
+    let server = TestServer::serve(app.state.clone(), "127.0.0.1:0".parse().unwrap()).await;
+    let url = format!("{}/comparisons/{id}/metrics", server.url());
+    // On a phone, without scrolling sideways: the change and the verdict.
+    let phone = chromium.evaluate(&url, browser::PHONE, METRICS_ROW).await;
+    let viewport = phone["viewport"].as_f64().expect("a metrics row");
+    assert!(
+        phone["verdict_right"].as_f64().unwrap() <= viewport,
+        "the verdict is off the phone's screen: {phone}"
+    );
+    // On a desktop, the reason is a column one reads, not a sliver.
+    let desktop = Viewport {
+        width: 1400,
+        height: 900,
+    };
+    let wide = chromium.evaluate(&url, desktop, METRICS_ROW).await;
+    assert!(
+        wide["why_width"].as_f64().unwrap() >= 200.0,
+        "the reason is squeezed: {wide}"
+    );
+    assert!(
+        wide["row_height"].as_f64().unwrap() <= 100.0,
+        "a row is too tall to scan: {wide}"
+    );
+    server.stop().await;
+}
+
 /// The summary's place and text on the page, as a browser lays it out.
 const SUMMARY: &str = r#"(() => {
   const s = document.querySelector('section.summary');
