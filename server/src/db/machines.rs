@@ -1,6 +1,8 @@
-//! `machines`: runner hosts and their inventory.
+//! `machines`: runner hosts, their inventory and what an admin said about
+//! them (their state).
 
 use chrono::{DateTime, Utc};
+use patchperf_common::machine_state::MachineState;
 use patchperf_common::protocol::MachineInventory;
 use sqlx::{PgConnection, PgExecutor};
 
@@ -40,7 +42,18 @@ pub struct MachineRow {
     pub registered_at: DateTime<Utc>,
     /// Last time it called the server.
     pub last_seen: DateTime<Utc>,
+    /// What an admin said: only an active machine claims.
+    pub state: MachineState,
+    /// The admin's word on why (empty when none was given).
+    pub state_note: String,
+    /// When an admin last changed the state (`None`: never).
+    pub state_changed_at: Option<DateTime<Utc>>,
+    /// The protocol version its runner registered with last.
+    pub protocol_version: i32,
 }
+
+// Every read of a whole row names its columns (sqlx reads them by
+// position), with the state typed; an added column is added to each.
 
 /// Creates the machine `name` bound to `token_id`, or replaces its
 /// inventory when it may pass to `token_id`: it is that token's already,
@@ -53,6 +66,7 @@ pub async fn upsert(
     token_id: i64,
     take_over: bool,
     inv: &MachineInventory,
+    protocol_version: u32,
 ) -> Result<Option<i64>, sqlx::Error> {
     let backends: Vec<String> = inv
         .backends
@@ -61,17 +75,20 @@ pub async fn upsert(
         .collect();
     let nr_cpu = i32::try_from(inv.nr_cpu).unwrap_or(i32::MAX);
     let memory = i64::try_from(inv.memory_bytes).unwrap_or(i64::MAX);
+    let protocol_version = i32::try_from(protocol_version).unwrap_or(i32::MAX);
     sqlx::query_scalar!(
         r#"INSERT INTO machines (name, token_id, hostname, cpu_model, nr_cpu, memory_bytes,
-                                 kernel_release, arch, kvm_usable, pmu_usable, backends, notes)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+                                 kernel_release, arch, kvm_usable, pmu_usable, backends, notes,
+                                 protocol_version)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $14)
            ON CONFLICT (name) DO UPDATE SET
                token_id = EXCLUDED.token_id, hostname = EXCLUDED.hostname,
                cpu_model = EXCLUDED.cpu_model, nr_cpu = EXCLUDED.nr_cpu,
                memory_bytes = EXCLUDED.memory_bytes, kernel_release = EXCLUDED.kernel_release,
                arch = EXCLUDED.arch, kvm_usable = EXCLUDED.kvm_usable,
                pmu_usable = EXCLUDED.pmu_usable, backends = EXCLUDED.backends,
-               notes = EXCLUDED.notes, last_seen = now()
+               notes = EXCLUDED.notes, protocol_version = EXCLUDED.protocol_version,
+               last_seen = now()
            WHERE machines.token_id = EXCLUDED.token_id
               OR $13::boolean
               OR EXISTS (SELECT 1 FROM tokens t
@@ -89,7 +106,8 @@ pub async fn upsert(
         inv.pmu_usable,
         &backends,
         &inv.notes,
-        take_over
+        take_over,
+        protocol_version
     )
     .fetch_optional(conn)
     .await
@@ -122,9 +140,16 @@ pub async fn owner(db: impl PgExecutor<'_>, name: &str) -> Result<Option<Owner>,
 
 /// The machine with this id.
 pub async fn find(db: impl PgExecutor<'_>, id: i64) -> Result<Option<MachineRow>, sqlx::Error> {
-    sqlx::query_as!(MachineRow, "SELECT * FROM machines WHERE id = $1", id)
-        .fetch_optional(db)
-        .await
+    sqlx::query_as!(
+        MachineRow,
+        r#"SELECT id, name, token_id, hostname, cpu_model, nr_cpu, memory_bytes, kernel_release,
+                  arch, kvm_usable, pmu_usable, backends, notes, registered_at, last_seen,
+                  state AS "state: MachineState", state_note, state_changed_at, protocol_version
+           FROM machines WHERE id = $1"#,
+        id
+    )
+    .fetch_optional(db)
+    .await
 }
 
 /// The machine with this name.
@@ -132,16 +157,119 @@ pub async fn find_by_name(
     db: impl PgExecutor<'_>,
     name: &str,
 ) -> Result<Option<MachineRow>, sqlx::Error> {
-    sqlx::query_as!(MachineRow, "SELECT * FROM machines WHERE name = $1", name)
-        .fetch_optional(db)
-        .await
+    sqlx::query_as!(
+        MachineRow,
+        r#"SELECT id, name, token_id, hostname, cpu_model, nr_cpu, memory_bytes, kernel_release,
+                  arch, kvm_usable, pmu_usable, backends, notes, registered_at, last_seen,
+                  state AS "state: MachineState", state_note, state_changed_at, protocol_version
+           FROM machines WHERE name = $1"#,
+        name
+    )
+    .fetch_optional(db)
+    .await
 }
 
-/// Every machine, by name.
-pub async fn list(db: impl PgExecutor<'_>) -> Result<Vec<MachineRow>, sqlx::Error> {
-    sqlx::query_as!(MachineRow, "SELECT * FROM machines ORDER BY name")
-        .fetch_all(db)
-        .await
+/// Every machine by name; retired ones only when `retired`.
+pub async fn list(db: impl PgExecutor<'_>, retired: bool) -> Result<Vec<MachineRow>, sqlx::Error> {
+    sqlx::query_as!(
+        MachineRow,
+        r#"SELECT id, name, token_id, hostname, cpu_model, nr_cpu, memory_bytes, kernel_release,
+                  arch, kvm_usable, pmu_usable, backends, notes, registered_at, last_seen,
+                  state AS "state: MachineState", state_note, state_changed_at, protocol_version
+           FROM machines WHERE $1 OR state <> 'retired'
+           ORDER BY name"#,
+        retired
+    )
+    .fetch_all(db)
+    .await
+}
+
+/// Sets machine `name`'s state and note, locking its row until the
+/// transaction ends; its id, or `None` when no machine has that name.
+pub async fn set_state(
+    conn: &mut PgConnection,
+    name: &str,
+    state: MachineState,
+    note: &str,
+) -> Result<Option<i64>, sqlx::Error> {
+    sqlx::query_scalar!(
+        "UPDATE machines SET state = $2, state_note = $3, state_changed_at = now()
+         WHERE name = $1 RETURNING id",
+        name,
+        state as MachineState,
+        note
+    )
+    .fetch_optional(conn)
+    .await
+}
+
+/// Machine `id`'s state, read under a share lock until the transaction
+/// ends: a claim holding it and an admin changing the state wait for each
+/// other, so a claim answered after the change saw it.
+pub async fn claim_state(
+    conn: &mut PgConnection,
+    id: i64,
+) -> Result<Option<MachineState>, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"SELECT state AS "state: MachineState" FROM machines WHERE id = $1 FOR SHARE"#,
+        id
+    )
+    .fetch_optional(conn)
+    .await
+}
+
+/// A job a machine holds: leased to it and not finished.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct HeldJob {
+    /// The machine.
+    #[serde(skip)]
+    pub machine_id: i64,
+    /// The job.
+    pub id: i64,
+    /// Its comparison.
+    pub comparison_id: i64,
+    /// `claimed`, `building`, …
+    pub state: String,
+    /// What the runner last said it does.
+    pub message: String,
+    /// When the lease runs out unless a heartbeat extends it.
+    pub lease_expires_at: Option<DateTime<Utc>>,
+}
+
+/// The jobs machines hold now (machine `only`'s, or every machine's), by
+/// machine (a machine holds one at a time; a runner restarted mid-job may
+/// show two until the old lease runs out).
+pub async fn held_jobs(
+    db: impl PgExecutor<'_>,
+    only: Option<i64>,
+) -> Result<Vec<HeldJob>, sqlx::Error> {
+    sqlx::query_as!(
+        HeldJob,
+        r#"SELECT machine_id AS "machine_id!", id, comparison_id, state, message,
+                  lease_expires_at
+           FROM jobs
+           WHERE machine_id IS NOT NULL AND state NOT IN ('queued', 'done', 'failed')
+             AND ($1::bigint IS NULL OR machine_id = $1)
+           ORDER BY machine_id, id"#,
+        only
+    )
+    .fetch_all(db)
+    .await
+}
+
+/// How many queued jobs wait for each machine that only it may run (their
+/// comparison is pinned to it), by machine id; and, under id 0, how many
+/// any machine may take.
+pub async fn queue_depths(db: impl PgExecutor<'_>) -> Result<Vec<(i64, i64)>, sqlx::Error> {
+    let rows = sqlx::query!(
+        r#"SELECT COALESCE(c.machine_id, 0) AS "machine_id!", count(*) AS "jobs!"
+           FROM jobs j JOIN comparisons c ON c.id = j.comparison_id
+           WHERE j.state = 'queued' AND c.status IN ('queued', 'running')
+           GROUP BY 1"#
+    )
+    .fetch_all(db)
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.machine_id, r.jobs)).collect())
 }
 
 /// Seconds since the machine last called the server (the database's

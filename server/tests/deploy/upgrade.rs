@@ -255,6 +255,7 @@ fn rolling_upgrade(url: &str) {
     let register = RegisterRequest {
         name: "rack-7".into(),
         inventory: patchperf_testkit::machine::inventory("rack-7"),
+        protocol_version: patchperf_common::protocol::PROTOCOL_VERSION,
     };
     let (status, answer) = old_client.call(
         "/api/v1/runner/register",

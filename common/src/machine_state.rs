@@ -1,0 +1,110 @@
+//! What an admin has said about a runner machine: whether it may take new
+//! work. The server stores it and refuses claims by it; the runner reads it
+//! from a registration or a claim's answer and says in its log why it is
+//! idle. The words are those of a lab's queue (Slurm's `drain`, LAVA's
+//! `retired`): draining finishes the job in hand and takes nothing new,
+//! paused takes nothing until resumed, retired never takes work again but
+//! keeps its history.
+
+use serde::{Deserialize, Serialize};
+
+/// A machine's admin state. Only [`MachineState::Active`] claims jobs; a
+/// job already in hand finishes in every state (its lease, heartbeats,
+/// uploads and finish go on as before).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum MachineState {
+    /// Claims work (what every machine is when it first registers).
+    #[default]
+    Active,
+    /// Finishes the job in hand and claims nothing new: the step before
+    /// upgrading or rebooting a machine. Drained once no job is in hand;
+    /// stays so until resumed.
+    Draining,
+    /// Claims nothing until resumed; a job in hand still finishes.
+    Paused,
+    /// Out of the fleet: claims nothing, is left out of the machine lists
+    /// unless asked for, and a comparison may no longer name it; its
+    /// comparisons, runs and noise floors are kept. Resuming brings it back.
+    Retired,
+}
+
+impl MachineState {
+    /// Every state, in the order a page lists them.
+    pub const ALL: &'static [MachineState] = &[
+        MachineState::Active,
+        MachineState::Draining,
+        MachineState::Paused,
+        MachineState::Retired,
+    ];
+
+    /// The wire and storage spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MachineState::Active => "active",
+            MachineState::Draining => "draining",
+            MachineState::Paused => "paused",
+            MachineState::Retired => "retired",
+        }
+    }
+
+    /// Parses [`MachineState::as_str`]'s output.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|m| m.as_str() == s)
+    }
+
+    /// Whether a machine in this state may claim a job.
+    pub fn claims(self) -> bool {
+        self == MachineState::Active
+    }
+
+    /// Why a machine in this state takes no work, for the runner's log and
+    /// the pages; empty for an active machine.
+    pub fn explain(self) -> &'static str {
+        match self {
+            MachineState::Active => "",
+            MachineState::Draining => {
+                "an admin is draining this machine: it finishes the job in hand and claims \
+                 nothing new until an admin resumes it"
+            }
+            MachineState::Paused => {
+                "an admin paused this machine: it claims nothing until an admin resumes it \
+                 (a job in hand still finishes)"
+            }
+            MachineState::Retired => {
+                "an admin retired this machine: it claims nothing again unless an admin \
+                 resumes it"
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for MachineState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(feature = "sqlx")]
+text_column!(MachineState, as_str, parse);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_an_active_machine_claims_and_every_other_state_says_why() {
+        for &state in MachineState::ALL {
+            assert_eq!(MachineState::parse(state.as_str()), Some(state));
+            assert_eq!(
+                serde_json::to_value(state).unwrap(),
+                serde_json::Value::String(state.as_str().into())
+            );
+            assert_eq!(state.claims(), state == MachineState::Active);
+            assert_eq!(state.explain().is_empty(), state.claims(), "{state}");
+        }
+        assert_eq!(MachineState::parse("drained"), None);
+        assert_eq!(MachineState::default(), MachineState::Active);
+    }
+}
