@@ -1,5 +1,6 @@
 //! What an admin has said about a runner machine: whether it may take new
-//! work. The server stores it and refuses claims by it; the runner reads it
+//! work, and the labels that put it in pools (a comparison may ask for a
+//! pool instead of one machine). The server stores it and refuses claims by it; the runner reads it
 //! from a registration or a claim's answer and says in its log why it is
 //! idle. The words are those of a lab's queue (Slurm's `drain`, LAVA's
 //! `retired`): draining finishes the job in hand and takes nothing new,
@@ -89,6 +90,27 @@ impl std::fmt::Display for MachineState {
 #[cfg(feature = "sqlx")]
 text_column!(MachineState, as_str, parse);
 
+/// Most labels a machine carries.
+pub const MAX_LABELS: usize = 16;
+
+/// Fails unless `label` may name a pool: 1–32 characters of a–z, 0–9,
+/// `-`, `_`, `.` (it appears in URLs, filters and pages, and is matched
+/// exactly, so one spelling per pool).
+pub fn check_label(label: &str) -> Result<(), String> {
+    let ok = !label.is_empty()
+        && label.len() <= 32
+        && label
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '_' | '.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "pool label {label:?} must be 1–32 characters of a–z, 0–9, '-', '_', '.'"
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -105,6 +127,16 @@ mod tests {
             assert_eq!(state.explain().is_empty(), state.claims(), "{state}");
         }
         assert_eq!(MachineState::parse("drained"), None);
+    }
+
+    #[test]
+    fn a_label_is_one_plain_lowercase_word() {
+        for ok in ["x86", "fast-kvm", "rack_7.a", &"a".repeat(32)] {
+            assert_eq!(check_label(ok), Ok(()), "{ok}");
+        }
+        for bad in ["", "Fast", "a b", "a/b", "ä", &"a".repeat(33)] {
+            assert!(check_label(bad).is_err(), "{bad:?}");
+        }
         assert_eq!(MachineState::default(), MachineState::Active);
     }
 }

@@ -72,6 +72,10 @@ pub struct ComparisonCreateRequest {
     /// Name of the machine to run on; the first machine to claim otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine: Option<String>,
+    /// A pool to run on instead of one machine: the first machine labelled
+    /// so to claim it runs all of it. Not with `machine`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<String>,
     /// Seed of the random boot order (random when absent); to reproduce an
     /// order exactly.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -115,6 +119,17 @@ impl TryFrom<ComparisonCreateRequest> for ComparisonSubmission {
         }
         if let Some(range) = &req.range {
             check_range(&req, range)?;
+        }
+        if let Some(pool) = &req.pool {
+            if req.machine.is_some() {
+                return invalid(
+                    "name a machine or a pool to run on, not both; leave out machine or pool"
+                        .into(),
+                );
+            }
+            if let Err(why) = crate::machine_state::check_label(pool) {
+                return invalid(format!("pool: {why}"));
+            }
         }
         if req.aa && req.per_patch {
             return invalid(
@@ -392,6 +407,7 @@ mod tests {
             backend: None,
             config_fragment: None,
             machine: None,
+            pool: None,
             order_seed: None,
         }
     }

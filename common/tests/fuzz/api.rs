@@ -45,6 +45,7 @@ fn submission() -> ComparisonCreateRequest {
         backend: Some(MeasurementMode::Kvm),
         config_fragment: Some("CONFIG_PREEMPT=y\n# CONFIG_DEBUG_INFO is not set\n".into()),
         machine: Some("lab-1".into()),
+        pool: None,
         order_seed: Some(42),
     }
 }
@@ -218,6 +219,7 @@ fn comparison_view() -> ComparisonView<VerdictSummary> {
         backend: Some("kvm".into()),
         config_fragment: request.config_fragment,
         machine: Some(serde_json::json!({"name": "lab-1", "nr_cpu": 2})),
+        pool: Some("fast".into()),
         waiting: None,
         progress: None,
         boot_order: "ABBA".into(),

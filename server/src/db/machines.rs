@@ -50,6 +50,8 @@ pub struct MachineRow {
     pub state_changed_at: Option<DateTime<Utc>>,
     /// The protocol version its runner registered with last.
     pub protocol_version: i32,
+    /// The pools it is in, as an admin labelled it.
+    pub labels: Vec<String>,
 }
 
 // Every read of a whole row names its columns (sqlx reads them by
@@ -144,7 +146,8 @@ pub async fn find(db: impl PgExecutor<'_>, id: i64) -> Result<Option<MachineRow>
         MachineRow,
         r#"SELECT id, name, token_id, hostname, cpu_model, nr_cpu, memory_bytes, kernel_release,
                   arch, kvm_usable, pmu_usable, backends, notes, registered_at, last_seen,
-                  state AS "state: MachineState", state_note, state_changed_at, protocol_version
+                  state AS "state: MachineState", state_note, state_changed_at, protocol_version,
+                  labels
            FROM machines WHERE id = $1"#,
         id
     )
@@ -161,7 +164,8 @@ pub async fn find_by_name(
         MachineRow,
         r#"SELECT id, name, token_id, hostname, cpu_model, nr_cpu, memory_bytes, kernel_release,
                   arch, kvm_usable, pmu_usable, backends, notes, registered_at, last_seen,
-                  state AS "state: MachineState", state_note, state_changed_at, protocol_version
+                  state AS "state: MachineState", state_note, state_changed_at, protocol_version,
+                  labels
            FROM machines WHERE name = $1"#,
         name
     )
@@ -175,7 +179,8 @@ pub async fn list(db: impl PgExecutor<'_>, retired: bool) -> Result<Vec<MachineR
         MachineRow,
         r#"SELECT id, name, token_id, hostname, cpu_model, nr_cpu, memory_bytes, kernel_release,
                   arch, kvm_usable, pmu_usable, backends, notes, registered_at, last_seen,
-                  state AS "state: MachineState", state_note, state_changed_at, protocol_version
+                  state AS "state: MachineState", state_note, state_changed_at, protocol_version,
+                  labels
            FROM machines WHERE $1 OR state <> 'retired'
            ORDER BY name"#,
         retired
@@ -201,6 +206,38 @@ pub async fn set_state(
     )
     .fetch_optional(conn)
     .await
+}
+
+/// Sets machine `name`'s labels (its pools); its id, or `None` when no
+/// machine has that name.
+pub async fn set_labels(
+    db: impl PgExecutor<'_>,
+    name: &str,
+    labels: &[String],
+) -> Result<Option<i64>, sqlx::Error> {
+    sqlx::query_scalar!(
+        "UPDATE machines SET labels = $2 WHERE name = $1 RETURNING id",
+        name,
+        labels
+    )
+    .fetch_optional(db)
+    .await
+}
+
+/// The machines of pool `label` that are not retired, with the
+/// measurement modes they offer.
+pub async fn in_pool(
+    db: impl PgExecutor<'_>,
+    label: &str,
+) -> Result<Vec<(String, Vec<String>)>, sqlx::Error> {
+    let rows = sqlx::query!(
+        "SELECT name, backends FROM machines
+         WHERE $1 = ANY (labels) AND state <> 'retired' ORDER BY name",
+        label
+    )
+    .fetch_all(db)
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.name, r.backends)).collect())
 }
 
 /// Machine `id`'s state, read under a share lock until the transaction

@@ -3,11 +3,12 @@
 //! it, and only that token or an admin acts for it and its leased jobs;
 //! runner and server must speak a common protocol version), an admin
 //! steering one (drain, pause, resume, retire: its
-//! [`MachineState`], which `domain::queue` obeys at every claim), the
-//! fleet as the machine list shows it, and a machine named in a request,
-//! which must be registered, not retired and able to measure as asked.
+//! [`MachineState`], which `domain::queue` obeys at every claim) and
+//! labelling it into pools, the fleet as the machine list shows it, and a
+//! machine or pool named in a request, which must be registered, not
+//! retired and able to measure as asked.
 
-use patchperf_common::machine_state::MachineState;
+use patchperf_common::machine_state::{self, MAX_LABELS, MachineState};
 use patchperf_common::protocol::{self, RegisterRequest};
 use patchperf_common::run::MeasurementMode;
 use sqlx::{PgConnection, PgExecutor};
@@ -108,6 +109,67 @@ pub async fn set_state(
     }
     tx.commit().await?;
     fleet_machine(ctx, name).await
+}
+
+/// Sets machine `name`'s labels, the pools it is in (each a plain word,
+/// at most [`MAX_LABELS`], kept sorted and once each); the machine as the
+/// list shows it afterwards. A comparison already claimed by the machine
+/// stays its own whatever the labels become.
+pub async fn set_labels(
+    ctx: &Context,
+    name: &str,
+    labels: &[String],
+) -> Result<FleetMachine, Error> {
+    if labels.len() > MAX_LABELS {
+        return Err(Error::Invalid(format!(
+            "labels: {} given, a machine carries at most {MAX_LABELS}",
+            labels.len()
+        )));
+    }
+    for label in labels {
+        machine_state::check_label(label)
+            .map_err(|why| Error::Invalid(format!("labels: {why}")))?;
+    }
+    let mut labels = labels.to_vec();
+    labels.sort();
+    labels.dedup();
+    db::machines::set_labels(&ctx.db, name, &labels)
+        .await?
+        .ok_or_else(|| fleet::unknown(name))?;
+    // A machine new to a pool may take what waits there.
+    ctx.jobs_changed.notify_waiters();
+    fleet_machine(ctx, name).await
+}
+
+/// Fails unless pool `label` has a machine that is not retired (and that
+/// offers `backend` when one is asked for), so a comparison asking for it
+/// does not wait for ever.
+pub async fn check_pool(
+    db: impl PgExecutor<'_>,
+    label: &str,
+    backend: Option<MeasurementMode>,
+) -> Result<(), Error> {
+    let members = db::machines::in_pool(db, label).await?;
+    if members.is_empty() {
+        return Err(Error::Invalid(format!(
+            "no machine is in pool `{label}`; an admin labels machines with PUT \
+             /api/v1/machines/{{name}}/labels (GET /api/v1/machines shows each one's labels)"
+        )));
+    }
+    if let Some(backend) = backend {
+        if !members
+            .iter()
+            .any(|(_, backends)| backends.iter().any(|b| b == backend.as_str()))
+        {
+            let names: Vec<&str> = members.iter().map(|(n, _)| n.as_str()).collect();
+            return Err(Error::Invalid(format!(
+                "no machine of pool `{label}` ({}) can measure with {}",
+                names.join(", "),
+                backend.as_str()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The 409 for registering a machine another live token owns: who owns it

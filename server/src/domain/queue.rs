@@ -43,7 +43,8 @@ pub async fn claim(
     if !state.claims() {
         return Ok(Claim::Held(state));
     }
-    let Some(mut next) = db::jobs::next_claimable(conn, machine.id, &machine.backends).await?
+    let Some(mut next) =
+        db::jobs::next_claimable(conn, machine.id, &machine.backends, &machine.labels).await?
     else {
         return Ok(Claim::Nothing);
     };
@@ -53,7 +54,9 @@ pub async fn claim(
             .await?
             .is_some()
     {
-        if let Some(first) = db::jobs::next_claimable(conn, machine.id, &machine.backends).await? {
+        if let Some(first) =
+            db::jobs::next_claimable(conn, machine.id, &machine.backends, &machine.labels).await?
+        {
             next = first;
         }
     }

@@ -4,7 +4,7 @@
 //! the fleet with each machine's inventory, state, job in hand, queue and
 //! noise floors, so CI can pick one to pin a comparison to; and the admin's
 //! steering: `POST /api/v1/machines/{name}/drain`, `…/pause`, `…/resume`,
-//! `…/retire`.
+//! `…/retire`, and its pools: `PUT /api/v1/machines/{name}/labels`.
 
 use axum::extract::State;
 use patchperf_common::machine_state::MachineState;
@@ -32,6 +32,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(pause))
         .routes(routes!(resume))
         .routes(routes!(retire))
+        .routes(routes!(labels))
 }
 
 /// `GET /api/v1/machines` query.
@@ -51,7 +52,8 @@ pub struct MachineList {
     /// `paused`, `retired`) with `state_note` and `state_changed_at`,
     /// `drained`, the job in hand (`job`: id, comparison_id, state,
     /// message, lease_expires_at), `queued` (jobs only it may run),
-    /// `noise_floors` and the `protocol_version` it registered with.
+    /// `noise_floors`, its `labels` (the pools it is in) and the
+    /// `protocol_version` it registered with.
     #[schema(value_type = Vec<Object>)]
     pub machines: Vec<FleetMachine>,
     /// Queued jobs any machine may take.
@@ -212,6 +214,45 @@ async fn retire(
     Query(q): Query<StateChangeQuery>,
 ) -> Result<Json<FleetMachine>> {
     steer(&state, &admin, &name, MachineState::Retired, &q.note).await
+}
+
+/// `PUT /api/v1/machines/{name}/labels` body.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MachineLabels {
+    /// The pools the machine is in: at most 16, each 1–32 characters of
+    /// a–z, 0–9, `-`, `_`, `.`; replaces the ones it had (`[]`: none).
+    pub labels: Vec<String>,
+}
+
+/// Set a machine's labels: the pools a comparison may ask for (`pool`)
+/// instead of one machine.
+///
+/// Requires an admin token.
+#[utoipa::path(
+    put,
+    path = "/api/v1/machines/{name}/labels",
+    params(("name" = String, Path, description = "Machine name.")),
+    request_body = MachineLabels,
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "Labelled; the machine as the list shows it.", body = Object),
+        (status = 400, description = "The body could not be read.", body = ErrorBody),
+        (status = 401, description = "No usable token.", body = ErrorBody),
+        (status = 403, description = "Not an admin token.", body = ErrorBody),
+        (status = 404, description = "No such machine.", body = ErrorBody),
+        (status = 422, description = "Too many labels, or one that is not a plain word.", body = ErrorBody),
+    )
+)]
+async fn labels(
+    State(state): State<AppState>,
+    admin: AdminAuth,
+    Path(name): Path<String>,
+    Json(req): Json<MachineLabels>,
+) -> Result<Json<FleetMachine>> {
+    let machine = machines::set_labels(&state, &name, &req.labels).await?;
+    tracing::info!(machine = %name, labels = ?machine.machine.labels, by = %admin.caller.name, "machine labelled");
+    Ok(Json(machine))
 }
 
 /// What the four state routes share: the change, logged with who made it.

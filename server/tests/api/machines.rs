@@ -1,8 +1,9 @@
 //! The fleet an admin steers: a drained machine finishes the job in hand
 //! and claims nothing new, a paused one claims nothing until resumed, a
-//! retired one leaves the lists but keeps its history; the machine list
-//! shows state, job in hand, queue and last sign of life; and runner and
-//! server refuse each other across protocol versions, saying which.
+//! retired one leaves the lists but keeps its history; a comparison may ask
+//! for a pool of labelled machines instead of one; the machine list shows
+//! state, job in hand, queue and last sign of life; and runner and server
+//! refuse each other across protocol versions, saying which.
 
 use axum::http::StatusCode;
 use patchperf_common::protocol::{MACHINE_STATE_HEADER, PROTOCOL_VERSION};
@@ -236,4 +237,89 @@ async fn a_runner_of_a_protocol_version_the_server_does_not_speak_is_refused_nam
 
     let health = app.get("/healthz").await.json;
     assert_eq!(health["protocol_version"], PROTOCOL_VERSION);
+}
+
+/// Sets machine `name`'s labels as `token`; the answer.
+async fn label(app: &TestApp, token: &str, name: &str, labels: Value) -> crate::helpers::Answer {
+    app.send(
+        axum::http::Method::PUT,
+        &format!("/api/v1/machines/{name}/labels"),
+        Some(token),
+        &[],
+        Some(axum::body::Body::from(
+            json!({ "labels": labels }).to_string(),
+        )),
+    )
+    .await
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_comparison_asking_for_a_pool_runs_on_the_first_of_its_machines_to_claim(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let m1 = app.register("m1").await;
+    let m2 = app.register("m2").await;
+    let m3 = app.register("m3").await;
+    let a = app.try_submit(json!({ "pool": "fast" })).await;
+    assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY, "{a:?}");
+    assert!(
+        a.error().contains("no machine is in pool `fast`"),
+        "{}",
+        a.error()
+    );
+
+    let a = label(&app, &app.admin, "m2", json!(["x86", "fast", "fast"])).await;
+    assert_eq!(a.status, StatusCode::OK, "{a:?}");
+    assert_eq!(a.json["labels"], json!(["fast", "x86"]));
+    label(&app, &app.admin, "m3", json!(["fast"])).await;
+    let id = app.submit(3, json!({ "pool": "fast" })).await;
+    assert_eq!(app.comparison(id).await["pool"], "fast");
+
+    // Not in the pool: nothing. In it: the first to claim keeps it all.
+    assert!(app.claim(m1).await.is_none());
+    let job = app.claim(m3).await.expect("m3 is in the pool");
+    assert_eq!(job.comparison_id, id);
+    app.upload_all(m3, &job).await;
+    app.finish_done(m3, &job).await;
+    assert!(app.claim(m2).await.is_none());
+    // Out of the pool now, m3 still finishes what it began.
+    label(&app, &app.admin, "m3", json!([])).await;
+    assert_eq!(app.claim(m3).await.unwrap().comparison_id, id);
+    assert_eq!(app.comparison(id).await["machine"]["name"], "m3");
+
+    let list = app.get("/api/v1/machines").await.json;
+    assert_eq!(list["machines"][1]["labels"], json!(["fast", "x86"]));
+    assert!(app.get("/machines").await.body.contains("fast, x86"));
+    let _ = m2;
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn pools_and_labels_are_plain_words_set_by_an_admin(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    app.register("m1").await;
+    let a = label(&app, &app.runner, "m1", json!(["fast"])).await;
+    assert_eq!(a.status, StatusCode::FORBIDDEN, "{a:?}");
+    let a = label(&app, &app.admin, "m9", json!(["fast"])).await;
+    assert_eq!(a.status, StatusCode::NOT_FOUND, "{a:?}");
+    let many: Vec<String> = (0..17).map(|i| format!("l{i}")).collect();
+    for bad in [json!(many), json!(["Fast"]), json!(["a b"]), json!([""])] {
+        let a = label(&app, &app.admin, "m1", bad.clone()).await;
+        assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY, "{bad}: {a:?}");
+    }
+    label(&app, &app.admin, "m1", json!(["fast"])).await;
+    let a = app
+        .try_submit(json!({ "pool": "fast", "machine": "m1" }))
+        .await;
+    assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY, "{a:?}");
+    assert!(a.error().contains("not both"), "{}", a.error());
+    let a = app.try_submit(json!({ "pool": "Fast" })).await;
+    assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY, "{a:?}");
+    let a = app
+        .try_submit(json!({ "pool": "fast", "backend": "kvm" }))
+        .await;
+    assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY, "{a:?}");
+    assert!(a.error().contains("can measure with kvm"), "{}", a.error());
+    // A retired machine is no pool's.
+    app.steer("m1", "retire", "").await;
+    let a = app.try_submit(json!({ "pool": "fast" })).await;
+    assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY, "{a:?}");
 }

@@ -297,6 +297,7 @@ fn request(tree: &TreeRow, from: &str, head: &str) -> ComparisonCreateRequest {
         backend: tree.backend.as_deref().and_then(MeasurementMode::parse),
         config_fragment: tree.config_fragment.clone(),
         machine: tree.machine_name.clone(),
+        pool: None,
         order_seed: None,
     }
 }

@@ -51,6 +51,8 @@ pub struct MachineView {
     /// `±0.10–0.40% (3 kinds of run)`, or empty without a floor.
     floor: String,
     protocol_version: i32,
+    /// `fast, x86`: the pools it is in.
+    pools: String,
 }
 
 fn yes_no(b: bool) -> &'static str {
@@ -98,6 +100,7 @@ impl From<&FleetMachine> for MachineView {
             queued: f.queued,
             floor: floor_range(f),
             protocol_version: m.protocol_version,
+            pools: m.labels.join(", "),
         }
     }
 }

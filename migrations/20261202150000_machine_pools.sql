@@ -1,0 +1,8 @@
+-- Pools of machines (issue 28, item 3): labels an admin gives a machine,
+-- and the pool a comparison asks for instead of one machine (the first
+-- machine with that label to claim it runs all of it). Expand only: both
+-- columns have defaults; a server from before this migration neither
+-- reads them nor claims by pool, so during a rolling upgrade it may hand a
+-- pooled comparison to any machine (as it would an unpinned one).
+ALTER TABLE machines ADD COLUMN labels text[] NOT NULL DEFAULT '{}';
+ALTER TABLE comparisons ADD COLUMN pool text;
