@@ -133,11 +133,13 @@ pub async fn set_labels(
     let mut labels = labels.to_vec();
     labels.sort();
     labels.dedup();
-    db::machines::set_labels(&ctx.db, name, &labels)
+    let mut tx = ctx.db.begin().await?;
+    db::machines::set_labels(&mut *tx, name, &labels)
         .await?
         .ok_or_else(|| fleet::unknown(name))?;
     // A machine new to a pool may take what waits there.
-    ctx.jobs_changed.notify_waiters();
+    db::notify_jobs_changed(&mut tx).await?;
+    tx.commit().await?;
     fleet_machine(ctx, name).await
 }
 

@@ -53,7 +53,15 @@ async fn a_drained_machine_finishes_the_job_in_hand_and_claims_nothing_new(pool:
         (m["drained"].clone(), m["job"].clone()),
         (json!(true), Value::Null)
     );
-    assert_eq!(app.comparison(id).await["jobs"][1]["state"], "queued");
+    let c = app.comparison(id).await;
+    assert_eq!(c["jobs"][1]["state"], "queued");
+    // Whoever waits for the comparison is told why it does not move.
+    let waiting = c["waiting"].as_str().unwrap();
+    assert!(
+        waiting
+            .starts_with("an admin drained machine m1 (kernel upgrade); the remaining jobs wait"),
+        "{waiting}"
+    );
 
     let a = app.steer("m1", "resume", "").await;
     assert_eq!(a.json["state"], "active");
