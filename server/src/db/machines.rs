@@ -1,5 +1,10 @@
-//! `machines`: runner hosts, their inventory and what an admin said about
-//! them (their state).
+//! `machines` and `machine_fleet`: runner hosts, their inventory, and what
+//! an admin said about them (their state, their labels) with the protocol
+//! version they registered with. The second table is the first's
+//! extension, apart only so that the release before (which reads
+//! `SELECT * FROM machines` through prepared statements) keeps working
+//! during a rolling upgrade; a machine without a row in it is active,
+//! unlabelled, of version 1. Every whole row is read joined.
 
 use chrono::{DateTime, Utc};
 use patchperf_common::machine_state::MachineState;
@@ -54,8 +59,9 @@ pub struct MachineRow {
     pub labels: Vec<String>,
 }
 
-// Every read of a whole row names its columns (sqlx reads them by
-// position), with the state typed; an added column is added to each.
+// Every read of a whole row names its columns (a `SELECT *` prepared
+// before a column is added fails after it), with the state typed; an
+// added column is added to each.
 
 /// Creates the machine `name` bound to `token_id`, or replaces its
 /// inventory when it may pass to `token_id`: it is that token's already,
@@ -78,19 +84,17 @@ pub async fn upsert(
     let nr_cpu = i32::try_from(inv.nr_cpu).unwrap_or(i32::MAX);
     let memory = i64::try_from(inv.memory_bytes).unwrap_or(i64::MAX);
     let protocol_version = i32::try_from(protocol_version).unwrap_or(i32::MAX);
-    sqlx::query_scalar!(
+    let Some(id) = sqlx::query_scalar!(
         r#"INSERT INTO machines (name, token_id, hostname, cpu_model, nr_cpu, memory_bytes,
-                                 kernel_release, arch, kvm_usable, pmu_usable, backends, notes,
-                                 protocol_version)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $14)
+                                 kernel_release, arch, kvm_usable, pmu_usable, backends, notes)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
            ON CONFLICT (name) DO UPDATE SET
                token_id = EXCLUDED.token_id, hostname = EXCLUDED.hostname,
                cpu_model = EXCLUDED.cpu_model, nr_cpu = EXCLUDED.nr_cpu,
                memory_bytes = EXCLUDED.memory_bytes, kernel_release = EXCLUDED.kernel_release,
                arch = EXCLUDED.arch, kvm_usable = EXCLUDED.kvm_usable,
                pmu_usable = EXCLUDED.pmu_usable, backends = EXCLUDED.backends,
-               notes = EXCLUDED.notes, protocol_version = EXCLUDED.protocol_version,
-               last_seen = now()
+               notes = EXCLUDED.notes, last_seen = now()
            WHERE machines.token_id = EXCLUDED.token_id
               OR $13::boolean
               OR EXISTS (SELECT 1 FROM tokens t
@@ -108,11 +112,22 @@ pub async fn upsert(
         inv.pmu_usable,
         &backends,
         &inv.notes,
-        take_over,
+        take_over
+    )
+    .fetch_optional(&mut *conn)
+    .await?
+    else {
+        return Ok(None);
+    };
+    sqlx::query!(
+        "INSERT INTO machine_fleet (machine_id, protocol_version) VALUES ($1, $2)
+         ON CONFLICT (machine_id) DO UPDATE SET protocol_version = EXCLUDED.protocol_version",
+        id,
         protocol_version
     )
-    .fetch_optional(conn)
-    .await
+    .execute(conn)
+    .await?;
+    Ok(Some(id))
 }
 
 /// The token a machine is registered under, as its owner is named to
@@ -144,11 +159,15 @@ pub async fn owner(db: impl PgExecutor<'_>, name: &str) -> Result<Option<Owner>,
 pub async fn find(db: impl PgExecutor<'_>, id: i64) -> Result<Option<MachineRow>, sqlx::Error> {
     sqlx::query_as!(
         MachineRow,
-        r#"SELECT id, name, token_id, hostname, cpu_model, nr_cpu, memory_bytes, kernel_release,
-                  arch, kvm_usable, pmu_usable, backends, notes, registered_at, last_seen,
-                  state AS "state: MachineState", state_note, state_changed_at, protocol_version,
-                  labels
-           FROM machines WHERE id = $1"#,
+        r#"SELECT m.id, m.name, m.token_id, m.hostname, m.cpu_model, m.nr_cpu, m.memory_bytes,
+                  m.kernel_release, m.arch, m.kvm_usable, m.pmu_usable, m.backends, m.notes,
+                  m.registered_at, m.last_seen,
+                  COALESCE(f.state, 'active') AS "state!: MachineState",
+                  COALESCE(f.state_note, '') AS "state_note!", f.state_changed_at,
+                  COALESCE(f.protocol_version, 1) AS "protocol_version!",
+                  COALESCE(f.labels, '{}') AS "labels!"
+           FROM machines m LEFT JOIN machine_fleet f ON f.machine_id = m.id
+           WHERE m.id = $1"#,
         id
     )
     .fetch_optional(db)
@@ -162,11 +181,15 @@ pub async fn find_by_name(
 ) -> Result<Option<MachineRow>, sqlx::Error> {
     sqlx::query_as!(
         MachineRow,
-        r#"SELECT id, name, token_id, hostname, cpu_model, nr_cpu, memory_bytes, kernel_release,
-                  arch, kvm_usable, pmu_usable, backends, notes, registered_at, last_seen,
-                  state AS "state: MachineState", state_note, state_changed_at, protocol_version,
-                  labels
-           FROM machines WHERE name = $1"#,
+        r#"SELECT m.id, m.name, m.token_id, m.hostname, m.cpu_model, m.nr_cpu, m.memory_bytes,
+                  m.kernel_release, m.arch, m.kvm_usable, m.pmu_usable, m.backends, m.notes,
+                  m.registered_at, m.last_seen,
+                  COALESCE(f.state, 'active') AS "state!: MachineState",
+                  COALESCE(f.state_note, '') AS "state_note!", f.state_changed_at,
+                  COALESCE(f.protocol_version, 1) AS "protocol_version!",
+                  COALESCE(f.labels, '{}') AS "labels!"
+           FROM machines m LEFT JOIN machine_fleet f ON f.machine_id = m.id
+           WHERE m.name = $1"#,
         name
     )
     .fetch_optional(db)
@@ -177,35 +200,53 @@ pub async fn find_by_name(
 pub async fn list(db: impl PgExecutor<'_>, retired: bool) -> Result<Vec<MachineRow>, sqlx::Error> {
     sqlx::query_as!(
         MachineRow,
-        r#"SELECT id, name, token_id, hostname, cpu_model, nr_cpu, memory_bytes, kernel_release,
-                  arch, kvm_usable, pmu_usable, backends, notes, registered_at, last_seen,
-                  state AS "state: MachineState", state_note, state_changed_at, protocol_version,
-                  labels
-           FROM machines WHERE $1 OR state <> 'retired'
-           ORDER BY name"#,
+        r#"SELECT m.id, m.name, m.token_id, m.hostname, m.cpu_model, m.nr_cpu, m.memory_bytes,
+                  m.kernel_release, m.arch, m.kvm_usable, m.pmu_usable, m.backends, m.notes,
+                  m.registered_at, m.last_seen,
+                  COALESCE(f.state, 'active') AS "state!: MachineState",
+                  COALESCE(f.state_note, '') AS "state_note!", f.state_changed_at,
+                  COALESCE(f.protocol_version, 1) AS "protocol_version!",
+                  COALESCE(f.labels, '{}') AS "labels!"
+           FROM machines m LEFT JOIN machine_fleet f ON f.machine_id = m.id
+           WHERE $1 OR f.state IS DISTINCT FROM 'retired'
+           ORDER BY m.name"#,
         retired
     )
     .fetch_all(db)
     .await
 }
 
-/// Sets machine `name`'s state and note, locking its row until the
-/// transaction ends; its id, or `None` when no machine has that name.
+/// Sets machine `name`'s state and note, locking its `machines` row until
+/// the transaction ends (a claim reading the state waits for it); its id,
+/// or `None` when no machine has that name.
 pub async fn set_state(
     conn: &mut PgConnection,
     name: &str,
     state: MachineState,
     note: &str,
 ) -> Result<Option<i64>, sqlx::Error> {
-    sqlx::query_scalar!(
-        "UPDATE machines SET state = $2, state_note = $3, state_changed_at = now()
-         WHERE name = $1 RETURNING id",
-        name,
+    let Some(id) = sqlx::query_scalar!(
+        "SELECT id FROM machines WHERE name = $1 FOR NO KEY UPDATE",
+        name
+    )
+    .fetch_optional(&mut *conn)
+    .await?
+    else {
+        return Ok(None);
+    };
+    sqlx::query!(
+        "INSERT INTO machine_fleet (machine_id, state, state_note, state_changed_at)
+         VALUES ($1, $2, $3, now())
+         ON CONFLICT (machine_id) DO UPDATE SET
+             state = EXCLUDED.state, state_note = EXCLUDED.state_note,
+             state_changed_at = EXCLUDED.state_changed_at",
+        id,
         state as MachineState,
         note
     )
-    .fetch_optional(conn)
-    .await
+    .execute(conn)
+    .await?;
+    Ok(Some(id))
 }
 
 /// Sets machine `name`'s labels (its pools); its id, or `None` when no
@@ -216,7 +257,10 @@ pub async fn set_labels(
     labels: &[String],
 ) -> Result<Option<i64>, sqlx::Error> {
     sqlx::query_scalar!(
-        "UPDATE machines SET labels = $2 WHERE name = $1 RETURNING id",
+        "INSERT INTO machine_fleet (machine_id, labels)
+         SELECT id, $2 FROM machines WHERE name = $1
+         ON CONFLICT (machine_id) DO UPDATE SET labels = EXCLUDED.labels
+         RETURNING machine_id",
         name,
         labels
     )
@@ -231,8 +275,8 @@ pub async fn in_pool(
     label: &str,
 ) -> Result<Vec<(String, Vec<String>)>, sqlx::Error> {
     let rows = sqlx::query!(
-        "SELECT name, backends FROM machines
-         WHERE $1 = ANY (labels) AND state <> 'retired' ORDER BY name",
+        "SELECT m.name, m.backends FROM machines m JOIN machine_fleet f ON f.machine_id = m.id
+         WHERE $1 = ANY (f.labels) AND f.state <> 'retired' ORDER BY m.name",
         label
     )
     .fetch_all(db)
@@ -240,15 +284,18 @@ pub async fn in_pool(
     Ok(rows.into_iter().map(|r| (r.name, r.backends)).collect())
 }
 
-/// Machine `id`'s state, read under a share lock until the transaction
-/// ends: a claim holding it and an admin changing the state wait for each
-/// other, so a claim answered after the change saw it.
+/// Machine `id`'s state, read under a share lock of its `machines` row
+/// until the transaction ends: a claim holding it and an admin changing
+/// the state wait for each other, so a claim answered after the change saw
+/// it.
 pub async fn claim_state(
     conn: &mut PgConnection,
     id: i64,
 ) -> Result<Option<MachineState>, sqlx::Error> {
     sqlx::query_scalar!(
-        r#"SELECT state AS "state: MachineState" FROM machines WHERE id = $1 FOR SHARE"#,
+        r#"SELECT COALESCE(f.state, 'active') AS "state!: MachineState"
+           FROM machines m LEFT JOIN machine_fleet f ON f.machine_id = m.id
+           WHERE m.id = $1 FOR SHARE OF m"#,
         id
     )
     .fetch_optional(conn)
