@@ -93,6 +93,18 @@ text_column!(MachineState, as_str, parse);
 /// Most labels a machine carries.
 pub const MAX_LABELS: usize = 16;
 
+/// Fails unless a request names at most one of a machine and a pool, and
+/// the pool is a plain word ([`check_label`]).
+pub fn check_machine_or_pool(machine: Option<&str>, pool: Option<&str>) -> Result<(), String> {
+    match (machine, pool) {
+        (Some(_), Some(_)) => {
+            Err("name a machine or a pool to run on, not both; leave out machine or pool".into())
+        }
+        (_, Some(pool)) => check_label(pool).map_err(|why| format!("pool: {why}")),
+        _ => Ok(()),
+    }
+}
+
 /// Fails unless `label` may name a pool: 1–32 characters of a–z, 0–9,
 /// `-`, `_`, `.` (it appears in URLs, filters and pages, and is matched
 /// exactly, so one spelling per pool).

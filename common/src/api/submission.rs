@@ -120,17 +120,8 @@ impl TryFrom<ComparisonCreateRequest> for ComparisonSubmission {
         if let Some(range) = &req.range {
             check_range(&req, range)?;
         }
-        if let Some(pool) = &req.pool {
-            if req.machine.is_some() {
-                return invalid(
-                    "name a machine or a pool to run on, not both; leave out machine or pool"
-                        .into(),
-                );
-            }
-            if let Err(why) = crate::machine_state::check_label(pool) {
-                return invalid(format!("pool: {why}"));
-            }
-        }
+        crate::machine_state::check_machine_or_pool(req.machine.as_deref(), req.pool.as_deref())
+            .or_else(invalid)?;
         if req.aa && req.per_patch {
             return invalid(
                 "an A/A comparison (aa: true) has no patch to measure one by one; \

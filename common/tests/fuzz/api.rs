@@ -96,6 +96,7 @@ fn tree_request() -> TreeCreateRequest {
         backend: Some(MeasurementMode::TcgIcount),
         config_fragment: None,
         machine: Some("lab-1".into()),
+        pool: None,
         min_hours: 6,
         cc: vec!["linux-fsdevel@vger.kernel.org".into()],
         webhook_url: Some("https://ci.example.org/hook".into()),

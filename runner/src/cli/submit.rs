@@ -71,10 +71,6 @@ pub struct SubmitArgs {
     /// What to measure and where.
     #[command(flatten)]
     pub measure: MeasureArgs,
-    /// Measure on a pool instead of one machine: the first machine an
-    /// admin labelled so to take the comparison runs all of it.
-    #[arg(long, value_name = "LABEL", conflicts_with_all = ["machine", "bisect"])]
-    pub pool: Option<String>,
     /// Follow the comparison until it ends and print its text report.
     #[arg(long)]
     pub wait: bool,

@@ -331,3 +331,53 @@ async fn pools_and_labels_are_plain_words_set_by_an_admin(pool: PgPool) {
     let a = app.try_submit(json!({ "pool": "fast" })).await;
     assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY, "{a:?}");
 }
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_tracked_tree_and_a_followed_list_may_ask_for_a_pool(pool: PgPool) {
+    let (repo, _) = crate::git_repo::linear(1);
+    let mirrors = tempfile::tempdir().unwrap();
+    let app = crate::bisections::app(pool, mirrors.path()).await;
+    let url = repo.path().to_str().unwrap().to_string();
+    let m1 = app.register("m1").await;
+    let m2 = app.register("m2").await;
+    label(&app, &app.admin, "m2", json!(["fast"])).await;
+
+    let mut body = crate::trees::tree_request(&url, "pooled");
+    body["pool"] = json!("fast");
+    let tree = crate::trees::add(&app, body).await["id"].as_i64().unwrap();
+    crate::git_repo::commit_file(repo.path(), "fs/a.c", "int a;\n", "fs: a");
+    let id = crate::trees::push(&app, tree).await["comparison_id"]
+        .as_i64()
+        .unwrap();
+    // Each head's comparison asks for the tree's pool.
+    assert_eq!(app.comparison(id).await["pool"], "fast");
+    assert!(app.claim(m1).await.is_none());
+    assert_eq!(app.claim(m2).await.unwrap().comparison_id, id);
+
+    for (extra, why) in [
+        (json!({ "pool": "slow" }), "no machine is in pool `slow`"),
+        (json!({ "pool": "fast", "machine": "m2" }), "not both"),
+    ] {
+        let mut body = crate::trees::tree_request(&url, "refused");
+        let mut list = json!({
+            "name": "refused", "address": "linux-fsdevel@vger.kernel.org",
+            "base_url": url, "base_branch": "master",
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            body[k] = v.clone();
+            list[k] = v.clone();
+        }
+        for (path, body) in [("/api/v1/trees", body), ("/api/v1/lists", list)] {
+            let a = app.post(path, &app.ci, body).await;
+            assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY, "{path}: {a:?}");
+            assert!(a.error().contains(why), "{path}: {}", a.error());
+        }
+    }
+    let list = crate::lists::follow(&app, &url, json!({ "pool": "fast" })).await;
+    let stored: Option<String> = sqlx::query_scalar("SELECT pool FROM lists WHERE id = $1")
+        .bind(list)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(stored.as_deref(), Some("fast"));
+}
