@@ -42,7 +42,8 @@ pub struct MachineView {
     state: &'static str,
     /// What the state means, and the admin's note.
     state_why: String,
-    /// `12 s ago`.
+    /// `12 s ago`: on the fleet's list only, so that a machine's own page
+    /// reads the same at any time (a restored backup is checked so).
     heard: String,
     /// The job in hand: (id, comparison, what it does).
     job: Option<(i64, i64, String)>,
