@@ -1,8 +1,10 @@
 //! The runner protocol: JSON bodies exchanged between `runner agent` and the
 //! server's `/api/v1/runner/…` and `/api/v1/jobs/…` endpoints. Both sides
 //! (de)serialize these exact types, so the protocol has one definition.
-//! It stays one file (~510 lines) so that whoever implements a runner reads
-//! the whole wire contract top to bottom, in the order the calls happen.
+//! It stays one file (~640 lines) so that whoever implements a runner reads
+//! the whole wire contract top to bottom, in the order the calls happen,
+//! starting with its version ([`PROTOCOL_VERSION`]) and the rule by which
+//! the two sides refuse each other across versions.
 
 use serde::{Deserialize, Serialize};
 
