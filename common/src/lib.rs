@@ -4,7 +4,8 @@
 //! of metrics as 0-day prints them (`metric`) and the workloads a comparison
 //! may ask for (`workload`), what a comparison is and where it stands
 //! (`comparison`) and what it is called (`naming`), the largest numbers a
-//! run may carry (`limits`); mailing-list
+//! run may carry (`limits`), what an admin said about a machine
+//! (`machine_state`); mailing-list
 //! mail and the series in it (`mail`), what may go into a mail from outside
 //! (`mail_header`); a
 //! submitted patch series (`mbox`) and the digest things
@@ -28,6 +29,7 @@ pub mod comparison;
 pub mod digest;
 pub mod error;
 pub mod limits;
+pub mod machine_state;
 pub mod mail;
 pub mod mail_header;
 pub mod mbox;

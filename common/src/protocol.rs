@@ -1,12 +1,92 @@
 //! The runner protocol: JSON bodies exchanged between `runner agent` and the
 //! server's `/api/v1/runner/…` and `/api/v1/jobs/…` endpoints. Both sides
 //! (de)serialize these exact types, so the protocol has one definition.
-//! It stays one file (~510 lines) so that whoever implements a runner reads
-//! the whole wire contract top to bottom, in the order the calls happen.
+//! It stays one file (~640 lines) so that whoever implements a runner reads
+//! the whole wire contract top to bottom, in the order the calls happen,
+//! starting with its version ([`PROTOCOL_VERSION`]) and the rule by which
+//! the two sides refuse each other across versions.
 
 use serde::{Deserialize, Serialize};
 
+use crate::machine_state::MachineState;
 use crate::run::{MeasurementMode, RunResult, Side, TaskMode};
+
+/// The version of this protocol this build speaks. It changes only when a
+/// change is one the other side cannot ignore (a field it must read, a
+/// meaning that changed); added optional fields and headers keep it. Runners
+/// and servers from before the version was sent spoke version 1, so an
+/// absent version reads as 1.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// The oldest version a server of this build still serves, so that a fleet
+/// is upgraded server first and then one runner at a time: while runners of
+/// the older version remain, the server speaks both.
+pub const OLDEST_PROTOCOL_VERSION: u32 = 1;
+
+/// Header carrying the caller's [`PROTOCOL_VERSION`] on every runner call,
+/// so a runner that registered before its server was replaced is still
+/// checked at its next claim.
+pub const PROTOCOL_HEADER: &str = "patchperf-protocol";
+
+/// Header of a claim's `204 No Content` when the machine may not claim:
+/// its [`MachineState`], whose [`MachineState::explain`] the runner logs.
+/// A runner that does not know it just sees no job, as before.
+pub const MACHINE_STATE_HEADER: &str = "patchperf-machine-state";
+
+/// What a message without a version spoke: the protocol before versions
+/// were sent.
+fn version_one() -> u32 {
+    1
+}
+
+/// `1` or `1–2`: the versions a server speaks, in words.
+fn versions(oldest: u32, newest: u32) -> String {
+    if oldest == newest {
+        format!("version {newest}")
+    } else {
+        format!("versions {oldest}–{newest}")
+    }
+}
+
+/// Why a server of this build refuses a runner speaking `runner`, naming
+/// both versions and what to upgrade; `None` when it serves it.
+pub fn runner_refused(runner: u32) -> Option<String> {
+    let ours = versions(OLDEST_PROTOCOL_VERSION, PROTOCOL_VERSION);
+    if runner > PROTOCOL_VERSION {
+        Some(format!(
+            "this runner speaks patchperf protocol version {runner}, newer than this server \
+             knows (it speaks {ours}); upgrade the server first, then the runners"
+        ))
+    } else if runner < OLDEST_PROTOCOL_VERSION {
+        Some(format!(
+            "this runner speaks patchperf protocol version {runner}, which this server no \
+             longer speaks (it speaks {ours}); upgrade the runner"
+        ))
+    } else {
+        None
+    }
+}
+
+/// Why a runner of this build refuses a server speaking `oldest`–`newest`
+/// (from [`RegisterResponse`]), naming both versions and what to upgrade;
+/// `None` when it speaks [`PROTOCOL_VERSION`].
+pub fn server_refused(oldest: u32, newest: u32) -> Option<String> {
+    let theirs = versions(oldest, newest);
+    if PROTOCOL_VERSION > newest {
+        Some(format!(
+            "the server speaks patchperf protocol {theirs}, older than this runner's version \
+             {PROTOCOL_VERSION}; upgrade the server first (a fleet is upgraded server first, \
+             then one runner at a time), or run a runner that speaks {theirs}"
+        ))
+    } else if PROTOCOL_VERSION < oldest {
+        Some(format!(
+            "the server speaks patchperf protocol {theirs} and no longer this runner's \
+             version {PROTOCOL_VERSION}; upgrade this runner"
+        ))
+    } else {
+        None
+    }
+}
 
 /// Hardware and software inventory of a runner host.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -44,6 +124,10 @@ pub struct RegisterRequest {
     pub name: String,
     /// What the machine is.
     pub inventory: MachineInventory,
+    /// The [`PROTOCOL_VERSION`] the runner speaks; absent from runners
+    /// older than the field, which spoke version 1.
+    #[serde(default = "version_one")]
+    pub protocol_version: u32,
 }
 
 /// Header that names the calling machine (its id from [`RegisterResponse`])
@@ -61,6 +145,16 @@ pub const ATTEMPT_HEADER: &str = "patchperf-attempt";
 pub struct RegisterResponse {
     /// The machine's id, to quote in claims.
     pub machine_id: i64,
+    /// The newest protocol version the server speaks; absent from servers
+    /// older than the field, which spoke version 1 only.
+    #[serde(default = "version_one")]
+    pub protocol_version: u32,
+    /// The oldest protocol version the server speaks (absent: 1).
+    #[serde(default = "version_one")]
+    pub oldest_protocol_version: u32,
+    /// What an admin has said about the machine (absent: active).
+    #[serde(default)]
+    pub state: MachineState,
 }
 
 /// `POST /api/v1/jobs/claim`: long-poll for work.
@@ -653,6 +747,55 @@ mod tests {
             );
             assert_eq!(FailureReason::from_code(reason.code()), Some(reason));
         }
+    }
+
+    #[test]
+    fn a_version_absent_from_either_side_is_version_one() {
+        let req: RegisterRequest = serde_json::from_value(serde_json::json!({
+            "name": "lab-1",
+            "inventory": {
+                "hostname": "lab-1", "cpu_model": "x", "nr_cpu": 1, "memory_bytes": 1,
+                "kernel_release": "6.1", "arch": "x86_64", "kvm_usable": false,
+                "pmu_usable": false, "backends": ["tcg-icount"]
+            }
+        }))
+        .unwrap();
+        assert_eq!(req.protocol_version, 1);
+        let resp: RegisterResponse =
+            serde_json::from_value(serde_json::json!({ "machine_id": 7 })).unwrap();
+        assert_eq!(
+            (
+                resp.protocol_version,
+                resp.oldest_protocol_version,
+                resp.state
+            ),
+            (1, 1, MachineState::Active)
+        );
+    }
+
+    #[test]
+    fn versions_meet_when_the_server_speaks_the_runners_and_say_what_to_upgrade() {
+        assert_eq!(runner_refused(PROTOCOL_VERSION), None);
+        assert_eq!(
+            server_refused(OLDEST_PROTOCOL_VERSION, PROTOCOL_VERSION),
+            None
+        );
+        let newer = PROTOCOL_VERSION + 1;
+        let e = runner_refused(newer).unwrap();
+        assert!(e.contains(&format!("version {newer}")), "{e}");
+        assert!(e.contains("upgrade the server first"), "{e}");
+        let e = runner_refused(0).unwrap();
+        assert!(e.contains("upgrade the runner"), "{e}");
+        // A server that speaks only newer versions, or only older ones.
+        let e = server_refused(newer, newer + 1).unwrap();
+        assert!(
+            e.contains(&format!("versions {newer}–{}", newer + 1)),
+            "{e}"
+        );
+        assert!(e.contains("upgrade this runner"), "{e}");
+        let e = server_refused(0, 0).unwrap();
+        assert!(e.contains("version 0"), "{e}");
+        assert!(e.contains("upgrade the server first"), "{e}");
     }
 
     #[test]

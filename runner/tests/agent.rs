@@ -307,6 +307,7 @@ async fn an_agent_started_after_a_reboot_resumes_the_job_claimed_before_it(pool:
                 wait_seconds: 1,
             })
             .unwrap()
+            .job()
             .expect("a job to claim");
         drop(before);
         // After the reboot: a new agent process goes on with that job.
@@ -354,6 +355,7 @@ fn claimed_lease(url: &str, runner: &str, ci: &str, spool: &std::path::Path) -> 
             wait_seconds: 1,
         })
         .unwrap()
+        .job()
         .expect("a job to claim");
     let lease = Lease {
         job_id: job.job_id,

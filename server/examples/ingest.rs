@@ -185,6 +185,7 @@ fn uploader(o: &Options, name: &str, deadline: Instant, counts: &Counts) -> Resu
     let register = serde_json::to_value(RegisterRequest {
         name: name.to_string(),
         inventory: patchperf_testkit::machine::inventory(name),
+        protocol_version: patchperf_common::protocol::PROTOCOL_VERSION,
     })
     .map_err(|e| e.to_string())?;
     let (_, answer) = c.post("/api/v1/runner/register", token, &[], &register)?;

@@ -200,6 +200,7 @@ fn runner(o: &Options, i: usize, deadline: Instant, ids: &Mutex<Vec<i64>>) -> Ta
     let register = RegisterRequest {
         name: name.clone(),
         inventory: patchperf_testkit::machine::inventory(&name),
+        protocol_version: patchperf_common::protocol::PROTOCOL_VERSION,
     };
     let token = o.runner_token.as_str();
     let Some(machine_id) = c

@@ -50,12 +50,14 @@ pub struct TestApp {
     pub admin: String,
 }
 
-/// An answer: status, body text, and the body as JSON (Null when empty or
-/// not JSON).
+/// An answer: status, headers, body text, and the body as JSON (Null when
+/// empty or not JSON).
 #[derive(Debug)]
 pub struct Answer {
     /// HTTP status.
     pub status: StatusCode,
+    /// Its headers.
+    pub headers: axum::http::HeaderMap,
     /// The body as JSON.
     pub json: Value,
     /// The body as text.
@@ -136,10 +138,16 @@ impl TestApp {
         .unwrap();
         let resp = self.app.clone().oneshot(req).await.unwrap();
         let status = resp.status();
+        let headers = resp.headers().clone();
         let bytes = resp.into_body().collect().await.unwrap().to_bytes();
         let json = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
         let body = String::from_utf8_lossy(&bytes).into_owned();
-        Answer { status, json, body }
+        Answer {
+            status,
+            headers,
+            json,
+            body,
+        }
     }
 
     /// POSTs JSON with `token`.
@@ -170,6 +178,7 @@ impl TestApp {
         let req = RegisterRequest {
             name: name.to_string(),
             inventory,
+            protocol_version: patchperf_common::protocol::PROTOCOL_VERSION,
         };
         let a = self
             .post(

@@ -122,6 +122,10 @@ pub struct ListCreateRequest {
     /// Machine to measure on (the first to claim otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine: Option<String>,
+    /// A pool to measure on instead of one machine (each series runs on
+    /// the first machine labelled so to claim it). Not with `machine`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<String>,
     /// Copy replies to the list (0-day writes most perf reports to the
     /// author and its own list; default: true).
     #[serde(default = "yes")]
@@ -243,6 +247,8 @@ impl TryFrom<ListCreateRequest> for ListSubmission {
         req.workloads = Some(workloads);
         check_params(&req.params)?;
         check_runs(req.runs, None)?;
+        crate::machine_state::check_machine_or_pool(req.machine.as_deref(), req.pool.as_deref())
+            .or_else(invalid)?;
         let bounded = [
             ("wait_minutes", req.wait_minutes, 0, 10_080),
             ("poll_minutes", req.poll_minutes, 1, 1_440),

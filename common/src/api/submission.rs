@@ -72,6 +72,10 @@ pub struct ComparisonCreateRequest {
     /// Name of the machine to run on; the first machine to claim otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine: Option<String>,
+    /// A pool to run on instead of one machine: the first machine labelled
+    /// so to claim it runs all of it. Not with `machine`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<String>,
     /// Seed of the random boot order (random when absent); to reproduce an
     /// order exactly.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -116,6 +120,8 @@ impl TryFrom<ComparisonCreateRequest> for ComparisonSubmission {
         if let Some(range) = &req.range {
             check_range(&req, range)?;
         }
+        crate::machine_state::check_machine_or_pool(req.machine.as_deref(), req.pool.as_deref())
+            .or_else(invalid)?;
         if req.aa && req.per_patch {
             return invalid(
                 "an A/A comparison (aa: true) has no patch to measure one by one; \
@@ -392,6 +398,7 @@ mod tests {
             backend: None,
             config_fragment: None,
             machine: None,
+            pool: None,
             order_seed: None,
         }
     }

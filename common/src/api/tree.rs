@@ -46,6 +46,11 @@ pub struct TreeCreateRequest {
     /// Machine to measure on (the first to claim otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine: Option<String>,
+    /// A pool to measure on instead of one machine (each head's comparison
+    /// runs on the first machine labelled so to claim it). Not with
+    /// `machine`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<String>,
     /// At most one test per this many hours; 0 (the default) tests every
     /// new head.
     #[serde(default)]
@@ -87,6 +92,8 @@ impl TryFrom<TreeCreateRequest> for TreeSubmission {
         if let Some(fragment) = &req.config_fragment {
             check_config_fragment(fragment)?;
         }
+        crate::machine_state::check_machine_or_pool(req.machine.as_deref(), req.pool.as_deref())
+            .or_else(invalid)?;
         if req.min_hours > 8760 {
             return invalid(format!(
                 "min_hours is {}; at most 8760 (a year)",

@@ -73,6 +73,10 @@ pub struct ComparisonView<V> {
     /// The machine, once pinned: its name and inventory.
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub machine: Option<serde_json::Value>,
+    /// The pool it was asked to run on (its machine, once pinned, is one
+    /// of it); absent from servers without pools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<String>,
     /// What the comparison waits for when it is not moving (its machine
     /// stopped calling the server, or no runner is calling at all).
     pub waiting: Option<String>,

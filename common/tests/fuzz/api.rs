@@ -45,6 +45,7 @@ fn submission() -> ComparisonCreateRequest {
         backend: Some(MeasurementMode::Kvm),
         config_fragment: Some("CONFIG_PREEMPT=y\n# CONFIG_DEBUG_INFO is not set\n".into()),
         machine: Some("lab-1".into()),
+        pool: None,
         order_seed: Some(42),
     }
 }
@@ -95,6 +96,7 @@ fn tree_request() -> TreeCreateRequest {
         backend: Some(MeasurementMode::TcgIcount),
         config_fragment: None,
         machine: Some("lab-1".into()),
+        pool: None,
         min_hours: 6,
         cc: vec!["linux-fsdevel@vger.kernel.org".into()],
         webhook_url: Some("https://ci.example.org/hook".into()),
@@ -218,6 +220,7 @@ fn comparison_view() -> ComparisonView<VerdictSummary> {
         backend: Some("kvm".into()),
         config_fragment: request.config_fragment,
         machine: Some(serde_json::json!({"name": "lab-1", "nr_cpu": 2})),
+        pool: Some("fast".into()),
         waiting: None,
         progress: None,
         boot_order: "ABBA".into(),

@@ -4,10 +4,11 @@
 //! the same.
 
 use patchperf_common::limits::{MAX_METRICS, MAX_NR_TASK, MAX_SECONDS, MAX_WARMUP_SECONDS};
+use patchperf_common::machine_state::MachineState;
 use patchperf_common::protocol::{
     BaseSource, BootSlot, ClaimRequest, ErrorBody, FailureReason, FinishRequest, HeartbeatResponse,
-    JobSpec, JobState, MachineInventory, NrTask, RegisterRequest, RegisterResponse, RunUpload,
-    RunUploadResponse, StateUpdate, WorkloadParams,
+    JobSpec, JobState, MachineInventory, NrTask, PROTOCOL_VERSION, RegisterRequest,
+    RegisterResponse, RunUpload, RunUploadResponse, StateUpdate, WorkloadParams,
 };
 use patchperf_common::run::{
     KernelIdentity, MeasurementMode, MetricValue, RunResult, SecondSample, Series, Side, TaskMode,
@@ -144,8 +145,8 @@ macro_rules! fuzz_bodies {
 }
 
 fuzz_bodies! {
-    fuzz_register_request: RegisterRequest = RegisterRequest { name: "lab-1".into(), inventory: inventory() };
-    fuzz_register_response: RegisterResponse = RegisterResponse { machine_id: 4 };
+    fuzz_register_request: RegisterRequest = RegisterRequest { name: "lab-1".into(), inventory: inventory(), protocol_version: PROTOCOL_VERSION };
+    fuzz_register_response: RegisterResponse = RegisterResponse { machine_id: 4, protocol_version: 2, oldest_protocol_version: 1, state: MachineState::Draining };
     fuzz_claim_request: ClaimRequest = ClaimRequest { machine_id: 4, wait_seconds: 30 };
     fuzz_job_spec: JobSpec = job_spec();
     fuzz_heartbeat_response: HeartbeatResponse = HeartbeatResponse { lease_seconds: 120, cancelled: true };

@@ -9,9 +9,11 @@
 
 use std::time::Duration;
 
+use patchperf_common::machine_state::MachineState;
 use patchperf_common::protocol::{
     ATTEMPT_HEADER, ClaimRequest, ErrorBody, FinishRequest, HeartbeatResponse, JobSpec,
-    MACHINE_HEADER, RegisterRequest, RegisterResponse, RunUpload, RunUploadResponse, StateUpdate,
+    MACHINE_HEADER, MACHINE_STATE_HEADER, PROTOCOL_HEADER, PROTOCOL_VERSION, RegisterRequest,
+    RegisterResponse, RunUpload, RunUploadResponse, StateUpdate,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -22,6 +24,28 @@ use crate::Error;
 const CALL_TIMEOUT: Duration = Duration::from_secs(60);
 /// Extra time a claim gets beyond the long-poll it asks for.
 const CLAIM_SLACK: Duration = Duration::from_secs(30);
+
+/// What a claim came back with.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClaimAnswer {
+    /// A job, leased to this machine.
+    Job(Box<JobSpec>),
+    /// No job within the wait.
+    Nothing,
+    /// An admin holds the machine (drained, paused, retired): no job until
+    /// resumed.
+    Held(MachineState),
+}
+
+impl ClaimAnswer {
+    /// The job, if one was claimed.
+    pub fn job(self) -> Option<JobSpec> {
+        match self {
+            ClaimAnswer::Job(job) => Some(*job),
+            ClaimAnswer::Nothing | ClaimAnswer::Held(_) => None,
+        }
+    }
+}
 
 /// Which job lease a job-scoped call acts under.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -78,11 +102,25 @@ impl Client {
             .ok_or_else(|| unexpected_empty("register"))
     }
 
-    /// `POST /api/v1/jobs/claim`: a job, or `None` when the server had none
-    /// within the wait.
-    pub fn claim(&self, req: &ClaimRequest) -> Result<Option<JobSpec>, Error> {
+    /// `POST /api/v1/jobs/claim`: a job, nothing within the wait, or the
+    /// state an admin holds the machine in (the `204`'s
+    /// `patchperf-machine-state` header; a state this runner does not know
+    /// is nothing, as it was to runners before the header).
+    pub fn claim(&self, req: &ClaimRequest) -> Result<ClaimAnswer, Error> {
         let timeout = Duration::from_secs(req.wait_seconds.into()) + CLAIM_SLACK;
-        self.post("/api/v1/jobs/claim", None, req, timeout)
+        let mut held = None;
+        let job = self.post_seeing("/api/v1/jobs/claim", None, req, timeout, |headers| {
+            held = headers
+                .get(MACHINE_STATE_HEADER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(MachineState::parse)
+                .filter(|s| !s.claims());
+        })?;
+        Ok(match (job, held) {
+            (Some(job), _) => ClaimAnswer::Job(Box::new(job)),
+            (None, Some(state)) => ClaimAnswer::Held(state),
+            (None, None) => ClaimAnswer::Nothing,
+        })
     }
 
     /// `POST /api/v1/jobs/{id}/heartbeat`.
@@ -129,6 +167,7 @@ impl Client {
             .http
             .get(&url)
             .header("authorization", &format!("Bearer {}", self.token))
+            .header(PROTOCOL_HEADER, &PROTOCOL_VERSION.to_string())
             .call()
             .map_err(|e| Error::Unreachable(format!("GET {url}: {e}")))?;
         let status = resp.status().as_u16();
@@ -163,11 +202,26 @@ impl Client {
         body: &B,
         timeout: Duration,
     ) -> Result<Option<T>, Error> {
+        self.post_seeing(path, lease, body, timeout, |_| {})
+    }
+
+    /// [`Client::post`], showing the answer's headers to `headers` first.
+    fn post_seeing<B: Serialize, T: DeserializeOwned>(
+        &self,
+        path: &str,
+        lease: Option<Lease>,
+        body: &B,
+        timeout: Duration,
+        headers: impl FnOnce(&ureq::http::HeaderMap),
+    ) -> Result<Option<T>, Error> {
         let url = format!("{}{path}", self.base);
+        // Every call says which protocol this runner speaks, so a server
+        // replaced since registration still checks it.
         let mut req = self
             .http
             .post(&url)
-            .header("authorization", &format!("Bearer {}", self.token));
+            .header("authorization", &format!("Bearer {}", self.token))
+            .header(PROTOCOL_HEADER, &PROTOCOL_VERSION.to_string());
         if let Some(lease) = lease {
             req = req
                 .header(MACHINE_HEADER, &lease.machine_id.to_string())
@@ -179,6 +233,7 @@ impl Client {
             .build()
             .send_json(body)
             .map_err(|e| Error::Unreachable(format!("POST {url}: {e}")))?;
+        headers(resp.headers());
         let status = resp.status().as_u16();
         if status == 204 {
             return Ok(None);

@@ -2,19 +2,24 @@
 //! (long-poll), execute it with heartbeats beside it, finish it; again until
 //! interrupted. Server outages never end the loop: calls are retried with
 //! backoff and results wait in the spool. Only a refusal that will not pass
-//! by itself (a bad or revoked token) stops the agent.
+//! by itself (a bad or revoked token, a server speaking no protocol version
+//! this runner does) stops the agent. A machine an admin drained, paused or
+//! retired keeps asking (the server holds each claim for its wait) and
+//! says so in its log once, and again when it is resumed.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use patchperf_common::machine_state::MachineState;
 use patchperf_common::protocol::{
-    ClaimRequest, FailureReason, FinishRequest, JobSpec, MachineInventory, RegisterRequest,
+    self, ClaimRequest, FailureReason, FinishRequest, JobSpec, MachineInventory, PROTOCOL_VERSION,
+    RegisterRequest,
 };
 
 use crate::Error;
 use crate::agent::backoff::Backoff;
-use crate::agent::client::{Client, Lease};
+use crate::agent::client::{ClaimAnswer, Client, Lease};
 use crate::agent::executor::JobExecutor;
 use crate::agent::heartbeat::{self, Heartbeat, JobFlags};
 use crate::agent::log::agent_log;
@@ -41,6 +46,8 @@ pub struct AgentOptions {
 pub enum Step {
     /// No job within the wait.
     Idle,
+    /// An admin holds the machine in this state: no job until resumed.
+    Held(MachineState),
     /// The server could not be reached; nothing was claimed.
     ServerDown(String),
     /// A job was executed and finished (or its finish spooled).
@@ -60,6 +67,9 @@ pub struct Agent {
     spool: Spool,
     inventory: MachineInventory,
     machine_id: Option<i64>,
+    /// The state the server last said the machine is in, so that a change
+    /// is logged once rather than at every claim.
+    state: MachineState,
 }
 
 impl Agent {
@@ -76,6 +86,7 @@ impl Agent {
             spool,
             inventory,
             machine_id: None,
+            state: MachineState::Active,
         })
     }
 
@@ -89,15 +100,41 @@ impl Agent {
         self.machine_id
     }
 
-    /// Registers (or updates) this machine; returns its id.
+    /// Registers (or updates) this machine; returns its id. A server that
+    /// does not speak this runner's protocol version is refused (it refuses
+    /// such a runner itself; an older one, from before versions, answers
+    /// without one, which is version 1).
     pub fn register(&mut self) -> Result<i64, Error> {
         let req = RegisterRequest {
             name: self.options.name.clone(),
             inventory: self.inventory.clone(),
+            protocol_version: PROTOCOL_VERSION,
         };
-        let id = self.client.register(&req)?.machine_id;
-        self.machine_id = Some(id);
-        Ok(id)
+        let answer = self.client.register(&req)?;
+        if let Some(why) =
+            protocol::server_refused(answer.oldest_protocol_version, answer.protocol_version)
+        {
+            return Err(Error::Incompatible(format!(
+                "{why} (server {})",
+                self.client.base()
+            )));
+        }
+        self.machine_id = Some(answer.machine_id);
+        self.note_state(answer.state);
+        Ok(answer.machine_id)
+    }
+
+    /// Logs a change of the state the server holds this machine in.
+    fn note_state(&mut self, state: MachineState) {
+        if state == self.state {
+            return;
+        }
+        if state.claims() {
+            agent_log!("the server lets this machine claim again ({state})");
+        } else {
+            agent_log!("not claiming: {} ({state})", state.explain());
+        }
+        self.state = state;
     }
 
     /// Delivers what the spool holds, logging what happened.
@@ -136,8 +173,18 @@ impl Agent {
             wait_seconds: self.options.wait_seconds,
         };
         let job = match self.client.claim(&claim) {
-            Ok(Some(job)) => job,
-            Ok(None) => return Ok(Step::Idle),
+            Ok(ClaimAnswer::Job(job)) => {
+                self.note_state(MachineState::Active);
+                job
+            }
+            Ok(ClaimAnswer::Nothing) => {
+                self.note_state(MachineState::Active);
+                return Ok(Step::Idle);
+            }
+            Ok(ClaimAnswer::Held(state)) => {
+                self.note_state(state);
+                return Ok(Step::Held(state));
+            }
             Err(e) if e.is_transient() => return Ok(Step::ServerDown(e.to_string())),
             // The server forgot the machine (a new database): register again.
             Err(Error::Server { status: 404, .. }) => {
@@ -303,7 +350,7 @@ impl Agent {
                     };
                     agent_log!("job {job_id} {outcome}");
                 }
-                Step::Idle => {}
+                Step::Idle | Step::Held(_) => {}
                 Step::ServerDown(why) => {
                     agent_log!("{why}; retrying in {} s", self.options.idle_retry.as_secs());
                     if !once {

@@ -1,6 +1,6 @@
 //! What to measure and where, as `submit` and `track` both ask it: the
 //! workloads and their parameters, boots per side, perf collectors, the
-//! measurement mode, a Kconfig fragment and the machine.
+//! measurement mode, a Kconfig fragment and the machine (or pool).
 
 use std::path::PathBuf;
 
@@ -61,6 +61,10 @@ pub struct MeasureArgs {
     /// Name of the machine to measure on.
     #[arg(long)]
     pub machine: Option<String>,
+    /// Measure on a pool instead of one machine: the first machine an
+    /// admin labelled so to take a comparison runs all of it.
+    #[arg(long, value_name = "LABEL", conflicts_with = "machine")]
+    pub pool: Option<String>,
 }
 
 /// A measurement mode as the API spells it (`tcg-icount`); clap lists the

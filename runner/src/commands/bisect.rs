@@ -18,6 +18,13 @@ use crate::cli::submit::SubmitArgs;
 
 /// Runs `submit --bisect`.
 pub fn run(args: &SubmitArgs) -> Result<(), Error> {
+    if args.measure.pool.is_some() {
+        // A bisection's probes run where its comparison ran, or on the
+        // machine named.
+        return Err(Error::Usage(
+            "--pool is not for --bisect; name a --machine or none".into(),
+        ));
+    }
     let body = request_body(args)?;
     let client = Client::new(&args.server, &args.token);
     let created: BisectionCreated =

@@ -129,6 +129,7 @@ fn request_body(args: &SubmitArgs) -> Result<ComparisonCreateRequest, Error> {
         backend: args.measure.measurement,
         config_fragment,
         machine: args.measure.machine.clone(),
+        pool: args.measure.pool.clone(),
         order_seed: None,
     })
 }

@@ -48,6 +48,7 @@ fn request_body(args: &TrackArgs) -> Result<TreeCreateRequest, Error> {
         backend: m.measurement,
         config_fragment: config_fragment(m)?,
         machine: m.machine.clone(),
+        pool: m.pool.clone(),
         min_hours: args.min_hours,
         cc: args.cc.clone(),
         webhook_url: args.webhook.clone(),

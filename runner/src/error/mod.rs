@@ -96,6 +96,11 @@ pub enum Error {
         /// The server's `error` message.
         message: String,
     },
+    /// The server speaks no protocol version this runner does; the message
+    /// names both and what to upgrade. Exit status 2: waiting changes
+    /// nothing.
+    #[error("{0}")]
+    Incompatible(String),
     /// The patchperf server could not be reached (connection refused,
     /// timeout, broken answer).
     #[error("cannot reach the server: {0}")]
@@ -138,7 +143,7 @@ impl Error {
     /// Process exit status for this error.
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::Usage(_) => exit::REFUSED,
+            Error::Usage(_) | Error::Incompatible(_) => exit::REFUSED,
             Error::Server { status, .. } if (400..500).contains(status) => exit::REFUSED,
             Error::Unreachable(_) => exit::TEMPFAIL,
             Error::Server { status, .. } if *status >= 500 => exit::TEMPFAIL,

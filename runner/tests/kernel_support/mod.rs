@@ -249,6 +249,7 @@ pub fn run_agent_while(
             Step::Idle if more_to_come() => {}
             Step::Idle => break,
             Step::ServerDown(why) => panic!("server down: {why}"),
+            Step::Held(state) => panic!("the server holds the machine: {state}"),
         }
     }
     finishes

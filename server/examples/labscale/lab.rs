@@ -165,6 +165,7 @@ impl Lab<'_> {
                         backends: vec![MeasurementMode::Kvm, MeasurementMode::Tcg],
                         notes: vec![],
                     },
+                    protocol_version: patchperf_common::protocol::PROTOCOL_VERSION,
                 };
                 let text = serde_json::to_string(&body).ok()?;
                 let (answer, _) = c.post("/api/v1/runner/register", self.runner_token, &[], &text);

@@ -102,6 +102,7 @@ pub async fn next_claimable(
     conn: &mut PgConnection,
     machine_id: i64,
     backends: &[String],
+    labels: &[String],
 ) -> Result<Option<Claimable>, sqlx::Error> {
     sqlx::query_as!(
         Claimable,
@@ -111,6 +112,7 @@ pub async fn next_claimable(
              AND c.status IN ('queued', 'running')
              AND (c.machine_id IS NULL OR c.machine_id = $1)
              AND (c.backend IS NULL OR c.backend = ANY ($2))
+             AND (c.pool IS NULL OR c.machine_id = $1 OR c.pool = ANY ($3))
              AND NOT EXISTS (SELECT 1 FROM jobs p
                              WHERE p.comparison_id = j.comparison_id AND p.seq < j.seq
                                AND p.state NOT IN ('done', 'failed'))
@@ -123,7 +125,8 @@ pub async fn next_claimable(
            LIMIT 1
            FOR UPDATE OF j, c SKIP LOCKED"#,
         machine_id,
-        backends
+        backends,
+        labels
     )
     .fetch_optional(conn)
     .await

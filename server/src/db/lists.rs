@@ -36,6 +36,8 @@ pub struct NewList<'a> {
     pub backend: Option<&'a str>,
     /// Machine to measure on.
     pub machine_name: Option<&'a str>,
+    /// Pool to measure on, when no machine is named.
+    pub pool: Option<&'a str>,
     /// Reply settings: Cc the list, Cc the thread, answer improvements.
     pub cc_list: bool,
     /// Cc the thread.
@@ -60,9 +62,10 @@ pub async fn insert(conn: &mut PgConnection, l: &NewList<'_>) -> Result<Option<i
         r#"INSERT INTO lists (name, address, archive_url, read_history, tree_id, base_url, base_branch, paths,
                               workload_map, workloads, params, runs_per_side, backend,
                               machine_name, cc_list, cc_thread, report_improvements,
-                              wait_minutes, poll_minutes, max_in_flight, daily_cap, created_by)
+                              wait_minutes, poll_minutes, max_in_flight, daily_cap, created_by,
+                              pool)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-                   $18, $19, $20, $21, $22)
+                   $18, $19, $20, $21, $22, $23)
            ON CONFLICT (name) DO NOTHING
            RETURNING id"#,
         l.name,
@@ -86,7 +89,8 @@ pub async fn insert(conn: &mut PgConnection, l: &NewList<'_>) -> Result<Option<i
         l.poll_minutes,
         l.max_in_flight,
         l.daily_cap,
-        l.created_by
+        l.created_by,
+        l.pool
     )
     .fetch_optional(conn)
     .await
@@ -127,6 +131,8 @@ pub struct ListRow {
     pub backend: Option<String>,
     /// Machine to measure on.
     pub machine_name: Option<String>,
+    /// Pool to measure on, when no machine is named.
+    pub pool: Option<String>,
     /// Cc the list.
     pub cc_list: bool,
     /// Cc the thread.
@@ -162,7 +168,7 @@ pub async fn all(db: impl PgExecutor<'_>, id: Option<i64>) -> Result<Vec<ListRow
                   l.params AS "params: Json<WorkloadParams>", l.runs_per_side, l.backend,
                   l.machine_name, l.cc_list, l.cc_thread, l.report_improvements, l.wait_minutes,
                   l.poll_minutes, l.max_in_flight, l.daily_cap, l.created_by, l.polled_at,
-                  l.poll_error,
+                  l.poll_error, l.pool,
                   (SELECT count(*) FROM list_messages m WHERE m.list_id = l.id) AS "messages!"
            FROM lists l LEFT JOIN trees t ON t.id = l.tree_id
            WHERE $1::bigint IS NULL OR l.id = $1

@@ -29,6 +29,8 @@ pub struct NewTree<'a> {
     pub config_fragment: Option<&'a str>,
     /// Machine to measure on.
     pub machine_id: Option<i64>,
+    /// Pool to measure on, when no machine is named.
+    pub pool: Option<&'a str>,
     /// At most one test per this many hours.
     pub min_hours: i32,
     /// Copied on mailed reports.
@@ -46,8 +48,8 @@ pub async fn insert(conn: &mut PgConnection, t: &NewTree<'_>) -> Result<Option<i
     sqlx::query_scalar!(
         r#"INSERT INTO trees (name, url, branch, workloads, params, runs_per_side,
                               max_runs_per_side, backend, config_fragment, machine_id, min_hours,
-                              cc, webhook_url, tested_commit, anchor_commit, created_by)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14, $15)
+                              cc, webhook_url, tested_commit, anchor_commit, created_by, pool)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14, $15, $16)
            ON CONFLICT (name) DO NOTHING
            RETURNING id"#,
         t.name,
@@ -64,7 +66,8 @@ pub async fn insert(conn: &mut PgConnection, t: &NewTree<'_>) -> Result<Option<i
         t.cc,
         t.webhook_url,
         t.head,
-        t.created_by
+        t.created_by,
+        t.pool
     )
     .fetch_optional(conn)
     .await
@@ -97,6 +100,8 @@ pub struct TreeRow {
     pub machine_id: Option<i64>,
     /// Its name.
     pub machine_name: Option<String>,
+    /// Pool to measure on, when no machine is named.
+    pub pool: Option<String>,
     /// At most one test per this many hours.
     pub min_hours: i32,
     /// Copied on mailed reports.
@@ -146,7 +151,7 @@ pub async fn find(
                   t.max_runs_per_side, t.backend, t.config_fragment, t.machine_id,
                   m.name AS "machine_name?", t.min_hours, t.cc, t.webhook_url,
                   t.tested_commit, t.anchor_commit, t.tested_at, t.polled_at, t.created_by,
-                  t.rewrite_note
+                  t.rewrite_note, t.pool
            FROM trees t LEFT JOIN machines m ON m.id = t.machine_id
            WHERE t.id = $1"#,
         id

@@ -181,6 +181,7 @@ async fn queue(
         backend: Some(measurement.to_string()),
         config_fragment: c.config_fragment.clone(),
         machine: Some((machine.id, machine.inventory_json())),
+        pool: None,
         seed: rand::random(),
         submitted_by: db::comparisons::submitter(&mut *conn, c.id).await?,
         carried: c

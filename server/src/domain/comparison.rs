@@ -109,6 +109,8 @@ pub struct Order {
     pub config_fragment: Option<String>,
     /// The machine it is pinned to, with its inventory now.
     pub machine: Option<(i64, serde_json::Value)>,
+    /// The pool it may run on when no machine is named.
+    pub pool: Option<String>,
     /// Seed of the boot order.
     pub seed: u64,
     /// The token it is submitted by.
@@ -166,6 +168,7 @@ pub async fn queue(
         backend: order.backend.as_deref(),
         config_fragment: order.config_fragment.as_deref(),
         machine: order.machine.clone(),
+        pool: order.pool.clone(),
         order_seed: stored_seed(order.seed),
         submitted_by: order.submitted_by,
         step_of: None,

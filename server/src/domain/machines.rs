@@ -1,10 +1,15 @@
 //! The rules about runner machines that do not depend on how they are
 //! asked: registering one (a machine belongs to the token that registered
-//! it, and only that token or an admin acts for it and its leased jobs),
-//! and a machine named in a request, which must be registered and able to
-//! measure as asked.
+//! it, and only that token or an admin acts for it and its leased jobs;
+//! runner and server must speak a common protocol version), an admin
+//! steering one (drain, pause, resume, retire: its
+//! [`MachineState`], which `domain::queue` obeys at every claim) and
+//! labelling it into pools, the fleet as the machine list shows it, and a
+//! machine or pool named in a request, which must be registered, not
+//! retired and able to measure as asked.
 
-use patchperf_common::protocol::RegisterRequest;
+use patchperf_common::machine_state::{self, MAX_LABELS, MachineState};
+use patchperf_common::protocol::{self, RegisterRequest};
 use patchperf_common::run::MeasurementMode;
 use sqlx::{PgConnection, PgExecutor};
 
@@ -13,11 +18,26 @@ use crate::domain::Context;
 use crate::domain::tokens::{Caller, TokenKind};
 use crate::{Error, db};
 
-/// Creates or updates `caller`'s machine as `req` describes it; its id. A
-/// machine belongs to the token that registered it first; another runner
-/// token registering the name is refused until an admin revokes the owner
-/// (or an admin token takes the machine over by registering it).
-pub async fn register(ctx: &Context, caller: &Caller, req: &RegisterRequest) -> Result<i64, Error> {
+pub use fleet::{Fleet, FleetMachine, FloorEntry, fleet, fleet_machine};
+
+mod fleet;
+
+/// The longest note an admin may give with a state change.
+pub const MAX_STATE_NOTE: usize = 200;
+
+/// Creates or updates `caller`'s machine as `req` describes it; its id and
+/// state. A machine belongs to the token that registered it first; another
+/// runner token registering the name is refused until an admin revokes the
+/// owner (or an admin token takes the machine over by registering it). A
+/// runner speaking a protocol version this server does not is refused,
+/// naming both versions; a retired machine registers (its inventory is
+/// kept up to date) but stays retired.
+pub async fn register(
+    ctx: &Context,
+    caller: &Caller,
+    req: &RegisterRequest,
+) -> Result<(i64, MachineState), Error> {
+    check_protocol(req.protocol_version)?;
     validate_machine_name(&req.name)?;
     if req.inventory.nr_cpu == 0 {
         return Err(Error::Invalid("inventory.nr_cpu must be at least 1".into()));
@@ -30,13 +50,128 @@ pub async fn register(ctx: &Context, caller: &Caller, req: &RegisterRequest) -> 
         caller.token_id,
         take_over,
         &req.inventory,
+        req.protocol_version,
     )
     .await?
     else {
         return Err(taken(&mut tx, &req.name).await);
     };
+    let state = db::machines::claim_state(&mut tx, machine_id)
+        .await?
+        .unwrap_or_default();
     tx.commit().await?;
-    Ok(machine_id)
+    Ok((machine_id, state))
+}
+
+/// Fails unless this server speaks the runner's protocol `version`, with
+/// a message naming both versions and what to upgrade.
+pub fn check_protocol(version: u32) -> Result<(), Error> {
+    match protocol::runner_refused(version) {
+        Some(why) => Err(Error::Invalid(why)),
+        None => Ok(()),
+    }
+}
+
+/// Sets machine `name`'s state as an admin asks, with `note` saying why
+/// (shown on the pages); the machine as the list shows it afterwards.
+/// Draining or pausing never touches a job in hand: it finishes. Retiring
+/// a machine that holds a job is refused (drain it first), so a retired
+/// machine never has work in flight. Resuming (back to active) wakes the
+/// claims waiting on every server.
+pub async fn set_state(
+    ctx: &Context,
+    name: &str,
+    state: MachineState,
+    note: &str,
+) -> Result<FleetMachine, Error> {
+    let note = note.trim();
+    if note.chars().count() > MAX_STATE_NOTE || note.chars().any(char::is_control) {
+        return Err(Error::Invalid(format!(
+            "note must be one line of at most {MAX_STATE_NOTE} characters"
+        )));
+    }
+    let mut tx = ctx.db.begin().await?;
+    let id = db::machines::set_state(&mut tx, name, state, note)
+        .await?
+        .ok_or_else(|| fleet::unknown(name))?;
+    if state == MachineState::Retired {
+        if let Some(job) = db::machines::held_jobs(&mut *tx, Some(id)).await?.first() {
+            return Err(Error::WrongState(format!(
+                "machine `{name}` holds job {} ({}); drain it (POST \
+                 /api/v1/machines/{name}/drain) and retire it once that job has finished \
+                 or its lease has run out",
+                job.id, job.state
+            )));
+        }
+    }
+    if state.claims() {
+        db::notify_jobs_changed(&mut tx).await?;
+    }
+    tx.commit().await?;
+    fleet_machine(ctx, name).await
+}
+
+/// Sets machine `name`'s labels, the pools it is in (each a plain word,
+/// at most [`MAX_LABELS`], kept sorted and once each); the machine as the
+/// list shows it afterwards. A comparison already claimed by the machine
+/// stays its own whatever the labels become.
+pub async fn set_labels(
+    ctx: &Context,
+    name: &str,
+    labels: &[String],
+) -> Result<FleetMachine, Error> {
+    if labels.len() > MAX_LABELS {
+        return Err(Error::Invalid(format!(
+            "labels: {} given, a machine carries at most {MAX_LABELS}",
+            labels.len()
+        )));
+    }
+    for label in labels {
+        machine_state::check_label(label)
+            .map_err(|why| Error::Invalid(format!("labels: {why}")))?;
+    }
+    let mut labels = labels.to_vec();
+    labels.sort();
+    labels.dedup();
+    let mut tx = ctx.db.begin().await?;
+    db::machines::set_labels(&mut *tx, name, &labels)
+        .await?
+        .ok_or_else(|| fleet::unknown(name))?;
+    // A machine new to a pool may take what waits there.
+    db::notify_jobs_changed(&mut tx).await?;
+    tx.commit().await?;
+    fleet_machine(ctx, name).await
+}
+
+/// Fails unless pool `label` has a machine that is not retired (and that
+/// offers `backend` when one is asked for), so a comparison asking for it
+/// does not wait for ever.
+pub async fn check_pool(
+    db: impl PgExecutor<'_>,
+    label: &str,
+    backend: Option<MeasurementMode>,
+) -> Result<(), Error> {
+    let members = db::machines::in_pool(db, label).await?;
+    if members.is_empty() {
+        return Err(Error::Invalid(format!(
+            "no machine is in pool `{label}`; an admin labels machines with PUT \
+             /api/v1/machines/{{name}}/labels (GET /api/v1/machines shows each one's labels)"
+        )));
+    }
+    if let Some(backend) = backend {
+        if !members
+            .iter()
+            .any(|(_, backends)| backends.iter().any(|b| b == backend.as_str()))
+        {
+            let names: Vec<&str> = members.iter().map(|(n, _)| n.as_str()).collect();
+            return Err(Error::Invalid(format!(
+                "no machine of pool `{label}` ({}) can measure with {}",
+                names.join(", "),
+                backend.as_str()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The 409 for registering a machine another live token owns: who owns it
@@ -101,8 +236,9 @@ pub async fn machine_for(ctx: &Context, caller: &Caller, id: i64) -> Result<Mach
     Ok(machine)
 }
 
-/// The registered machine `name`, which must offer `backend` when one is
-/// asked for.
+/// The registered machine `name`, which must not be retired and must offer
+/// `backend` when one is asked for. (A draining or paused one may be named:
+/// its work waits until it is resumed.)
 pub async fn named(
     db: impl PgExecutor<'_>,
     name: &str,
@@ -113,6 +249,13 @@ pub async fn named(
             "unknown machine `{name}`; GET /api/v1/machines lists the registered ones"
         ))
     })?;
+    if machine.state == MachineState::Retired {
+        return Err(Error::Invalid(format!(
+            "machine `{name}` is retired and runs nothing; name another (GET \
+             /api/v1/machines lists them), or an admin resumes it (POST \
+             /api/v1/machines/{name}/resume)"
+        )));
+    }
     if let Some(backend) = backend {
         if !machine.backends.iter().any(|b| b == backend.as_str()) {
             return Err(Error::Invalid(format!(

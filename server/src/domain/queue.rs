@@ -2,10 +2,12 @@
 //! a machine with what it needs to run it. The state changes themselves
 //! (creating jobs, the lease, taking back expired ones) are
 //! [`crate::domain::lifecycle`]'s. Each function works inside the caller's
-//! transaction.
+//! transaction. A machine an admin drained, paused or retired claims
+//! nothing; its claim is told why.
 
 use patchperf_common::comparison::ComparisonKind;
 use patchperf_common::digest::sha256_hex;
+use patchperf_common::machine_state::MachineState;
 use patchperf_common::protocol::{BaseSource, BootSlot, JobSpec};
 use sqlx::PgConnection;
 
@@ -14,17 +16,37 @@ use crate::domain::workers::{Done, Worker};
 use crate::domain::{Context, calibrate, lifecycle};
 use crate::{Config, Error};
 
+/// What a claim comes back with.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Claim {
+    /// A job leased to the machine, with what the runner needs to run it.
+    Job(Box<JobSpec>),
+    /// Nothing for this machine now.
+    Nothing,
+    /// The machine may not claim: an admin set this state.
+    Held(MachineState),
+}
+
 /// Leases the next claimable job to `machine` and returns what the runner
-/// needs to execute it, or `None` when there is nothing for this machine.
+/// needs to execute it; nothing when there is nothing for this machine or
+/// an admin holds it (its state is read afresh, under a lock an admin's
+/// change waits for, so no job is leased after a drain was answered).
 pub async fn claim(
     conn: &mut PgConnection,
     machine: &MachineRow,
     config: &Config,
-) -> Result<Option<JobSpec>, Error> {
+) -> Result<Claim, Error> {
     lifecycle::expire_leases(conn).await?;
-    let Some(mut next) = db::jobs::next_claimable(conn, machine.id, &machine.backends).await?
+    let state = db::machines::claim_state(conn, machine.id)
+        .await?
+        .unwrap_or(machine.state);
+    if !state.claims() {
+        return Ok(Claim::Held(state));
+    }
+    let Some(mut next) =
+        db::jobs::next_claimable(conn, machine.id, &machine.backends, &machine.labels).await?
     else {
-        return Ok(None);
+        return Ok(Claim::Nothing);
     };
     // A first calibration of the machine goes before the job it is for.
     if config.auto_calibrate
@@ -32,12 +54,14 @@ pub async fn claim(
             .await?
             .is_some()
     {
-        if let Some(first) = db::jobs::next_claimable(conn, machine.id, &machine.backends).await? {
+        if let Some(first) =
+            db::jobs::next_claimable(conn, machine.id, &machine.backends, &machine.labels).await?
+        {
             next = first;
         }
     }
     let job = lifecycle::claim(conn, next.id, machine, config.lease.as_secs_f64()).await?;
-    spec(conn, &job, config).await.map(Some)
+    Ok(Claim::Job(Box::new(spec(conn, &job, config).await?)))
 }
 
 async fn spec(conn: &mut PgConnection, job: &JobRow, config: &Config) -> Result<JobSpec, Error> {
@@ -134,13 +158,15 @@ pub fn spawn_listener(ctx: &Context) -> tokio::task::JoinHandle<()> {
 }
 
 /// Leases the next claimable job to `machine`, waiting up to `wait` (at
-/// most `Config::claim_wait_max`) for one to appear; `None` when none did
-/// or the server is shutting down.
+/// most `Config::claim_wait_max`) for one to appear; nothing when none did
+/// or the server is shutting down. A held machine waits too (a resume
+/// wakes it), so its runner does not ask again at once; it is told its
+/// state when the wait ends still held.
 pub async fn claim_within(
     ctx: &Context,
     machine: &MachineRow,
     wait: std::time::Duration,
-) -> Result<Option<JobSpec>, Error> {
+) -> Result<Claim, Error> {
     db::machines::touch(&ctx.db, machine.id).await?;
     let deadline = tokio::time::Instant::now() + wait.min(ctx.config.claim_wait_max);
     let mut shutting_down = ctx.shutting_down.subscribe();
@@ -152,15 +178,15 @@ pub async fn claim_within(
         woken.as_mut().enable();
 
         let mut tx = ctx.db.begin().await?;
-        let spec = claim(&mut tx, machine, &ctx.config).await?;
+        let answer = claim(&mut tx, machine, &ctx.config).await?;
         tx.commit().await?;
-        if let Some(spec) = spec {
+        if let Claim::Job(spec) = &answer {
             tracing::info!(job = spec.job_id, attempt = spec.attempt, machine = %machine.name, "job claimed");
-            return Ok(Some(spec));
+            return Ok(answer);
         }
         let now = tokio::time::Instant::now();
         if now >= deadline || *shutting_down.borrow() {
-            return Ok(None);
+            return Ok(answer);
         }
         let nap = (deadline - now).min(ctx.config.claim_poll);
         tokio::select! {

@@ -64,6 +64,9 @@ pub async fn prepare(
         None => None,
         Some(name) => Some(machines::named(&ctx.db, name, req.backend).await?),
     };
+    if let Some(pool) = &req.pool {
+        machines::check_pool(&ctx.db, pool, req.backend).await?;
+    }
     let order = Order {
         origin,
         kind: if req.aa {
@@ -89,6 +92,7 @@ pub async fn prepare(
         backend: req.backend.map(|b| MeasurementMode::as_str(b).to_string()),
         config_fragment: req.config_fragment.clone(),
         machine: machine.map(|m| (m.id, m.inventory_json())),
+        pool: req.pool.clone(),
         seed: req.order_seed.unwrap_or_else(rand::random),
         submitted_by,
         carried,

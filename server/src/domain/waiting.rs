@@ -1,13 +1,15 @@
 //! What a comparison that is not final waits for. When it is not moving
 //! ([`note`]): its boots must all come from one machine, so a comparison
-//! pinned to a machine that stopped calling waits for it; one no machine
-//! has claimed waits for any runner. When it is ([`progress`]): what runs
+//! pinned to a machine that stopped calling, or that an admin drained,
+//! paused or retired, waits for it; one no machine has claimed waits for
+//! any runner. When it is ([`progress`]): what runs
 //! for it now (the machine's calibration first, a step of a series, which
 //! job doing what) and about how long is left, from the machine's own
 //! recent builds and boots. Pages, the JSON and `submit --wait` say so
 //! instead of showing "queued" for hours.
 
 use patchperf_common::comparison::ComparisonStatus;
+use patchperf_common::machine_state::MachineState;
 use patchperf_common::protocol::JobState;
 use sqlx::PgPool;
 
@@ -26,6 +28,27 @@ pub async fn note(db: &PgPool, c: &ComparisonRow) -> Result<Option<String>, Erro
         return Ok(None);
     }
     if let (Some(id), Some(name)) = (c.machine_id, &c.machine_name) {
+        let Some(machine) = db::machines::find(db, id).await? else {
+            return Ok(None);
+        };
+        let held = match machine.state {
+            MachineState::Active => None,
+            MachineState::Draining => Some("drained"),
+            MachineState::Paused => Some("paused"),
+            MachineState::Retired => Some("retired"),
+        };
+        if let Some(held) = held {
+            let why = if machine.state_note.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", machine.state_note)
+            };
+            return Ok(Some(format!(
+                "an admin {held} machine {name}{why}; the remaining jobs wait until it is \
+                 resumed, since all boots of a comparison come from one machine: resume it \
+                 (POST /api/v1/machines/{name}/resume), or cancel and resubmit"
+            )));
+        }
         let Some(silent) = db::machines::silent_seconds(db, id).await? else {
             return Ok(None);
         };

@@ -190,6 +190,7 @@ async fn view(
         backend: c.backend,
         config_fragment: c.config_fragment,
         machine,
+        pool: c.pool,
         waiting: o.waiting,
         progress: o.progress,
         boot_order,

@@ -10,6 +10,7 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
+use patchperf_common::protocol::{OLDEST_PROTOCOL_VERSION, PROTOCOL_VERSION};
 use serde_json::{Value, json};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -25,13 +26,15 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// (`reports_to_build`: comparisons whose report is to be built again) and
 /// the outbox's (`mail_queued`; `mail_relay`: whether one is configured),
 /// each background worker's health (`workers`, by name; `worker_panics`
-/// over all of them), and the git mirrors' disk and commands (`git_mirrors`:
-/// `mirrors`, `bytes`, `max_bytes`, `evicted`, `dropped`, `running`).
+/// over all of them), the git mirrors' disk and commands (`git_mirrors`:
+/// `mirrors`, `bytes`, `max_bytes`, `evicted`, `dropped`, `running`), and
+/// the runner protocol versions it speaks (`oldest_protocol_version` to
+/// `protocol_version`).
 #[utoipa::path(
     get,
     path = "/healthz",
     responses(
-        (status = 200, description = "Healthy: `{\"status\": \"ok\", \"reports_to_build\": N, \"mail_queued\": N, \"mail_relay\": bool, \"workers\": {name: {rounds, running, last_run_at, last_ok_at, errors, panics, last_error, …}}, \"worker_panics\": N, \"git_mirrors\": {mirrors, bytes, max_bytes, evicted, dropped, running}}`."),
+        (status = 200, description = "Healthy: `{\"status\": \"ok\", \"reports_to_build\": N, \"mail_queued\": N, \"mail_relay\": bool, \"workers\": {name: {rounds, running, last_run_at, last_ok_at, errors, panics, last_error, …}}, \"worker_panics\": N, \"git_mirrors\": {mirrors, bytes, max_bytes, evicted, dropped, running}, \"protocol_version\": N, \"oldest_protocol_version\": N}`."),
         (status = 503, description = "Database unreachable."),
     )
 )]
@@ -52,6 +55,10 @@ async fn healthz(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
                 "workers": state.workers.snapshot(),
                 "worker_panics": state.workers.panics(),
                 "git_mirrors": state.git.usage().await,
+                // What a runner checks before registering, and a script
+                // before an upgrade.
+                "protocol_version": PROTOCOL_VERSION,
+                "oldest_protocol_version": OLDEST_PROTOCOL_VERSION,
             })),
         ),
         Err(e) => {

@@ -7,12 +7,13 @@
 use std::time::Duration;
 
 use axum::extract::State;
+use axum::http::HeaderMap;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use patchperf_common::comparison::ComparisonStatus;
 use patchperf_common::protocol::{
-    ClaimRequest, ErrorBody, FinishRequest, HeartbeatResponse, JobSpec, JobState, RunUpload,
-    RunUploadResponse, StateUpdate,
+    ClaimRequest, ErrorBody, FinishRequest, HeartbeatResponse, JobSpec, JobState,
+    MACHINE_STATE_HEADER, PROTOCOL_HEADER, RunUpload, RunUploadResponse, StateUpdate,
 };
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -39,33 +40,61 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// Claim the next job (long-poll up to ~30 s); the claim is a lease.
 ///
-/// Requires a runner token (or an admin token).
+/// Requires a runner token (or an admin token). The runner's protocol
+/// version comes in the `patchperf-protocol` header (absent: 1); one this
+/// server does not speak is refused. A machine an admin drained, paused or
+/// retired gets no job: 204 with its state in `patchperf-machine-state`.
 #[utoipa::path(
     post,
     path = "/api/v1/jobs/claim",
     request_body = ClaimRequest,
+    params(("patchperf-protocol" = Option<u32>, Header, description = "The runner's protocol version (absent: 1).")),
     security(("bearer" = [])),
     responses(
         (status = 200, description = "A job, leased to the machine.", body = JobSpec),
-        (status = 204, description = "No job within the wait."),
-        (status = 400, description = "The body could not be read.", body = ErrorBody),
+        (status = 204, description = "No job within the wait; with a `patchperf-machine-state` header (`draining`, `paused`, `retired`) when an admin holds the machine."),
+        (status = 400, description = "The body or the protocol header could not be read.", body = ErrorBody),
         (status = 401, description = "No usable token.", body = ErrorBody),
         (status = 403, description = "Not a runner or admin token, or the machine is registered under another token.", body = ErrorBody),
         (status = 404, description = "The machine is not registered.", body = ErrorBody),
+        (status = 422, description = "The runner speaks a protocol version this server does not.", body = ErrorBody),
     )
 )]
-
 async fn claim(
     State(state): State<AppState>,
     auth: RunnerAuth,
+    headers: HeaderMap,
     Json(req): Json<ClaimRequest>,
 ) -> Result<Response> {
+    machines::check_protocol(protocol_version(&headers)?)?;
     let machine = machines::machine_for(&state, &auth.caller, req.machine_id).await?;
     let wait = Duration::from_secs(req.wait_seconds.into());
     Ok(match queue::claim_within(&state, &machine, wait).await? {
-        Some(spec) => Json(spec).into_response(),
-        None => StatusCode::NO_CONTENT.into_response(),
+        queue::Claim::Job(spec) => Json(*spec).into_response(),
+        queue::Claim::Nothing => StatusCode::NO_CONTENT.into_response(),
+        queue::Claim::Held(held) => (
+            StatusCode::NO_CONTENT,
+            [(MACHINE_STATE_HEADER, held.as_str())],
+        )
+            .into_response(),
     })
+}
+
+/// The `patchperf-protocol` header's version; 1 without one (runners from
+/// before it spoke version 1).
+fn protocol_version(headers: &HeaderMap) -> Result<u32> {
+    let Some(value) = headers.get(PROTOCOL_HEADER) else {
+        return Ok(1);
+    };
+    value
+        .to_str()
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .ok_or_else(|| {
+            crate::Error::Malformed(format!(
+                "header `{PROTOCOL_HEADER}` must be a protocol version number"
+            ))
+        })
 }
 
 /// Extend the lease; learn whether the comparison was cancelled.

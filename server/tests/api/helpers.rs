@@ -87,6 +87,40 @@ impl TestApp {
         assert_eq!(a.status, axum::http::StatusCode::NO_CONTENT, "{a:?}");
     }
 
+    /// An admin's `action` (`drain`, `pause`, `resume`, `retire`) on
+    /// machine `name`, with a note when `note` is not empty.
+    pub async fn steer(&self, name: &str, action: &str, note: &str) -> Answer {
+        let query = if note.is_empty() {
+            String::new()
+        } else {
+            format!("?note={}", note.replace(' ', "+"))
+        };
+        self.post(
+            &format!("/api/v1/machines/{name}/{action}{query}"),
+            &self.admin,
+            json!({}),
+        )
+        .await
+    }
+
+    /// A claim without waiting, as a runner of protocol `version` (`None`:
+    /// one from before the header) sends it; the answer as it is.
+    pub async fn claim_as(&self, machine_id: i64, version: Option<&str>) -> Answer {
+        let headers: Vec<(&str, String)> = version
+            .map(|v| (patchperf_common::protocol::PROTOCOL_HEADER, v.to_string()))
+            .into_iter()
+            .collect();
+        let body = json!({ "machine_id": machine_id, "wait_seconds": 0 });
+        self.send(
+            axum::http::Method::POST,
+            "/api/v1/jobs/claim",
+            Some(&self.runner),
+            &headers,
+            Some(axum::body::Body::from(body.to_string())),
+        )
+        .await
+    }
+
     /// Submits a comparison of `runs` a side of open1 with 1 and 2 tasks,
     /// with `extra` fields merged into the request; returns its id.
     pub async fn submit(&self, runs: u32, extra: Value) -> i64 {

@@ -18,6 +18,7 @@ mod leases;
 mod lifecycle;
 mod list_archive;
 mod lists;
+mod machines;
 mod mail;
 mod mail_hostile;
 mod names;

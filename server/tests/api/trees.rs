@@ -19,7 +19,7 @@ use crate::bisections::{Lab, app};
 use crate::git_repo::{commit_file, linear};
 use crate::helpers::TestApp;
 
-fn tree_request(url: &str, name: &str) -> Value {
+pub fn tree_request(url: &str, name: &str) -> Value {
     json!({
         "name": name,
         "url": url,
@@ -31,13 +31,13 @@ fn tree_request(url: &str, name: &str) -> Value {
     })
 }
 
-async fn add(app: &TestApp, body: Value) -> Value {
+pub async fn add(app: &TestApp, body: Value) -> Value {
     let a = app.post("/api/v1/trees", &app.ci, body).await;
     assert_eq!(a.status, StatusCode::CREATED, "{a:?}");
     a.json["tree"].clone()
 }
 
-async fn push(app: &TestApp, id: i64) -> Value {
+pub async fn push(app: &TestApp, id: i64) -> Value {
     let a = app
         .post(&format!("/api/v1/trees/{id}/push"), &app.ci, json!({}))
         .await;

@@ -167,6 +167,7 @@ impl Client {
         let register = RegisterRequest {
             name: name.into(),
             inventory: patchperf_testkit::machine::inventory(name),
+            protocol_version: patchperf_common::protocol::PROTOCOL_VERSION,
         };
         let (status, answer) = self.call(
             "/api/v1/runner/register",

@@ -99,6 +99,7 @@ async fn prometheus_reads_its_own_address_and_the_log_names_each_request(pool: P
         let register = RegisterRequest {
             name: "m1".into(),
             inventory: inventory("m1"),
+            protocol_version: patchperf_common::protocol::PROTOCOL_VERSION,
         };
         let answer = ureq::post(&format!("{main}/api/v1/runner/register"))
             .header("authorization", &format!("Bearer {runner}"))

@@ -42,6 +42,9 @@ pub struct NewComparison<'a> {
     pub config_fragment: Option<&'a str>,
     /// Machine pinned at submission, with its inventory snapshot.
     pub machine: Option<(i64, serde_json::Value)>,
+    /// The pool it may run on (the first of its machines to claim it
+    /// keeps it), when no machine is named.
+    pub pool: Option<String>,
     /// Seed of the boot order.
     pub order_seed: i64,
     /// Token that submitted it.
@@ -125,6 +128,8 @@ pub struct ComparisonRow {
     pub built_over: Option<String>,
     /// The commits from `built_over` to the base, as a series.
     pub carried_series_id: Option<i64>,
+    /// The pool it was asked to run on, when no machine was named.
+    pub pool: Option<String>,
 }
 
 impl ComparisonRow {
@@ -156,9 +161,9 @@ pub async fn insert(conn: &mut PgConnection, new: &NewComparison<'_>) -> Result<
                                     config_fragment, machine_id, machine_inventory, order_seed,
                                     submitted_by, kind, max_runs_per_side, parent_id, step,
                                     base_series_id, git_range, commit_sha, bisection_id, probe,
-                                    tree_id, built_over, carried_series_id)
+                                    tree_id, built_over, carried_series_id, pool)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
-                   $17, $18, $19, $20, $21, $22, $23)
+                   $17, $18, $19, $20, $21, $22, $23, $24)
            RETURNING id"#,
         Json(new.base) as _,
         new.series_id,
@@ -182,7 +187,8 @@ pub async fn insert(conn: &mut PgConnection, new: &NewComparison<'_>) -> Result<
         probe,
         new.tree_id,
         built_over,
-        carried_series_id
+        carried_series_id,
+        new.pool
     )
     .fetch_one(conn)
     .await
@@ -202,7 +208,7 @@ pub async fn find(db: impl PgExecutor<'_>, id: i64) -> Result<Option<ComparisonR
                   c.machine_inventory, c.order_seed, t.name AS submitted_by,
                   c.created_at, c.updated_at, c.finished_at, c.parent_id, c.step,
                   c.base_series_id, c.git_range, c.commit_sha, c.tree_id,
-                  c.built_over, c.carried_series_id
+                  c.built_over, c.carried_series_id, c.pool
            FROM comparisons c
            JOIN tokens t ON t.id = c.submitted_by
            LEFT JOIN machines m ON m.id = c.machine_id

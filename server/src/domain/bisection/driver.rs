@@ -151,6 +151,7 @@ async fn queue_probe(
         backend: b.backend.clone(),
         config_fragment: b.config_fragment.clone(),
         machine,
+        pool: None,
         seed: (b.order_seed as u64).wrapping_add(k as u64),
         submitted_by: b.submitted_by,
         carried: None,

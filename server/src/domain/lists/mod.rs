@@ -37,6 +37,9 @@ pub async fn create(ctx: &Context, created_by: i64, req: &ListSubmission) -> Res
     if let Some(name) = &req.machine {
         machines::named(&ctx.db, name, req.backend).await?;
     }
+    if let Some(pool) = &req.pool {
+        machines::check_pool(&ctx.db, pool, req.backend).await?;
+    }
     let new = NewList {
         name: &req.name,
         address: &req.address,
@@ -51,6 +54,7 @@ pub async fn create(ctx: &Context, created_by: i64, req: &ListSubmission) -> Res
         runs_per_side: i32::try_from(req.runs).unwrap_or(i32::MAX),
         backend: req.backend.map(MeasurementMode::as_str),
         machine_name: req.machine.as_deref(),
+        pool: req.pool.as_deref(),
         cc_list: req.cc_list,
         cc_thread: req.cc_thread,
         report_improvements: req.report_improvements,

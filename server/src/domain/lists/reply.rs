@@ -407,6 +407,7 @@ mod tests {
             runs_per_side: 3,
             backend: None,
             machine_name: None,
+            pool: None,
             cc_list,
             cc_thread,
             report_improvements: false,

@@ -287,6 +287,7 @@ async fn start(ctx: &Context, list: &ListRow, row: &SeriesRow) -> Result<(), Err
         backend: list.backend.as_deref().and_then(MeasurementMode::parse),
         config_fragment: None,
         machine: list.machine_name.clone(),
+        pool: list.pool.clone(),
         order_seed: None,
     };
     let req = ComparisonSubmission::try_from(req).map_err(|e| Error::Invalid(e.to_string()))?;

@@ -49,6 +49,9 @@ pub async fn create(ctx: &Context, created_by: i64, req: &TreeSubmission) -> Res
         Some(name) => Some(machines::named(&ctx.db, name, req.backend).await?.id),
         None => None,
     };
+    if let Some(pool) = &req.pool {
+        machines::check_pool(&ctx.db, pool, req.backend).await?;
+    }
     let head = range::head(ctx, &req.url, &req.branch).await?;
     let mut tx = ctx.db.begin().await?;
     let new = NewTree {
@@ -62,6 +65,7 @@ pub async fn create(ctx: &Context, created_by: i64, req: &TreeSubmission) -> Res
         backend: req.backend.map(|b| b.as_str()),
         config_fragment: req.config_fragment.as_deref(),
         machine_id,
+        pool: req.pool.as_deref(),
         min_hours: i32::try_from(req.min_hours).unwrap_or(i32::MAX),
         cc: &req.cc,
         webhook_url: req.webhook_url.as_deref(),
@@ -297,6 +301,7 @@ fn request(tree: &TreeRow, from: &str, head: &str) -> ComparisonCreateRequest {
         backend: tree.backend.as_deref().and_then(MeasurementMode::parse),
         config_fragment: tree.config_fragment.clone(),
         machine: tree.machine_name.clone(),
+        pool: tree.pool.clone(),
         order_seed: None,
     }
 }

@@ -351,7 +351,8 @@ pub(super) async fn page(
     if order == ListOrder::Newest {
         rows.sort_by_key(|r| (r.rank, std::cmp::Reverse(r.id)));
     }
-    let machine_names: Vec<String> = db::machines::list(&state.db)
+    // Retired machines too: their comparisons stay to be found.
+    let machine_names: Vec<String> = db::machines::list(&state.db, true)
         .await?
         .into_iter()
         .map(|m| m.name)

@@ -1,7 +1,9 @@
-//! `/machines` and `/machines/{name}`: what each runner machine is, the
-//! noise floors its A/A comparisons measured and the δ they give its
-//! reports (the smallest change called real), its recent comparisons with
-//! their verdicts and the jobs it ran lately.
+//! `/machines` and `/machines/{name}`: the fleet (each machine's admin
+//! state, job in hand, queue, last sign of life and noise floor; retired
+//! machines with `?retired=true`), what each runner machine is, the noise
+//! floors its A/A comparisons measured and the δ they give its reports
+//! (the smallest change called real), its recent comparisons with their
+//! verdicts and the jobs it ran lately.
 
 use askama::Template;
 use askama_web::WebTemplate;
@@ -12,11 +14,10 @@ use patchperf_common::stats::calibration;
 
 use super::view;
 use crate::db::comparisons::ListFilter;
-use crate::db::machines::MachineRow;
-use crate::domain::report;
+use crate::domain::machines::{self, FleetMachine};
 use crate::error::Result;
-use crate::http::extract::Path;
-use crate::{AppState, Error, db};
+use crate::http::extract::{Path, Query};
+use crate::{AppState, db};
 
 /// How many jobs a machine page lists.
 const RECENT_JOBS: i64 = 50;
@@ -37,14 +38,41 @@ pub struct MachineView {
     notes: Vec<String>,
     registered: String,
     last_seen: String,
+    /// `active`, `draining`, `drained`, `paused`, `retired`.
+    state: &'static str,
+    /// What the state means, and the admin's note.
+    state_why: String,
+    /// `12 s ago`: on the fleet's list only, so that a machine's own page
+    /// reads the same at any time (a restored backup is checked so).
+    heard: String,
+    /// The job in hand: (id, comparison, what it does).
+    job: Option<(i64, i64, String)>,
+    /// Queued jobs only this machine may run.
+    queued: i64,
+    /// `±0.10–0.40% (3 kinds of run)`, or empty without a floor.
+    floor: String,
+    protocol_version: i32,
+    /// `fast, x86`: the pools it is in.
+    pools: String,
 }
 
 fn yes_no(b: bool) -> &'static str {
     if b { "yes" } else { "no" }
 }
 
-impl From<MachineRow> for MachineView {
-    fn from(m: MachineRow) -> Self {
+impl From<&FleetMachine> for MachineView {
+    fn from(f: &FleetMachine) -> Self {
+        let m = &f.machine;
+        let state = if f.drained {
+            "drained"
+        } else {
+            m.state.as_str()
+        };
+        let state_why = match (m.state.explain(), m.state_note.as_str()) {
+            ("", note) => note.to_string(),
+            (why, "") => why.to_string(),
+            (why, note) => format!("{why}; the admin's note: {note}"),
+        };
         MachineView {
             memory: view::memory(m.memory_bytes),
             backends: m.backends.join(", "),
@@ -52,14 +80,58 @@ impl From<MachineRow> for MachineView {
             pmu: yes_no(m.pmu_usable),
             registered: view::time(m.registered_at),
             last_seen: view::time(m.last_seen),
-            name: m.name,
-            hostname: m.hostname,
-            cpu_model: m.cpu_model,
+            name: m.name.clone(),
+            hostname: m.hostname.clone(),
+            cpu_model: m.cpu_model.clone(),
             nr_cpu: m.nr_cpu,
-            arch: m.arch,
-            kernel_release: m.kernel_release,
-            notes: m.notes,
+            arch: m.arch.clone(),
+            kernel_release: m.kernel_release.clone(),
+            notes: m.notes.clone(),
+            state,
+            state_why,
+            heard: ago(f.heard_seconds_ago),
+            job: f.job.as_ref().map(|j| {
+                let doing = if j.message.is_empty() {
+                    j.state.clone()
+                } else {
+                    format!("{}: {}", j.state, j.message)
+                };
+                (j.id, j.comparison_id, doing)
+            }),
+            queued: f.queued,
+            floor: floor_range(f),
+            protocol_version: m.protocol_version,
+            pools: m.labels.join(", "),
         }
+    }
+}
+
+/// `45 s ago`, `12 min ago`, `3 h ago`, `2 d ago`.
+fn ago(seconds: f64) -> String {
+    let s = seconds.max(0.0).round() as u64;
+    match s {
+        0..120 => format!("{s} s ago"),
+        120..7200 => format!("{} min ago", s / 60),
+        7200..172_800 => format!("{} h ago", s / 3600),
+        _ => format!("{} d ago", s / 86_400),
+    }
+}
+
+/// The span of a machine's noise floors, for the fleet's list.
+fn floor_range(f: &FleetMachine) -> String {
+    let percents = f.noise_floors.iter().map(|n| n.percent);
+    let (Some(lo), Some(hi)) = (percents.clone().reduce(f64::min), percents.reduce(f64::max))
+    else {
+        return String::new();
+    };
+    let kinds = match f.noise_floors.len() {
+        1 => "1 kind of run".to_string(),
+        n => format!("{n} kinds of run"),
+    };
+    if (hi - lo).abs() < 0.005 {
+        format!("±{lo:.2}% ({kinds})")
+    } else {
+        format!("±{lo:.2}–{hi:.2}% ({kinds})")
     }
 }
 
@@ -78,6 +150,18 @@ pub struct JobLine {
 #[template(path = "machines.html")]
 pub(super) struct MachinesPage {
     machines: Vec<MachineView>,
+    /// Queued jobs any machine may take.
+    queued_any: i64,
+    /// Retired machines are listed.
+    retired: bool,
+}
+
+/// `/machines` query.
+#[derive(Debug, serde::Deserialize)]
+pub(super) struct MachinesQuery {
+    /// List retired machines too.
+    #[serde(default)]
+    retired: bool,
 }
 
 /// How many comparisons a machine page lists.
@@ -126,13 +210,15 @@ pub(super) struct MachinePage {
     jobs: Vec<JobLine>,
 }
 
-pub(super) async fn list(State(state): State<AppState>) -> Result<MachinesPage> {
+pub(super) async fn list(
+    State(state): State<AppState>,
+    Query(q): Query<MachinesQuery>,
+) -> Result<MachinesPage> {
+    let fleet = machines::fleet(&state, q.retired).await?;
     Ok(MachinesPage {
-        machines: db::machines::list(&state.db)
-            .await?
-            .into_iter()
-            .map(MachineView::from)
-            .collect(),
+        machines: fleet.machines.iter().map(MachineView::from).collect(),
+        queued_any: fleet.queued_any,
+        retired: q.retired,
     })
 }
 
@@ -140,9 +226,8 @@ pub(super) async fn page(
     State(state): State<AppState>,
     Path(name): Path<String>,
 ) -> Result<MachinePage> {
-    let m = db::machines::find_by_name(&state.db, &name)
-        .await?
-        .ok_or_else(|| Error::NotFound(format!("no machine named {name}")))?;
+    let fleet = machines::fleet_machine(&state, &name).await?;
+    let m = &fleet.machine;
     let jobs = db::jobs::of_machine(&state.db, m.id, RECENT_JOBS)
         .await?
         .into_iter()
@@ -156,32 +241,21 @@ pub(super) async fn page(
         })
         .collect();
     let aa = db::comparisons::latest_aa(&state.db, m.id).await?;
-    let mut floors: Vec<FloorLine> =
-        report::noise_floors(&state, m.id, chrono::Utc::now(), Some(&m.inventory_json()))
-            .await?
-            .iter()
-            .map(
-                |((workload, mode, nr_task, measurement), floor)| FloorLine {
-                    workload: workload.clone(),
-                    mode: mode.as_str(),
-                    nr_task: *nr_task,
-                    measurement: measurement.as_str(),
-                    percent: format!("±{:.2}%", floor.percent),
-                    delta: calibration::calibrated_percent(*measurement, floor.percent)
-                        .map_or_else(String::new, |d| format!("{d:.2}%")),
-                    aa: floor.aa_comparison,
-                    measured: view::time(floor.measured_at),
-                },
-            )
-            .collect();
-    floors.sort_by(|a, b| {
-        (&a.workload, a.mode, a.nr_task, a.measurement).cmp(&(
-            &b.workload,
-            b.mode,
-            b.nr_task,
-            b.measurement,
-        ))
-    });
+    let floors: Vec<FloorLine> = fleet
+        .noise_floors
+        .iter()
+        .map(|f| FloorLine {
+            workload: f.workload.clone(),
+            mode: f.mode.as_str(),
+            nr_task: f.nr_task,
+            measurement: f.measurement.as_str(),
+            percent: format!("±{:.2}%", f.percent),
+            delta: calibration::calibrated_percent(f.measurement, f.percent)
+                .map_or_else(String::new, |d| format!("{d:.2}%")),
+            aa: f.aa_comparison,
+            measured: view::time(f.measured_at),
+        })
+        .collect();
     let filter = ListFilter {
         status: None,
         machine: Some(&m.name),
@@ -216,7 +290,7 @@ pub(super) async fn page(
             .join(", ")
     };
     Ok(MachinePage {
-        m: m.into(),
+        m: MachineView::from(&fleet),
         aa,
         floors,
         max_age_days: state.config.calibration_max_age.as_secs() / 86_400,

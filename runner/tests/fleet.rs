@@ -1,0 +1,141 @@
+//! The agent in a fleet an admin steers: it refuses a server that does not
+//! speak its protocol version (a small fake server answering the
+//! registration, since a real one of another version is not at hand),
+//! saying what to upgrade; and told by a real server that its machine is
+//! paused, it claims nothing until the admin resumes it.
+
+use std::time::Duration;
+
+use patchperf_common::machine_state::MachineState;
+use patchperf_common::protocol::{FinishRequest, PROTOCOL_VERSION};
+use patchperf_runner::Error;
+use patchperf_runner::agent::backoff::Backoff;
+use patchperf_runner::agent::client::Client;
+use patchperf_runner::agent::executor::UnsupportedExecutor;
+use patchperf_runner::agent::inventory;
+use patchperf_runner::agent::worker::{Agent, AgentOptions, Step};
+use patchperf_runner::error::exit;
+use patchperf_server::domain::tokens::TokenKind;
+use patchperf_testkit::mbox::one_patch;
+use patchperf_testkit::{TestServer, token};
+use serde_json::{Value, json};
+use sqlx::PgPool;
+
+fn agent(server: &str, token: &str, spool: &std::path::Path) -> Agent {
+    let options = AgentOptions {
+        name: "lab-1".into(),
+        spool_dir: spool.to_path_buf(),
+        wait_seconds: 1,
+        backoff: Backoff {
+            tries: 2,
+            first: Duration::from_millis(10),
+            max: Duration::from_millis(10),
+        },
+        idle_retry: Duration::from_millis(10),
+    };
+    Agent::new(Client::new(server, token), options, inventory::collect()).unwrap()
+}
+
+/// A server whose registration answers `answer`, whatever it is asked.
+async fn fake_server(answer: Value) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let app = axum::Router::new().route(
+        "/api/v1/runner/register",
+        axum::routing::post(move || async move { axum::Json(answer) }),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    url
+}
+
+/// What registering with a server answering `answer` ends in.
+async fn register_with(answer: Value) -> Result<i64, Error> {
+    let url = fake_server(answer).await;
+    let spool = tempfile::tempdir().unwrap();
+    tokio::task::spawn_blocking(move || agent(&url, "t", spool.path()).register())
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_refuses_a_server_of_another_protocol_version_saying_what_to_upgrade() {
+    // A server older than this runner's version (here: one that speaks
+    // only version 0).
+    let e = register_with(json!({
+        "machine_id": 1, "protocol_version": 0, "oldest_protocol_version": 0
+    }))
+    .await
+    .unwrap_err();
+    let Error::Incompatible(why) = &e else {
+        panic!("not refused as incompatible: {e:?}");
+    };
+    assert!(why.contains("speaks patchperf protocol version 0"), "{why}");
+    assert!(
+        why.contains(&format!("this runner's version {PROTOCOL_VERSION}")),
+        "{why}"
+    );
+    assert!(why.contains("upgrade the server first"), "{why}");
+    assert_eq!(e.exit_code(), exit::REFUSED);
+
+    // A server that no longer speaks it.
+    let newer = PROTOCOL_VERSION + 1;
+    let e = register_with(json!({
+        "machine_id": 1, "protocol_version": newer + 1, "oldest_protocol_version": newer
+    }))
+    .await
+    .unwrap_err();
+    assert!(e.to_string().contains("upgrade this runner"), "{e}");
+
+    // A server from before versions answers without one: version 1, which
+    // this runner speaks while it is version 1.
+    let old = register_with(json!({ "machine_id": 7 })).await;
+    assert_eq!(old.ok(), (PROTOCOL_VERSION == 1).then_some(7));
+}
+
+/// POSTs `body` to `path` of `server` with `token`; the JSON answer.
+fn post(server: &str, token: &str, path: &str, body: &Value) -> Value {
+    let mut resp = ureq::post(&format!("{server}{path}"))
+        .header("authorization", &format!("Bearer {token}"))
+        .send_json(body)
+        .unwrap();
+    resp.body_mut().read_json().unwrap()
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_paused_agent_claims_nothing_until_an_admin_resumes_it(pool: PgPool) {
+    let server = TestServer::start(pool.clone(), "127.0.0.1:0".parse().unwrap()).await;
+    let url = server.url();
+    let runner = token(&pool, TokenKind::Runner).await;
+    let ci = token(&pool, TokenKind::Ci).await;
+    let admin = token(&pool, TokenKind::Admin).await;
+    let spool = tempfile::tempdir().unwrap();
+    let spool_dir = spool.path().to_path_buf();
+
+    let (held, after) = tokio::task::spawn_blocking(move || {
+        let mut agent = agent(&url, &runner, &spool_dir);
+        agent.register().unwrap();
+        let paused = post(&url, &admin, "/api/v1/machines/lab-1/pause", &json!({}));
+        assert_eq!(paused["state"], "paused");
+        let submission = json!({
+            "base": { "kind": "tarball", "name": "linux-source-6.1" },
+            "mbox": one_patch("[PATCH] fs: tweak open"),
+            "workloads": ["open1"],
+            "params": { "nr_task": [1], "seconds": 2, "warmup_seconds": 1 },
+            "runs": 3,
+        });
+        post(&url, &ci, "/api/v1/comparisons", &submission);
+        let held = agent.step(&mut UnsupportedExecutor).unwrap();
+        post(&url, &admin, "/api/v1/machines/lab-1/resume", &json!({}));
+        let after = agent.step(&mut UnsupportedExecutor).unwrap();
+        (held, after)
+    })
+    .await
+    .unwrap();
+
+    assert_eq!(held, Step::Held(MachineState::Paused));
+    let Step::Ran { finish, .. } = after else {
+        panic!("no job after the resume: {after:?}");
+    };
+    assert!(matches!(finish, FinishRequest::Failed { .. }), "{finish:?}");
+    server.stop().await;
+}

@@ -1,0 +1,153 @@
+//! The fleet as an admin steers it: each machine with its state, the job
+//! in hand, the work waiting that only it may run, when it was last heard
+//! from and its noise floors. Gathered once here for `GET /api/v1/machines`,
+//! the answer to an admin's state change and the machines pages.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use patchperf_common::machine_state::MachineState;
+use patchperf_common::run::{MeasurementMode, TaskMode};
+use serde::Serialize;
+
+use crate::db::machines::{HeldJob, MachineRow};
+use crate::domain::{Context, report};
+use crate::{Error, db};
+
+/// A machine as the fleet's list shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct FleetMachine {
+    /// What it is and what an admin said (`state`, `state_note`,
+    /// `state_changed_at`).
+    #[serde(flatten)]
+    pub machine: MachineRow,
+    /// The job it holds now, if any.
+    pub job: Option<HeldJob>,
+    /// Queued jobs that only this machine may run (their comparison names
+    /// it); work any machine may take is the list's `queued_any`.
+    pub queued: i64,
+    /// Draining and holding no job: safe to stop or upgrade.
+    pub drained: bool,
+    /// Seconds since it last called the server (a claim, a heartbeat, an
+    /// upload): its last sign of life.
+    pub heard_seconds_ago: f64,
+    /// Its noise floor for each kind of run its A/A comparisons measured.
+    pub noise_floors: Vec<FloorEntry>,
+}
+
+/// A machine's noise floor for one kind of run.
+#[derive(Debug, Clone, Serialize)]
+pub struct FloorEntry {
+    /// The workload.
+    pub workload: String,
+    /// `process` or `thread`.
+    pub mode: TaskMode,
+    /// Tasks.
+    pub nr_task: u32,
+    /// `tcg-icount`, `kvm`, …
+    pub measurement: MeasurementMode,
+    /// Largest A/A change the interval allows, in percent.
+    pub percent: f64,
+    /// The A/A comparison that measured it.
+    pub aa_comparison: i64,
+    /// When that comparison finished.
+    pub measured_at: DateTime<Utc>,
+}
+
+/// The fleet: machines by name, and what waits for any of them.
+#[derive(Debug, Clone, Serialize)]
+pub struct Fleet {
+    /// By name; retired ones only when asked for.
+    pub machines: Vec<FleetMachine>,
+    /// Queued jobs any machine may take.
+    pub queued_any: i64,
+}
+
+/// The fleet, retired machines only when `retired`.
+pub async fn fleet(ctx: &Context, retired: bool) -> Result<Fleet, Error> {
+    let rows = db::machines::list(&ctx.db, retired).await?;
+    let mut held: HashMap<i64, HeldJob> = HashMap::new();
+    for job in db::machines::held_jobs(&ctx.db, None).await? {
+        // The newest lease speaks for the machine (an older one is a
+        // restarted runner's, running out).
+        held.insert(job.machine_id, job);
+    }
+    let queued: HashMap<i64, i64> = db::machines::queue_depths(&ctx.db)
+        .await?
+        .into_iter()
+        .collect();
+    let mut machines = Vec::with_capacity(rows.len());
+    for m in rows {
+        let job = held.remove(&m.id);
+        let depth = queued.get(&m.id).copied().unwrap_or(0);
+        machines.push(gather(ctx, m, job, depth).await?);
+    }
+    Ok(Fleet {
+        machines,
+        queued_any: queued.get(&0).copied().unwrap_or(0),
+    })
+}
+
+/// Machine `name` as the fleet's list shows it, whatever its state.
+pub async fn fleet_machine(ctx: &Context, name: &str) -> Result<FleetMachine, Error> {
+    let m = db::machines::find_by_name(&ctx.db, name)
+        .await?
+        .ok_or_else(|| unknown(name))?;
+    let job = db::machines::held_jobs(&ctx.db, Some(m.id)).await?.pop();
+    let depth = db::machines::queue_depths(&ctx.db)
+        .await?
+        .into_iter()
+        .find_map(|(id, n)| (id == m.id).then_some(n))
+        .unwrap_or(0);
+    gather(ctx, m, job, depth).await
+}
+
+async fn gather(
+    ctx: &Context,
+    m: MachineRow,
+    job: Option<HeldJob>,
+    queued: i64,
+) -> Result<FleetMachine, Error> {
+    let now = Utc::now();
+    let mut noise_floors: Vec<FloorEntry> =
+        report::noise_floors(ctx, m.id, now, Some(&m.inventory_json()))
+            .await?
+            .iter()
+            .map(|((workload, mode, nr_task, measurement), f)| FloorEntry {
+                workload: workload.clone(),
+                mode: *mode,
+                nr_task: *nr_task,
+                measurement: *measurement,
+                percent: f.percent,
+                aa_comparison: f.aa_comparison,
+                measured_at: f.measured_at,
+            })
+            .collect();
+    noise_floors.sort_by(|a, b| {
+        let key = |f: &FloorEntry| {
+            (
+                f.workload.clone(),
+                f.mode.as_str(),
+                f.nr_task,
+                f.measurement.as_str(),
+            )
+        };
+        key(a).cmp(&key(b))
+    });
+    let heard = (now - m.last_seen).num_milliseconds().max(0) as f64 / 1000.0;
+    Ok(FleetMachine {
+        drained: m.state == MachineState::Draining && job.is_none(),
+        heard_seconds_ago: heard,
+        job,
+        queued,
+        noise_floors,
+        machine: m,
+    })
+}
+
+/// The 404 of a machine name nobody registered.
+pub(super) fn unknown(name: &str) -> Error {
+    Error::NotFound(format!(
+        "no machine named `{name}`; GET /api/v1/machines?retired=true lists them all"
+    ))
+}
