@@ -155,8 +155,14 @@ pub async fn owner(db: impl PgExecutor<'_>, name: &str) -> Result<Option<Owner>,
     .await
 }
 
-/// The machine with this id.
-pub async fn find(db: impl PgExecutor<'_>, id: i64) -> Result<Option<MachineRow>, sqlx::Error> {
+/// The machines that pass every filter given: this id, this name, and
+/// retired ones only when `retired`; by name.
+async fn rows(
+    db: impl PgExecutor<'_>,
+    id: Option<i64>,
+    name: Option<&str>,
+    retired: bool,
+) -> Result<Vec<MachineRow>, sqlx::Error> {
     sqlx::query_as!(
         MachineRow,
         r#"SELECT m.id, m.name, m.token_id, m.hostname, m.cpu_model, m.nr_cpu, m.memory_bytes,
@@ -167,11 +173,21 @@ pub async fn find(db: impl PgExecutor<'_>, id: i64) -> Result<Option<MachineRow>
                   COALESCE(f.protocol_version, 1) AS "protocol_version!",
                   COALESCE(f.labels, '{}') AS "labels!"
            FROM machines m LEFT JOIN machine_fleet f ON f.machine_id = m.id
-           WHERE m.id = $1"#,
-        id
+           WHERE ($1::bigint IS NULL OR m.id = $1)
+             AND ($2::text IS NULL OR m.name = $2)
+             AND ($3 OR f.state IS DISTINCT FROM 'retired')
+           ORDER BY m.name"#,
+        id,
+        name,
+        retired
     )
-    .fetch_optional(db)
+    .fetch_all(db)
     .await
+}
+
+/// The machine with this id.
+pub async fn find(db: impl PgExecutor<'_>, id: i64) -> Result<Option<MachineRow>, sqlx::Error> {
+    Ok(rows(db, Some(id), None, true).await?.pop())
 }
 
 /// The machine with this name.
@@ -179,41 +195,12 @@ pub async fn find_by_name(
     db: impl PgExecutor<'_>,
     name: &str,
 ) -> Result<Option<MachineRow>, sqlx::Error> {
-    sqlx::query_as!(
-        MachineRow,
-        r#"SELECT m.id, m.name, m.token_id, m.hostname, m.cpu_model, m.nr_cpu, m.memory_bytes,
-                  m.kernel_release, m.arch, m.kvm_usable, m.pmu_usable, m.backends, m.notes,
-                  m.registered_at, m.last_seen,
-                  COALESCE(f.state, 'active') AS "state!: MachineState",
-                  COALESCE(f.state_note, '') AS "state_note!", f.state_changed_at,
-                  COALESCE(f.protocol_version, 1) AS "protocol_version!",
-                  COALESCE(f.labels, '{}') AS "labels!"
-           FROM machines m LEFT JOIN machine_fleet f ON f.machine_id = m.id
-           WHERE m.name = $1"#,
-        name
-    )
-    .fetch_optional(db)
-    .await
+    Ok(rows(db, None, Some(name), true).await?.pop())
 }
 
 /// Every machine by name; retired ones only when `retired`.
 pub async fn list(db: impl PgExecutor<'_>, retired: bool) -> Result<Vec<MachineRow>, sqlx::Error> {
-    sqlx::query_as!(
-        MachineRow,
-        r#"SELECT m.id, m.name, m.token_id, m.hostname, m.cpu_model, m.nr_cpu, m.memory_bytes,
-                  m.kernel_release, m.arch, m.kvm_usable, m.pmu_usable, m.backends, m.notes,
-                  m.registered_at, m.last_seen,
-                  COALESCE(f.state, 'active') AS "state!: MachineState",
-                  COALESCE(f.state_note, '') AS "state_note!", f.state_changed_at,
-                  COALESCE(f.protocol_version, 1) AS "protocol_version!",
-                  COALESCE(f.labels, '{}') AS "labels!"
-           FROM machines m LEFT JOIN machine_fleet f ON f.machine_id = m.id
-           WHERE $1 OR f.state IS DISTINCT FROM 'retired'
-           ORDER BY m.name"#,
-        retired
-    )
-    .fetch_all(db)
-    .await
+    rows(db, None, None, retired).await
 }
 
 /// Sets machine `name`'s state and note, locking its `machines` row until
@@ -434,9 +421,11 @@ pub struct Pulse {
     /// The job whose lease it holds, if any (the newest, should a lease
     /// not have run out yet).
     pub job: Option<i64>,
+    /// What an admin set it to.
+    pub state: MachineState,
 }
 
-/// Every machine's [`Pulse`].
+/// Every machine's [`Pulse`], retired ones included.
 pub async fn pulses(db: impl PgExecutor<'_>) -> Result<Vec<Pulse>, sqlx::Error> {
     sqlx::query_as!(
         Pulse,
@@ -444,8 +433,10 @@ pub async fn pulses(db: impl PgExecutor<'_>) -> Result<Vec<Pulse>, sqlx::Error> 
                   (SELECT j.id FROM jobs j
                    WHERE j.machine_id = m.id
                      AND j.state NOT IN ('queued', 'done', 'failed')
-                   ORDER BY j.id DESC LIMIT 1) AS "job?"
-           FROM machines m ORDER BY m.name"#
+                   ORDER BY j.id DESC LIMIT 1) AS "job?",
+                  COALESCE(f.state, 'active') AS "state!: MachineState"
+           FROM machines m LEFT JOIN machine_fleet f ON f.machine_id = m.id
+           ORDER BY m.name"#
     )
     .fetch_all(db)
     .await

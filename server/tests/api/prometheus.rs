@@ -63,6 +63,15 @@ async fn a_scrape_follows_a_job_from_queued_to_done(pool: PgPool) {
         openmetrics::value(&queued, "patchperf_machine_job", &[("machine", "m1")]),
         Some(0.0)
     );
+    let state = |samples: &[Sample], state: &str| {
+        openmetrics::value(
+            samples,
+            "patchperf_machine_state",
+            &[("machine", "m1"), ("state", state)],
+        )
+    };
+    assert_eq!(state(&queued, "active"), Some(1.0));
+    assert_eq!(state(&queued, "draining"), Some(0.0));
 
     let job = app.claim(machine).await.unwrap();
     let claimed = scrape(&app).await;
@@ -92,7 +101,12 @@ async fn a_scrape_follows_a_job_from_queued_to_done(pool: PgPool) {
 
     app.upload_all(machine, &job).await;
     app.finish_done(machine, &job).await;
+    // An admin drains it: the scrape shows it.
+    let a = app.steer("m1", "drain", "").await;
+    assert!(a.status.is_success(), "{a:?}");
     let done = scrape(&app).await;
+    assert_eq!(state(&done, "draining"), Some(1.0));
+    assert_eq!(state(&done, "active"), Some(0.0));
     assert_eq!(jobs(&done, "done"), 1.0);
     assert_eq!(jobs(&done, "building"), 0.0);
     assert_eq!(

@@ -1,6 +1,6 @@
 //! One scrape of `/metrics`: what the database says now (jobs by state,
-//! the queue per machine, comparisons by status, each machine's last
-//! heartbeat and job, the outbox, reports waiting to be built), how each
+//! the queue per machine, comparisons by status, each machine's state,
+//! last heartbeat and job, the outbox, reports waiting to be built), how each
 //! background worker is doing, the Postgres pool and the git mirrors,
 //! with this server's own counters ([`super::Telemetry`]), written in the
 //! OpenMetrics text format.
@@ -13,6 +13,7 @@
 use std::sync::atomic::AtomicU64;
 
 use patchperf_common::comparison::ComparisonStatus;
+use patchperf_common::machine_state::MachineState;
 use patchperf_common::protocol::JobState;
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
@@ -84,7 +85,17 @@ async fn database(ctx: &Context, registry: &mut Registry) -> Result<(), Error> {
 
     let seen = Seconds::default();
     let holding = Gauges::default();
+    let states = Gauges::default();
     for pulse in db::machines::pulses(&ctx.db).await? {
+        // One series a state, 1 for the machine's: Prometheus' state set.
+        for &state in MachineState::ALL {
+            states
+                .get_or_create(&vec![
+                    ("machine", pulse.name.clone()),
+                    ("state", state.as_str().to_string()),
+                ])
+                .set(i64::from(state == pulse.state));
+        }
         let machine = label("machine", pulse.name);
         // Seconds since the epoch, with their fraction (Prometheus' time()
         // is such a float too).
@@ -97,6 +108,11 @@ async fn database(ctx: &Context, registry: &mut Registry) -> Result<(), Error> {
         "When each machine last registered, claimed, sent a heartbeat or uploaded",
         Unit::Seconds,
         seen,
+    );
+    registry.register(
+        "machine_state",
+        "Each machine's state as an admin set it: 1 for the one it is in",
+        states,
     );
     registry.register(
         "machine_job",
