@@ -7,6 +7,10 @@
 mod backup;
 mod client;
 mod container;
+// The API tests' repositories; those use all of it, these a part.
+#[allow(dead_code)]
+#[path = "../api/git_repo.rs"]
+mod git_repo;
 mod lab;
 mod monitoring;
 mod retention;

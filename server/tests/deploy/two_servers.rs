@@ -6,7 +6,9 @@
 //! each queued mail reaches the relay once although both servers' senders
 //! run; and with every report to build again, each is built once, by one
 //! of the two (their `/metrics` counters add up to the number of
-//! reports).
+//! reports). A bisection both servers' drivers advance queues each probe
+//! once and ends; a tracked tree's new head pushed to both at once is
+//! measured once.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
@@ -17,6 +19,7 @@ use patchperf_testkit::{database_url, free_port, openmetrics};
 use sqlx::PgPool;
 
 use crate::client::{Client, NEW, run, serve_with, stop};
+use crate::git_repo::{commit_file, linear};
 
 const RUNNERS: usize = 4;
 const COMPARISONS: usize = 12;
@@ -254,4 +257,150 @@ async fn two_servers_on_one_database_do_nothing_twice(pool: PgPool) {
         builds, COMPARISONS as f64,
         "reports built over both servers"
     );
+}
+
+/// Two servers, each with mirrors of its own, that may read repositories
+/// on this machine; tokens minted on `url`.
+fn lab_on(url: &str, mirrors: &std::path::Path) -> (Lab, [(std::process::Child, String); 2]) {
+    run(NEW, &["migrate"], url);
+    let token = |kind: &str| {
+        let out = run(
+            NEW,
+            &["token", "create", "--kind", kind, "--label", kind],
+            url,
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let lab = Lab {
+        runner: token("runner"),
+        ci: token("ci"),
+        admin: token("admin"),
+        extra: vec!["--local-git".into()],
+        url: url.to_string(),
+    };
+    let servers = ["a", "b"].map(|name| {
+        let dir = mirrors.join(name);
+        let mut extra: Vec<&str> = lab.extra.iter().map(String::as_str).collect();
+        extra.extend(["--git-dir", dir.to_str().unwrap()]);
+        serve_with(NEW, url, &extra).unwrap()
+    });
+    (lab, servers)
+}
+
+#[sqlx::test(migrations = false)]
+async fn two_servers_advance_a_bisection_and_a_tree_once(pool: PgPool) {
+    let url = database_url(&pool);
+    let mirrors = tempfile::tempdir().unwrap();
+    let (repo, ids) = linear(8);
+    let repo_path = repo.path().to_path_buf();
+    let mirrors_path = mirrors.path().to_path_buf();
+    let (bisection, tree, servers) = tokio::task::spawn_blocking(move || {
+        let (lab, servers) = lab_on(&url, &mirrors_path);
+        let [(_, a), (_, b)] = &servers;
+        let (a, b) = (a.clone(), b.clone());
+        let repo_url = repo_path.to_str().unwrap().to_string();
+
+        // A bisection of the 8 commits, started through one server; a
+        // runner alternating between both takes each probe's jobs until
+        // it ends (every probe measures +5%, so each counts as bad).
+        let ci = lab.client(&a);
+        let body = serde_json::json!({
+            "base": { "kind": "git", "url": repo_url, "commit": ids[0] },
+            "bad": ids[8],
+            "workload": "dup1",
+            "params": { "nr_task": [1], "seconds": 5, "warmup_seconds": 1 },
+            "runs": 3,
+            "order_seed": 11,
+        });
+        let (status, answer) = ci.call("/api/v1/bisections", &lab.ci, &[], body);
+        assert_eq!(status, 201, "{answer}");
+        let bisection = answer["id"].as_i64().unwrap();
+        let mut first = lab.client(&a);
+        first.register("rack-0");
+        let clients = [
+            first.clone(),
+            Client {
+                base: b.clone(),
+                ..first
+            },
+        ];
+        let mut turn = 0;
+        wait_until("the bisection ends", || {
+            turn += 1;
+            while clients[turn % 2].run_one_job().is_some() {}
+            let (_, body) = clients[turn % 2].get(&format!("/api/v1/bisections/{bisection}"));
+            let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+            v["status"] != "running"
+        });
+
+        // A tree on the same repository, then a new head pushed to both
+        // servers at once.
+        let body = serde_json::json!({
+            "name": "vfs",
+            "url": repo_url,
+            "branch": "master",
+            "workloads": ["dup1"],
+            "params": { "nr_task": [1], "seconds": 5, "warmup_seconds": 1 },
+            "runs": 3,
+        });
+        let (status, answer) = ci.call("/api/v1/trees", &lab.ci, &[], body);
+        assert_eq!(status, 201, "{answer}");
+        let tree = answer["tree"]["id"].as_i64().unwrap();
+        commit_file(&repo_path, "fs/new.c", "int new;\n", "fs: new head");
+        std::thread::scope(|scope| {
+            for base in [&a, &b] {
+                let lab = &lab;
+                scope.spawn(move || {
+                    let c = lab.client(base);
+                    let (status, answer) = c.call(
+                        &format!("/api/v1/trees/{tree}/push"),
+                        &lab.ci,
+                        &[],
+                        serde_json::json!({}),
+                    );
+                    assert_eq!(status, 200, "{answer}");
+                });
+            }
+        });
+        (bisection, tree, servers)
+    })
+    .await
+    .unwrap();
+
+    let repeated = count(
+        &pool,
+        &format!(
+            "SELECT count(*) FROM (SELECT probe FROM comparisons WHERE bisection_id = {bisection}
+                                   GROUP BY probe HAVING count(*) > 1) twice"
+        ),
+    )
+    .await;
+    assert_eq!(repeated, 0, "a probe queued twice");
+    let status: String = sqlx::query_scalar("SELECT status FROM bisections WHERE id = $1")
+        .bind(bisection)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(status, "done");
+    // Position 0 is the head when the tree was added (the range's base),
+    // 1 the new head; one range comparison measured it.
+    let commits = count(
+        &pool,
+        &format!("SELECT count(*) FROM tree_commits WHERE tree_id = {tree}"),
+    )
+    .await;
+    let measured = count(
+        &pool,
+        &format!("SELECT count(*) FROM comparisons WHERE tree_id = {tree} AND parent_id IS NULL"),
+    )
+    .await;
+    assert_eq!((commits, measured), (2, 1), "the new head measured once");
+    tokio::task::spawn_blocking(move || {
+        for (server, _) in servers {
+            stop(server);
+        }
+    })
+    .await
+    .unwrap();
+    drop(repo);
 }
