@@ -1,7 +1,9 @@
 //! The SVG of one metric's history on a tracked tree: the tested commits
 //! in order along x, each commit's mean with its 95% interval as an error
-//! bar, and the change points found in it marked where the new level
-//! starts. Drawn as the report's plots are (plotters' SVG backend into a
+//! bar, the change points found in it marked where the new level
+//! starts, and behind each level a grey band of its mean ± δ: a point
+//! inside its level's band moved less than the smallest change that
+//! counts, and a change point's new level lies outside the old one's. Drawn as the report's plots are (plotters' SVG backend into a
 //! string, no system fonts), with a `<title>` and `<desc>` for screen
 //! readers and a viewBox, so it scales to the width it is given.
 
@@ -52,6 +54,31 @@ pub struct HistoryPlot {
     pub points: Vec<PlotPoint>,
     /// The change points.
     pub changes: Vec<PlotChange>,
+    /// δ in percent, the smallest change that counts on this history's
+    /// machine and kind of run; no bands without it.
+    pub delta_percent: Option<f64>,
+}
+
+/// The levels between change points: each one's first and last index and
+/// its mean, oldest first.
+fn levels(h: &HistoryPlot) -> Vec<(usize, usize, f64)> {
+    let n = h.points.len();
+    let mut starts: Vec<usize> = h.changes.iter().map(|c| c.at).filter(|&a| a < n).collect();
+    starts.sort_unstable();
+    starts.dedup();
+    let mut bounds = vec![0];
+    bounds.extend(starts.into_iter().filter(|&a| a > 0));
+    bounds.push(n);
+    bounds
+        .windows(2)
+        .filter(|w| w[1] > w[0])
+        .map(|w| {
+            let level = &h.points[w[0]..w[1]];
+            let mean = level.iter().map(|p| p.mean).sum::<f64>() / level.len() as f64;
+            (w[0], w[1] - 1, mean)
+        })
+        .filter(|l| l.2.is_finite())
+        .collect()
 }
 
 /// `will-it-scale.per_process_ops (ops/s per task)`: the metric with its
@@ -77,7 +104,17 @@ pub fn history_plot(h: &HistoryPlot) -> Option<String> {
             ]
         })
         .flatten();
-    let (lo, hi) = axis(ends)?;
+    let bands: Vec<(usize, usize, f64, f64)> = match h.delta_percent {
+        Some(d) if d.is_finite() && d > 0.0 => levels(h)
+            .into_iter()
+            .map(|(from, to, mean)| {
+                let half = mean.abs() * d / 100.0;
+                (from, to, mean - half, mean + half)
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let (lo, hi) = axis(ends.chain(bands.iter().flat_map(|b| [b.2, b.3])))?;
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (760, 340)).into_drawing_area();
@@ -114,6 +151,17 @@ pub fn history_plot(h: &HistoryPlot) -> Option<String> {
             .y_label_formatter(&|v| short_number(*v))
             .draw()
             .ok()?;
+        for &(from, to, a, b) in &bands {
+            chart
+                .draw_series([Rectangle::new(
+                    [
+                        (from as f64 - 0.4, a.clamp(lo, hi)),
+                        (to as f64 + 0.4, b.clamp(lo, hi)),
+                    ],
+                    BLACK.mix(0.08).filled(),
+                )])
+                .ok()?;
+        }
         let means: Vec<(f64, f64)> = h
             .points
             .iter()
@@ -187,6 +235,12 @@ fn description(h: &HistoryPlot) -> String {
             d.push_str(&format!("; change point at {}: {}", p.commit, c.label));
         }
     }
+    if let Some(delta) = h.delta_percent {
+        d.push_str(&format!(
+            "; the grey band behind each level is its mean ± δ {}%: a point inside it moved less than a change that counts",
+            patchperf_common::stats::verdict::delta_text(delta)
+        ));
+    }
     d
 }
 
@@ -220,7 +274,24 @@ mod tests {
                 })
                 .into_iter()
                 .collect(),
+            delta_percent: None,
         }
+    }
+
+    #[test]
+    fn each_level_has_a_band_of_its_mean_plus_minus_delta() {
+        let mut h = plot(6, Some(3));
+        let without = history_plot(&h).unwrap().matches("<rect").count();
+        h.delta_percent = Some(2.0);
+        let svg = history_plot(&h).unwrap();
+        // Two bands more: 1000 ± 20 before the change, 1500 ± 30 after.
+        assert_eq!(svg.matches("<rect").count(), without + 2, "{svg}");
+        assert!(
+            svg.contains("the grey band behind each level is its mean ± δ 2%"),
+            "{svg}"
+        );
+        let levels = levels(&h);
+        assert_eq!(levels, vec![(0, 2, 1000.0), (3, 5, 1500.0)]);
     }
 
     #[test]

@@ -125,6 +125,11 @@ async fn a_tree_page_plots_its_history_marks_the_change_and_tables_the_points(po
         "{svg}"
     );
     assert!(svg.contains(&short(4)), "commits label the ticks: {svg}");
+    // Each level's band of ±δ (no A/A here: the mode's default δ).
+    assert!(
+        svg.contains("the grey band behind each level is its mean ± δ"),
+        "{svg}"
+    );
     assert_eq!(
         svg.matches("<circle").count(),
         6,

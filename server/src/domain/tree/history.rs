@@ -6,9 +6,13 @@
 use std::collections::HashMap;
 
 use patchperf_common::comparison::ComparisonStatus;
+use patchperf_common::metric;
 use patchperf_common::protocol::BaseSource;
-use patchperf_common::run::Side;
+use patchperf_common::run::{MeasurementMode, Side};
+use patchperf_common::stats::change::ChangeUnit;
 use patchperf_common::stats::summary;
+use patchperf_common::stats::verdict::VerdictPolicy;
+use patchperf_common::workload::TaskMode;
 
 use super::changes;
 use crate::db::comparisons::ComparisonRow;
@@ -16,7 +20,7 @@ use patchperf_common::api::HistoryQuery;
 
 use crate::db::history::{HistoryKey, HistoryRow, NewPoint};
 use crate::domain::Context;
-use crate::domain::report::load_shared;
+use crate::domain::report::{calibration, load_shared};
 use crate::{Error, db};
 
 /// Writes the history points of every finished tree comparison not yet
@@ -168,4 +172,34 @@ pub fn query_of(s: &HistoryRow) -> String {
         "workload={}&mode={}&nr_task={}&metric={}&machine={}&measurement={}",
         s.workload, s.mode, s.nr_task, s.metric, s.machine, s.measurement
     )
+}
+
+/// δ in percent that a comparison of history `s`'s kind of run, made now
+/// on its machine, would be judged with: from the machine's newest A/A
+/// that measured that kind, else the measurement mode's default. `None`
+/// for a metric that is itself a percentage (its δ is in points, not a
+/// share of its level) or a kind the server cannot read back.
+pub async fn delta_percent(ctx: &Context, s: &HistoryRow) -> Result<Option<f64>, Error> {
+    let mode = match s.mode.as_str() {
+        "process" => TaskMode::Process,
+        "thread" => TaskMode::Thread,
+        _ => return Ok(None),
+    };
+    let (Some(measurement), Ok(nr_task)) = (
+        MeasurementMode::parse(&s.measurement),
+        u32::try_from(s.nr_task),
+    ) else {
+        return Ok(None);
+    };
+    if metric::is_percentage(&s.metric) {
+        return Ok(None);
+    }
+    let floors = calibration::noise_floors(ctx, s.machine_id, chrono::Utc::now(), None).await?;
+    let floor = floors.get(&s.workload, mode, nr_task, Some(measurement));
+    let policy = patchperf_common::stats::calibration::policy(
+        VerdictPolicy::default(),
+        Some(measurement),
+        floor.map(|f| f.percent),
+    );
+    Ok(Some(policy.threshold(ChangeUnit::Percent)))
 }

@@ -19,7 +19,7 @@ use crate::db::changes::{ChangeFilter, ChangeRow};
 use crate::db::history::HistoryRow;
 use crate::domain::history_plot::{self, HistoryPlot, PlotChange, PlotPoint};
 use crate::domain::report::offload::off_workers;
-use crate::domain::tree;
+use crate::domain::tree::{self, history};
 use crate::error::Result;
 use crate::http::extract::{Path, Query};
 use crate::{AppState, Error, db};
@@ -134,8 +134,14 @@ fn in_history(c: &ChangeRow, s: &HistoryRow) -> bool {
 }
 
 /// The plot of history `s`'s `points` with its change points marked.
-fn plot_of(s: &HistoryRow, points: &[HistoryPoint], changes: &[&ChangeRow]) -> HistoryPlot {
+fn plot_of(
+    s: &HistoryRow,
+    points: &[HistoryPoint],
+    changes: &[&ChangeRow],
+    delta_percent: Option<f64>,
+) -> HistoryPlot {
     HistoryPlot {
+        delta_percent,
         title: history_title(s),
         y_label: history_plot::y_label(&s.metric),
         points: points
@@ -242,7 +248,8 @@ pub(super) async fn page(State(state): State<AppState>, Path(id): Path<i64>) -> 
     for s in db::history::of_tree(&state.db, id).await? {
         let points = db::history::points(&state.db, &s.key(id)).await?;
         let here: Vec<&ChangeRow> = changes.iter().filter(|c| in_history(c, &s)).collect();
-        let svg = render(&state, plot_of(&s, &points, &here)).await?;
+        let delta = history::delta_percent(&state, &s).await?;
+        let svg = render(&state, plot_of(&s, &points, &here, delta)).await?;
         let into = if here.is_empty() {
             &mut flat
         } else {
@@ -326,11 +333,12 @@ pub(super) async fn history_svg(
 ) -> Result<impl IntoResponse> {
     tree::find(&state, id).await?;
     let all = db::history::of_tree(&state.db, id).await?;
-    let s = tree::history::pick(id, &all, &q)?;
+    let s = history::pick(id, &all, &q)?;
     let points = db::history::points(&state.db, &s.key(id)).await?;
     let changes = tree_changes(&state, id).await?;
     let here: Vec<&ChangeRow> = changes.iter().filter(|c| in_history(c, s)).collect();
-    let svg = render(&state, plot_of(s, &points, &here)).await?;
+    let delta = history::delta_percent(&state, s).await?;
+    let svg = render(&state, plot_of(s, &points, &here, delta)).await?;
     Ok((
         [(header::CONTENT_TYPE, "image/svg+xml; charset=utf-8")],
         svg,
