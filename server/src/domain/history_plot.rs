@@ -10,7 +10,7 @@
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::report::plots::{axis, described, on_axis, short_number};
+use super::report::plots::{axis, described, escape, on_axis, short_number};
 
 /// Colour of the points and their intervals.
 const POINT: RGBColor = RGBColor(31, 119, 180);
@@ -31,6 +31,10 @@ pub struct PlotPoint {
     pub mean: f64,
     /// 95% interval of the mean.
     pub interval: Option<(f64, f64)>,
+    /// Where the point leads (its comparison's page).
+    pub href: Option<String>,
+    /// What hovering it says: the commit, its subject, the mean.
+    pub tip: String,
 }
 
 /// A change point: the index (in the plotted points) of the first commit
@@ -116,6 +120,7 @@ pub fn history_plot(h: &HistoryPlot) -> Option<String> {
     };
     let (lo, hi) = axis(ends.chain(bands.iter().flat_map(|b| [b.2, b.3])))?;
     let mut svg = String::new();
+    let mut dots: Vec<(usize, (i32, i32))> = Vec::new();
     {
         let root = SVGBackend::with_string(&mut svg, (760, 340)).into_drawing_area();
         root.fill(&WHITE).ok()?;
@@ -186,9 +191,11 @@ pub fn history_plot(h: &HistoryPlot) -> Option<String> {
                 ])
                 .ok()?;
         }
-        chart
-            .draw_series(means.iter().map(|&xy| Circle::new(xy, 4, POINT.filled())))
-            .ok()?;
+        // The points themselves are written after plotters' drawing, each
+        // a link with a tooltip, which plotters' elements cannot carry.
+        for &(x, y) in &means {
+            dots.push((x as usize, chart.backend_coord(&(x, y))));
+        }
         for c in h.changes.iter().filter(|c| c.at < n) {
             // A line between the last commit of the old level and the first
             // of the new one, labelled on the side with more room.
@@ -220,7 +227,31 @@ pub fn history_plot(h: &HistoryPlot) -> Option<String> {
         }
         root.present().ok()?;
     }
+    let end = svg.rfind("</svg>")?;
+    let points: String = dots
+        .iter()
+        .map(|&(i, (x, y))| point_element(&h.points[i], x, y))
+        .collect();
+    svg.insert_str(end, &points);
     Some(described(svg, &h.title, &description(h)))
+}
+
+/// One point as SVG: a dot with its tooltip, inside a link when it has one.
+fn point_element(p: &PlotPoint, x: i32, y: i32) -> String {
+    let dot = format!(
+        "<circle cx=\"{x}\" cy=\"{y}\" r=\"4\" fill=\"#{:02X}{:02X}{:02X}\"><title>{}</title></circle>",
+        POINT.0,
+        POINT.1,
+        POINT.2,
+        escape(&p.tip)
+    );
+    match &p.href {
+        Some(href) => format!(
+            "<a href=\"{}\">{dot}</a>\n",
+            escape(href).replace('"', "&quot;")
+        ),
+        None => format!("{dot}\n"),
+    }
 }
 
 /// What the plot shows, in words, for its `<desc>`.
@@ -264,6 +295,8 @@ mod tests {
                         date: Some("2026-01-05".into()),
                         mean,
                         interval: Some((mean - 10.0, mean + 10.0)),
+                        href: Some(format!("/comparisons/{i}")),
+                        tip: format!("{i:07}abc fs: <step {i}>: {mean}"),
                     }
                 })
                 .collect(),
@@ -305,6 +338,23 @@ mod tests {
         assert!(svg.contains("+50.0% [48.0%, 52.0%]"));
         assert!(svg.contains("0000004abc 2026-01-05"), "dated ticks: {svg}");
         assert!(svg.contains("will-it-scale.per_process_ops (ops/s per task)"));
+    }
+
+    #[test]
+    fn each_point_links_its_comparison_and_says_what_it_is() {
+        let svg = history_plot(&plot(3, None)).unwrap();
+        for i in 0..3 {
+            assert!(
+                svg.contains(&format!("<a href=\"/comparisons/{i}\"><circle")),
+                "{svg}"
+            );
+            assert!(
+                svg.contains(&format!(
+                    "<title>{i:07}abc fs: &lt;step {i}&gt;: 1000</title>"
+                )),
+                "{svg}"
+            );
+        }
     }
 
     #[test]

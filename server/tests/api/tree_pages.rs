@@ -135,8 +135,17 @@ async fn a_tree_page_plots_its_history_marks_the_change_and_tables_the_points(po
         6,
         "one point a commit, a ring round commit 2"
     );
+    // Each point is a link to its comparison, with what it is on hover.
+    assert!(svg.contains("<a href=\"/comparisons/"), "{svg}");
+    assert!(
+        svg.contains(&format!("<title>{} fs: step 2: ", short(2))),
+        "{svg}"
+    );
     // The table: each commit with its comparison; the change on commit 2.
-    let points: Vec<String> = html
+    let table = &html[html
+        .find("<table class=\"points\">")
+        .expect("the points table")..];
+    let points: Vec<String> = table
         .split("<tr")
         .filter(|r| r.contains("fs: step") || r.contains(&short(0)))
         .filter(|r| r.contains("/comparisons/"))

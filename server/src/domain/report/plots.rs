@@ -522,7 +522,7 @@ pub(crate) fn described(svg: String, title: &str, desc: &str) -> String {
 }
 
 /// Text as XML character data.
-fn escape(s: &str) -> String {
+pub(crate) fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

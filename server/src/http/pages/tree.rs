@@ -151,6 +151,14 @@ fn plot_of(
                 date: p.committed_at.map(|t| t.format("%Y-%m-%d").to_string()),
                 mean: p.mean,
                 interval: p.low.zip(p.high),
+                href: Some(format!("/comparisons/{}", p.comparison_id)),
+                tip: format!(
+                    "{} {}: {} (comparison {})",
+                    view::short_commit(&p.commit),
+                    p.subject,
+                    mean_text(p),
+                    p.comparison_id
+                ),
             })
             .collect(),
         changes: changes
@@ -219,11 +227,17 @@ fn history_query(s: &HistoryRow) -> String {
     )
 }
 
-fn point_item(p: HistoryPoint, changes: &[&ChangeRow]) -> PointItem {
+/// `248101.8 ± 12.4`: a point's mean with half its 95% interval.
+fn mean_text(p: &HistoryPoint) -> String {
     let mut mean = mean_column(p.mean).trim().to_string();
     if let (Some(l), Some(h)) = (p.low, p.high) {
         mean.push_str(&format!(" ± {}", mean_column((h - l) / 2.0).trim()));
     }
+    mean
+}
+
+fn point_item(p: HistoryPoint, changes: &[&ChangeRow]) -> PointItem {
+    let mean = mean_text(&p);
     PointItem {
         position: p.position,
         commit: view::short_commit(&p.commit).to_string(),
