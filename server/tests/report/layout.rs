@@ -176,6 +176,19 @@ async fn no_page_is_wider_than_a_phone(pool: sqlx::PgPool) {
     server.stop().await;
 }
 
+/// The real-looking comparison served on a loopback port, and Chromium to
+/// look at it; `None` (and why, on stderr) without Chromium.
+async fn served(pool: sqlx::PgPool) -> Option<(Chromium, TestServer, i64)> {
+    let Some(chromium) = Chromium::find() else {
+        eprintln!("skipping: /usr/bin/chromium is not installed (apt-get install chromium)");
+        return None;
+    };
+    let app = TestApp::new(pool).await;
+    let (id, _) = real_looking_comparison(&app).await;
+    let server = TestServer::serve(app.state.clone(), "127.0.0.1:0".parse().unwrap()).await;
+    Some((chromium, server, id))
+}
+
 /// Where the first row of the all-metrics table puts its change, verdict
 /// and reason.
 const METRICS_ROW: &str = r#"(() => {
@@ -191,13 +204,9 @@ const METRICS_ROW: &str = r#"(() => {
 async fn every_metric_shows_its_change_and_verdict_first_and_its_reason_readable(
     pool: sqlx::PgPool,
 ) {
-    let Some(chromium) = Chromium::find() else {
-        eprintln!("skipping: /usr/bin/chromium is not installed (apt-get install chromium)");
+    let Some((chromium, server, id)) = served(pool).await else {
         return;
     };
-    let app = TestApp::new(pool).await;
-    let (id, _) = real_looking_comparison(&app).await;
-    let server = TestServer::serve(app.state.clone(), "127.0.0.1:0".parse().unwrap()).await;
     let url = format!("{}/comparisons/{id}/metrics", server.url());
     // On a phone, without scrolling sideways: the change and the verdict.
     let phone = chromium.evaluate(&url, browser::PHONE, METRICS_ROW).await;
@@ -236,13 +245,9 @@ const SUMMARY: &str = r#"(() => {
 
 #[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
 async fn the_answer_is_above_the_fold_of_a_comparison(pool: sqlx::PgPool) {
-    let Some(chromium) = Chromium::find() else {
-        eprintln!("skipping: /usr/bin/chromium is not installed (apt-get install chromium)");
+    let Some((chromium, server, id)) = served(pool).await else {
         return;
     };
-    let app = TestApp::new(pool).await;
-    let (id, _) = real_looking_comparison(&app).await;
-    let server = TestServer::serve(app.state.clone(), "127.0.0.1:0".parse().unwrap()).await;
     let url = format!("{}/comparisons/{id}", server.url());
     for screen in [
         Viewport {
