@@ -429,21 +429,3 @@ pub async fn count_by_state(db: impl PgExecutor<'_>) -> Result<Vec<(String, i64)
             .await?;
     Ok(rows.into_iter().map(|r| (r.state, r.n)).collect())
 }
-
-/// How many queued jobs wait for each machine: the machine their
-/// comparison is pinned to, `None` for those any machine may take.
-pub async fn queued_by_machine(
-    db: impl PgExecutor<'_>,
-) -> Result<Vec<(Option<String>, i64)>, sqlx::Error> {
-    let rows = sqlx::query!(
-        r#"SELECT m.name AS "machine?", count(*) AS "n!"
-           FROM jobs j
-           JOIN comparisons c ON c.id = j.comparison_id
-           LEFT JOIN machines m ON m.id = c.machine_id
-           WHERE j.state = 'queued'
-           GROUP BY m.name"#
-    )
-    .fetch_all(db)
-    .await?;
-    Ok(rows.into_iter().map(|r| (r.machine, r.n)).collect())
-}

@@ -409,35 +409,3 @@ pub async fn lock_calibration(conn: &mut PgConnection, id: i64) -> Result<(), sq
         .await?;
     Ok(())
 }
-
-/// A machine as `/metrics` shows it: when it was last heard of and the job
-/// it holds.
-#[derive(Debug, Clone)]
-pub struct Pulse {
-    /// Its name.
-    pub name: String,
-    /// Its last registration, claim, heartbeat or upload.
-    pub last_seen: DateTime<Utc>,
-    /// The job whose lease it holds, if any (the newest, should a lease
-    /// not have run out yet).
-    pub job: Option<i64>,
-    /// What an admin set it to.
-    pub state: MachineState,
-}
-
-/// Every machine's [`Pulse`], retired ones included.
-pub async fn pulses(db: impl PgExecutor<'_>) -> Result<Vec<Pulse>, sqlx::Error> {
-    sqlx::query_as!(
-        Pulse,
-        r#"SELECT m.name, m.last_seen,
-                  (SELECT j.id FROM jobs j
-                   WHERE j.machine_id = m.id
-                     AND j.state NOT IN ('queued', 'done', 'failed')
-                   ORDER BY j.id DESC LIMIT 1) AS "job?",
-                  COALESCE(f.state, 'active') AS "state!: MachineState"
-           FROM machines m LEFT JOIN machine_fleet f ON f.machine_id = m.id
-           ORDER BY m.name"#
-    )
-    .fetch_all(db)
-    .await
-}

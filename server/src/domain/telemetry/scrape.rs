@@ -10,6 +10,7 @@
 //! builds, worker rounds) are this server's since it started, as
 //! Prometheus expects of counters, and a fleet's are summed by `sum()`.
 
+use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
 
 use patchperf_common::comparison::ComparisonStatus;
@@ -60,18 +61,6 @@ async fn database(ctx: &Context, registry: &mut Registry) -> Result<(), Error> {
     }
     registry.register("jobs", "Jobs in each state", jobs);
 
-    let queued = Gauges::default();
-    for (machine, n) in db::jobs::queued_by_machine(&ctx.db).await? {
-        // A comparison that names no machine waits for any of them.
-        let name = machine.unwrap_or_else(|| "(any)".to_string());
-        queued.get_or_create(&label("machine", name)).set(n);
-    }
-    registry.register(
-        "jobs_queued",
-        "Queued jobs by the machine they wait for ((any): no machine named)",
-        queued,
-    );
-
     let comparisons = Gauges::default();
     for status in ComparisonStatus::ALL {
         comparisons
@@ -83,25 +72,49 @@ async fn database(ctx: &Context, registry: &mut Registry) -> Result<(), Error> {
     }
     registry.register("comparisons", "Comparisons in each status", comparisons);
 
+    // The fleet's own reads (`domain::machines::fleet` gathers the same
+    // for the machines pages): every machine, retired ones included, the
+    // jobs they hold and the queue pinned to each (id 0: any machine's).
+    let machines = db::machines::list(&ctx.db, true).await?;
+    let mut held: HashMap<i64, i64> = HashMap::new();
+    for job in db::machines::held_jobs(&ctx.db, None).await? {
+        // Ordered by id: the newest lease speaks for the machine.
+        held.insert(job.machine_id, job.id);
+    }
+    let names: HashMap<i64, &str> = machines.iter().map(|m| (m.id, m.name.as_str())).collect();
+    let queued = Gauges::default();
+    for (id, n) in db::machines::queue_depths(&ctx.db).await? {
+        // A comparison that names no machine waits for any of them.
+        let name = names.get(&id).copied().unwrap_or("(any)");
+        queued.get_or_create(&label("machine", name)).set(n);
+    }
+    registry.register(
+        "jobs_queued",
+        "Queued jobs by the machine they wait for ((any): no machine named)",
+        queued,
+    );
+
     let seen = Seconds::default();
     let holding = Gauges::default();
     let states = Gauges::default();
-    for pulse in db::machines::pulses(&ctx.db).await? {
+    for m in &machines {
         // One series a state, 1 for the machine's: Prometheus' state set.
         for &state in MachineState::ALL {
             states
                 .get_or_create(&vec![
-                    ("machine", pulse.name.clone()),
+                    ("machine", m.name.clone()),
                     ("state", state.as_str().to_string()),
                 ])
-                .set(i64::from(state == pulse.state));
+                .set(i64::from(state == m.state));
         }
-        let machine = label("machine", pulse.name);
+        let machine = label("machine", m.name.clone());
         // Seconds since the epoch, with their fraction (Prometheus' time()
         // is such a float too).
-        let at = pulse.last_seen.timestamp_micros() as f64 / 1e6;
+        let at = m.last_seen.timestamp_micros() as f64 / 1e6;
         seen.get_or_create(&machine).set(at);
-        holding.get_or_create(&machine).set(pulse.job.unwrap_or(0));
+        holding
+            .get_or_create(&machine)
+            .set(held.get(&m.id).copied().unwrap_or(0));
     }
     registry.register_with_unit(
         "machine_last_seen_timestamp",
