@@ -84,15 +84,13 @@ struct Entry {
 }
 
 /// The reports this server holds, by comparison id, least recently used
-/// first to go; with the count of reports it built (ran the statistics
-/// for), which tests read to show what made none.
+/// first to go. (How many it built is counted by `domain::telemetry`.)
 #[derive(Debug, Default)]
 pub struct ReportCache {
     entries: Mutex<HashMap<i64, Entry>>,
     /// One lock per comparison whose report is being built now.
     building: Mutex<HashMap<i64, Arc<BuildLock<()>>>>,
     clock: AtomicU64,
-    builds: AtomicU64,
 }
 
 impl ReportCache {
@@ -105,12 +103,6 @@ impl ReportCache {
         }
         e.used = self.clock.fetch_add(1, Ordering::Relaxed);
         Some(Arc::clone(&e.report))
-    }
-
-    /// Counts one report built (the statistics run), as opposed to one
-    /// read back from the database.
-    pub fn count_build(&self) {
-        self.builds.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Keeps a report built or read back for `inputs`, dropping the least
@@ -179,11 +171,6 @@ impl ReportCache {
         // Forget the locks of builds over, so the map holds only live ones.
         building.retain(|_, lock| Arc::strong_count(lock) > 1);
         Arc::clone(building.entry(id).or_default())
-    }
-
-    /// How many reports this server has built.
-    pub fn builds(&self) -> u64 {
-        self.builds.load(Ordering::Relaxed)
     }
 
     /// How many reports are kept now.

@@ -9,7 +9,7 @@ use crate::helpers::{TestApp, faster, squash};
 
 /// Reports built by the app so far.
 fn builds(app: &TestApp) -> u64 {
-    app.state.reports.builds()
+    app.state.telemetry.report_builds()
 }
 
 #[sqlx::test(migrator = "patchperf_server::MIGRATOR")]

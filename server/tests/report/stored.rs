@@ -10,7 +10,7 @@ use crate::helpers::{TestApp, faster};
 
 /// Reports built by the app so far.
 fn builds(state: &AppState) -> u64 {
-    state.reports.builds()
+    state.telemetry.report_builds()
 }
 
 /// Comparison `id`'s report as server `state` serves it, in JSON.

@@ -114,7 +114,6 @@ pub async fn write(
         .map_err(|e| Error::Internal(format!("encoding report inputs: {e}")))?;
     let build_ms = i32::try_from(took.as_millis()).unwrap_or(i32::MAX);
     db::reports::store(&ctx.db, id, &inputs, &body, build_ms).await?;
-    ctx.telemetry.report_built(took);
     Ok(())
 }
 

@@ -95,10 +95,16 @@ impl Telemetry {
             .inc();
     }
 
-    /// Counts one report built and stored.
+    /// Counts one report built (its statistics run), as opposed to one
+    /// read back from the database.
     pub fn report_built(&self, took: Duration) {
         self.report_builds.inc();
         self.report_seconds.observe(took.as_secs_f64());
+    }
+
+    /// How many reports this server has built.
+    pub fn report_builds(&self) -> u64 {
+        self.report_builds.get()
     }
 }
 
