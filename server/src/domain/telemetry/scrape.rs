@@ -13,6 +13,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
 
+use chrono::{DateTime, Utc};
 use patchperf_common::comparison::ComparisonStatus;
 use patchperf_common::machine_state::MachineState;
 use patchperf_common::protocol::JobState;
@@ -30,6 +31,11 @@ use crate::error::Error;
 type Labels = Vec<(&'static str, String)>;
 type Gauges = Family<Labels, Gauge>;
 type Seconds = Family<Labels, Gauge<f64, AtomicU64>>;
+
+/// Seconds since the epoch with their fraction, as Prometheus' `time()`.
+fn epoch_seconds(at: DateTime<Utc>) -> f64 {
+    at.timestamp_micros() as f64 / 1e6
+}
 
 fn label(key: &'static str, value: impl Into<String>) -> Labels {
     vec![(key, value.into())]
@@ -108,10 +114,7 @@ async fn database(ctx: &Context, registry: &mut Registry) -> Result<(), Error> {
                 .set(i64::from(state == m.state));
         }
         let machine = label("machine", m.name.clone());
-        // Seconds since the epoch, with their fraction (Prometheus' time()
-        // is such a float too).
-        let at = m.last_seen.timestamp_micros() as f64 / 1e6;
-        seen.get_or_create(&machine).set(at);
+        seen.get_or_create(&machine).set(epoch_seconds(m.last_seen));
         holding
             .get_or_create(&machine)
             .set(held.get(&m.id).copied().unwrap_or(0));
@@ -170,15 +173,13 @@ fn workers(ctx: &Context, registry: &mut Registry) {
         running
             .get_or_create(&worker)
             .set(i64::from(health.running));
-        if let Some(at) = health.last_run_at {
-            last_run
-                .get_or_create(&worker)
-                .set(at.timestamp_micros() as f64 / 1e6);
-        }
-        if let Some(at) = health.last_ok_at {
-            last_ok
-                .get_or_create(&worker)
-                .set(at.timestamp_micros() as f64 / 1e6);
+        for (family, at) in [
+            (&last_run, health.last_run_at),
+            (&last_ok, health.last_ok_at),
+        ] {
+            if let Some(at) = at {
+                family.get_or_create(&worker).set(epoch_seconds(at));
+            }
         }
     }
     registry.register(
