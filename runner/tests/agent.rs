@@ -11,26 +11,27 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, mpsc};
-use std::time::Duration;
 
 use patchperf_common::protocol::{
     BootSlot, FailureReason, FinishRequest, JobSpec, JobState, RunUpload,
 };
 use patchperf_common::run::{MeasurementMode, MetricValue, RunResult, Side, TaskMode};
-use patchperf_runner::agent::backoff::Backoff;
 use patchperf_runner::agent::client::{Client, Lease};
 use patchperf_runner::agent::executor::{
     JobExecutor, JobReporter, PIPELINE_UNAVAILABLE, UnsupportedExecutor,
 };
-use patchperf_runner::agent::inventory;
 use patchperf_runner::agent::spool::{Delivery, Entry, Item, STUCK_AFTER, Spool};
-use patchperf_runner::agent::worker::{Agent, AgentOptions, Step};
+use patchperf_runner::agent::worker::Step;
 use patchperf_runner::kernel::pipeline::failure::JobFailure;
 use patchperf_server::domain::tokens::TokenKind;
-use patchperf_testkit::mbox::one_patch;
 use patchperf_testkit::{TestServer, token};
 use serde_json::json;
 use sqlx::PgPool;
+
+use agent_support::{agent, submit};
+
+#[path = "agent_support/mod.rs"]
+mod agent_support;
 
 /// A real server on a loopback port with a runner and a ci token, and an
 /// empty spool directory: where every agent test against the server starts.
@@ -53,38 +54,6 @@ impl Lab {
             spool: tempfile::tempdir().unwrap(),
         }
     }
-}
-
-/// Submits a comparison of 3 boots a side of open1 with one task.
-fn submit(server: &str, ci: &str) -> i64 {
-    let body = json!({
-        "base": { "kind": "tarball", "name": "linux-source-6.1" },
-        "mbox": one_patch("[PATCH] fs: tweak open"),
-        "workloads": ["open1"],
-        "params": { "nr_task": [1], "seconds": 2, "warmup_seconds": 1 },
-        "runs": 3,
-    });
-    let mut resp = ureq::post(&format!("{server}/api/v1/comparisons"))
-        .header("authorization", &format!("Bearer {ci}"))
-        .send_json(&body)
-        .unwrap();
-    let created: serde_json::Value = resp.body_mut().read_json().unwrap();
-    created["id"].as_i64().unwrap()
-}
-
-fn agent(server: &str, token: &str, spool: &std::path::Path) -> Agent {
-    let options = AgentOptions {
-        name: "lab-1".into(),
-        spool_dir: spool.to_path_buf(),
-        wait_seconds: 1,
-        backoff: Backoff {
-            tries: 2,
-            first: Duration::from_millis(10),
-            max: Duration::from_millis(10),
-        },
-        idle_retry: Duration::from_millis(10),
-    };
-    Agent::new(Client::new(server, token), options, inventory::collect()).unwrap()
 }
 
 #[sqlx::test(migrations = "../migrations")]

@@ -4,37 +4,21 @@
 //! saying what to upgrade; and told by a real server that its machine is
 //! paused, it claims nothing until the admin resumes it.
 
-use std::time::Duration;
-
 use patchperf_common::machine_state::MachineState;
 use patchperf_common::protocol::{FinishRequest, PROTOCOL_VERSION};
 use patchperf_runner::Error;
-use patchperf_runner::agent::backoff::Backoff;
-use patchperf_runner::agent::client::Client;
 use patchperf_runner::agent::executor::UnsupportedExecutor;
-use patchperf_runner::agent::inventory;
-use patchperf_runner::agent::worker::{Agent, AgentOptions, Step};
+use patchperf_runner::agent::worker::Step;
 use patchperf_runner::error::exit;
 use patchperf_server::domain::tokens::TokenKind;
-use patchperf_testkit::mbox::one_patch;
 use patchperf_testkit::{TestServer, token};
 use serde_json::{Value, json};
 use sqlx::PgPool;
 
-fn agent(server: &str, token: &str, spool: &std::path::Path) -> Agent {
-    let options = AgentOptions {
-        name: "lab-1".into(),
-        spool_dir: spool.to_path_buf(),
-        wait_seconds: 1,
-        backoff: Backoff {
-            tries: 2,
-            first: Duration::from_millis(10),
-            max: Duration::from_millis(10),
-        },
-        idle_retry: Duration::from_millis(10),
-    };
-    Agent::new(Client::new(server, token), options, inventory::collect()).unwrap()
-}
+use agent_support::{agent, submit};
+
+#[path = "agent_support/mod.rs"]
+mod agent_support;
 
 /// A server whose registration answers `answer`, whatever it is asked.
 async fn fake_server(answer: Value) -> String {
@@ -116,14 +100,7 @@ async fn a_paused_agent_claims_nothing_until_an_admin_resumes_it(pool: PgPool) {
         agent.register().unwrap();
         let paused = post(&url, &admin, "/api/v1/machines/lab-1/pause", &json!({}));
         assert_eq!(paused["state"], "paused");
-        let submission = json!({
-            "base": { "kind": "tarball", "name": "linux-source-6.1" },
-            "mbox": one_patch("[PATCH] fs: tweak open"),
-            "workloads": ["open1"],
-            "params": { "nr_task": [1], "seconds": 2, "warmup_seconds": 1 },
-            "runs": 3,
-        });
-        post(&url, &ci, "/api/v1/comparisons", &submission);
+        submit(&url, &ci);
         let held = agent.step(&mut UnsupportedExecutor).unwrap();
         post(&url, &admin, "/api/v1/machines/lab-1/resume", &json!({}));
         let after = agent.step(&mut UnsupportedExecutor).unwrap();

@@ -1,0 +1,46 @@
+//! What the agent's tests share (`agent.rs`, `fleet.rs`): an agent of
+//! machine `lab-1` that gives up on an unreachable server quickly, and a
+//! small comparison submitted as CI submits one.
+
+use std::time::Duration;
+
+use patchperf_runner::agent::backoff::Backoff;
+use patchperf_runner::agent::client::Client;
+use patchperf_runner::agent::inventory;
+use patchperf_runner::agent::worker::{Agent, AgentOptions};
+use patchperf_testkit::mbox::one_patch;
+use serde_json::json;
+
+/// The agent of machine `lab-1` on `server` with `token`, its spool in
+/// `spool`: claims wait 1 s, a call is tried twice.
+pub fn agent(server: &str, token: &str, spool: &std::path::Path) -> Agent {
+    let options = AgentOptions {
+        name: "lab-1".into(),
+        spool_dir: spool.to_path_buf(),
+        wait_seconds: 1,
+        backoff: Backoff {
+            tries: 2,
+            first: Duration::from_millis(10),
+            max: Duration::from_millis(10),
+        },
+        idle_retry: Duration::from_millis(10),
+    };
+    Agent::new(Client::new(server, token), options, inventory::collect()).unwrap()
+}
+
+/// Submits a comparison of 3 boots a side of open1 with one task.
+pub fn submit(server: &str, ci: &str) -> i64 {
+    let body = json!({
+        "base": { "kind": "tarball", "name": "linux-source-6.1" },
+        "mbox": one_patch("[PATCH] fs: tweak open"),
+        "workloads": ["open1"],
+        "params": { "nr_task": [1], "seconds": 2, "warmup_seconds": 1 },
+        "runs": 3,
+    });
+    let mut resp = ureq::post(&format!("{server}/api/v1/comparisons"))
+        .header("authorization", &format!("Bearer {ci}"))
+        .send_json(&body)
+        .unwrap();
+    let created: serde_json::Value = resp.body_mut().read_json().unwrap();
+    created["id"].as_i64().unwrap()
+}
