@@ -442,19 +442,7 @@ impl JobState {
 
     /// Parses [`JobState::as_str`]'s output.
     pub fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "queued" => JobState::Queued,
-            "claimed" => JobState::Claimed,
-            "fetching" => JobState::Fetching,
-            "applying" => JobState::Applying,
-            "building" => JobState::Building,
-            "booting" => JobState::Booting,
-            "running" => JobState::Running,
-            "uploading" => JobState::Uploading,
-            "done" => JobState::Done,
-            "failed" => JobState::Failed,
-            _ => return None,
-        })
+        Self::ALL.iter().copied().find(|state| state.as_str() == s)
     }
 
     /// Done or failed: no runner holds the job any more.
