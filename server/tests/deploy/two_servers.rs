@@ -36,6 +36,27 @@ struct Lab {
 }
 
 impl Lab {
+    /// The database at `url` migrated, a token of each kind minted on it
+    /// with the binary, and `extra` flags for every server.
+    fn new(url: String, extra: Vec<String>) -> Lab {
+        run(NEW, &["migrate"], &url);
+        let token = |kind: &str| {
+            let out = run(
+                NEW,
+                &["token", "create", "--kind", kind, "--label", kind],
+                &url,
+            );
+            String::from_utf8_lossy(&out.stdout).trim().to_string()
+        };
+        Lab {
+            runner: token("runner"),
+            ci: token("ci"),
+            admin: token("admin"),
+            extra,
+            url,
+        }
+    }
+
     fn serve(&self) -> (std::process::Child, String) {
         let extra: Vec<&str> = self.extra.iter().map(String::as_str).collect();
         serve_with(NEW, &self.url, &extra).unwrap()
@@ -118,29 +139,13 @@ async fn two_servers_on_one_database_do_nothing_twice(pool: PgPool) {
     let url = database_url(&pool);
     let dir = tempfile::tempdir().unwrap();
     let relay = Relay::start(free_port(), dir.path());
-    let lab = tokio::task::spawn_blocking(move || {
-        run(NEW, &["migrate"], &url);
-        let token = |kind: &str| {
-            let out = run(
-                NEW,
-                &["token", "create", "--kind", kind, "--label", kind],
-                &url,
-            );
-            String::from_utf8_lossy(&out.stdout).trim().to_string()
-        };
-        Lab {
-            runner: token("runner"),
-            ci: token("ci"),
-            admin: token("admin"),
-            extra: vec![
-                "--smtp-url".into(),
-                format!("smtp://127.0.0.1:{}", relay.port),
-                "--mail-from".into(),
-                "patchperf <perf@lab.test>".into(),
-            ],
-            url,
-        }
-    });
+    let extra = vec![
+        "--smtp-url".into(),
+        format!("smtp://127.0.0.1:{}", relay.port),
+        "--mail-from".into(),
+        "patchperf <perf@lab.test>".into(),
+    ];
+    let lab = tokio::task::spawn_blocking(move || Lab::new(url, extra));
     let lab = lab.await.unwrap();
     let lab = Arc::new(lab);
 
@@ -260,24 +265,9 @@ async fn two_servers_on_one_database_do_nothing_twice(pool: PgPool) {
 }
 
 /// Two servers, each with mirrors of its own, that may read repositories
-/// on this machine; tokens minted on `url`.
+/// on this machine, on a [`Lab`] of `url`.
 fn lab_on(url: &str, mirrors: &std::path::Path) -> (Lab, [(std::process::Child, String); 2]) {
-    run(NEW, &["migrate"], url);
-    let token = |kind: &str| {
-        let out = run(
-            NEW,
-            &["token", "create", "--kind", kind, "--label", kind],
-            url,
-        );
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    };
-    let lab = Lab {
-        runner: token("runner"),
-        ci: token("ci"),
-        admin: token("admin"),
-        extra: vec!["--local-git".into()],
-        url: url.to_string(),
-    };
+    let lab = Lab::new(url.to_string(), vec!["--local-git".into()]);
     let servers = ["a", "b"].map(|name| {
         let dir = mirrors.join(name);
         let mut extra: Vec<&str> = lab.extra.iter().map(String::as_str).collect();
