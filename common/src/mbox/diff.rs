@@ -59,43 +59,15 @@ impl std::fmt::Display for DiffStat {
 pub fn diffstat(text: &str) -> DiffStat {
     let mut stat = DiffStat::default();
     let (mut git_files, mut plain_files) = (0, 0);
-    // Lines still to read in the current hunk: old side, new side.
-    let (mut old, mut new) = (0usize, 0usize);
+    let mut hunks = Hunks::default();
     for line in text.lines() {
-        if old > 0 || new > 0 {
-            match line.as_bytes().first() {
-                Some(b'+') => {
-                    stat.insertions += 1;
-                    new = new.saturating_sub(1);
-                }
-                Some(b'-') => {
-                    stat.deletions += 1;
-                    old = old.saturating_sub(1);
-                }
-                // `\ No newline at end of file`
-                Some(b'\\') => {}
-                _ => {
-                    old = old.saturating_sub(1);
-                    new = new.saturating_sub(1);
-                }
-            }
-        } else if line.starts_with("diff --git ") {
-            git_files += 1;
-        } else if line.starts_with("+++ ") {
-            plain_files += 1;
-        } else if let Some(counts) = line.strip_prefix("@@ -") {
-            let count = |range: &str| -> usize {
-                match range.split_once(',') {
-                    Some((_, n)) => n.parse().unwrap_or(0),
-                    None => 1,
-                }
-            };
-            let mut parts = counts.split_whitespace();
-            old = parts.next().map_or(0, count);
-            new = parts
-                .next()
-                .and_then(|p| p.strip_prefix('+'))
-                .map_or(0, count);
+        match hunks.read(line) {
+            Some(b'+') => stat.insertions += 1,
+            Some(b'-') => stat.deletions += 1,
+            Some(_) => {}
+            None if line.starts_with("diff --git ") => git_files += 1,
+            None if line.starts_with("+++ ") => plain_files += 1,
+            None => {}
         }
     }
     stat.files = if git_files > 0 {
@@ -104,6 +76,53 @@ pub fn diffstat(text: &str) -> DiffStat {
         plain_files
     };
     stat
+}
+
+/// Where a reader of a diff stands: inside a hunk, with the lines still to
+/// come on each side (the hunk's own `@@ -a,b +c,d @@` counts say where it
+/// ends), or between hunks, where headers are. Lines inside a hunk are not
+/// headers, however they start.
+#[derive(Debug, Default)]
+struct Hunks {
+    old: usize,
+    new: usize,
+}
+
+impl Hunks {
+    /// Reads `line`: inside a hunk, its first byte (`+`, `-`, `\` for
+    /// `\ No newline at end of file`, another for context); outside, `None`
+    /// (a hunk header starts the next hunk).
+    fn read(&mut self, line: &str) -> Option<u8> {
+        if self.old > 0 || self.new > 0 {
+            let first = line.as_bytes().first().copied().unwrap_or(b' ');
+            match first {
+                b'+' => self.new = self.new.saturating_sub(1),
+                b'-' => self.old = self.old.saturating_sub(1),
+                b'\\' => {}
+                _ => {
+                    self.old = self.old.saturating_sub(1);
+                    self.new = self.new.saturating_sub(1);
+                }
+            }
+            return Some(first);
+        }
+        if let Some(counts) = line.strip_prefix("@@ -") {
+            // `a,b` (b lines) or `a` (one line).
+            let count = |range: &str| -> usize {
+                match range.split_once(',') {
+                    Some((_, n)) => n.parse().unwrap_or(0),
+                    None => 1,
+                }
+            };
+            let mut parts = counts.split_whitespace();
+            self.old = parts.next().map_or(0, count);
+            self.new = parts
+                .next()
+                .and_then(|p| p.strip_prefix('+'))
+                .map_or(0, count);
+        }
+        None
+    }
 }
 
 /// The files the diffs in `text` touch, as `patch -p1` names them (the
@@ -126,20 +145,12 @@ pub fn paths(text: &str) -> std::collections::BTreeSet<String> {
         };
         found.insert(path.to_string());
     };
-    // Lines still to read in the current hunk: old side, new side.
-    let (mut old, mut new) = (0usize, 0usize);
+    let mut hunks = Hunks::default();
     for line in text.lines() {
-        if old > 0 || new > 0 {
-            match line.as_bytes().first() {
-                Some(b'+') => new = new.saturating_sub(1),
-                Some(b'-') => old = old.saturating_sub(1),
-                Some(b'\\') => {}
-                _ => {
-                    old = old.saturating_sub(1);
-                    new = new.saturating_sub(1);
-                }
-            }
-        } else if let Some(both) = line.strip_prefix("diff --git ") {
+        if hunks.read(line).is_some() {
+            continue;
+        }
+        if let Some(both) = line.strip_prefix("diff --git ") {
             // `a/x b/x`; a path with ` b/` in it splits at the last one.
             if let Some(at) = both.rfind(" b/").or_else(|| both.rfind(" \"b/")) {
                 add(&both[..at], true);
@@ -156,19 +167,6 @@ pub fn paths(text: &str) -> std::collections::BTreeSet<String> {
             .find_map(|p| line.strip_prefix(p))
         {
             add(path, false);
-        } else if let Some(counts) = line.strip_prefix("@@ -") {
-            let count = |range: &str| -> usize {
-                match range.split_once(',') {
-                    Some((_, n)) => n.parse().unwrap_or(0),
-                    None => 1,
-                }
-            };
-            let mut parts = counts.split_whitespace();
-            old = parts.next().map_or(0, count);
-            new = parts
-                .next()
-                .and_then(|p| p.strip_prefix('+'))
-                .map_or(0, count);
         }
     }
     found

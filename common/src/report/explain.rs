@@ -232,10 +232,8 @@ fn syscall_of<'a>(c: &Comparison, symbol: &str, syscalls: &'a [Syscall]) -> Opti
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::build::{build_comparison, header_from_runs};
-    use crate::report::test_runs::run;
+    use crate::report::test_runs::{compare, run};
     use crate::run::RunResult;
-    use crate::stats::VerdictPolicy;
 
     const OPS: &str = "will-it-scale.per_process_ops";
 
@@ -255,13 +253,7 @@ mod tests {
                 .collect()
         };
         let (b, p) = (side(base), side(patched));
-        build_comparison(
-            header_from_runs("lab", &b, &p),
-            &b,
-            &p,
-            &VerdictPolicy::default(),
-        )
-        .unwrap()
+        compare("lab", &b, &p)
     }
 
     #[test]

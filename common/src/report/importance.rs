@@ -77,9 +77,7 @@ pub fn subject_line(c: &Comparison) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::build::{build_comparison, header_from_runs};
-    use crate::report::test_runs::run;
-    use crate::stats::VerdictPolicy;
+    use crate::report::test_runs::{compare, run};
 
     const OPS: &str = "will-it-scale.per_process_ops";
 
@@ -97,13 +95,7 @@ mod tests {
                 .collect()
         };
         let (b, p) = (runs(base), runs(patched));
-        build_comparison(
-            header_from_runs("lab", &b, &p),
-            &b,
-            &p,
-            &VerdictPolicy::default(),
-        )
-        .unwrap()
+        compare("lab", &b, &p)
     }
 
     #[test]
@@ -130,13 +122,7 @@ mod tests {
             b.nr_task = 5;
             p.nr_task = 5;
             let (b, p) = (vec![b], vec![p]);
-            build_comparison(
-                header_from_runs("lab", &b, &p),
-                &b,
-                &p,
-                &VerdictPolicy::default(),
-            )
-            .unwrap()
+            compare("lab", &b, &p)
         };
         let reports = [
             report(1, 1000.0, 1000.0), // no change
@@ -156,13 +142,7 @@ mod tests {
 
     #[test]
     fn equals_keep_their_order_and_empty_reports_go_last() {
-        let empty = build_comparison(
-            header_from_runs("lab", &[], &[]),
-            &[],
-            &[],
-            &VerdictPolicy::default(),
-        )
-        .unwrap();
+        let empty = compare("lab", &[], &[]);
         let reports = [
             empty.clone(),
             report(1, 1000.0, 1000.0),

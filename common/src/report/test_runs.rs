@@ -1,7 +1,10 @@
 //! Run results for the report's unit tests: one dup1 run in the
 //! deterministic mode, carrying just the metrics a test names.
 
+use crate::report::Comparison;
+use crate::report::build::{build_comparison, header_from_runs};
 use crate::run::{MeasurementMode, MetricValue, RunResult, TaskMode};
+use crate::stats::VerdictPolicy;
 
 pub(crate) fn run(metrics: &[(&str, f64)]) -> RunResult {
     RunResult {
@@ -25,4 +28,16 @@ pub(crate) fn run(metrics: &[(&str, f64)]) -> RunResult {
         profile_event: None,
         warnings: Vec::new(),
     }
+}
+
+/// The report of `base` against `patched` on machine `machine`, judged by
+/// the default policy.
+pub(crate) fn compare(machine: &str, base: &[RunResult], patched: &[RunResult]) -> Comparison {
+    build_comparison(
+        header_from_runs(machine, base, patched),
+        base,
+        patched,
+        &VerdictPolicy::default(),
+    )
+    .expect("runs of one workload, nr_task and mode")
 }

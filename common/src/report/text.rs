@@ -504,22 +504,14 @@ pub fn verdict_line(m: &MetricComparison) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::test_runs::run;
-    use crate::report::{build_comparison, header_from_runs};
-    use crate::stats::VerdictPolicy;
+    use crate::report::test_runs::{compare, run};
 
     const OPS: &str = "will-it-scale.per_process_ops";
 
     fn comparison(base: &[f64], patched: &[f64]) -> Comparison {
         let b: Vec<_> = base.iter().map(|&v| run(&[(OPS, v)])).collect();
         let p: Vec<_> = patched.iter().map(|&v| run(&[(OPS, v)])).collect();
-        build_comparison(
-            header_from_runs("qemu-tcg", &b, &p),
-            &b,
-            &p,
-            &VerdictPolicy::default(),
-        )
-        .unwrap()
+        compare("qemu-tcg", &b, &p)
     }
 
     #[test]
@@ -585,13 +577,7 @@ mod tests {
         b.unsupported.push("perf-stat.ps.cycles".into());
         let p = run(&[(OPS, 1000.0)]);
         let (b, p) = (vec![b], vec![p]);
-        let c = build_comparison(
-            header_from_runs("m", &b, &p),
-            &b,
-            &p,
-            &VerdictPolicy::default(),
-        )
-        .unwrap();
+        let c = compare("m", &b, &p);
         // mean (10) + blank spread (6) + blank change (12) + `-` right-aligned
         // in 10 + blank spread (6) + 2 before the name
         let faults = row(c.metric("perf-stat.ps.page-faults").unwrap());
@@ -623,13 +609,7 @@ mod tests {
             ("kernel.boot_seconds", 4.64),
         ]);
         let (b, p) = (vec![b], vec![p]);
-        let c = build_comparison(
-            header_from_runs("m", &b, &p),
-            &b,
-            &p,
-            &VerdictPolicy::default(),
-        )
-        .unwrap();
+        let c = compare("m", &b, &p);
         let text = render(&c, &TextOptions::default());
         assert!(
             text.contains(
@@ -654,13 +634,7 @@ mod tests {
             r
         };
         let (b, p) = (vec![mk(1000.0)], vec![mk(1100.0)]);
-        let c = build_comparison(
-            header_from_runs("m", &b, &p),
-            &b,
-            &p,
-            &VerdictPolicy::default(),
-        )
-        .unwrap();
+        let c = compare("m", &b, &p);
         let text = render(&c, &TextOptions::default());
         assert!(!text.contains("perf-stat.ps.cycles\n"), "{text}");
         assert!(!text.contains("n/s"), "{text}");
@@ -682,13 +656,7 @@ mod tests {
         let mk = |ops: f64, cpi: f64| run(&[(OPS, ops), ("perf-stat.i.cpi", cpi)]);
         let b = vec![mk(1000.0, 1.0), mk(1001.0, 1.1), mk(999.0, 0.9)];
         let p = vec![mk(1000.0, 1.0), mk(1001.0, 1.1), mk(999.0, 0.9)];
-        let c = build_comparison(
-            header_from_runs("m", &b, &p),
-            &b,
-            &p,
-            &VerdictPolicy::default(),
-        )
-        .unwrap();
+        let c = compare("m", &b, &p);
         let default = table(&c, &TextOptions::default());
         assert!(default.contains(OPS) && !default.contains("perf-stat.i.cpi"));
         let all = table(&c, &TextOptions { all_rows: true });

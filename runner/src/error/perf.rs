@@ -21,8 +21,13 @@ pub enum PerfError {
     #[error("{0}")]
     Options(String),
     /// A collector was stopped or read before it was started or stopped.
-    #[error("{0}")]
-    NotRunning(&'static str),
+    #[error("{what} was not {step}")]
+    NotRunning {
+        /// `perf stat`, `perf record`.
+        what: &'static str,
+        /// `started`, `stopped`.
+        step: &'static str,
+    },
     /// A file or directory perf's work needs could not be made or read.
     #[error("{what}: {source}")]
     Io {

@@ -28,6 +28,64 @@ use crate::error::{PerfError, ProcessProblem};
 /// How many stderr lines an error message carries.
 const TAIL_LINES: usize = 12;
 
+/// Where one perf collector is in its start → stop → collect cycle: a
+/// stop needs a start, and a read of the output needs a stop since the last
+/// read (perf writes its last interval or its buffers when interrupted).
+#[derive(Debug)]
+pub struct Lifecycle {
+    /// `perf stat`, `perf record`: for the errors.
+    what: &'static str,
+    running: Option<Background>,
+    stopped: bool,
+}
+
+impl Lifecycle {
+    /// A collector of `what` not started yet.
+    pub fn new(what: &'static str) -> Self {
+        Lifecycle {
+            what,
+            running: None,
+            stopped: false,
+        }
+    }
+
+    /// Starts `command` as [`Background::start`] does.
+    pub fn start(
+        &mut self,
+        command: Command,
+        dir: &Path,
+        name: &str,
+        limit: Duration,
+    ) -> Result<(), PerfError> {
+        self.running = Some(Background::start(command, self.what, dir, name, limit)?);
+        Ok(())
+    }
+
+    /// Stops the started perf with SIGINT, waiting at most `limit`.
+    pub fn stop(&mut self, limit: Duration) -> Result<(), PerfError> {
+        let running = self.running.take().ok_or(PerfError::NotRunning {
+            what: self.what,
+            step: "started",
+        })?;
+        running.interrupt(limit)?;
+        self.stopped = true;
+        Ok(())
+    }
+
+    /// Checks that perf stopped since the output was last read, so that it
+    /// is read once per run.
+    pub fn take_stopped(&mut self) -> Result<(), PerfError> {
+        if std::mem::take(&mut self.stopped) {
+            Ok(())
+        } else {
+            Err(PerfError::NotRunning {
+                what: self.what,
+                step: "stopped",
+            })
+        }
+    }
+}
+
 /// A perf process running in the background.
 #[derive(Debug)]
 pub struct Background {

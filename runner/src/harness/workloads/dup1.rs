@@ -1,18 +1,16 @@
 //! dup1: each task duplicates an fd of its own file and closes the copy.
 //! In threads mode the tasks share one file table (seed 004).
 
-use std::ffi::CString;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use super::{Workload, c_path, per_task_files, remove_files};
+use super::{TaskFiles, Workload};
 use crate::harness::sys::{self, Failure, Fd};
 
 /// The dup1 workload.
 #[derive(Debug)]
 pub struct Dup1 {
-    files: Vec<PathBuf>,
-    c_files: Vec<CString>,
+    files: TaskFiles,
 }
 
 impl Workload for Dup1 {
@@ -20,13 +18,13 @@ impl Workload for Dup1 {
     type Task<'a> = Fd;
 
     fn setup(scratch: &Path, nr_task: u32) -> io::Result<Self> {
-        let files = per_task_files(scratch, "dup1", nr_task)?;
-        let c_files = files.iter().map(|f| c_path(f)).collect::<io::Result<_>>()?;
-        Ok(Dup1 { files, c_files })
+        Ok(Dup1 {
+            files: TaskFiles::create(scratch, Self::NAME, nr_task)?,
+        })
     }
 
     fn task_setup(&self, task: usize) -> Result<Fd, Failure> {
-        sys::open_owned(&self.c_files[task], libc::O_RDWR)
+        self.files.open(task)
     }
 
     #[inline(always)]
@@ -36,6 +34,6 @@ impl Workload for Dup1 {
     }
 
     fn cleanup(&self) -> io::Result<()> {
-        remove_files(&self.files)
+        self.files.remove()
     }
 }

@@ -6,26 +6,24 @@
 //! lives apart (`harness::workload`), since the driver the table points
 //! at is written against it.
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::collector::Collector;
+use super::sys::{self, Failure, Fd};
 use super::driver::{self, Observer, Run};
 use super::workload::Workload;
 use crate::Error;
 use patchperf_common::run::RunResult;
 
 mod dup1;
-mod fstat;
-mod fstatat_empty;
-mod open1;
 mod open2;
 mod open3;
-mod open_creat;
+mod open_close;
 mod open_enoent;
-mod statx_empty;
+mod stat_fd;
 
 /// The harness instantiated for one workload.
 pub type RunFn =
@@ -50,15 +48,15 @@ const fn entry<W: Workload>() -> Entry {
 
 /// Every workload this runner implements.
 pub const TABLE: &[Entry] = &[
-    entry::<open1::Open1>(),
+    entry::<open_close::OpenClose<open_close::Open1>>(),
     entry::<open2::Open2>(),
     entry::<open3::Open3>(),
     entry::<open_enoent::OpenEnoent>(),
-    entry::<open_creat::OpenCreat>(),
+    entry::<open_close::OpenClose<open_close::OpenCreat>>(),
     entry::<dup1::Dup1>(),
-    entry::<fstat::Fstat>(),
-    entry::<fstatat_empty::FstatatEmpty>(),
-    entry::<statx_empty::StatxEmpty>(),
+    entry::<stat_fd::StatFd<stat_fd::Fstat>>(),
+    entry::<stat_fd::StatFd<stat_fd::FstatatEmpty>>(),
+    entry::<stat_fd::StatFd<stat_fd::StatxEmpty>>(),
 ];
 
 /// Looks a workload up by name.
@@ -72,16 +70,44 @@ pub(crate) fn c_path(path: &Path) -> io::Result<CString> {
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains a NUL byte"))
 }
 
-/// Creates one empty file per task, `<dir>/<prefix>.<task>`, as
-/// will-it-scale's per-task `mkstemp` does.
-pub(crate) fn per_task_files(dir: &Path, prefix: &str, nr_task: u32) -> io::Result<Vec<PathBuf>> {
-    (0..nr_task)
-        .map(|i| {
+/// One empty file per task, `<dir>/<prefix>.<task>`, as will-it-scale's
+/// per-task `mkstemp` makes them, with the C paths the system calls take.
+#[derive(Debug)]
+pub(crate) struct TaskFiles {
+    paths: Vec<PathBuf>,
+    c_paths: Vec<CString>,
+}
+
+impl TaskFiles {
+    /// Creates the `nr_task` files under `dir`.
+    pub(crate) fn create(dir: &Path, prefix: &str, nr_task: u32) -> io::Result<Self> {
+        let mut files = TaskFiles {
+            paths: Vec::new(),
+            c_paths: Vec::new(),
+        };
+        for i in 0..nr_task {
             let path = dir.join(format!("{prefix}.{i}"));
+            files.c_paths.push(c_path(&path)?);
             create_file(&path)?;
-            Ok(path)
-        })
-        .collect()
+            files.paths.push(path);
+        }
+        Ok(files)
+    }
+
+    /// Task `task`'s file.
+    pub(crate) fn path(&self, task: usize) -> &CStr {
+        &self.c_paths[task]
+    }
+
+    /// Task `task`'s file opened `O_RDWR`, closed when dropped.
+    pub(crate) fn open(&self, task: usize) -> Result<Fd, Failure> {
+        sys::open_owned(self.path(task), libc::O_RDWR)
+    }
+
+    /// Removes the files.
+    pub(crate) fn remove(&self) -> io::Result<()> {
+        remove_files(&self.paths)
+    }
 }
 
 /// Creates an empty file (mode 0600), failing if it exists.

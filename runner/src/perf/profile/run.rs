@@ -17,7 +17,7 @@ use crate::error::PerfError;
 use crate::harness::Collector;
 use crate::perf::PerfOptions;
 use crate::perf::env::{Perf, kernel_symbols_warning};
-use crate::perf::exec::{self, Background};
+use crate::perf::exec::{self, Lifecycle};
 
 /// How long perf may take to start counting (it opens counters on every
 /// CPU and lists the running tasks first).
@@ -53,8 +53,7 @@ pub struct PerfProfile {
     event: ProfileEvent,
     frequency: u32,
     dir: TempDir,
-    running: Option<Background>,
-    stopped: bool,
+    lifecycle: Lifecycle,
     warnings: Vec<String>,
 }
 
@@ -83,8 +82,7 @@ impl PerfProfile {
             event,
             frequency: options.profile_frequency,
             dir,
-            running: None,
-            stopped: false,
+            lifecycle: Lifecycle::new("perf record"),
             warnings: kernel_symbols_warning().into_iter().collect(),
         }
     }
@@ -158,34 +156,20 @@ impl PerfProfile {
             // on the same files, and a guest's root may be read-only.
             .args(["--no-buildid", "--no-buildid-cache", "-o"])
             .arg(self.data_path());
-        self.running = Some(Background::start(
-            command,
-            "perf record",
-            self.dir.path(),
-            "record",
-            START_LIMIT,
-        )?);
-        Ok(())
+        self.lifecycle
+            .start(command, self.dir.path(), "record", START_LIMIT)
     }
 
     /// Stops perf record with SIGINT (it writes out its buffers);
     /// [`PerfProfile::collect`] then reads the samples.
     pub fn stop(&mut self) -> Result<(), PerfError> {
-        let running = self
-            .running
-            .take()
-            .ok_or(PerfError::NotRunning("perf record was not started"))?;
-        running.interrupt(STOP_LIMIT)?;
-        self.stopped = true;
-        Ok(())
+        self.lifecycle.stop(STOP_LIMIT)
     }
 
     /// Runs perf script over the stopped recording and adds the
     /// `perf-profile.*` metrics, the sampled event and warnings to `result`.
     pub fn collect(&mut self, result: &mut RunResult) -> Result<(), PerfError> {
-        if !std::mem::take(&mut self.stopped) {
-            return Err(PerfError::NotRunning("perf record was not stopped"));
-        }
+        self.lifecycle.take_stopped()?;
         let (profile, lost) = self.read_profile()?;
         result.warnings.append(&mut self.warnings);
         result.warnings.extend(lost);

@@ -14,7 +14,7 @@ use crate::error::PerfError;
 use crate::harness::Collector;
 use crate::perf::PerfOptions;
 use crate::perf::env::Perf;
-use crate::perf::exec::{self, Background};
+use crate::perf::exec::{self, Lifecycle};
 
 /// How long perf may take to start counting (it opens counters on every
 /// CPU and lists the running tasks first).
@@ -29,8 +29,7 @@ pub struct PerfStat {
     events: Vec<String>,
     interval_ms: u32,
     dir: TempDir,
-    running: Option<Background>,
-    stopped: bool,
+    lifecycle: Lifecycle,
 }
 
 impl PerfStat {
@@ -61,8 +60,7 @@ impl PerfStat {
             events: options.stat_events.clone(),
             interval_ms: options.interval_ms,
             dir: options.scratch_dir("stat")?,
-            running: None,
-            stopped: false,
+            lifecycle: Lifecycle::new("perf stat"),
         })
     }
 
@@ -97,34 +95,20 @@ impl PerfStat {
             .arg(self.events.join(","))
             .arg("-o")
             .arg(self.csv_path());
-        self.running = Some(Background::start(
-            command,
-            "perf stat",
-            self.dir.path(),
-            "stat",
-            START_LIMIT,
-        )?);
-        Ok(())
+        self.lifecycle
+            .start(command, self.dir.path(), "stat", START_LIMIT)
     }
 
     /// Stops perf stat with SIGINT (it prints its last, short interval);
     /// [`PerfStat::collect`] then reads what it wrote.
     pub fn stop(&mut self) -> Result<(), PerfError> {
-        let running = self
-            .running
-            .take()
-            .ok_or(PerfError::NotRunning("perf stat was not started"))?;
-        running.interrupt(STOP_LIMIT)?;
-        self.stopped = true;
-        Ok(())
+        self.lifecycle.stop(STOP_LIMIT)
     }
 
     /// Reads the stopped perf stat's output and adds the `perf-stat.*`
     /// metrics, series, unsupported names and warnings to `result`.
     pub fn collect(&mut self, result: &mut RunResult) -> Result<(), PerfError> {
-        if !std::mem::take(&mut self.stopped) {
-            return Err(PerfError::NotRunning("perf stat was not stopped"));
-        }
+        self.lifecycle.take_stopped()?;
         let text = std::fs::read_to_string(self.csv_path())
             .map_err(|err| PerfError::io("cannot read perf stat's output", err))?;
         let intervals = parse_intervals(&text).map_err(|err| {
