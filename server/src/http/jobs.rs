@@ -24,8 +24,8 @@ use crate::AppState;
 use crate::domain::{jobs, machines, queue};
 use crate::error::Result;
 use crate::http::auth::RunnerAuth;
-use crate::http::extract::{Json, Path};
-use crate::http::lease::LeaseClaim;
+use crate::http::extract::Json;
+use crate::http::lease::{JobCall, LeaseClaim};
 use crate::http::openapi::JobCallErrors;
 
 /// Routes of this module.
@@ -112,13 +112,10 @@ fn protocol_version(headers: &HeaderMap) -> Result<u32> {
 )]
 async fn heartbeat(
     State(state): State<AppState>,
-    auth: RunnerAuth,
-    lease: LeaseClaim,
-    Path(job_id): Path<i64>,
+    call: JobCall,
 ) -> Result<Json<HeartbeatResponse>> {
-    let machine = machines::machine_for(&state, &auth.caller, lease.machine_id).await?;
     Ok(Json(
-        jobs::heartbeat(&state, &machine, job_id, lease.into()).await?,
+        jobs::heartbeat(&state, &call.machine, call.job_id, call.lease).await?,
     ))
 }
 
@@ -138,13 +135,10 @@ async fn heartbeat(
 )]
 async fn state_update(
     State(state): State<AppState>,
-    auth: RunnerAuth,
-    lease: LeaseClaim,
-    Path(job_id): Path<i64>,
+    call: JobCall,
     Json(update): Json<StateUpdate>,
 ) -> Result<StatusCode> {
-    let machine = machines::machine_for(&state, &auth.caller, lease.machine_id).await?;
-    jobs::progress(&state, &machine, job_id, lease.into(), &update).await?;
+    jobs::progress(&state, &call.machine, call.job_id, call.lease, &update).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -165,13 +159,10 @@ async fn state_update(
 )]
 async fn upload_run(
     State(state): State<AppState>,
-    auth: RunnerAuth,
-    lease: LeaseClaim,
-    Path(job_id): Path<i64>,
+    call: JobCall,
     Json(upload): Json<RunUpload>,
 ) -> Result<(StatusCode, Json<RunUploadResponse>)> {
-    let machine = machines::machine_for(&state, &auth.caller, lease.machine_id).await?;
-    let answer = jobs::accept_run(&state, &machine, job_id, lease.into(), &upload).await?;
+    let answer = jobs::accept_run(&state, &call.machine, call.job_id, call.lease, &upload).await?;
     let status = if answer.stored {
         StatusCode::CREATED
     } else {
@@ -205,14 +196,11 @@ pub struct FinishResponse {
 )]
 async fn finish(
     State(state): State<AppState>,
-    auth: RunnerAuth,
-    lease: LeaseClaim,
-    Path(job_id): Path<i64>,
+    call: JobCall,
     Json(req): Json<FinishRequest>,
 ) -> Result<Json<FinishResponse>> {
-    let machine = machines::machine_for(&state, &auth.caller, lease.machine_id).await?;
-    let done = jobs::finish(&state, &machine, job_id, lease.into(), &req).await?;
-    tracing::info!(job = job_id, outcome = %done.state, machine = %machine.name, "job finished");
+    let done = jobs::finish(&state, &call.machine, call.job_id, call.lease, &req).await?;
+    tracing::info!(job = call.job_id, outcome = %done.state, machine = %call.machine.name, "job finished");
     Ok(Json(FinishResponse {
         state: done.state,
         comparison_status: done.comparison_status,

@@ -1,15 +1,19 @@
 //! The lease a job-scoped runner call claims to hold (machine and attempt),
 //! read from the protocol headers; `domain::jobs` checks that it really
-//! holds it.
+//! holds it. [`JobCall`] is all a job endpoint reads before its body.
 
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use patchperf_common::protocol::{ATTEMPT_HEADER, MACHINE_HEADER};
 use utoipa::IntoParams;
 
-use crate::Error;
+use crate::db::machines::MachineRow;
 use crate::domain::jobs::Lease;
+use crate::domain::machines;
 use crate::error::Result;
+use crate::http::auth::RunnerAuth;
+use crate::http::extract::Path;
+use crate::{AppState, Error};
 
 /// The machine and attempt a job-scoped call claims to hold, from the
 /// protocol headers.
@@ -56,5 +60,34 @@ impl From<LeaseClaim> for Lease {
             machine_id: claim.machine_id,
             attempt: claim.attempt,
         }
+    }
+}
+
+/// A job-scoped runner call: a runner (or admin) token, the job in the
+/// path (`/api/v1/jobs/{id}/…`), the lease claimed in the headers, and the
+/// registered machine the token may act for.
+#[derive(Debug)]
+pub struct JobCall {
+    /// The job.
+    pub job_id: i64,
+    /// The lease claimed.
+    pub lease: Lease,
+    /// The machine claiming it.
+    pub machine: MachineRow,
+}
+
+impl FromRequestParts<AppState> for JobCall {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self> {
+        let auth = RunnerAuth::from_request_parts(parts, state).await?;
+        let claim = LeaseClaim::from_request_parts(parts, state).await?;
+        let Path(job_id) = Path::<i64>::from_request_parts(parts, state).await?;
+        let machine = machines::machine_for(state, &auth.caller, claim.machine_id).await?;
+        Ok(JobCall {
+            job_id,
+            lease: claim.into(),
+            machine,
+        })
     }
 }

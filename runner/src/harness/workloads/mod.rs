@@ -12,8 +12,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::collector::Collector;
-use super::sys::{self, Failure, Fd};
 use super::driver::{self, Observer, Run};
+use super::sys::{self, Failure, Fd};
 use super::workload::Workload;
 use crate::Error;
 use patchperf_common::run::RunResult;
