@@ -39,12 +39,8 @@ all_workloads="open1,open2,open3,open-enoent,open-creat,dup1,fstat,fstatat-empty
 cargo build --release -p patchperf-server -p patchperf-runner
 . "$ROOT/bench/lib.sh"
 bench_start_server calibration
-runner="${CARGO_TARGET_DIR:-$ROOT/target}/release/patchperf-runner"
-export PATCHPERF_CACHE="${PATCHPERF_CACHE:-/var/cache/patchperf}"
-"$runner" agent --server "$url" --token "$runner_token" --machine bench-lab \
-    --spool "$data/spool" >>"$data/runner.log" 2>&1 &
-runner_pid=$!
-trap 'kill -TERM "$runner_pid" 2>/dev/null || true; wait "$runner_pid" 2>/dev/null || true; bench_cleanup' EXIT
+bench_runner
+bench_start_agent bench-lab
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # measure LABEL SUBMIT-ARGS...: submits, waits, prints the table.

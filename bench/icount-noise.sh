@@ -47,12 +47,8 @@ mkdir -p "$out"
 cargo build --release -p patchperf-server -p patchperf-runner
 . "$ROOT/bench/lib.sh"
 bench_start_server icount-noise
-runner="${CARGO_TARGET_DIR:-$ROOT/target}/release/patchperf-runner"
-export PATCHPERF_CACHE="${PATCHPERF_CACHE:-/var/cache/patchperf}"
-"$runner" agent --server "$url" --token "$runner_token" --machine bench-lab \
-    --spool "$data/spool" >>"$data/runner.log" 2>&1 &
-runner_pid=$!
-trap 'kill -TERM "$runner_pid" 2>/dev/null || true; wait "$runner_pid" 2>/dev/null || true; bench_cleanup' EXIT
+bench_runner
+bench_start_agent bench-lab
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # measure LABEL FILE SUBMIT-ARGS...: submits, waits, prints the table,

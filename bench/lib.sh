@@ -1,6 +1,6 @@
-# Shared by the server benchmarks (bench/load.sh, bench/server.sh,
-# bench/ingest.sh); source
-# it, do not run it. `bench_start_server NAME` starts a release
+# Shared by the benchmarks; source it, do not run it. `bench_runner` sets
+# `runner` (the release patchperf-runner, built when missing) and `cache`
+# (PATCHPERF_CACHE, exported; default /var/cache/patchperf). `bench_start_server NAME` starts a release
 # `patchperf-server serve` with its private Postgres under a temporary data
 # directory, listening on 127.0.0.1 only, and stops both and removes the
 # directory when the calling script exits. It sets:
@@ -70,6 +70,23 @@ bench_start_server() {
     curl -fsS "$url/healthz" >/dev/null
     ci_token="$("$server" token create --kind ci --label "$name-ci" --data-dir "$data" 2>/dev/null)"
     runner_token="$("$server" token create --kind runner --label "$name-runner" --data-dir "$data" 2>/dev/null)"
+}
+
+bench_runner() {
+    runner="${CARGO_TARGET_DIR:-$ROOT/target}/release/patchperf-runner"
+    [[ -x "$runner" ]] || cargo build --release -q -p patchperf-runner
+    export PATCHPERF_CACHE="${PATCHPERF_CACHE:-/var/cache/patchperf}"
+    cache="$PATCHPERF_CACHE"
+}
+
+# bench_start_agent MACHINE: after bench_start_server and bench_runner, a
+# runner agent serving $url as MACHINE (log $data/runner.log, pid in
+# runner_pid), stopped before the server when the script exits.
+bench_start_agent() {
+    "$runner" agent --server "$url" --token "$runner_token" --machine "$1" \
+        --spool "$data/spool" >>"$data/runner.log" 2>&1 &
+    runner_pid=$!
+    trap 'kill -TERM "$runner_pid" 2>/dev/null || true; wait "$runner_pid" 2>/dev/null || true; bench_cleanup' EXIT
 }
 
 # CPU ticks (user + system) processes and their reaped children used so far:

@@ -21,12 +21,11 @@ lengths=("$@")
 ((${#lengths[@]})) || lengths=(1/0 1/1 2/1 5/2)
 parallel="${PARALLEL:-1}"
 jobfile="${JOB:-examples/jobs/seed-002-open1.toml}"
-runner="${CARGO_TARGET_DIR:-$ROOT/target}/release/patchperf-runner"
-cache="${PATCHPERF_CACHE:-/var/cache/patchperf}"
 out="$(mktemp -d /tmp/patchperf-run-length.XXXXXX)"
 trap 'rm -rf "$out"' EXIT
 
-[[ -x "$runner" ]] || cargo build --release -q -p patchperf-runner
+. "$ROOT/bench/lib.sh"
+bench_runner
 
 # One job file per length, one boot order for all.
 job() {

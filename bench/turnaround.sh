@@ -15,12 +15,11 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 n="${1:-2}"
-runner="${CARGO_TARGET_DIR:-$ROOT/target}/release/patchperf-runner"
-cache="${PATCHPERF_CACHE:-/var/cache/patchperf}"
 out="$(mktemp -d /tmp/patchperf-turnaround.XXXXXX)"
 trap 'rm -rf "$out"' EXIT
 
-[[ -x "$runner" ]] || cargo build --release -q -p patchperf-runner
+. "$ROOT/bench/lib.sh"
+bench_runner
 
 # One boot order for both runs, so that only the parallelism differs.
 sed 's/^runs = 3$/runs = 3\nseed = 2026/' examples/jobs/seed-002-open1.toml >"$out/job.toml"

@@ -413,16 +413,12 @@ impl JobState {
         JobState::Failed,
     ];
 
-    /// States in which a machine holds the job's lease.
-    pub const LEASED: &'static [JobState] = &[
-        JobState::Claimed,
-        JobState::Fetching,
-        JobState::Applying,
-        JobState::Building,
-        JobState::Booting,
-        JobState::Running,
-        JobState::Uploading,
-    ];
+    /// States in which a machine holds the job's lease: all between the
+    /// first (queued) and the two final ones.
+    pub const LEASED: &'static [JobState] = match Self::ALL {
+        [_queued, leased @ .., _done, _failed] => leased,
+        _ => &[],
+    };
 
     /// Lower-case name as stored and shown.
     pub fn as_str(self) -> &'static str {

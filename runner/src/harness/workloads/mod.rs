@@ -20,7 +20,6 @@ use patchperf_common::run::RunResult;
 
 mod dup1;
 mod open2;
-mod open3;
 mod open_close;
 mod open_enoent;
 mod stat_fd;
@@ -50,7 +49,7 @@ const fn entry<W: Workload>() -> Entry {
 pub const TABLE: &[Entry] = &[
     entry::<open_close::OpenClose<open_close::Open1>>(),
     entry::<open2::Open2>(),
-    entry::<open3::Open3>(),
+    entry::<open_close::OpenClose<open_close::Open3>>(),
     entry::<open_enoent::OpenEnoent>(),
     entry::<open_close::OpenClose<open_close::OpenCreat>>(),
     entry::<dup1::Dup1>(),

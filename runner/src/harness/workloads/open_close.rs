@@ -1,6 +1,6 @@
-//! open1 and open-creat: each task opens its own file and closes it again,
-//! all files in one directory as will-it-scale's `open1`; the two differ
-//! only in the flags of the open.
+//! open1, open3 and open-creat: each task opens a file and closes it
+//! again, all files in one directory as will-it-scale's `open1`; they
+//! differ only in the flags of the open and in whose file it is.
 
 use std::ffi::CStr;
 use std::io;
@@ -18,6 +18,9 @@ pub trait OpenFlags: Sync {
     const FLAGS: i32;
     /// The mode, for `O_CREAT`.
     const MODE: libc::mode_t;
+    /// Every task opens the same file (contending on one dentry and one
+    /// inode) instead of its own.
+    const ONE_FILE: bool = false;
 }
 
 /// open1: `O_RDWR`.
@@ -28,6 +31,17 @@ impl OpenFlags for Open1 {
     const NAME: &'static str = "open1";
     const FLAGS: i32 = libc::O_RDWR;
     const MODE: libc::mode_t = 0;
+}
+
+/// open3: `O_RDWR`, every task the same file.
+#[derive(Debug)]
+pub struct Open3;
+
+impl OpenFlags for Open3 {
+    const NAME: &'static str = "open3";
+    const FLAGS: i32 = libc::O_RDWR;
+    const MODE: libc::mode_t = 0;
+    const ONE_FILE: bool = true;
 }
 
 /// open-creat: `O_RDWR|O_CREAT` on the task's existing file, what seed 001
@@ -57,13 +71,13 @@ impl<O: OpenFlags> Workload for OpenClose<O> {
 
     fn setup(scratch: &Path, nr_task: u32) -> io::Result<Self> {
         Ok(OpenClose {
-            files: TaskFiles::create(scratch, O::NAME, nr_task)?,
+            files: TaskFiles::create(scratch, O::NAME, if O::ONE_FILE { 1 } else { nr_task })?,
             flags: PhantomData,
         })
     }
 
     fn task_setup(&self, task: usize) -> Result<&CStr, Failure> {
-        Ok(self.files.path(task))
+        Ok(self.files.path(if O::ONE_FILE { 0 } else { task }))
     }
 
     #[inline(always)]

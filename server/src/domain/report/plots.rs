@@ -97,11 +97,7 @@ pub fn runs_plot(m: &MetricComparison, policy: &VerdictPolicy) -> Option<String>
     {
         let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
         root.fill(&WHITE).ok()?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(fitted(&m.name, width), caption_font(&m.name, width))
-            .margin(8)
-            .x_label_area_size(24)
-            .y_label_area_size(84)
+        let mut chart = frame(&root, &m.name, width, 24, false)
             .build_cartesian_2d(0.0f64..2.0f64, lo..hi)
             .ok()?;
         chart
@@ -283,6 +279,29 @@ fn side_legend(root: &DrawingArea<SVGBackend<'_>, Shift>, x: i32, y: i32) -> Opt
     Some(())
 }
 
+/// The builder of a report plot titled `title` on `root` (`width` wide):
+/// the caption fitted to the width, the margins and the label areas all of
+/// them share (`x_area` for the x labels), room for [`side_legend`] on the
+/// right when `legend`.
+fn frame<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    title: &str,
+    width: u32,
+    x_area: u32,
+    legend: bool,
+) -> ChartBuilder<'a, 'b, SVGBackend<'b>> {
+    let mut builder = ChartBuilder::on(root);
+    builder
+        .caption(fitted(title, width), caption_font(title, width))
+        .margin(8)
+        .x_label_area_size(x_area)
+        .y_label_area_size(84);
+    if legend {
+        builder.margin_right(LEGEND_WIDTH);
+    }
+    builder
+}
+
 /// One line per run of a per-second series (will-it-scale ops each second),
 /// coloured by side: drift or a slow boot shows at a glance.
 pub fn series_plot(name: &str, runs: &[(Side, String, Vec<f64>)]) -> Option<String> {
@@ -299,12 +318,7 @@ pub fn series_plot(name: &str, runs: &[(Side, String, Vec<f64>)]) -> Option<Stri
     {
         let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
         root.fill(&WHITE).ok()?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(fitted(&title, width), caption_font(&title, width))
-            .margin(8)
-            .margin_right(LEGEND_WIDTH)
-            .x_label_area_size(30)
-            .y_label_area_size(84)
+        let mut chart = frame(&root, &title, width, 30, true)
             .build_cartesian_2d(0.0f64..(len - 1) as f64, lo..hi)
             .ok()?;
         chart
@@ -412,12 +426,7 @@ pub fn scaling_plot(name: &str, points: &[ScalingPoint]) -> Option<String> {
     {
         let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
         root.fill(&WHITE).ok()?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(fitted(&title, width), caption_font(&title, width))
-            .margin(8)
-            .margin_right(LEGEND_WIDTH)
-            .x_label_area_size(30)
-            .y_label_area_size(84)
+        let mut chart = frame(&root, &title, width, 30, true)
             .build_cartesian_2d((0..n).into_segmented(), lo..hi)
             .ok()?;
         chart
