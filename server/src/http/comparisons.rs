@@ -251,8 +251,10 @@ pub struct ComparisonList {
     /// calibration of lab-1 (tcg-icount)`), base, subject (the first
     /// patch's), workloads, runs_per_side, machine, created_at, once it is
     /// final its overall verdict and headline (null while it runs: its own
-    /// GET has the live verdict), and a failed one's failure in words
-    /// (`patch 2/3 does not apply`).
+    /// GET has the live verdict) with headline_columns (its most important
+    /// report: workload, nr_task, mode, metric, change, interval, verdict,
+    /// below_delta, and how many reports it has), and a failed one's
+    /// failure in words (`patch 2/3 does not apply`).
     #[schema(value_type = Vec<Object>)]
     pub comparisons: Vec<ComparisonSummary>,
     /// Pass as `before` for the next page, newest first; absent on the

@@ -47,11 +47,17 @@ async fn the_dashboard_shows_progress_and_stored_verdicts_and_builds_no_report(p
     assert_eq!(status, StatusCode::OK);
     let text = squash(&crate::browser::visible_text(&page));
     assert!(text.contains("done 3 a side"), "{text}");
+    // Its most important report in columns, every report's sentence on
+    // pointing at it.
     assert!(
-        text.contains(
-            "improvement dup1 nr_task 1: +5.1% improvement of will-it-scale.per_process_ops, 95% CI +"
-        ) && text.contains("[PATCH] fs: a dup win"),
+        text.contains("improvement dup1 · nr_task 1 +5.1% +5.10% … +5.10% [PATCH] fs: a dup win"),
         "{text}"
+    );
+    assert!(
+        page.contains(
+            "title=\"dup1 nr_task 1: +5.1% improvement of will-it-scale.per_process_ops, 95% CI +"
+        ),
+        "{page}"
     );
     for _ in 0..3 {
         let (status, again) = app.get("/").await;

@@ -350,3 +350,37 @@ async fn the_answer_and_the_table_come_before_boot_order_and_jobs(pool: sqlx::Pg
         .count();
     assert!(rows > 8, "a table longer than the list: {rows}");
 }
+
+/// The first dashboard row's height and its change cell, as laid out.
+const DASHBOARD_ROW: &str = r#"(() => {
+  const row = document.querySelector('table.comparisons tbody tr');
+  if (!row) return null;
+  const change = row.querySelector('td.change');
+  return { height: row.getBoundingClientRect().height,
+           change: change ? change.innerText : null };
+})()"#;
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn a_dashboard_row_is_columns_not_a_paragraph(pool: sqlx::PgPool) {
+    let Some((chromium, server, _)) = served(pool).await else {
+        return;
+    };
+    let desktop = Viewport {
+        width: 1400,
+        height: 900,
+    };
+    let row = chromium
+        .evaluate(&format!("{}/", server.url()), desktop, DASHBOARD_ROW)
+        .await;
+    // Two reports (dup1 with 1 and 2 tasks): the worst in columns, the
+    // other counted under it; two lines of text, not one sentence each.
+    assert!(
+        row["height"].as_f64().expect("a dashboard row") <= 60.0,
+        "a row is a paragraph: {row}"
+    );
+    assert!(
+        row["change"].as_str().is_some_and(|c| c.ends_with('%')),
+        "{row}"
+    );
+    server.stop().await;
+}

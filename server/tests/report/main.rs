@@ -435,7 +435,7 @@ async fn pages_in_headless_chromium_show_the_report(pool: sqlx::PgPool) {
     let text = squash(&browser::visible_text(&dom));
     assert!(text.contains("improvement"), "{text}");
     assert!(
-        text.contains("dup1 nr_task 1: +10.0% improvement"),
+        text.contains("improvement dup1 · nr_task 2 and 1 more report +10.0% +9.88% … +10.11%"),
         "{text}"
     );
     let dom = chromium.dump_dom(&format!("{base}/machines/lab1")).await;

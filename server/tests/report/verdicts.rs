@@ -5,7 +5,7 @@
 use axum::http::StatusCode;
 use patchperf_common::run::Side;
 
-use crate::helpers::TestApp;
+use crate::helpers::{TestApp, squash};
 
 /// Ops of a patch changing dup1 by `change` (0.015 = +1.5%), with 0.1%
 /// boot-to-boot noise.
@@ -324,6 +324,38 @@ async fn the_worst_verdict_opens_the_text_the_page_and_the_listing(pool: sqlx::P
     assert!(
         listed_at.is_some_and(|r| dashboard.find("dup1 nr_task 1:").is_some_and(|n| r < n)),
         "{dashboard}"
+    );
+    // In the dashboard's columns: the regression's report, change and
+    // interval, the other report counted.
+    let row = dashboard
+        .split("<tr class=")
+        .find(|r| r.contains(&format!("href=\"/comparisons/{id}\"")))
+        .unwrap();
+    let cells = squash(&crate::browser::visible_text(row));
+    assert!(
+        cells.contains(&format!(
+            "> {id} regression dup1 · nr_task 8 and 1 more report -11.3% -11.30% … -11.30% ["
+        )),
+        "{cells}"
+    );
+    let listing = app.get_json("/api/v1/comparisons").await;
+    let columns = &listing["comparisons"][0]["headline_columns"];
+    assert_eq!(
+        (
+            &columns["workload"],
+            &columns["nr_task"],
+            &columns["change"],
+            &columns["verdict"],
+            &columns["reports"]
+        ),
+        (
+            &serde_json::json!("dup1"),
+            &serde_json::json!(8),
+            &serde_json::json!("-11.3%"),
+            &serde_json::json!("regression"),
+            &serde_json::json!(2)
+        ),
+        "{listing}"
     );
 
     let json = app.get_json(&format!("/api/v1/comparisons/{id}")).await;

@@ -6,6 +6,7 @@ use chrono::{DateTime, Utc};
 use patchperf_common::comparison::{ComparisonKind, ComparisonStatus, OverallVerdict};
 use patchperf_common::naming::{self, FailedStep, NameFacts};
 use patchperf_common::protocol::{BaseSource, FailureReason};
+use patchperf_common::report::summary::HeadlineColumns;
 use sqlx::PgPool;
 use sqlx::types::Json;
 
@@ -95,6 +96,8 @@ pub struct ComparisonSummary {
     pub verdict: Option<OverallVerdict>,
     /// Each report's headline metric, change and verdict, with the verdict.
     pub headline: Option<String>,
+    /// The most important report's headline in columns, once stored.
+    pub headline_columns: Option<HeadlineColumns>,
     /// A failed comparison's failure in words ([`naming::failure`]):
     /// `patch 2/3 does not apply`, `build failed: …`.
     pub failure: Option<String>,
@@ -121,6 +124,7 @@ struct Listed {
     created_at: DateTime<Utc>,
     verdict: Option<OverallVerdict>,
     headline: Option<String>,
+    headline_columns: Option<Json<HeadlineColumns>>,
     failure_reason: Option<FailureReason>,
     failure_detail: Option<String>,
     failed_step: Option<i32>,
@@ -163,6 +167,7 @@ impl From<Listed> for ComparisonSummary {
             created_at: l.created_at,
             verdict: l.verdict,
             headline: l.headline,
+            headline_columns: l.headline_columns.map(|Json(c)| c),
             failure,
         }
     }
@@ -225,6 +230,7 @@ pub async fn list(
                   l.workloads AS "workloads!", l.runs_per_side AS "runs_per_side!",
                   l.machine AS "machine?", l.created_at AS "created_at!",
                   l.verdict AS "verdict?: OverallVerdict", l.headline AS "headline?",
+                  hc.columns AS "headline_columns?: Json<HeadlineColumns>",
                   f.failure_reason AS "failure_reason?: FailureReason",
                   f.failure_detail AS "failure_detail?",
                   fs.step AS "failed_step?"
@@ -250,6 +256,7 @@ pub async fn list(
                  ORDER BY rank, oldest, c.id DESC
                  LIMIT $6 OFFSET $7) l
            LEFT JOIN trees t ON t.id = l.tree_id
+           LEFT JOIN comparison_headlines hc ON hc.comparison_id = l.id
            LEFT JOIN LATERAL (
                  SELECT s.id, s.step FROM comparisons s
                  WHERE l.status = 'failed' AND s.parent_id = l.id AND s.status = 'failed'

@@ -10,6 +10,7 @@
 
 use std::time::Duration;
 
+use patchperf_common::report::summary::HeadlineColumns;
 use patchperf_common::report::{format, importance, summary};
 
 use super::verdict::verdict_view;
@@ -127,7 +128,8 @@ pub async fn refresh(ctx: &Context, id: i64) -> Result<(), Error> {
     let report = load_shared(ctx, &c).await?;
     if c.status.is_final() {
         let verdict = verdict_view(&report, String::new()).overall;
-        db::verdicts::store(&ctx.db, id, verdict, &headline(&report)).await?;
+        let columns = HeadlineColumns::of(report.groups.iter().map(|g| &g.comparison));
+        db::verdicts::store(&ctx.db, id, verdict, &headline(&report), columns.as_ref()).await?;
     }
     Ok(())
 }

@@ -12,6 +12,8 @@ use askama::Template;
 use askama_web::WebTemplate;
 use axum::extract::State;
 use patchperf_common::comparison::{ComparisonKind, ComparisonStatus, OverallVerdict};
+use patchperf_common::report::summary::HeadlineColumns;
+use patchperf_common::run::TaskMode;
 use serde::Deserialize;
 
 use super::changes::ChangeView;
@@ -88,6 +90,9 @@ pub struct Row {
     rank: usize,
     /// Headline metrics of a finished one, progress of a running one.
     headline: String,
+    /// A finished one's most important report in columns, when stored
+    /// (the headline is then its cells' tooltip).
+    cells: Option<Cells>,
     /// What it is called ([`patchperf_common::naming`]).
     name: String,
     workloads: String,
@@ -95,6 +100,44 @@ pub struct Row {
     status: ComparisonStatus,
     runs_per_side: i32,
     created: String,
+}
+
+/// A finished comparison's most important report, in the dashboard's
+/// columns.
+#[derive(Debug)]
+pub struct Cells {
+    /// `open1 · nr_task 8`, with `· thread` for threads.
+    report: String,
+    /// `and 5 more reports`.
+    more: Option<String>,
+    /// `-11.3%`.
+    change: String,
+    /// `real, below δ`: a real change that counts as none.
+    change_note: Option<&'static str>,
+    /// `-12.02% … -10.51%`.
+    interval: String,
+}
+
+impl From<&HeadlineColumns> for Cells {
+    fn from(c: &HeadlineColumns) -> Self {
+        let mode = match c.mode {
+            TaskMode::Process => "",
+            TaskMode::Thread => " · thread",
+        };
+        let others = c.reports.saturating_sub(1);
+        Cells {
+            report: format!("{} · nr_task {}{mode}", c.workload, c.nr_task),
+            more: (others > 0).then(|| {
+                format!(
+                    "and {others} more report{}",
+                    if others == 1 { "" } else { "s" }
+                )
+            }),
+            change: c.change.clone(),
+            change_note: c.below_delta.then_some("real, below δ"),
+            interval: c.interval.clone(),
+        }
+    }
 }
 
 /// One bisection in the list.
@@ -337,6 +380,11 @@ pub(super) async fn page(
                 shown_class,
                 rank,
                 headline,
+                cells: s
+                    .headline_columns
+                    .as_ref()
+                    .filter(|_| s.failure.is_none())
+                    .map(Cells::from),
                 name: s.name,
                 workloads: s.workloads.join(", "),
                 machine: s.machine,
