@@ -12,7 +12,8 @@
 //! sources/<name>/.build-<k> the base kernel's build tree (make O=), kept so
 //!                           patched builds only recompile what a patch touches
 //! git/<hash>.git            bare mirror of a git URL
-//! git/<hash>.git-<commit>/  worktree of a base commit, never patched
+//! git/<hash>.git-<commit>/  worktree of a base commit, never patched; the
+//!                           few used last are kept (`git_cache`)
 //! kernels/<key>/            a built kernel: bzImage, config, kernel.json, build.log
 //! work/<tmp>/               a job's patched trees and boot directories, removed
 //!                           when the job ends

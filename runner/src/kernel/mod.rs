@@ -18,6 +18,7 @@
 pub mod build;
 pub mod cache;
 pub mod config;
+pub mod git_cache;
 pub mod guest_protocol;
 pub mod jobfile;
 pub mod kvm_probe;

@@ -32,6 +32,7 @@ use sha2::{Digest, Sha256};
 
 use crate::Error;
 use crate::kernel::cache::{Cache, CacheLock};
+use crate::kernel::git_cache;
 use crate::kernel::tree_view::View;
 use crate::proc::Cmd;
 
@@ -252,10 +253,13 @@ fn fetch_git(cache: &Cache, url: &str, commit: &str) -> Result<Pristine, Error> 
         .parse()
         .map_err(|_| Error::Usage(format!("cannot read the commit time of {id}")))?;
     let dir = mirror.with_extension(format!("git-{}", &id[..12]));
-    let marker = dir.with_extension(format!("git-{}.complete", &id[..12]));
-    if !(marker.is_file() && dir.join("Makefile").is_file()) {
+    let marker = git_cache::marker(&dir);
+    if marker.is_file() && dir.join("Makefile").is_file() {
+        git_cache::touch(&dir);
+    } else {
         let _ = std::fs::remove_file(&marker);
         remove_dir_if_exists(&dir)?;
+        git_cache::prune(&cache.git_dir(), &dir);
         add_worktree(&mirror, &dir, &id, commit_time)?;
         std::fs::write(&marker, format!("{url} {id}\n"))
             .map_err(|e| Error::io(format!("writing {}", marker.display()), e))?;
