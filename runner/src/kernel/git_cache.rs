@@ -124,7 +124,7 @@ pub fn prune(git_dir: &Path, keep: &Path) -> Vec<PathBuf> {
     }
     // Newest first; a worktree never completed counts as oldest. One
     // place is the new worktree's.
-    live.sort_by(|a, b| b.1.cmp(&a.1));
+    live.sort_by_key(|&(_, used)| std::cmp::Reverse(used));
     let mut pruned_mirrors = Vec::new();
     for (dir, _) in live.into_iter().skip(KEPT_WORKTREES.saturating_sub(1)) {
         remove(dir);
