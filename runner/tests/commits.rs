@@ -243,7 +243,7 @@ async fn a_git_range_is_measured_commit_by_commit_and_each_seed_moves_its_worklo
             "range": h.range(),
             "mbox": "",
             "workloads": WORKLOADS,
-            "params": { "nr_task": [1], "seconds": 2, "warmup_seconds": 1 },
+            "params": { "nr_task": [1], "seconds": 1, "warmup_seconds": 1 },
             "runs": 3,
             "backend": "tcg-icount",
         });
@@ -345,7 +345,7 @@ async fn bisecting_the_seed_range_on_fstatat_empty_finds_seed_003(pool: sqlx::Pg
             "bad": h.head().sha,
             "workload": "fstatat-empty",
             "metric": "will-it-scale.per_process_ops",
-            "params": { "nr_task": [1], "seconds": 2, "warmup_seconds": 1 },
+            "params": { "nr_task": [1], "seconds": 1, "warmup_seconds": 1 },
             "runs": 3,
             "backend": "tcg-icount",
         });

@@ -197,7 +197,7 @@ async fn a_tracked_tree_finds_seed_003_and_seed_004_and_mails_their_authors(pool
                     "url": remote.url(),
                     "branch": "master",
                     "workloads": WORKLOADS,
-                    "params": { "nr_task": [1], "seconds": 2, "warmup_seconds": 1 },
+                    "params": { "nr_task": [1], "seconds": 1, "warmup_seconds": 1 },
                     "runs": 3,
                     "backend": "tcg-icount",
                     "cc": ["linux-fsdevel@vger.kernel.org"],

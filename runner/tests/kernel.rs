@@ -319,7 +319,7 @@ fn submit(server: &str, ci: &str) -> i64 {
         "base": { "kind": "tarball", "name": "linux-source-6.1" },
         "mbox": SEED_002,
         "workloads": ["open1"],
-        "params": { "nr_task": [1], "seconds": 2, "warmup_seconds": 1 },
+        "params": { "nr_task": [1], "seconds": 1, "warmup_seconds": 1 },
         "runs": 3,
         "backend": "tcg-icount",
     });
