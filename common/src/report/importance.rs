@@ -77,26 +77,9 @@ pub fn subject_line(c: &Comparison) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::test_runs::{compare, run};
+    use crate::report::test_runs::{compare, report, run};
 
     const OPS: &str = "will-it-scale.per_process_ops";
-
-    /// A report of `nr_task` tasks whose runs go from `base` to `patched`
-    /// ops, with ±0.1% between boots.
-    fn report(nr_task: u32, base: f64, patched: f64) -> Comparison {
-        let runs = |v: f64| -> Vec<_> {
-            [0.999, 1.0, 1.001]
-                .iter()
-                .map(|f| {
-                    let mut r = run(&[(OPS, v * f)]);
-                    r.nr_task = nr_task;
-                    r
-                })
-                .collect()
-        };
-        let (b, p) = (runs(base), runs(patched));
-        compare("lab", &b, &p)
-    }
 
     #[test]
     fn a_regression_comes_before_no_change_whatever_came_first() {

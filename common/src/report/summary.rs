@@ -121,7 +121,7 @@ impl HeadlineColumns {
 mod tests {
     use super::*;
     use crate::report::build::{build_comparison, header_from_runs};
-    use crate::report::test_runs::{compare, run};
+    use crate::report::test_runs::{compare, report, run};
     use crate::stats::VerdictPolicy;
 
     const OPS: &str = "will-it-scale.per_process_ops";
@@ -186,18 +186,8 @@ mod tests {
     #[test]
     fn the_columns_are_the_worst_report_s_whatever_comes_first() {
         // The review's case: no change at 1 task, −11.3% at 8.
-        let side = |nr_task: u32, v: f64| -> Vec<_> {
-            [0.999, 1.0, 1.001]
-                .iter()
-                .map(|f| {
-                    let mut r = run(&[(OPS, v * f)]);
-                    r.nr_task = nr_task;
-                    r
-                })
-                .collect()
-        };
-        let one = compare("lab", &side(1, 1000.0), &side(1, 1000.0));
-        let eight = compare("lab", &side(8, 1000.0), &side(8, 887.0));
+        let one = report(1, 1000.0, 1000.0);
+        let eight = report(8, 1000.0, 887.0);
         let columns = HeadlineColumns::of([&one, &eight]).unwrap();
         assert_eq!(
             (columns.workload.as_str(), columns.nr_task, columns.reports),
@@ -208,7 +198,7 @@ mod tests {
         assert!(columns.interval.starts_with("-11."), "{}", columns.interval);
         assert!(!columns.below_delta);
         // Nothing measured on both sides: no columns.
-        let nothing = compare("lab", &side(1, 1000.0), &[]);
+        let nothing = compare("lab", &[run(&[(OPS, 1000.0)])], &[]);
         assert_eq!(HeadlineColumns::of([&nothing]), None);
     }
 }

@@ -41,3 +41,19 @@ pub(crate) fn compare(machine: &str, base: &[RunResult], patched: &[RunResult]) 
     )
     .expect("runs of one workload, nr_task and mode")
 }
+
+/// The report of `nr_task` tasks whose runs go from `base` to `patched`
+/// ops (`will-it-scale.per_process_ops`), three boots a side ±0.1% apart.
+pub(crate) fn report(nr_task: u32, base: f64, patched: f64) -> Comparison {
+    let runs = |v: f64| -> Vec<RunResult> {
+        [0.999, 1.0, 1.001]
+            .iter()
+            .map(|f| {
+                let mut r = run(&[("will-it-scale.per_process_ops", v * f)]);
+                r.nr_task = nr_task;
+                r
+            })
+            .collect()
+    };
+    compare("lab", &runs(base), &runs(patched))
+}
