@@ -54,7 +54,7 @@ echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 # measure LABEL FILE SUBMIT-ARGS...: submits, waits, prints the table,
 # keeps the JSON as OUT/FILE.json.
 measure() {
-    local label="$1" file="$2" started=$SECONDS load out id
+    local label="$1" file="$2" started=$SECONDS load id out_text
     shift 2
     load="$(cut -d' ' -f1-3 /proc/loadavg)"
     echo
