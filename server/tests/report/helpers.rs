@@ -136,6 +136,9 @@ impl TestApp {
                 "warmup_seconds": 1,
             },
             "runs": runs,
+            // Its runs are final (a tcg-icount comparison may grow while
+            // undecided otherwise): one look at 95%.
+            "max_runs": runs,
             "backend": "tcg-icount",
             "machine": machine,
             "order_seed": 7,

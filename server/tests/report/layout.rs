@@ -129,6 +129,7 @@ async fn real_looking_comparison(app: &TestApp) -> (i64, i64) {
             "workloads": ["dup1"],
             "params": { "mode": "process", "nr_task": [1, 2], "seconds": 5, "warmup_seconds": 1 },
             "runs": 3,
+            "max_runs": 3,
             "backend": "tcg-icount",
             "machine": "lab1",
             "order_seed": 7,
