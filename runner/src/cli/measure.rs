@@ -31,7 +31,8 @@ pub struct MeasureArgs {
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(3..))]
     pub runs: u32,
     /// While a headline verdict is undecided once every job is done, the
-    /// server doubles the boots per side up to this many.
+    /// server doubles the boots per side up to this many (default: 4 ×
+    /// --runs when --measurement is given, else --runs).
     #[arg(long, value_name = "N")]
     pub max_runs: Option<u32>,
     /// Measured seconds per run.
