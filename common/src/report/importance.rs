@@ -9,7 +9,11 @@
 
 use std::cmp::Ordering;
 
-use super::model::Comparison;
+use serde::{Deserialize, Serialize};
+
+use super::format::{change_text, interval_text};
+use super::model::{Comparison, MetricComparison};
+use crate::run::TaskMode;
 use crate::stats::Verdict;
 
 /// A verdict's place in the order (0 first).
@@ -72,6 +76,55 @@ pub fn subject_line(c: &Comparison) -> Option<String> {
         super::summary::change_phrase(c, m),
         h.workload
     ))
+}
+
+/// A comparison's most important report (regressions first, larger
+/// first) in the columns a listing shows instead of a sentence per report:
+/// which report, its headline metric's change, interval and verdict, and
+/// how many reports there are in all.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HeadlineColumns {
+    /// The report's workload.
+    pub workload: String,
+    /// Its task count.
+    pub nr_task: u32,
+    /// Processes or threads.
+    pub mode: TaskMode,
+    /// The headline metric.
+    pub metric: String,
+    /// `-11.3%`.
+    pub change: String,
+    /// The interval of the change (`-12.02% … -10.51%`); empty without one.
+    pub interval: String,
+    /// The metric's verdict.
+    pub verdict: Verdict,
+    /// A real change under δ, which counts as none.
+    pub below_delta: bool,
+    /// Reports of the comparison with a headline value, this one among them.
+    pub reports: u32,
+}
+
+impl HeadlineColumns {
+    /// The columns of the most important of `reports` with a headline
+    /// change; `None` when none has one.
+    pub fn of<'a>(reports: impl IntoIterator<Item = &'a Comparison>) -> Option<Self> {
+        let measured: Vec<(&Comparison, &MetricComparison)> = reports
+            .into_iter()
+            .filter_map(|c| Some((c, c.headline_metric().filter(|m| m.change.is_some())?)))
+            .collect();
+        let &(c, m) = most_important(&measured, |&(c, _)| c)?;
+        Some(HeadlineColumns {
+            workload: c.header.workload.clone(),
+            nr_task: c.header.nr_task,
+            mode: c.header.mode,
+            metric: m.name.clone(),
+            change: change_text(m),
+            interval: interval_text(m),
+            verdict: m.verdict,
+            below_delta: m.real_below_delta,
+            reports: u32::try_from(measured.len()).unwrap_or(u32::MAX),
+        })
+    }
 }
 
 #[cfg(test)]
@@ -138,5 +191,24 @@ mod tests {
         assert_eq!(order, [1, 2, 0]);
         assert_eq!(subject_line(&empty), None);
         assert!(most_important::<Comparison>(&[], |c| c).is_none());
+    }
+
+    #[test]
+    fn the_columns_are_the_worst_report_s_whatever_comes_first() {
+        // The review's case: no change at 1 task, −11.3% at 8.
+        let one = report(1, 1000.0, 1000.0);
+        let eight = report(8, 1000.0, 887.0);
+        let columns = HeadlineColumns::of([&one, &eight]).unwrap();
+        assert_eq!(
+            (columns.workload.as_str(), columns.nr_task, columns.reports),
+            ("dup1", 8, 2)
+        );
+        assert_eq!(columns.change, "-11.3%");
+        assert_eq!(columns.verdict, Verdict::Regression);
+        assert!(columns.interval.starts_with("-11."), "{}", columns.interval);
+        assert!(!columns.below_delta);
+        // Nothing measured on both sides: no columns.
+        let nothing = compare("lab", &[run(&[(OPS, 1000.0)])], &[]);
+        assert_eq!(HeadlineColumns::of([&nothing]), None);
     }
 }

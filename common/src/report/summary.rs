@@ -2,14 +2,10 @@
 //! (and later the text and mail forms) puts it first: what moved, how much,
 //! how sure, from how many runs, measured how, against which threshold.
 
-use serde::{Deserialize, Serialize};
-
 use super::format::{change_text, interval_text, p_text};
-use super::importance::most_important;
 use super::model::{Comparison, MetricComparison};
-use crate::run::TaskMode;
+use crate::stats::ChangeUnit;
 use crate::stats::verdict::below_delta_words;
-use crate::stats::{ChangeUnit, Verdict};
 
 /// `real (q 0.0035) but below this machine's δ of 3.3%` for metric `m` of
 /// report `c` when it is a real change smaller than δ, else `None`.
@@ -68,60 +64,11 @@ pub fn headline_sentence(c: &Comparison) -> Option<String> {
     ))
 }
 
-/// A comparison's most important report (regressions first, larger
-/// first) in the columns a listing shows instead of a sentence per report:
-/// which report, its headline metric's change, interval and verdict, and
-/// how many reports there are in all.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct HeadlineColumns {
-    /// The report's workload.
-    pub workload: String,
-    /// Its task count.
-    pub nr_task: u32,
-    /// Processes or threads.
-    pub mode: TaskMode,
-    /// The headline metric.
-    pub metric: String,
-    /// `-11.3%`.
-    pub change: String,
-    /// The interval of the change (`-12.02% … -10.51%`); empty without one.
-    pub interval: String,
-    /// The metric's verdict.
-    pub verdict: Verdict,
-    /// A real change under δ, which counts as none.
-    pub below_delta: bool,
-    /// Reports of the comparison with a headline value, this one among them.
-    pub reports: u32,
-}
-
-impl HeadlineColumns {
-    /// The columns of the most important of `reports` with a headline
-    /// change; `None` when none has one.
-    pub fn of<'a>(reports: impl IntoIterator<Item = &'a Comparison>) -> Option<Self> {
-        let measured: Vec<(&Comparison, &MetricComparison)> = reports
-            .into_iter()
-            .filter_map(|c| Some((c, c.headline_metric().filter(|m| m.change.is_some())?)))
-            .collect();
-        let &(c, m) = most_important(&measured, |&(c, _)| c)?;
-        Some(HeadlineColumns {
-            workload: c.header.workload.clone(),
-            nr_task: c.header.nr_task,
-            mode: c.header.mode,
-            metric: m.name.clone(),
-            change: change_text(m),
-            interval: interval_text(m),
-            verdict: m.verdict,
-            below_delta: m.real_below_delta,
-            reports: u32::try_from(measured.len()).unwrap_or(u32::MAX),
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::report::build::{build_comparison, header_from_runs};
-    use crate::report::test_runs::{compare, report, run};
+    use crate::report::test_runs::{compare, run};
     use crate::stats::VerdictPolicy;
 
     const OPS: &str = "will-it-scale.per_process_ops";
@@ -181,24 +128,5 @@ mod tests {
         let json = serde_json::to_value(m).unwrap();
         assert_eq!(json["real_below_delta"], true);
         assert_eq!(json["verdict"], "no-change");
-    }
-
-    #[test]
-    fn the_columns_are_the_worst_report_s_whatever_comes_first() {
-        // The review's case: no change at 1 task, −11.3% at 8.
-        let one = report(1, 1000.0, 1000.0);
-        let eight = report(8, 1000.0, 887.0);
-        let columns = HeadlineColumns::of([&one, &eight]).unwrap();
-        assert_eq!(
-            (columns.workload.as_str(), columns.nr_task, columns.reports),
-            ("dup1", 8, 2)
-        );
-        assert_eq!(columns.change, "-11.3%");
-        assert_eq!(columns.verdict, Verdict::Regression);
-        assert!(columns.interval.starts_with("-11."), "{}", columns.interval);
-        assert!(!columns.below_delta);
-        // Nothing measured on both sides: no columns.
-        let nothing = compare("lab", &[run(&[(OPS, 1000.0)])], &[]);
-        assert_eq!(HeadlineColumns::of([&nothing]), None);
     }
 }

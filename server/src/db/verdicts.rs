@@ -4,7 +4,7 @@
 //! filter and sort by verdict without building reports.
 
 use patchperf_common::comparison::OverallVerdict;
-use patchperf_common::report::summary::HeadlineColumns;
+use patchperf_common::report::importance::HeadlineColumns;
 use sqlx::PgPool;
 use sqlx::types::Json;
 

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use patchperf_common::comparison::{ComparisonKind, ComparisonStatus, OverallVerdict};
 use patchperf_common::naming::{self, FailedStep, NameFacts};
 use patchperf_common::protocol::{BaseSource, FailureReason};
-use patchperf_common::report::summary::HeadlineColumns;
+use patchperf_common::report::importance::HeadlineColumns;
 use sqlx::PgPool;
 use sqlx::types::Json;
 

@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use patchperf_common::report::summary::HeadlineColumns;
+use patchperf_common::report::importance::HeadlineColumns;
 use patchperf_common::report::{format, importance, summary};
 
 use super::verdict::verdict_view;

@@ -12,7 +12,7 @@ use askama::Template;
 use askama_web::WebTemplate;
 use axum::extract::State;
 use patchperf_common::comparison::{ComparisonKind, ComparisonStatus, OverallVerdict};
-use patchperf_common::report::summary::HeadlineColumns;
+use patchperf_common::report::importance::HeadlineColumns;
 use patchperf_common::run::TaskMode;
 use serde::Deserialize;
 
