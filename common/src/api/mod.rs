@@ -26,7 +26,9 @@ pub use list::{
     ListCreateRequest, ListSubmission, ListView, MessagesTaken, SeriesListQuery, SeriesState,
     SeriesView, WorkloadRule,
 };
-pub use submission::{ComparisonCreateRequest, ComparisonSubmission, MAX_RUNS, MIN_RUNS};
+pub use submission::{
+    AskedParams, ComparisonCreateRequest, ComparisonSubmission, MAX_RUNS, MIN_RUNS,
+};
 pub use tree::{
     HistoryPoint, HistoryQuery, HistoryView, PushResponse, TreeCreateRequest, TreeCreated,
     TreeSubmission, TreeView,

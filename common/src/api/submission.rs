@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use super::git;
 use crate::Error;
 use crate::limits::MAX_NR_TASK_ASKED;
-use crate::protocol::{BaseSource, NrTask, WorkloadParams};
-use crate::run::MeasurementMode;
+use crate::protocol::{BaseSource, NrTask, WorkloadParams, run_length_of};
+use crate::run::{MeasurementMode, TaskMode};
 use crate::workload;
 
 /// Fewest runs a side: fewer cannot give a confidence interval worth
@@ -50,8 +50,9 @@ pub struct ComparisonCreateRequest {
     /// Workload names from the catalogue.
     #[cfg_attr(feature = "openapi", schema(schema_with = super::schema::workload_names))]
     pub workloads: Vec<String>,
-    /// Workload parameters.
-    pub params: WorkloadParams,
+    /// Workload parameters; the run length may be left to the measurement
+    /// mode.
+    pub params: AskedParams,
     /// Boots per side (each boot runs every workload once per nr_task).
     #[cfg_attr(feature = "openapi", schema(minimum = 3, maximum = 100))]
     pub runs: u32,
@@ -82,6 +83,71 @@ pub struct ComparisonCreateRequest {
     pub order_seed: Option<u64>,
 }
 
+/// Workload parameters as a submission asks for them: those of
+/// [`WorkloadParams`], with the run length (`seconds`, `warmup_seconds`)
+/// left out to get the measurement mode's ([`run_length_of`]), fixed when
+/// the mode is: at submission when it names its mode or machine, else
+/// when a machine claims the comparison.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct AskedParams {
+    /// Processes or threads.
+    #[serde(default)]
+    pub mode: TaskMode,
+    /// One or more task counts; each is its own report.
+    pub nr_task: Vec<NrTask>,
+    /// Measured seconds per run; absent: the measurement mode's (1 under
+    /// tcg-icount, else 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<u32>,
+    /// Warm-up seconds per run, dropped; absent: the measurement mode's (1
+    /// under tcg-icount, else 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_seconds: Option<u32>,
+    /// Collect `perf stat` metrics.
+    #[serde(default)]
+    pub perf_stat: bool,
+    /// Collect `perf-profile.*` metrics.
+    #[serde(default)]
+    pub perf_profile: bool,
+}
+
+impl AskedParams {
+    /// Whether the measurement mode chooses the run length (or part of it).
+    pub fn leaves_run_length(&self) -> bool {
+        self.seconds.is_none() || self.warmup_seconds.is_none()
+    }
+
+    /// The parameters to measure with in `mode`; with no mode known yet,
+    /// a wall-clock mode's length, which is also what a runner of the
+    /// previous release measures when it claims the comparison.
+    pub fn resolve(&self, mode: Option<MeasurementMode>) -> WorkloadParams {
+        let (seconds, warmup) = run_length_of(mode.unwrap_or(MeasurementMode::Kvm));
+        WorkloadParams {
+            mode: self.mode,
+            nr_task: self.nr_task.clone(),
+            seconds: self.seconds.unwrap_or(seconds),
+            warmup_seconds: self.warmup_seconds.unwrap_or(warmup),
+            perf_stat: self.perf_stat,
+            perf_profile: self.perf_profile,
+        }
+    }
+}
+
+impl From<WorkloadParams> for AskedParams {
+    fn from(p: WorkloadParams) -> Self {
+        AskedParams {
+            mode: p.mode,
+            nr_task: p.nr_task,
+            seconds: Some(p.seconds),
+            warmup_seconds: Some(p.warmup_seconds),
+            perf_stat: p.perf_stat,
+            perf_profile: p.perf_profile,
+        }
+    }
+}
+
 /// A [`ComparisonCreateRequest`] whose every field was checked: a known,
 /// plain base; known workloads, each once; task counts, durations and runs
 /// in range; a Kconfig fragment of Kconfig lines; no patch on an A/A
@@ -105,7 +171,8 @@ impl TryFrom<ComparisonCreateRequest> for ComparisonSubmission {
     fn try_from(req: ComparisonCreateRequest) -> Result<Self, Error> {
         check_base(&req.base)?;
         check_workloads(&req.workloads)?;
-        check_params(&req.params)?;
+        // What is left out is the mode's, in range whichever mode it is.
+        check_params(&req.params.resolve(None))?;
         check_runs(req.runs, req.max_runs)?;
         if let Some(fragment) = &req.config_fragment {
             check_config_fragment(fragment)?;
@@ -363,6 +430,34 @@ mod tests {
     }
 
     #[test]
+    fn a_run_length_left_out_is_the_measurement_modes() {
+        use crate::run::MeasurementMode::{Kexec, TcgIcount};
+        let mut asked = request().params;
+        asked.seconds = None;
+        asked.warmup_seconds = None;
+        assert!(asked.leaves_run_length());
+        let icount = asked.resolve(Some(TcgIcount));
+        assert_eq!((icount.seconds, icount.warmup_seconds), (1, 1));
+        let metal = asked.resolve(Some(Kexec));
+        assert_eq!((metal.seconds, metal.warmup_seconds), (5, 2));
+        assert_eq!(
+            asked.resolve(None),
+            metal,
+            "no mode known: a wall-clock length"
+        );
+        // What is given stays, whatever the mode.
+        asked.seconds = Some(3);
+        let given = asked.resolve(Some(TcgIcount));
+        assert_eq!((given.seconds, given.warmup_seconds), (3, 1));
+        let full = request().params;
+        assert!(!full.leaves_run_length());
+        assert_eq!(AskedParams::from(full.resolve(Some(TcgIcount))), full);
+        // Left out in JSON, the field is absent, not null.
+        let json = serde_json::to_value(&asked).unwrap();
+        assert!(json.get("warmup_seconds").is_none(), "{json}");
+    }
+
+    #[test]
     fn the_alignment_line_is_found_and_said() {
         assert!(aligns_functions(Some(
             "# ours\nCONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B=y\n"
@@ -376,8 +471,6 @@ mod tests {
         assert!(code_layout_line(false, Some(Kvm)).contains("1–5% can be code layout alone"));
         assert!(code_layout_line(false, Some(TcgIcount)).contains("barely depend on it"));
     }
-    use crate::run::TaskMode;
-
     fn request() -> ComparisonCreateRequest {
         ComparisonCreateRequest {
             base: BaseSource::Tarball {
@@ -388,11 +481,11 @@ mod tests {
             per_patch: false,
             range: None,
             workloads: vec![workload::WORKLOADS[0].name.to_string()],
-            params: WorkloadParams {
+            params: AskedParams {
                 mode: TaskMode::Process,
                 nr_task: vec![NrTask::Count(1)],
-                seconds: 5,
-                warmup_seconds: 1,
+                seconds: Some(5),
+                warmup_seconds: Some(1),
                 perf_stat: false,
                 perf_profile: false,
             },

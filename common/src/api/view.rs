@@ -60,6 +60,11 @@ pub struct ComparisonView<V> {
     pub workloads: Vec<String>,
     /// Parameters.
     pub params: WorkloadParams,
+    /// The run length was left to the measurement mode and no machine has
+    /// claimed the comparison yet: `params`' seconds are a wall-clock
+    /// mode's until one does (1 s after 1 s under tcg-icount).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub run_length_pending: bool,
     /// Boots per side (more once boots were added while undecided).
     pub runs_per_side: i32,
     /// Most boots a side when more are added while undecided.

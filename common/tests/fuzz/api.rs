@@ -5,11 +5,11 @@
 
 use chrono::{TimeZone, Utc};
 use patchperf_common::api::{
-    BisectCommit, BisectionCreateRequest, BisectionOutcome, BisectionStatus, BisectionSubmission,
-    BisectionView, BootView, CancelResponse, ComparisonCreateRequest, ComparisonCreated,
-    ComparisonListQuery, ComparisonSubmission, ComparisonView, FailureView, JobView, MAX_RUNS,
-    MIN_RUNS, OutcomeKind, PatchMessage, PatchesView, ProbeView, RunCounts, StepHeadline, StepOf,
-    StepView, TreeCreateRequest, TreeSubmission, VerdictSummary,
+    AskedParams, BisectCommit, BisectionCreateRequest, BisectionOutcome, BisectionStatus,
+    BisectionSubmission, BisectionView, BootView, CancelResponse, ComparisonCreateRequest,
+    ComparisonCreated, ComparisonListQuery, ComparisonSubmission, ComparisonView, FailureView,
+    JobView, MAX_RUNS, MIN_RUNS, OutcomeKind, PatchMessage, PatchesView, ProbeView, RunCounts,
+    StepHeadline, StepOf, StepView, TreeCreateRequest, TreeSubmission, VerdictSummary,
 };
 use patchperf_common::comparison::{ComparisonKind, ComparisonStatus, OverallVerdict};
 use patchperf_common::protocol::{BaseSource, FailureReason, JobState, NrTask, WorkloadParams};
@@ -32,11 +32,11 @@ fn submission() -> ComparisonCreateRequest {
         per_patch: true,
         range: None,
         workloads: vec!["open1".into(), "dup1".into()],
-        params: WorkloadParams {
+        params: AskedParams {
             mode: TaskMode::Process,
             nr_task: vec![NrTask::Count(1), NrTask::Percent(100)],
-            seconds: 5,
-            warmup_seconds: 2,
+            seconds: Some(5),
+            warmup_seconds: Some(2),
             perf_stat: true,
             perf_profile: false,
         },
@@ -73,7 +73,7 @@ fn bisection_request() -> BisectionCreateRequest {
         metric: Some("will-it-scale.per_process_ops".into()),
         params: Some(WorkloadParams {
             nr_task: vec![NrTask::Count(1)],
-            ..submission().params
+            ..submission().params.resolve(None)
         }),
         runs: Some(3),
         max_runs: Some(12),
@@ -90,7 +90,7 @@ fn tree_request() -> TreeCreateRequest {
         url: "https://git.kernel.org/pub/scm/linux/kernel/git/vfs/vfs.git".into(),
         branch: "vfs.all".into(),
         workloads: vec!["dup1".into()],
-        params: submission().params,
+        params: submission().params.resolve(None),
         runs: 3,
         max_runs: Some(6),
         backend: Some(MeasurementMode::TcgIcount),
@@ -213,7 +213,8 @@ fn comparison_view() -> ComparisonView<VerdictSummary> {
             }],
         },
         workloads: request.workloads,
-        params: request.params,
+        params: request.params.resolve(request.backend),
+        run_length_pending: false,
         runs_per_side: 5,
         max_runs_per_side: Some(20),
         runs_added_at: vec![5],
@@ -284,7 +285,8 @@ fn keeps_the_rules(req: &ComparisonCreateRequest) -> Result<(), TestCaseError> {
             NrTask::Percent(q) => prop_assert!((1..=100).contains(&q)),
         }
     }
-    prop_assert!((1..=600).contains(&p.seconds) && p.warmup_seconds <= 300);
+    prop_assert!(p.seconds.is_none_or(|s| (1..=600).contains(&s)));
+    prop_assert!(p.warmup_seconds.is_none_or(|w| w <= 300));
     prop_assert!((MIN_RUNS..=MAX_RUNS).contains(&req.runs));
     if let Some(max) = req.max_runs {
         prop_assert!(max >= req.runs && max <= MAX_RUNS);

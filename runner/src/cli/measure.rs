@@ -4,7 +4,6 @@
 
 use std::path::PathBuf;
 
-use patchperf_common::protocol::WorkloadParams;
 use patchperf_common::run::MeasurementMode;
 
 use super::bench::{ModeArg, PerfArg};
@@ -35,12 +34,15 @@ pub struct MeasureArgs {
     /// --runs when --measurement is given, else --runs).
     #[arg(long, value_name = "N")]
     pub max_runs: Option<u32>,
-    /// Measured seconds per run.
-    #[arg(long, default_value_t = WorkloadParams::default().seconds)]
-    pub seconds: u32,
-    /// Warm-up seconds per run, dropped.
-    #[arg(long, default_value_t = WorkloadParams::default().warmup_seconds)]
-    pub warmup: u32,
+    /// Measured seconds per run (default: the measurement mode's, 1 under
+    /// tcg-icount, else 5; fixed when the mode is known, at the latest
+    /// when a machine claims the comparison).
+    #[arg(long, value_name = "SECONDS")]
+    pub seconds: Option<u32>,
+    /// Warm-up seconds per run, dropped (default: the measurement mode's,
+    /// 1 under tcg-icount, else 2).
+    #[arg(long, value_name = "SECONDS")]
+    pub warmup: Option<u32>,
     /// perf collectors inside each booted kernel (comma list).
     #[arg(long, value_enum, value_delimiter = ',', value_name = "stat,profile")]
     pub perf: Vec<PerfArg>,

@@ -93,7 +93,9 @@ fn request_body(args: &SubmitArgs) -> Result<BisectionCreateRequest, Error> {
     // only count when asked for by a non-default task list.
     let params = match args.comparison {
         Some(_) if args.measure.nr_task == ["1"] => None,
-        _ => Some(params(&args.measure)?),
+        // A bisection keeps one length over its probes: the named mode's,
+        // else a wall-clock one.
+        _ => Some(params(&args.measure)?.resolve(args.measure.measurement)),
     };
     Ok(BisectionCreateRequest {
         comparison: args.comparison,

@@ -2,21 +2,22 @@
 //! `track` ask the server for: the workload parameters and the Kconfig
 //! fragment, read from the command line the same way for each request.
 
-use patchperf_common::api::submission::{ALIGN_FUNCTIONS_LINE, aligns_functions};
-use patchperf_common::protocol::{NrTask, WorkloadParams};
+use patchperf_common::api::submission::{ALIGN_FUNCTIONS_LINE, AskedParams, aligns_functions};
+use patchperf_common::protocol::NrTask;
 
 use crate::Error;
 use crate::cli::bench::{ModeArg, PerfArg};
 use crate::cli::measure::MeasureArgs;
 
-/// The workload parameters the command line names.
-pub fn params(args: &MeasureArgs) -> Result<WorkloadParams, Error> {
+/// The workload parameters the command line names, the run length left to
+/// the measurement mode where it names none.
+pub fn params(args: &MeasureArgs) -> Result<AskedParams, Error> {
     let nr_task = args
         .nr_task
         .iter()
         .map(|s| s.parse::<NrTask>().map_err(Error::Usage))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(WorkloadParams {
+    Ok(AskedParams {
         mode: match args.mode {
             ModeArg::Process => patchperf_common::run::TaskMode::Process,
             ModeArg::Thread => patchperf_common::run::TaskMode::Thread,

@@ -42,7 +42,9 @@ fn request_body(args: &TrackArgs) -> Result<TreeCreateRequest, Error> {
         url: args.git.clone(),
         branch: args.branch.clone(),
         workloads: m.workloads.clone(),
-        params: params(m)?,
+        // A tree's history keeps one length: the named mode's, else a
+        // wall-clock one.
+        params: params(m)?.resolve(m.measurement),
         runs: m.runs,
         max_runs: m.max_runs,
         backend: m.measurement,

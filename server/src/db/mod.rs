@@ -22,6 +22,7 @@ pub mod patches;
 pub mod progress;
 pub mod reports;
 pub mod retention;
+pub mod run_lengths;
 pub mod runs;
 pub mod tokens;
 pub mod trees;

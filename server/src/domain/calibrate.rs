@@ -176,6 +176,7 @@ async fn queue(
         commit: None,
         workloads: workloads.to_vec(),
         params: c.params.0.clone(),
+        run_length_pending: None,
         runs: RUNS,
         max_runs: None,
         backend: Some(measurement.to_string()),

@@ -9,6 +9,7 @@
 //! in [`overview`], where it leads (which changes after it settled) in
 //! [`links`].
 
+use patchperf_common::api::submission::AskedParams;
 use patchperf_common::comparison::ComparisonKind;
 use patchperf_common::mbox::{self, Series};
 use patchperf_common::protocol::{BaseSource, WorkloadParams};
@@ -99,6 +100,10 @@ pub struct Order {
     pub workloads: Vec<String>,
     /// Their parameters.
     pub params: WorkloadParams,
+    /// The parameters as asked when their run length waits for the mode
+    /// of the machine that claims the comparison
+    /// ([`run_length`](crate::domain::run_length)).
+    pub run_length_pending: Option<AskedParams>,
     /// Boots a side.
     pub runs: u32,
     /// Most boots a side while undecided.
@@ -179,7 +184,7 @@ pub async fn queue(
         tree_id,
         built_over,
     };
-    let id = insert_with_jobs(conn, &new, order.seed, max_attempts).await?;
+    let id = insert_with_jobs(conn, &new, order, order.seed, max_attempts).await?;
     if order.per_patch {
         queue_steps(conn, id, &new, order, max_attempts).await?;
     }
@@ -204,14 +209,19 @@ fn stored_seed(seed: u64) -> i64 {
     seed as i64
 }
 
-/// Stores `new` and queues its jobs in the boot order `seed` draws.
+/// Stores `new` (of `order`) and queues its jobs in the boot order `seed`
+/// draws.
 async fn insert_with_jobs(
     conn: &mut PgConnection,
     new: &NewComparison<'_>,
+    order: &Order,
     seed: u64,
     max_attempts: u32,
 ) -> Result<i64, Error> {
     let id = db::comparisons::insert(&mut *conn, new).await?;
+    if let Some(asked) = &order.run_length_pending {
+        db::run_lengths::insert_pending(&mut *conn, id, asked).await?;
+    }
     let runs = u32::try_from(new.runs_per_side).unwrap_or(0);
     lifecycle::create_jobs(conn, id, &interleave::plan(runs, seed), 0, max_attempts).await?;
     Ok(id)
@@ -249,7 +259,7 @@ async fn queue_steps(
             probe_of: None,
             ..parent.clone()
         };
-        insert_with_jobs(conn, &new, seed, max_attempts).await?;
+        insert_with_jobs(conn, &new, order, seed, max_attempts).await?;
         base_series_id = Some(series_id);
     }
     Ok(prefixes.len())

@@ -25,6 +25,7 @@ pub mod range;
 pub mod report;
 pub mod report_cache;
 pub mod retention;
+pub mod run_length;
 pub mod steps;
 pub mod submit;
 pub mod telemetry;

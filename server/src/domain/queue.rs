@@ -13,7 +13,7 @@ use sqlx::PgConnection;
 
 use crate::db::{self, jobs::JobRow, machines::MachineRow};
 use crate::domain::workers::{Done, Worker};
-use crate::domain::{Context, calibrate, lifecycle};
+use crate::domain::{Context, calibrate, lifecycle, run_length};
 use crate::{Config, Error};
 
 /// What a claim comes back with.
@@ -48,6 +48,11 @@ pub async fn claim(
     else {
         return Ok(Claim::Nothing);
     };
+    // A length left to the mode is fixed before a calibration copies it.
+    let backend = db::comparisons::find(&mut *conn, next.comparison_id)
+        .await?
+        .and_then(|c| c.backend);
+    run_length::settle(conn, next.comparison_id, backend.as_deref(), machine).await?;
     // A first calibration of the machine goes before the job it is for.
     if config.auto_calibrate
         && calibrate::before_claim(conn, machine, next.comparison_id, config)

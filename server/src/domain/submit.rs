@@ -11,7 +11,7 @@ use patchperf_common::run::MeasurementMode;
 
 use crate::Error;
 use crate::domain::comparison::{self, Carried, Order, Origin};
-use crate::domain::{Context, machines, range};
+use crate::domain::{Context, machines, range, run_length};
 
 /// A submission read and checked, ready to queue.
 #[derive(Debug)]
@@ -64,6 +64,11 @@ pub async fn prepare(
         None => None,
         Some(name) => Some(machines::named(&ctx.db, name, req.backend).await?),
     };
+    let mode = match &machine {
+        Some(m) => run_length::mode_on(req.backend.map(MeasurementMode::as_str), m),
+        None => req.backend,
+    };
+    let (params, run_length_pending) = run_length::at_submission(&req.params, mode);
     if let Some(pool) = &req.pool {
         machines::check_pool(&ctx.db, pool, req.backend).await?;
     }
@@ -84,7 +89,8 @@ pub async fn prepare(
         git_range: range.as_ref().map(range::Range::spelled),
         commit: range.as_ref().map(|r| r.to.clone()),
         workloads: req.workloads.clone(),
-        params: req.params.clone(),
+        params,
+        run_length_pending,
         runs: req.runs,
         max_runs: req
             .max_runs

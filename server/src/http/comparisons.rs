@@ -184,6 +184,7 @@ async fn view(
         },
         workloads: c.workloads,
         params: c.params.0,
+        run_length_pending: o.run_length_pending,
         runs_per_side: c.runs_per_side,
         max_runs_per_side: c.max_runs_per_side,
         runs_added_at: c.runs_added_at,

@@ -32,6 +32,7 @@ mod prometheus;
 mod protocol;
 mod push_kill;
 mod ranges;
+mod run_length;
 mod tokens;
 mod tree_pages;
 mod trees;

@@ -146,6 +146,7 @@ async fn queue_probe(
         commit: b.commits.get(k - 1).cloned(),
         workloads: vec![b.workload.clone()],
         params: b.params.0.clone(),
+        run_length_pending: None,
         runs: u32::try_from(b.runs_per_side).unwrap_or(3),
         max_runs: u32::try_from(b.max_runs_per_side).ok(),
         backend: b.backend.clone(),

@@ -67,6 +67,9 @@ pub struct Overview {
     pub probe_of: Option<ProbeOf>,
     /// Built over a tracked tree's anchor: how many commits ride on it.
     pub carried_commits: Option<usize>,
+    /// Whether its run length still waits for the mode of the machine
+    /// that claims it ([`crate::domain::run_length`]).
+    pub run_length_pending: bool,
 }
 
 /// What the views of comparison `c` show besides its report.
@@ -109,5 +112,6 @@ pub async fn gather(ctx: &Context, c: &ComparisonRow) -> Result<Overview, Error>
         step_of: steps::step_of(ctx, c).await?,
         probe_of,
         carried_commits,
+        run_length_pending: db::run_lengths::is_pending(&ctx.db, c.id).await?,
     })
 }

@@ -281,7 +281,7 @@ async fn start(ctx: &Context, list: &ListRow, row: &SeriesRow) -> Result<(), Err
         per_patch: true,
         range: None,
         workloads: workloads.clone(),
-        params: list.params.0.clone(),
+        params: list.params.0.clone().into(),
         runs: u32::try_from(list.runs_per_side).unwrap_or(5),
         max_runs: None,
         backend: list.backend.as_deref().and_then(MeasurementMode::parse),

@@ -295,7 +295,7 @@ fn request(tree: &TreeRow, from: &str, head: &str) -> ComparisonCreateRequest {
         per_patch: false,
         range: Some(format!("{from}..{head}")),
         workloads: tree.workloads.clone(),
-        params: tree.params.0.clone(),
+        params: tree.params.0.clone().into(),
         runs: u32::try_from(tree.runs_per_side).unwrap_or(3),
         max_runs: tree.max_runs_per_side.and_then(|m| u32::try_from(m).ok()),
         backend: tree.backend.as_deref().and_then(MeasurementMode::parse),

@@ -228,6 +228,7 @@ async fn page_of(
         step_of,
         probe_of,
         carried_commits,
+        run_length_pending,
         ..
     } = overview::gather(state, c).await?;
     let (tree, bisections) = link_views::views(links);
@@ -334,15 +335,25 @@ async fn page_of(
         machine_description: groups_description(&built.groups),
         workloads: c.workloads.join(", "),
         params: format!(
-            "mode {}, nr_task {}, {} s measured after {} s warm-up{}{}",
+            "mode {}, nr_task {}, {}{}{}",
             p.mode.as_str(),
             p.nr_task
                 .iter()
                 .map(ToString::to_string)
                 .collect::<Vec<_>>()
                 .join(", "),
-            p.seconds,
-            p.warmup_seconds,
+            if run_length_pending {
+                // What is stored meanwhile is a wall-clock length, not yet
+                // what will be measured.
+                "the run length of the mode the claiming machine measures in (1 s after 1 s \
+                 of warm-up under tcg-icount, 5 s after 2 s otherwise)"
+                    .to_string()
+            } else {
+                format!(
+                    "{} s measured after {} s warm-up",
+                    p.seconds, p.warmup_seconds
+                )
+            },
             if p.perf_stat { ", perf stat" } else { "" },
             if p.perf_profile { ", perf profile" } else { "" },
         ),

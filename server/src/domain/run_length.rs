@@ -1,0 +1,51 @@
+//! A run length left to the measurement mode (`params.seconds` or
+//! `warmup_seconds` absent from a submission): 1 s after 1 s under
+//! `tcg-icount`, 5 s after 2 s in wall-clock modes
+//! ([`run_length_of`](patchperf_common::protocol::run_length_of)). Fixed as soon as the mode is known: at submission
+//! when it names its mode or its machine, else at the first claim, from
+//! the claiming machine's best mode (the one its runner measures in when
+//! the comparison names none), before an A/A calibration copies the
+//! comparison's parameters.
+
+use patchperf_common::api::submission::AskedParams;
+use patchperf_common::protocol::WorkloadParams;
+use patchperf_common::run::MeasurementMode;
+use sqlx::PgConnection;
+
+use crate::db::machines::MachineRow;
+use crate::{Error, db};
+
+/// What a submission's parameters become when it is stored: the
+/// parameters to store, and the asked ones when the length still waits
+/// for a mode (`mode`: the one named, or the named machine's best).
+pub fn at_submission(
+    asked: &AskedParams,
+    mode: Option<MeasurementMode>,
+) -> (WorkloadParams, Option<AskedParams>) {
+    let waits = asked.leaves_run_length() && mode.is_none();
+    (asked.resolve(mode), waits.then(|| asked.clone()))
+}
+
+/// The mode a machine measures comparison in when it names `backend` or
+/// none: the named one, else the machine's best (first offered).
+pub fn mode_on(backend: Option<&str>, machine: &MachineRow) -> Option<MeasurementMode> {
+    backend
+        .or_else(|| machine.backends.first().map(String::as_str))
+        .and_then(MeasurementMode::parse)
+}
+
+/// Fixes comparison `id`'s run length for `machine`, about to claim one
+/// of its jobs, when it still waits for a mode; the parameters stored.
+pub async fn settle(
+    conn: &mut PgConnection,
+    id: i64,
+    backend: Option<&str>,
+    machine: &MachineRow,
+) -> Result<Option<WorkloadParams>, Error> {
+    let Some(asked) = db::run_lengths::take(&mut *conn, id).await? else {
+        return Ok(None);
+    };
+    let params = asked.resolve(mode_on(backend, machine));
+    db::run_lengths::set_params(&mut *conn, id, &params).await?;
+    Ok(Some(params))
+}
