@@ -79,12 +79,13 @@ bench_runner() {
     cache="$PATCHPERF_CACHE"
 }
 
-# bench_start_agent MACHINE: after bench_start_server and bench_runner, a
-# runner agent serving $url as MACHINE (log $data/runner.log, pid in
-# runner_pid), stopped before the server when the script exits.
+# bench_start_agent MACHINE [AGENT OPTION...]: after bench_start_server and
+# bench_runner, a runner agent serving $url as MACHINE (log
+# $data/runner.log, pid in runner_pid), stopped before the server when the
+# script exits.
 bench_start_agent() {
     "$runner" agent --server "$url" --token "$runner_token" --machine "$1" \
-        --spool "$data/spool" >>"$data/runner.log" 2>&1 &
+        --spool "$data/spool" "${@:2}" >>"$data/runner.log" 2>&1 &
     runner_pid=$!
     trap 'kill -TERM "$runner_pid" 2>/dev/null || true; wait "$runner_pid" 2>/dev/null || true; bench_cleanup' EXIT
 }

@@ -1,46 +1,147 @@
 #!/usr/bin/env bash
-# Guests one at a time vs. side by side under tcg-icount (issue 26): seed
-# 002 on open1 (examples/jobs/seed-002-open1.toml, 3 boots a side, one
-# seeded boot order), kernels built first and not timed, then the job's
-# boots with --parallel 1 and --parallel N. Prints each run's wall time, the
-# verdict line and every boot's ops/s, the base side's spread (what an A/A
-# of these boots would call noise), and the load average.
-#   bench/turnaround.sh [N]        N guests at once (default 2)
-#   PATCHPERF_CACHE                kernel cache (default /var/cache/patchperf)
-# Target: N guests take about 1/N of the boots' time, and both runs' change
-# agrees within the base side's spread (icount: guest time counts
-# instructions, so a neighbour guest does not move the numbers).
+# How long a kernel developer waits for a verdict (issue 26), on this
+# machine, printed with the load average. Three parts, all by default:
+#   guests   seed 002 on open1 as a runner job (examples/jobs/
+#            seed-002-open1.toml, 3 boots a side, one seeded boot order),
+#            kernels built first and not timed, the boots with
+#            --parallel 1 and --parallel N: each run's wall time, verdict,
+#            every boot's ops/s and each side's spread.
+#   verdict  a release server and agent (--parallel N) as CI uses them:
+#            the machine calibrated first (an A/A of open1), then seed 002
+#            submitted and waited for (`submit --wait`) with both kernels
+#            cached, then a patch never built before (seed 002 with a line
+#            of code added, so its patched kernel is built and the changed
+#            file compiled), each timed from submit to verdict. The run
+#            length is left to the measurement mode, as a user leaves it.
+#   series   seeds 001-004 as one 4-patch series, per patch (the whole
+#            series and 4 steps), on open1, fstatat-empty and dup1, on the
+#            same server and agent.
+#   bench/turnaround.sh [N] [guests|verdict|series...]
+#   PATCHPERF_CACHE        kernel cache (default /var/cache/patchperf; one
+#                          no test is using at the same time)
+# Targets: N guests take about 1/N of the boots' time and both runs' change
+# agrees within the spread; seed 002 to its verdict in at most 60 s on 2
+# cores with both kernels cached and the machine calibrated.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-n="${1:-2}"
+n=2
+if [[ "${1:-}" =~ ^[0-9]+$ ]]; then
+    n="$1"
+    shift
+fi
+parts=("$@")
+((${#parts[@]})) || parts=(guests verdict series)
 out="$(mktemp -d /tmp/patchperf-turnaround.XXXXXX)"
 trap 'rm -rf "$out"' EXIT
 
 . "$ROOT/bench/lib.sh"
 bench_runner
+patches="$ROOT/examples/patches"
 
-# One boot order for both runs, so that only the parallelism differs.
-sed 's/^runs = 3$/runs = 3\nseed = 2026/' examples/jobs/seed-002-open1.toml >"$out/job.toml"
-sed -i "s|\"\\.\\./patches/|\"$ROOT/examples/patches/|" "$out/job.toml"
-
-echo "turnaround: building both kernels into $cache (not timed)"
-"$runner" job "$out/job.toml" --cache "$cache" --build-only >/dev/null
-
-# Per boot: its will-it-scale.per_process_ops, and each side's spread.
-boots() {
-    python3 "$ROOT/bench/job_boots.py" "$1"
+wants() {
+    [[ " ${parts[*]} " == *" $1 "* ]]
 }
 
-for guests in 1 "$n"; do
-    started="$(date +%s.%N)"
-    "$runner" job "$out/job.toml" --cache "$cache" --parallel "$guests" -o "$out/p$guests" \
-        >"$out/p$guests.log" 2>&1
-    ended="$(date +%s.%N)"
-    printf 'parallel %s: %.0f s for 6 boots\n' "$guests" "$(echo "$ended - $started" | bc)"
-    "$runner" compare "$out/p$guests/base" "$out/p$guests/patched" | head -1 | sed 's/^/  /'
-    boots "$out/p$guests"
+now() {
+    date +%s.%N
+}
+
+since() {
+    printf '%.0f' "$(echo "$(now) - $1" | bc)"
+}
+
+load() {
+    cut -d' ' -f1-3 /proc/loadavg
+}
+
+# The runner job, one guest at a time and N at once.
+guests() {
+    # One boot order for both runs, so that only the parallelism differs.
+    sed 's/^runs = 3$/runs = 3\nseed = 2026/' examples/jobs/seed-002-open1.toml >"$out/job.toml"
+    sed -i "s|\"\\.\\./patches/|\"$patches/|" "$out/job.toml"
+    echo "guests: building both kernels into $cache (not timed)"
+    "$runner" job "$out/job.toml" --cache "$cache" --build-only >/dev/null
+    local guests started
+    for guests in 1 "$n"; do
+        started="$(now)"
+        "$runner" job "$out/job.toml" --cache "$cache" --parallel "$guests" -o "$out/p$guests" \
+            >"$out/p$guests.log" 2>&1
+        echo "guests: parallel $guests: $(since "$started") s for 6 boots (load $(load))"
+        "$runner" compare "$out/p$guests/base" "$out/p$guests/patched" | head -1 | sed 's/^/  /'
+        python3 "$ROOT/bench/job_boots.py" "$out/p$guests"
+    done
+    echo "guests: target: parallel $n about 1/$n of parallel 1's time; the changes agree within the spread"
+}
+
+started_server=0
+server_and_agent() {
+    ((started_server)) && return
+    bench_start_server turnaround
+    bench_start_agent turnaround-lab --cache "$cache" --parallel "$n"
+    started_server=1
+}
+
+# submit NAME ARGS...: submits and waits; prints the time from submit to
+# verdict and the verdict's lines.
+submit() {
+    local name="$1" started rc=0
+    shift
+    started="$(now)"
+    "$runner" submit --server "$url" --token "$ci_token" --base linux-source-6.1 -t 1 \
+        --runs 3 --wait --poll 1 "$@" >"$out/$name.log" 2>&1 || rc=$?
+    echo "$name: $(since "$started") s from submit to verdict (exit $rc, load $(load))"
+    # The last paragraph: headlines, steps, verdict.
+    awk 'NF == 0 { last = ""; next } { last = last "  " $0 "\n" } END { printf "%s", last }' \
+        "$out/$name.log"
+    cp "$out/$name.log" "/tmp/patchperf-turnaround-${name// /-}.log"
+    if ((rc != 0)); then
+        tail -20 "$out/$name.log" >&2
+        tail -20 "$data/runner.log" >&2
+        exit "$rc"
+    fi
+}
+
+# Seed 002 with a line of code added at the end of fs/open.c, so no kernel
+# cache and no ccache has its patched kernel or that file's object.
+fresh_patch() {
+    local tree="$out/fresh" src="$cache/sources/linux-source-6.1"
+    [[ -f "$src/fs/open.c" ]] || {
+        echo "verdict: $src is not unpacked yet" >&2
+        exit 1
+    }
+    mkdir -p "$tree/fs"
+    cp "$src/fs/open.c" "$src/fs/file_table.c" "$tree/fs/"
+    git -C "$tree" init -q
+    git -C "$tree" add -A
+    git -C "$tree" -c user.name=bench -c user.email=bench@localhost commit -qm base
+    git -C "$tree" apply "$patches/002-fs-use-__fput_sync-in-close-2.patch"
+    printf '\nstatic const char turnaround_stamp[] __used = "%s";\n' "$(now)" >>"$tree/fs/open.c"
+    git -C "$tree" add -A
+    git -C "$tree" -c user.name="Bench Mark" -c user.email=bench@localhost \
+        commit -qm "fs: use __fput_sync in close(2), as built for the first time"
+    git -C "$tree" format-patch -1 --stdout >"$out/fresh.patch"
+}
+
+verdict() {
+    server_and_agent
+    echo "verdict: agent with --parallel $n, kernels in $cache; calibrating the machine first (not timed)"
+    submit calibration --aa -w open1
+    submit "seed 002, kernels cached" --mbox "$patches/002-fs-use-__fput_sync-in-close-2.patch" -w open1
+    fresh_patch
+    submit "seed 002 as a patch never built" --mbox "$out/fresh.patch" -w open1
+    echo "verdict: target: at most 60 s with the kernels cached and the machine calibrated"
+}
+
+series() {
+    server_and_agent
+    cat "$patches"/00[1-4]-*.patch >"$out/series.mbox"
+    submit "seeds 001-004 per patch" --mbox "$out/series.mbox" --per-patch \
+        -w open1,fstatat-empty,dup1
+}
+
+for part in guests verdict series; do
+    wants "$part" && "$part"
 done
-echo "target: parallel $n about 1/$n of parallel 1's time; the changes agree within the spread"
-echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "load average: $(load)"
