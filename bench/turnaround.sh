@@ -136,7 +136,12 @@ verdict() {
 
 series() {
     server_and_agent
-    cat "$patches"/00[1-4]-*.patch >"$out/series.mbox"
+    # The files end without the blank line an mbox puts between messages.
+    local p
+    for p in "$patches"/00[1-4]-*.patch; do
+        cat "$p"
+        echo
+    done >"$out/series.mbox"
     submit "seeds 001-004 per patch" --mbox "$out/series.mbox" --per-patch \
         -w open1,fstatat-empty,dup1
 }

@@ -77,8 +77,9 @@ pub struct SubmitArgs {
     /// With --wait: exit with status 3 when the verdict is a regression.
     #[arg(long, requires = "wait")]
     pub fail_on_regression: bool,
-    /// With --wait: seconds between polls.
-    #[arg(long, default_value_t = 5)]
+    /// With --wait: seconds between polls (a cached tcg-icount verdict
+    /// takes under 20 s; a poll is one small GET).
+    #[arg(long, default_value_t = 2)]
     pub poll: u64,
     /// With --wait: give up (exit 4) when the comparison has not ended
     /// after this long: `90m`, `2h`, `3600s` or seconds. Default: no limit.
