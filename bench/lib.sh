@@ -10,7 +10,8 @@
 #   server_pid    the server process
 #   ci_token      a ci token
 #   runner_token  a runner token
-# `bench_ticks PID...` and `bench_postgres_pids` give CPU ticks and the
+# A script whose own EXIT trap this replaces names its scratch directory in
+# `bench_also_remove`. `bench_ticks PID...` and `bench_postgres_pids` give CPU ticks and the
 # Postgres processes to count, `bench_hz` ticks per second.
 
 bench_hz="$(getconf CLK_TCK)"
@@ -32,6 +33,10 @@ bench_cleanup() {
         else
             "$bin/pg_ctl" -D "$data/pg/data" -m fast stop >/dev/null 2>&1 || true
         fi
+    fi
+    # A script's own scratch directory (its EXIT trap is replaced by ours).
+    if [[ -n "${bench_also_remove:-}" ]]; then
+        rm -rf "$bench_also_remove"
     fi
     # The server's log outlives the run, for whoever reads an error.
     if [[ -n "$data" ]]; then

@@ -35,6 +35,7 @@ parts=("$@")
 ((${#parts[@]})) || parts=(guests verdict series)
 out="$(mktemp -d /tmp/patchperf-turnaround.XXXXXX)"
 trap 'rm -rf "$out"' EXIT
+bench_also_remove="$out"
 
 . "$ROOT/bench/lib.sh"
 bench_runner
