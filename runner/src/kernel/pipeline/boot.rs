@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use patchperf_common::metric;
 use patchperf_common::protocol::{BootSlot, FailureReason, JobSpec, JobState};
-use patchperf_common::run::{MeasurementMode, MetricValue, RunResult};
+use patchperf_common::run::{MeasurementMode, MetricValue, RunResult, Side};
 
 use super::failure::{JobFailure, failure};
 use super::{Events, Pipeline};
@@ -121,6 +121,18 @@ fn boot_limit(mode: MeasurementMode) -> Duration {
     })
 }
 
+/// How progress names the kernel a boot of `side` runs: `base kernel`,
+/// `patched kernel`, or, where the patched side carries no patch (an A/A
+/// comparison, whose B side boots the base kernel too), `base kernel, B
+/// side of the A/A`.
+pub fn kernel_name(side: Side, kernel: &BuiltKernel) -> &'static str {
+    match side {
+        Side::Base => "base kernel",
+        Side::Patched if kernel.patches_sha256.is_none() => "base kernel, B side of the A/A",
+        Side::Patched => "patched kernel",
+    }
+}
+
 /// Boot → run → collect for one boot slot; the results carry the kernel's
 /// identity and the pipeline's facts.
 pub fn boot_and_run(
@@ -159,7 +171,7 @@ pub fn boot_and_run(
         run_limit: pipeline.run_limit.unwrap_or_else(|| run_limit(request)),
         extra_cmdline: pipeline.extra_cmdline.clone(),
     };
-    let side = slot.side.as_str();
+    let name = kernel_name(slot.side, kernel);
     let mut state_running = false;
     let mut watcher = |ev: Event<'_>| {
         if let Event::Line(l) = ev {
@@ -167,7 +179,7 @@ pub fn boot_and_run(
                 state_running = true;
                 events.state(
                     JobState::Running,
-                    &format!("running workloads on the {side} kernel"),
+                    &format!("running workloads on the {name}"),
                 );
             }
             events.line(l);
@@ -263,5 +275,41 @@ fn boot_failure(e: BootError, slot: BootSlot, spec: &BootSpec) -> JobFailure {
         },
         BootError::Cancelled => JobFailure::new(FailureReason::Cancelled, "cancelled"),
         BootError::Machine(e) => failure(FailureReason::Other, "boot", e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+
+    fn kernel(patches_sha256: Option<&str>) -> BuiltKernel {
+        BuiltKernel {
+            key: "k".into(),
+            source: "linux-source-6.1 sha256:ab".into(),
+            patches_sha256: patches_sha256.map(String::from),
+            patches: patches_sha256.map(|_| 1),
+            config_sha256: "cf".into(),
+            compiler: "gcc 12".into(),
+            build_seconds: 60.0,
+            image_bytes: 1,
+            dir: PathBuf::from("/c/kernels/k"),
+        }
+    }
+
+    #[test]
+    fn an_aa_comparisons_b_side_is_not_called_patched() {
+        let base = kernel(None);
+        assert_eq!(kernel_name(Side::Base, &base), "base kernel");
+        assert_eq!(
+            kernel_name(Side::Patched, &kernel(Some("ab"))),
+            "patched kernel"
+        );
+        // In an A/A the B side boots the base kernel.
+        assert_eq!(
+            kernel_name(Side::Patched, &base),
+            "base kernel, B side of the A/A"
+        );
     }
 }

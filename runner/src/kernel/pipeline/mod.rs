@@ -97,9 +97,9 @@ pub fn execute(
         events.state(
             JobState::Booting,
             &format!(
-                "boot {}: {} kernel ({})",
+                "boot {}: {} ({})",
                 slot.seq + 1,
-                slot.side.as_str(),
+                boot::kernel_name(slot.side, kernel),
                 mode.as_str()
             ),
         );

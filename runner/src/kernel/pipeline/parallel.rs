@@ -113,7 +113,7 @@ pub fn boot_all(
         };
         let mut next = 0;
         while next < at_once {
-            announce(events, job.boots[next], mode, at_once);
+            announce(events, job.boots[next], kernels, mode, at_once);
             start(next);
             next += 1;
         }
@@ -143,7 +143,7 @@ pub fn boot_all(
                     if outcome.is_err() {
                         stop.store(true, Ordering::Relaxed);
                     } else if next < job.boots.len() {
-                        announce(events, job.boots[next], mode, at_once);
+                        announce(events, job.boots[next], kernels, mode, at_once);
                         start(next);
                         next += 1;
                         running += 1;
@@ -160,13 +160,19 @@ pub fn boot_all(
 }
 
 /// `boot 3: patched kernel (tcg-icount, 2 guests at once)`.
-fn announce(events: &mut dyn Events, slot: BootSlot, mode: MeasurementMode, at_once: usize) {
+fn announce(
+    events: &mut dyn Events,
+    slot: BootSlot,
+    kernels: &Kernels,
+    mode: MeasurementMode,
+    at_once: usize,
+) {
     events.state(
         JobState::Booting,
         &format!(
-            "boot {}: {} kernel ({}, {at_once} guests at once)",
+            "boot {}: {} ({}, {at_once} guests at once)",
             slot.seq + 1,
-            slot.side.as_str(),
+            boot::kernel_name(slot.side, kernels.side(slot.side)),
             mode.as_str()
         ),
     );

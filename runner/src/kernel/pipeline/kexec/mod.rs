@@ -339,8 +339,8 @@ pub fn kexec_step(
                 events.state(
                     JobState::Booting,
                     &format!(
-                        "kexec into the {} kernel (boot {})",
-                        slot.side.as_str(),
+                        "kexec into the {} (boot {})",
+                        boot::kernel_name(slot.side, &kernel),
                         slot.seq + 1
                     ),
                 );
