@@ -49,10 +49,7 @@ pub async fn claim(
         return Ok(Claim::Nothing);
     };
     // A length left to the mode is fixed before a calibration copies it.
-    let backend = db::comparisons::find(&mut *conn, next.comparison_id)
-        .await?
-        .and_then(|c| c.backend);
-    run_length::settle(conn, next.comparison_id, backend.as_deref(), machine).await?;
+    run_length::settle(conn, next.comparison_id, machine).await?;
     // A first calibration of the machine goes before the job it is for.
     if config.auto_calibrate
         && calibrate::before_claim(conn, machine, next.comparison_id, config)

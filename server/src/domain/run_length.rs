@@ -1,11 +1,11 @@
 //! A run length left to the measurement mode (`params.seconds` or
 //! `warmup_seconds` absent from a submission): 1 s after 1 s under
 //! `tcg-icount`, 5 s after 2 s in wall-clock modes
-//! ([`run_length_of`](patchperf_common::protocol::run_length_of)). Fixed as soon as the mode is known: at submission
-//! when it names its mode or its machine, else at the first claim, from
-//! the claiming machine's best mode (the one its runner measures in when
-//! the comparison names none), before an A/A calibration copies the
-//! comparison's parameters.
+//! ([`run_length_of`](patchperf_common::protocol::run_length_of)). Fixed
+//! as soon as the mode is known: at submission when it names its mode or
+//! its machine, else at the first claim, from the claiming machine's best
+//! mode (the one its runner measures in when the comparison names none),
+//! before an A/A calibration copies the comparison's parameters.
 
 use patchperf_common::api::submission::AskedParams;
 use patchperf_common::protocol::WorkloadParams;
@@ -26,7 +26,7 @@ pub fn at_submission(
     (asked.resolve(mode), waits.then(|| asked.clone()))
 }
 
-/// The mode a machine measures comparison in when it names `backend` or
+/// The mode `machine` measures a comparison in that names `backend` or
 /// none: the named one, else the machine's best (first offered).
 pub fn mode_on(backend: Option<&str>, machine: &MachineRow) -> Option<MeasurementMode> {
     backend
@@ -36,16 +36,19 @@ pub fn mode_on(backend: Option<&str>, machine: &MachineRow) -> Option<Measuremen
 
 /// Fixes comparison `id`'s run length for `machine`, about to claim one
 /// of its jobs, when it still waits for a mode; the parameters stored.
+/// Costs one statement at a claim with nothing to fix.
 pub async fn settle(
     conn: &mut PgConnection,
     id: i64,
-    backend: Option<&str>,
     machine: &MachineRow,
 ) -> Result<Option<WorkloadParams>, Error> {
     let Some(asked) = db::run_lengths::take(&mut *conn, id).await? else {
         return Ok(None);
     };
-    let params = asked.resolve(mode_on(backend, machine));
+    let backend = db::comparisons::find(&mut *conn, id)
+        .await?
+        .and_then(|c| c.backend);
+    let params = asked.resolve(mode_on(backend.as_deref(), machine));
     db::run_lengths::set_params(&mut *conn, id, &params).await?;
     Ok(Some(params))
 }
