@@ -15,7 +15,8 @@
 #            length is left to the measurement mode, as a user leaves it.
 #   series   seeds 001-004 as one 4-patch series, per patch (the whole
 #            series and 4 steps), on open1, fstatat-empty and dup1, on the
-#            same server and agent.
+#            same server and agent; patch 1 with a line of code added, so
+#            every step's kernel is built as for a series never seen.
 #   bench/turnaround.sh [N] [guests|verdict|series...]
 #   PATCHPERF_CACHE        kernel cache (default /var/cache/patchperf; one
 #                          no test is using at the same time)
@@ -104,25 +105,30 @@ submit() {
     fi
 }
 
-# Seed 002 with a line of code added at the end of fs/open.c, so no kernel
-# cache and no ccache has its patched kernel or that file's object.
+# fresh_patch PATCH OUT FILE...: PATCH (touching FILEs of linux-source-6.1)
+# with a line of code added at the end of the first FILE, written to OUT,
+# so that no kernel cache and no ccache has a kernel or object of it.
 fresh_patch() {
-    local tree="$out/fresh" src="$cache/sources/linux-source-6.1"
-    [[ -f "$src/fs/open.c" ]] || {
-        echo "verdict: $src is not unpacked yet" >&2
+    local patch="$1" dest="$2" src="$cache/sources/linux-source-6.1" tree f
+    shift 2
+    [[ -f "$src/Makefile" ]] || {
+        echo "turnaround: $src is not unpacked yet" >&2
         exit 1
     }
-    mkdir -p "$tree/fs"
-    cp "$src/fs/open.c" "$src/fs/file_table.c" "$tree/fs/"
+    tree="$(mktemp -d "$out/fresh.XXXXXX")"
+    for f in "$@"; do
+        mkdir -p "$tree/$(dirname "$f")"
+        cp "$src/$f" "$tree/$f"
+    done
     git -C "$tree" init -q
     git -C "$tree" add -A
     git -C "$tree" -c user.name=bench -c user.email=bench@localhost commit -qm base
-    git -C "$tree" apply "$patches/002-fs-use-__fput_sync-in-close-2.patch"
-    printf '\nstatic const char turnaround_stamp[] __used = "%s";\n' "$(now)" >>"$tree/fs/open.c"
+    git -C "$tree" apply "$patch"
+    printf '\nstatic const char turnaround_stamp[] __used = "%s";\n' "$(now)" >>"$tree/$1"
     git -C "$tree" add -A
     git -C "$tree" -c user.name="Bench Mark" -c user.email=bench@localhost \
-        commit -qm "fs: use __fput_sync in close(2), as built for the first time"
-    git -C "$tree" format-patch -1 --stdout >"$out/fresh.patch"
+        commit -qm "$(sed -n 's/^Subject: \[PATCH\] //p' "$patch" | head -1), as built for the first time"
+    git -C "$tree" format-patch -1 --stdout >"$dest"
 }
 
 verdict() {
@@ -130,16 +136,20 @@ verdict() {
     echo "verdict: agent with --parallel $n, kernels in $cache; calibrating the machine first (not timed)"
     submit calibration --aa -w open1
     submit "seed 002, kernels cached" --mbox "$patches/002-fs-use-__fput_sync-in-close-2.patch" -w open1
-    fresh_patch
+    fresh_patch "$patches/002-fs-use-__fput_sync-in-close-2.patch" "$out/fresh.patch" \
+        fs/open.c fs/file_table.c
     submit "seed 002 as a patch never built" --mbox "$out/fresh.patch" -w open1
     echo "verdict: target: at most 60 s with the kernels cached and the machine calibrated"
 }
 
 series() {
     server_and_agent
-    # The files end without the blank line an mbox puts between messages.
+    # Patch 1 with a line of code added (so every step's kernel is built,
+    # as for a series never seen); the files end without the blank line an
+    # mbox puts between messages.
+    fresh_patch "$patches"/001-*.patch "$out/001.patch" fs/namei.c
     local p
-    for p in "$patches"/00[1-4]-*.patch; do
+    for p in "$out/001.patch" "$patches"/00[2-4]-*.patch; do
         cat "$p"
         echo
     done >"$out/series.mbox"
