@@ -289,6 +289,44 @@ pub fn base_kernel(
         .map_err(|e| failure(FailureReason::BuildFailed, "storing the base kernel", e))
 }
 
+/// Whether the base build tree `base_build` was built at another path (a
+/// cache copied or moved): objtool's build records its absolute output
+/// path, and where that is not this tree's, make rebuilds every object of
+/// every patched kernel (from ccache, ~45 s on 2 CPUs instead of ~9 s). A
+/// tree without objtool's record says nothing.
+fn built_elsewhere(base_build: &Path) -> bool {
+    let Ok(record) = std::fs::read_to_string(base_build.join("tools/objtool/.fixdep.o.cmd")) else {
+        return false;
+    };
+    // make sees the tree by its real path (getcwd resolves links).
+    let here = base_build
+        .canonicalize()
+        .unwrap_or_else(|_| base_build.to_path_buf());
+    !record.contains(&format!("{}/", here.display()))
+}
+
+/// Rebuilds the base build tree in place, once, so that patched builds on
+/// top of it are incremental again; the base kernel it makes is the one
+/// cached (same source, config, compiler and version string).
+fn settle_base_tree(
+    lock: &CacheLock,
+    setup: &BuildSetup,
+    events: &mut dyn Events,
+) -> Result<(), JobFailure> {
+    events.state(
+        JobState::Building,
+        "rebuilding the base build tree where it now is (it was built at another path)",
+    );
+    let make = Make::new(
+        &View::plain(&setup.pristine.dir),
+        &build::build_dir_name(&setup.base_key),
+        &setup.toolchain,
+        &lock.cache().ccache_dir(),
+        &setup.base_key[..12],
+    );
+    make_bzimage(&make, events).map(|_| ())
+}
+
 /// Build step of a patched tree, the kernel of `side`: on top of the
 /// pristine kernel's build tree when there is one (only what the series
 /// touched is rebuilt), else configured from scratch.
@@ -312,6 +350,9 @@ pub fn build_patched(
         &key[..12],
     );
     if base_build.join(".config").is_file() {
+        if built_elsewhere(&base_build) {
+            settle_base_tree(lock, setup, events)?;
+        }
         // Start from the base's objects: only what the series touched is
         // rebuilt. An overlay has them in its lower layer already; a copy
         // gets a copy.
@@ -410,6 +451,31 @@ mod tests {
     use crate::kernel::make::tests::toolchain;
     use crate::kernel::source::SourceKind;
     use patchperf_common::mbox;
+
+    #[test]
+    fn a_base_build_tree_built_at_another_path_is_told_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        let build = dir.path().join(".build-abc");
+        std::fs::create_dir_all(build.join("tools/objtool")).unwrap();
+        let record = build.join("tools/objtool/.fixdep.o.cmd");
+        assert!(!built_elsewhere(&build), "no record: nothing to say");
+        let real = build.canonicalize().unwrap();
+        std::fs::write(
+            &record,
+            format!(
+                "cmd_{0}/tools/objtool/fixdep.o := gcc -Wp,-MD,{0}/tools/objtool/.fixdep.o.d\n",
+                real.display()
+            ),
+        )
+        .unwrap();
+        assert!(!built_elsewhere(&build));
+        std::fs::write(
+            &record,
+            "cmd_/var/cache/elsewhere/sources/linux/.build-abc/tools/objtool/fixdep.o := gcc\n",
+        )
+        .unwrap();
+        assert!(built_elsewhere(&build));
+    }
 
     struct Quiet;
     impl Events for Quiet {
