@@ -266,13 +266,7 @@ pub fn base_kernel(
         return Ok(k);
     }
     let key = &setup.base_key;
-    let make = Make::new(
-        &View::plain(&setup.pristine.dir),
-        &build::build_dir_name(key),
-        &setup.toolchain,
-        &lock.cache().ccache_dir(),
-        &key[..12],
-    );
+    let make = base_make(lock, setup);
     events.state(JobState::Building, "configuring the base kernel");
     let config_sha256 = configure(&make, &setup.recipe)?;
     events.state(JobState::Building, "building the base kernel");
@@ -317,14 +311,18 @@ fn settle_base_tree(
         JobState::Building,
         "rebuilding the base build tree where it now is (it was built at another path)",
     );
-    let make = Make::new(
+    make_bzimage(&base_make(lock, setup), events).map(|_| ())
+}
+
+/// Make for the base kernel, in the pristine tree.
+fn base_make(lock: &CacheLock, setup: &BuildSetup) -> Make {
+    Make::new(
         &View::plain(&setup.pristine.dir),
         &build::build_dir_name(&setup.base_key),
         &setup.toolchain,
         &lock.cache().ccache_dir(),
         &setup.base_key[..12],
-    );
-    make_bzimage(&make, events).map(|_| ())
+    )
 }
 
 /// Build step of a patched tree, the kernel of `side`: on top of the
