@@ -3,7 +3,6 @@
 //! ([`crate::domain::run_length`]).
 
 use patchperf_common::api::submission::AskedParams;
-use patchperf_common::protocol::WorkloadParams;
 use sqlx::types::Json;
 use sqlx::{PgConnection, PgExecutor};
 
@@ -45,20 +44,4 @@ pub async fn take(conn: &mut PgConnection, id: i64) -> Result<Option<AskedParams
     .fetch_optional(conn)
     .await?;
     Ok(asked.map(|a| a.0))
-}
-
-/// Stores the parameters comparison `id` is measured with.
-pub async fn set_params(
-    conn: &mut PgConnection,
-    id: i64,
-    params: &WorkloadParams,
-) -> Result<(), sqlx::Error> {
-    sqlx::query!(
-        "UPDATE comparisons SET params = $2, updated_at = now() WHERE id = $1",
-        id,
-        Json(params) as _
-    )
-    .execute(conn)
-    .await?;
-    Ok(())
 }

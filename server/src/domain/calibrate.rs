@@ -22,6 +22,7 @@ use sqlx::PgConnection;
 use crate::db::comparisons::{AaOfMachine, ComparisonRow};
 use crate::db::machines::MachineRow;
 use crate::domain::comparison::{self, Carried, Order, Origin};
+use crate::domain::machines;
 use crate::domain::report::calibration::{AAS_LOOKED_AT, same_machine};
 use crate::{Config, Error, db};
 
@@ -63,10 +64,8 @@ pub async fn before_claim(
     }
     // The mode the runner will measure in: the one asked for, else the
     // machine's best.
-    let Some(measurement) = c
-        .backend
-        .clone()
-        .or_else(|| machine.backends.first().cloned())
+    let Some(measurement) =
+        machines::measures_in(machine, c.backend.as_deref()).map(|m| m.as_str().to_string())
     else {
         return Ok(None);
     };

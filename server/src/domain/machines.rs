@@ -236,6 +236,15 @@ pub async fn machine_for(ctx: &Context, caller: &Caller, id: i64) -> Result<Mach
     Ok(machine)
 }
 
+/// The mode `machine` measures a comparison in that names `backend` or
+/// none: the one named, else the machine's best (the first it offers, the
+/// one its runner picks).
+pub fn measures_in(machine: &MachineRow, backend: Option<&str>) -> Option<MeasurementMode> {
+    backend
+        .or_else(|| machine.backends.first().map(String::as_str))
+        .and_then(MeasurementMode::parse)
+}
+
 /// The registered machine `name`, which must not be retired and must offer
 /// `backend` when one is asked for. (A draining or paused one may be named:
 /// its work waits until it is resumed.)

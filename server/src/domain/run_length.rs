@@ -13,6 +13,7 @@ use patchperf_common::run::MeasurementMode;
 use sqlx::PgConnection;
 
 use crate::db::machines::MachineRow;
+use crate::domain::machines;
 use crate::{Error, db};
 
 /// What a submission's parameters become when it is stored: the
@@ -24,14 +25,6 @@ pub fn at_submission(
 ) -> (WorkloadParams, Option<AskedParams>) {
     let waits = asked.leaves_run_length() && mode.is_none();
     (asked.resolve(mode), waits.then(|| asked.clone()))
-}
-
-/// The mode `machine` measures a comparison in that names `backend` or
-/// none: the named one, else the machine's best (first offered).
-pub fn mode_on(backend: Option<&str>, machine: &MachineRow) -> Option<MeasurementMode> {
-    backend
-        .or_else(|| machine.backends.first().map(String::as_str))
-        .and_then(MeasurementMode::parse)
 }
 
 /// Fixes comparison `id`'s run length for `machine`, about to claim one
@@ -48,7 +41,7 @@ pub async fn settle(
     let backend = db::comparisons::find(&mut *conn, id)
         .await?
         .and_then(|c| c.backend);
-    let params = asked.resolve(mode_on(backend.as_deref(), machine));
-    db::run_lengths::set_params(&mut *conn, id, &params).await?;
+    let params = asked.resolve(machines::measures_in(machine, backend.as_deref()));
+    db::comparisons::set_params(&mut *conn, id, &params).await?;
     Ok(Some(params))
 }

@@ -65,7 +65,7 @@ pub async fn prepare(
         Some(name) => Some(machines::named(&ctx.db, name, req.backend).await?),
     };
     let mode = match &machine {
-        Some(m) => run_length::mode_on(req.backend.map(MeasurementMode::as_str), m),
+        Some(m) => machines::measures_in(m, req.backend.map(MeasurementMode::as_str)),
         None => req.backend,
     };
     let (params, run_length_pending) = run_length::at_submission(&req.params, mode);

@@ -351,3 +351,19 @@ pub async fn count_by_status(db: impl PgExecutor<'_>) -> Result<Vec<(String, i64
     .await?;
     Ok(rows.into_iter().map(|r| (r.status, r.n)).collect())
 }
+
+/// Stores the parameters comparison `id` is measured with.
+pub async fn set_params(
+    conn: &mut PgConnection,
+    id: i64,
+    params: &WorkloadParams,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "UPDATE comparisons SET params = $2, updated_at = now() WHERE id = $1",
+        id,
+        Json(params) as _
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
