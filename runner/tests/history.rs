@@ -1,9 +1,9 @@
 //! Issue 15 for real: a tracked tree followed as a maintainer's branch
 //! moves. The branch is testkit's linux history (Debian's linux-source-6.1,
 //! seed 002, then a comment change, seed 003, a comment change, seed 004
-//! and a comment change), served from a bare repository whose `master` the
-//! test moves one commit at a time, calling the push hook after each. A
-//! runner measures each new head under tcg-icount; the server writes the
+//! and a comment change), served from the kernel tests' shared repository,
+//! whose branch `vfs.all` the test moves one commit at a time, calling the
+//! push hook after each. A runner measures each new head under tcg-icount; the server writes the
 //! history, finds the change points and mails the authors through a real
 //! SMTP server (aiosmtpd).
 //!
@@ -72,37 +72,34 @@ fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
-/// The maintainer's repository: a bare clone sharing the history's objects,
-/// whose `master` the test moves.
+/// The maintainer's branch: `vfs.all` of the kernel tests' shared
+/// repository, which the test moves. Its URL and path are the same every
+/// run, so the runner's mirror and base checkout of it stay in the cache.
 struct Remote {
-    dir: tempfile::TempDir,
+    history: LinuxHistory,
 }
 
 impl Remote {
+    const BRANCH: &str = "vfs.all";
+
     fn of(history: &LinuxHistory) -> Remote {
-        let dir = tempfile::tempdir().unwrap();
-        let out = Command::new("git")
-            .args(["clone", "--quiet", "--bare", "--shared"])
-            .arg(&history.dir)
-            .arg(dir.path())
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{out:?}");
-        Remote { dir }
+        Remote {
+            history: history.clone(),
+        }
     }
 
-    /// A push of `sha` to `master`.
+    /// A push of `sha` to the branch.
     fn push(&self, sha: &str) {
-        git(self.dir.path(), &["update-ref", "refs/heads/master", sha]);
+        self.history.push(Self::BRANCH, sha);
     }
 
     fn url(&self) -> String {
-        format!("file://{}", self.dir.path().display())
+        self.history.url()
     }
 
     /// `Name <address>` of the author of `sha`.
     fn author(&self, sha: &str) -> String {
-        git(self.dir.path(), &["log", "-1", "--format=%an <%ae>", sha])
+        git(&self.history.dir, &["log", "-1", "--format=%an <%ae>", sha])
     }
 }
 
@@ -195,7 +192,7 @@ async fn a_tracked_tree_finds_seed_003_and_seed_004_and_mails_their_authors(pool
                 &json!({
                     "name": "vfs.all",
                     "url": remote.url(),
-                    "branch": "master",
+                    "branch": Remote::BRANCH,
                     "workloads": WORKLOADS,
                     "params": { "nr_task": [1], "seconds": 1, "warmup_seconds": 1 },
                     "runs": 3,

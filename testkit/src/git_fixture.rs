@@ -1,18 +1,26 @@
-//! A real linux git history for the tests of ranges and bisection: Debian's
-//! linux-source-6.1 committed as one commit, then steps on top of it (a
-//! seed patch from `examples/patches/` put on with `git am`, or a harmless
-//! edit), in a bare repository that runners clone like any other.
+//! A real linux git history for the tests of ranges, bisection, tracked
+//! trees and lists: Debian's linux-source-6.1 committed as one commit, then
+//! steps on top of it (a seed patch from `examples/patches/` put on with
+//! `git am`, or a harmless edit), in a bare repository that runners clone
+//! like any other.
 //!
 //! Every author, committer and date is fixed, so a history has the same
-//! commit ids on every machine. A history is built once per machine and
-//! kept in the kernel tests' cache ([`cache_dir`]) under a hash of what it
-//! commits; it is built in a temporary directory and renamed into place
-//! under an flock, so test processes running side by side build it once
-//! and never see half of it.
+//! commit ids on every machine. All histories live in one repository in
+//! the kernel tests' cache ([`cache_dir`]): `master` is the tarball's
+//! commit and each list of steps is a branch of its own. One URL for every
+//! kernel test means one runner mirror, one checkout of each base commit
+//! and one base build, however many tests use it. The tarball's commit is
+//! streamed from the tarball into `git fast-import` (no unpacked copy, no
+//! repack: ~1 min where unpack, `git add` and `git repack` took ~2.5), built
+//! in a temporary directory and renamed into place; branches are added
+//! under the same flock, so test processes running side by side build
+//! each once and never see half of one.
 
+use std::collections::HashMap;
 use std::ffi::OsStr;
+use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use patchperf_common::digest::sha256_hex;
 
@@ -30,8 +38,9 @@ const IDENTITY: (&str, &str) = ("patchperf test history", "history@patchperf.inv
 const BASE_TIME: i64 = 1_790_000_000;
 
 /// Bumped when the way a history is built changes, so cached histories
-/// built the old way are not used.
-const FORMAT: &str = "patchperf git fixture 1";
+/// built the old way are not used. (Format 1 gave the tarball's commit
+/// the same tree and id; it kept one repository per history.)
+const FORMAT: &str = "patchperf git fixture 2";
 
 /// One commit on top of the tarball.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,6 +90,32 @@ impl Step {
             } => format!("append {path:?} {text:?} {subject:?}"),
         }
     }
+
+    /// The files the step changes, relative to the tree's top.
+    fn paths(&self) -> Vec<String> {
+        match self {
+            Step::Append { path, .. } => vec![path.clone()],
+            Step::Patch(name) => {
+                let patch = patches_dir().join(name);
+                let numstat = run(Command::new("git")
+                    .args(["apply", "--numstat"])
+                    .arg(&patch)
+                    .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                    .env("GIT_CONFIG_NOSYSTEM", "1"));
+                numstat
+                    .lines()
+                    .map(|line| {
+                        let path = line.splitn(3, '\t').nth(2).unwrap_or_default();
+                        assert!(
+                            !path.is_empty() && !path.contains(" => "),
+                            "{name}: a rename or an unreadable path in {line:?}"
+                        );
+                        path.to_string()
+                    })
+                    .collect()
+            }
+        }
+    }
 }
 
 /// One commit of a history.
@@ -95,8 +130,12 @@ pub struct Commit {
 /// A history in the cache, ready to clone.
 #[derive(Debug, Clone)]
 pub struct LinuxHistory {
-    /// The bare repository (branch `master` is the last step).
+    /// The bare repository every history shares (`master` is the
+    /// tarball's commit).
     pub dir: PathBuf,
+    /// The branch whose first-parent line is this history (`master` for
+    /// one of no steps).
+    pub branch: String,
     /// The tarball's commit.
     pub base: Commit,
     /// One commit per step, in order.
@@ -134,6 +173,23 @@ impl LinuxHistory {
             ["format-patch", "--stdout", "--no-signature", &range],
         )
     }
+
+    /// Points branch `name` of the shared repository at `sha`, as a
+    /// maintainer's push would: a branch a test moves (a tracked tree's),
+    /// never one of the histories'. The caller holds the kernel tests'
+    /// cache (no other test reads the branch meanwhile).
+    pub fn push(&self, name: &str, sha: &str) {
+        assert!(
+            name != "master" && !name.starts_with("history-"),
+            "{name} is a history's branch"
+        );
+        git_output(
+            &self.dir,
+            None,
+            0,
+            ["update-ref", &format!("refs/heads/{name}"), sha],
+        );
+    }
 }
 
 /// Why a history cannot be built here (the test should skip), or `None`.
@@ -143,8 +199,10 @@ pub fn missing() -> Option<String> {
             "{TARBALL} missing (apt-get install linux-source-6.1)"
         ));
     }
-    if Command::new("git").arg("--version").output().is_err() {
-        return Some("git not installed".to_string());
+    for tool in ["git", "xz"] {
+        if Command::new(tool).arg("--version").output().is_err() {
+            return Some(format!("{tool} not installed"));
+        }
     }
     None
 }
@@ -156,30 +214,75 @@ pub fn seed_range() -> Result<LinuxHistory, String> {
 }
 
 /// The history of the tarball with `steps` on top, from the cache or built
-/// now (a few minutes). `Err` is the reason to skip; a history that cannot
-/// be built (a patch that does not apply) panics.
+/// now (about a minute for the tarball's commit, a second a step). `Err`
+/// is the reason to skip; a history that cannot be built (a patch that
+/// does not apply) panics.
 pub fn linux_history(steps: &[Step]) -> Result<LinuxHistory, String> {
     if let Some(why) = missing() {
         return Err(why);
     }
     let root = cache_dir().join("git-histories");
     std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("creating {}: {e}", root.display()));
-    let dir = root.join(format!("{}.git", &history_key(steps)[..16]));
+    let dir = root.join(format!("linux-{}.git", &base_key()[..16]));
+    let branch = branch_of(steps);
     {
         let lock = std::fs::File::create(root.join("lock")).unwrap();
         let _lock = nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockExclusive)
             .map_err(|(_, e)| e)
             .unwrap();
+        remove_stale(&root, &dir);
         if !dir.join("HEAD").is_file() {
-            build_into(&root, &dir, steps);
+            build_base(&root, &dir);
+        }
+        if !has_branch(&dir, &branch) {
+            add_steps(&dir, &branch, steps);
         }
     }
-    Ok(read_back(&dir, steps.len()))
+    Ok(read_back(&dir, &branch, steps.len()))
 }
 
-/// The history in the bare repository `dir`, whose first-parent line is
-/// the tarball's commit and `steps` more.
-fn read_back(dir: &Path, steps: usize) -> LinuxHistory {
+/// The branch of the history of `steps`: `master` for none.
+fn branch_of(steps: &[Step]) -> String {
+    if steps.is_empty() {
+        return "master".to_string();
+    }
+    let mut key = format!("{FORMAT}\n");
+    for step in steps {
+        key.push_str(&step.key());
+        key.push('\n');
+    }
+    format!("history-{}", &sha256_hex(key.as_bytes())[..16])
+}
+
+fn has_branch(dir: &Path, branch: &str) -> bool {
+    Command::new("git")
+        .env("GIT_DIR", dir)
+        .args(["rev-parse", "--verify", "--quiet"])
+        .arg(format!("refs/heads/{branch}"))
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Removes what `root` holds besides the repository `keep`: temporary
+/// directories of builds that were killed, and repositories of another
+/// tarball or an older format (one per history, 0.5 GB each). Runners'
+/// mirrors of them go at their next prune, their source being gone.
+fn remove_stale(root: &Path, keep: &Path) {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if path != keep && (name.starts_with(".build-") || name.ends_with(".git")) {
+            let _ = std::fs::remove_dir_all(&path);
+        }
+    }
+}
+
+/// The history of `steps` on `branch` of the repository `dir`.
+fn read_back(dir: &Path, branch: &str, steps: usize) -> LinuxHistory {
     let log = git_output(
         dir,
         None,
@@ -189,7 +292,7 @@ fn read_back(dir: &Path, steps: usize) -> LinuxHistory {
             "--first-parent",
             "--reverse",
             "--format=%H %s",
-            "master",
+            &format!("refs/heads/{branch}"),
         ],
     );
     let mut commits = log.lines().map(|line| {
@@ -201,84 +304,207 @@ fn read_back(dir: &Path, steps: usize) -> LinuxHistory {
     });
     let base = commits.next().expect("the tarball's commit");
     let commits: Vec<Commit> = commits.collect();
-    assert_eq!(commits.len(), steps, "{}: {log}", dir.display());
+    assert_eq!(commits.len(), steps, "{} {branch}: {log}", dir.display());
     LinuxHistory {
         dir: dir.to_path_buf(),
+        branch: branch.to_string(),
         base,
         commits,
     }
 }
 
-/// The cache key of a history: how it is built, the tarball (by name, size
-/// and mtime; a new Debian upload is a new history) and each step.
-fn history_key(steps: &[Step]) -> String {
+/// The cache key of the shared repository: how it is built and the
+/// tarball (by name, size and mtime; a new Debian upload is a new
+/// repository).
+fn base_key() -> String {
     let meta = std::fs::metadata(TARBALL).unwrap();
     let mtime = meta
         .modified()
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_secs());
-    let mut key = format!("{FORMAT}\n{TARBALL} {} {mtime}\n", meta.len());
-    for step in steps {
-        key.push_str(&step.key());
-        key.push('\n');
-    }
-    sha256_hex(key.as_bytes())
+    sha256_hex(format!("{FORMAT}\n{TARBALL} {} {mtime}\n", meta.len()).as_bytes())
 }
 
-/// Unpacks the tarball, commits it and the steps into a bare repository
-/// in a temporary directory under `root`, packs it and renames it to `dir`.
-fn build_into(root: &Path, dir: &Path, steps: &[Step]) {
+/// Commits the tarball as `master` of a new bare repository in a
+/// temporary directory under `root`, then renames it to `dir`.
+fn build_base(root: &Path, dir: &Path) {
     let started = std::time::Instant::now();
-    eprintln!(
-        "building the git history {} ({} steps)",
-        dir.display(),
-        steps.len()
-    );
+    eprintln!("building the git history {}", dir.display());
     let tmp = tempfile::Builder::new()
         .prefix(".build-")
         .tempdir_in(root)
         .unwrap();
-    let unpacked = tmp.path().join("src");
-    std::fs::create_dir(&unpacked).unwrap();
-    run(Command::new("tar")
-        .arg("-xf")
-        .arg(TARBALL)
-        .arg("-C")
-        .arg(&unpacked));
-    let mut tops = std::fs::read_dir(&unpacked).unwrap();
-    let tree = match (tops.next(), tops.next()) {
-        (Some(top), None) => top.unwrap().path(),
-        _ => panic!("{TARBALL} does not hold exactly one top directory"),
-    };
     let bare = tmp.path().join("repo.git");
     run(Command::new("git")
         .args(["init", "--quiet", "--bare", "--initial-branch=master"])
         .arg(&bare));
+    import_tarball(&bare);
+    std::fs::rename(&bare, dir)
+        .unwrap_or_else(|e| panic!("moving the history to {}: {e}", dir.display()));
+    eprintln!(
+        "built the tarball's commit of {} in {:.0} s",
+        dir.display(),
+        started.elapsed().as_secs_f64()
+    );
+}
 
-    // The whole tree, ignored files too: Debian's tarball carries a
-    // .gitignore that would leave files out.
-    git_output(&bare, Some(&tree), 0, ["add", "--force", "--all", "."]);
-    let release = kernel_release(&tree);
+/// Streams the tarball's files into `git fast-import` as one commit on
+/// `master`: the tree `git add --force --all` of the unpacked tarball
+/// would make (ignored files too: Debian's tarball carries a .gitignore),
+/// without writing the 1.4 GB out first.
+fn import_tarball(bare: &Path) {
+    let mut xz = Command::new("xz")
+        .args(["-dc", TARBALL])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("running xz: {e}"));
+    let mut import = git_command(bare, None, 0, ["fast-import", "--quiet", "--done"]);
+    let mut import = import
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("running git fast-import: {e}"));
+    let mut stream = BufWriter::with_capacity(1 << 20, import.stdin.take().unwrap());
+    let mut archive = tar::Archive::new(xz.stdout.take().unwrap());
+    // Path in the tree → (mode, mark); a hard link's target is an earlier
+    // entry.
+    let mut files: Vec<(String, &str, usize)> = Vec::new();
+    let mut marks: HashMap<String, usize> = HashMap::new();
+    let mut makefile = None;
+    let mut top: Option<String> = None;
+    let mut data = Vec::new();
+    for entry in archive.entries().expect("reading the tarball") {
+        let mut entry = entry.expect("reading the tarball");
+        let full = entry
+            .path()
+            .expect("a tarball path")
+            .to_string_lossy()
+            .into_owned();
+        let (first, path) = full.split_once('/').unwrap_or((full.as_str(), ""));
+        match &top {
+            None => top = Some(first.to_string()),
+            Some(t) => assert_eq!(t, first, "{TARBALL} holds more than one top directory"),
+        }
+        let path = path.trim_end_matches('/').to_string();
+        let kind = entry.header().entry_type();
+        if path.is_empty() || kind.is_dir() {
+            continue;
+        }
+        assert!(
+            !path.contains('\n') && !path.starts_with('"'),
+            "a path fast-import would need quoted: {path:?}"
+        );
+        let mode = entry.header().mode().expect("a tarball mode");
+        let (git_mode, bytes) = if kind.is_symlink() {
+            let target = entry
+                .link_name()
+                .expect("a link target")
+                .expect("a link target");
+            ("120000", target.to_string_lossy().into_owned().into_bytes())
+        } else if kind.is_hard_link() {
+            let target = entry
+                .link_name()
+                .expect("a link target")
+                .expect("a link target");
+            let target = target.to_string_lossy();
+            let target = target.split_once('/').map_or("", |(_, p)| p);
+            let mark = marks[target];
+            let git_mode = if mode & 0o100 != 0 {
+                "100755"
+            } else {
+                "100644"
+            };
+            marks.insert(path.clone(), mark);
+            files.push((path, git_mode, mark));
+            continue;
+        } else if kind.is_file() {
+            data.clear();
+            entry.read_to_end(&mut data).expect("reading the tarball");
+            let git_mode = if mode & 0o100 != 0 {
+                "100755"
+            } else {
+                "100644"
+            };
+            (git_mode, std::mem::take(&mut data))
+        } else {
+            panic!("{path}: an entry git would not commit ({kind:?})");
+        };
+        if path == "Makefile" {
+            makefile = Some(String::from_utf8_lossy(&bytes).into_owned());
+        }
+        let mark = files.len() + 1;
+        write!(stream, "blob\nmark :{mark}\ndata {}\n", bytes.len()).unwrap();
+        stream.write_all(&bytes).unwrap();
+        stream.write_all(b"\n").unwrap();
+        marks.insert(path.clone(), mark);
+        files.push((path, git_mode, mark));
+        data = bytes;
+    }
+    let release = kernel_release(&makefile.expect("a top-level Makefile in the tarball"));
+    let message = format!("Linux {release} from Debian's linux-source-6.1\n");
+    let who = format!("{} <{}> {BASE_TIME} +0000", IDENTITY.0, IDENTITY.1);
+    write!(
+        stream,
+        "commit refs/heads/master\nauthor {who}\ncommitter {who}\ndata {}\n{message}",
+        message.len()
+    )
+    .unwrap();
+    for (path, mode, mark) in &files {
+        writeln!(stream, "M {mode} :{mark} {path}").unwrap();
+    }
+    stream.write_all(b"\ndone\n").unwrap();
+    drop(stream.into_inner().map_err(|e| e.into_error()).unwrap());
+    let xz_status = xz.wait().unwrap();
+    let import_status = import.wait().unwrap();
+    assert!(xz_status.success(), "xz -dc {TARBALL}: {xz_status}");
+    assert!(import_status.success(), "git fast-import: {import_status}");
+}
+
+/// Commits `steps` on the tarball's commit and points `branch` at the
+/// last, in a worktree of `dir` holding only the files the steps change
+/// (the index holds the whole tree, so each commit does).
+fn add_steps(dir: &Path, branch: &str, steps: &[Step]) {
+    let started = std::time::Instant::now();
+    let root = dir.parent().expect("the repository's folder");
+    let scratch = tempfile::Builder::new()
+        .prefix(".build-")
+        .tempdir_in(root)
+        .unwrap();
+    let tree = scratch.path().join("tree");
+    git_output(dir, None, 0, ["worktree", "prune"]);
     git_output(
-        &bare,
-        Some(&tree),
+        dir,
+        None,
         0,
         [
-            "commit",
-            "--quiet",
-            "--no-verify",
-            "-m",
-            &format!("Linux {release} from Debian's linux-source-6.1"),
+            OsStr::new("worktree"),
+            OsStr::new("add"),
+            OsStr::new("--quiet"),
+            OsStr::new("--detach"),
+            OsStr::new("--no-checkout"),
+            tree.as_os_str(),
+            OsStr::new("master"),
         ],
     );
+    // The worktree's own HEAD and index live in the folder its `.git`
+    // file names.
+    let link = std::fs::read_to_string(tree.join(".git")).unwrap();
+    let admin = PathBuf::from(
+        link.trim()
+            .strip_prefix("gitdir: ")
+            .unwrap_or_else(|| panic!("a worktree's .git file: {link:?}")),
+    );
+    git_output(&admin, Some(&tree), 0, ["read-tree", "HEAD"]);
     for (n, step) in steps.iter().enumerate() {
         let minutes = n as i64 + 1;
+        let mut checkout = vec!["checkout-index".to_string(), "--".to_string()];
+        checkout.extend(step.paths());
+        git_output(&admin, Some(&tree), 0, &checkout);
         match step {
             Step::Patch(name) => {
                 let patch = patches_dir().join(name);
                 git_output(
-                    &bare,
+                    &admin,
                     Some(&tree),
                     minutes,
                     [
@@ -294,16 +520,15 @@ fn build_into(root: &Path, dir: &Path, steps: &[Step]) {
                 text,
                 subject,
             } => {
-                use std::io::Write;
                 let file = tree.join(path);
                 std::fs::OpenOptions::new()
                     .append(true)
                     .open(&file)
                     .and_then(|mut f| f.write_all(text.as_bytes()))
                     .unwrap_or_else(|e| panic!("appending to {}: {e}", file.display()));
-                git_output(&bare, Some(&tree), minutes, ["add", "--force", "--", path]);
+                git_output(&admin, Some(&tree), minutes, ["add", "--force", "--", path]);
                 git_output(
-                    &bare,
+                    &admin,
                     Some(&tree),
                     minutes,
                     ["commit", "--quiet", "--no-verify", "-m", subject],
@@ -311,21 +536,33 @@ fn build_into(root: &Path, dir: &Path, steps: &[Step]) {
             }
         }
     }
-    // One pack, so clones send it as it is instead of compressing 75,000
-    // loose objects each time.
-    git_output(&bare, None, 0, ["repack", "-a", "-d", "--quiet"]);
-    std::fs::rename(&bare, dir)
-        .unwrap_or_else(|e| panic!("moving the history to {}: {e}", dir.display()));
+    git_output(
+        &admin,
+        Some(&tree),
+        0,
+        ["update-ref", &format!("refs/heads/{branch}"), "HEAD"],
+    );
+    git_output(
+        dir,
+        None,
+        0,
+        [
+            OsStr::new("worktree"),
+            OsStr::new("remove"),
+            OsStr::new("--force"),
+            tree.as_os_str(),
+        ],
+    );
     eprintln!(
-        "built the git history {} in {:.0} s",
+        "added the history {branch} ({} steps) to {} in {:.1} s",
+        steps.len(),
         dir.display(),
         started.elapsed().as_secs_f64()
     );
 }
 
-/// `VERSION.PATCHLEVEL.SUBLEVEL` from the tree's top-level Makefile.
-fn kernel_release(tree: &Path) -> String {
-    let makefile = std::fs::read_to_string(tree.join("Makefile")).unwrap();
+/// `VERSION.PATCHLEVEL.SUBLEVEL` from the top-level Makefile's text.
+fn kernel_release(makefile: &str) -> String {
     let field = |name: &str| {
         makefile
             .lines()
@@ -360,6 +597,15 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
+    run(&mut git_command(git_dir, work_tree, minutes, args))
+}
+
+/// The command [`git_output`] runs.
+fn git_command<I, S>(git_dir: &Path, work_tree: Option<&Path>, minutes: i64, args: I) -> Command
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
     let date = format!("@{} +0000", BASE_TIME + 60 * minutes);
     let mut cmd = Command::new("git");
     cmd.env("GIT_CONFIG_GLOBAL", "/dev/null")
@@ -377,7 +623,7 @@ where
     if let Some(tree) = work_tree {
         cmd.env("GIT_WORK_TREE", tree).current_dir(tree);
     }
-    run(&mut cmd)
+    cmd
 }
 
 /// Runs `cmd`; its stdout, or a panic with its stderr.
@@ -401,7 +647,8 @@ mod tests {
     /// The seed range built twice, into the cache (unless it is there
     /// already) and, with a comment edit on top, into a directory of its
     /// own: the same commit ids, the seeds in order on the first-parent
-    /// line, and the edit one commit touching its one file.
+    /// line, the edit one commit touching its one file, and every commit
+    /// holding the whole tree.
     #[test]
     fn the_seed_range_has_the_same_commits_wherever_it_is_built() {
         let cached = match seed_range() {
@@ -424,10 +671,13 @@ mod tests {
             Step::seed("004"),
             edit,
         ];
-        build_into(elsewhere.path(), &dir, &steps);
-        let fresh = read_back(&dir, steps.len());
+        build_base(elsewhere.path(), &dir);
+        let branch = branch_of(&steps);
+        add_steps(&dir, &branch, &steps);
+        let fresh = read_back(&dir, &branch, steps.len());
         assert_eq!(fresh.base, cached.base);
         assert_eq!(fresh.commits[..3], cached.commits);
+        assert_eq!(cached.branch, branch_of(&steps[..3]));
         assert!(
             cached
                 .base
@@ -463,6 +713,26 @@ mod tests {
             ],
         );
         assert_eq!(edited, "1\t0\tfs/stat.c\n");
+        // Each step changed its files only: the tree is whole at the end.
+        let count = |sha: &str| {
+            git_output(&dir, None, 0, ["ls-tree", "-r", "--name-only", sha])
+                .lines()
+                .count()
+        };
+        let files = count(&fresh.base.sha);
+        assert!(files > 70_000, "{files} files in the tarball's commit");
+        assert_eq!(count(&fresh.head().sha), files);
+        // The tree the unpacked tarball gives `git add --force --all`:
+        // executable scripts keep their mode, symbolic links are links.
+        let mode = |path: &str| {
+            git_output(&dir, None, 0, ["ls-tree", &fresh.base.sha, path])
+                .split(' ')
+                .next()
+                .unwrap_or_default()
+                .to_string()
+        };
+        assert_eq!(mode("scripts/checkpatch.pl"), "100755");
+        assert_eq!(mode("Makefile"), "100644");
         for c in &fresh.commits {
             eprintln!("{} {}", c.sha, c.subject);
         }
