@@ -72,72 +72,62 @@ pub struct BisectionCreateRequest {
     pub order_seed: Option<u64>,
 }
 
-/// A [`BisectionCreateRequest`] whose fields were checked on their own
-/// (the server checks what depends on stored data: the comparison, the
-/// repository). Read it through `Deref`; build it with `try_from`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BisectionSubmission(BisectionCreateRequest);
+checked!(
+    /// A [`BisectionCreateRequest`] whose fields were checked on their own
+    /// (the server checks what depends on stored data: the comparison, the
+    /// repository). Read it through `Deref`; build it with `try_from`.
+    BisectionSubmission(BisectionCreateRequest),
+    check
+);
 
-impl std::ops::Deref for BisectionSubmission {
-    type Target = BisectionCreateRequest;
-
-    fn deref(&self) -> &BisectionCreateRequest {
-        &self.0
+fn check(req: BisectionCreateRequest) -> Result<BisectionCreateRequest, Error> {
+    match (&req.comparison, &req.base, &req.bad) {
+        (Some(_), None, None) => {}
+        (None, Some(BaseSource::Git { url, commit }), Some(bad)) => {
+            git::check_url(url).or_else(|why| invalid(format!("base.url {url:?}: {why}")))?;
+            git::check_commit(commit)
+                .or_else(|why| invalid(format!("base.commit {commit:?}: {why}")))?;
+            git::check_commit(bad).or_else(|why| invalid(format!("bad {bad:?}: {why}")))?;
+        }
+        (None, Some(BaseSource::Tarball { .. }), _) => {
+            return invalid(
+                "a bisection between commits needs a git base (base.kind \"git\" at the \
+                 good commit); a mailed series is bisected through its comparison"
+                    .into(),
+            );
+        }
+        _ => {
+            return invalid("give either comparison, or base (the good commit) and bad".into());
+        }
     }
-}
-
-impl TryFrom<BisectionCreateRequest> for BisectionSubmission {
-    type Error = Error;
-
-    fn try_from(req: BisectionCreateRequest) -> Result<Self, Error> {
-        match (&req.comparison, &req.base, &req.bad) {
-            (Some(_), None, None) => {}
-            (None, Some(BaseSource::Git { url, commit }), Some(bad)) => {
-                git::check_url(url).or_else(|why| invalid(format!("base.url {url:?}: {why}")))?;
-                git::check_commit(commit)
-                    .or_else(|why| invalid(format!("base.commit {commit:?}: {why}")))?;
-                git::check_commit(bad).or_else(|why| invalid(format!("bad {bad:?}: {why}")))?;
-            }
-            (None, Some(BaseSource::Tarball { .. }), _) => {
-                return invalid(
-                    "a bisection between commits needs a git base (base.kind \"git\" at the \
-                     good commit); a mailed series is bisected through its comparison"
-                        .into(),
-                );
-            }
-            _ => {
-                return invalid("give either comparison, or base (the good commit) and bad".into());
-            }
+    check_workloads(std::slice::from_ref(&req.workload))?;
+    if let Some(metric) = &req.metric {
+        let plain = !metric.is_empty()
+            && metric.len() <= 200
+            && !metric.chars().any(|c| c.is_control() || c.is_whitespace());
+        if !plain {
+            return invalid(format!(
+                "metric {metric:?} must be a metric name such as \"{DEFAULT_METRIC}\""
+            ));
         }
-        check_workloads(std::slice::from_ref(&req.workload))?;
-        if let Some(metric) = &req.metric {
-            let plain = !metric.is_empty()
-                && metric.len() <= 200
-                && !metric.chars().any(|c| c.is_control() || c.is_whitespace());
-            if !plain {
-                return invalid(format!(
-                    "metric {metric:?} must be a metric name such as \"{DEFAULT_METRIC}\""
-                ));
-            }
-        }
-        if let Some(params) = &req.params {
-            check_params(params)?;
-            if params.nr_task.len() != 1 {
-                return invalid(
-                    "params.nr_task must name the one task count whose metric moved".into(),
-                );
-            }
-        }
-        if let Some(runs) = req.runs {
-            check_runs(runs, req.max_runs)?;
-        } else if let Some(max) = req.max_runs {
-            check_runs(super::MIN_RUNS, Some(max))?;
-        }
-        if let Some(fragment) = &req.config_fragment {
-            check_config_fragment(fragment)?;
-        }
-        Ok(BisectionSubmission(req))
     }
+    if let Some(params) = &req.params {
+        check_params(params)?;
+        if params.nr_task.len() != 1 {
+            return invalid(
+                "params.nr_task must name the one task count whose metric moved".into(),
+            );
+        }
+    }
+    if let Some(runs) = req.runs {
+        check_runs(runs, req.max_runs)?;
+    } else if let Some(max) = req.max_runs {
+        check_runs(super::MIN_RUNS, Some(max))?;
+    }
+    if let Some(fragment) = &req.config_fragment {
+        check_config_fragment(fragment)?;
+    }
+    Ok(req)
 }
 
 fn invalid<T>(message: String) -> Result<T, Error> {

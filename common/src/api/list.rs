@@ -183,85 +183,75 @@ fn daily_cap() -> u32 {
     20
 }
 
-/// A [`ListCreateRequest`] whose fields were checked, defaults filled in.
-/// Read it through `Deref`; build it with `try_from`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ListSubmission(ListCreateRequest);
+checked!(
+    /// A [`ListCreateRequest`] whose fields were checked, defaults filled in.
+    /// Read it through `Deref`; build it with `try_from`.
+    ListSubmission(ListCreateRequest),
+    check
+);
 
-impl std::ops::Deref for ListSubmission {
-    type Target = ListCreateRequest;
-
-    fn deref(&self) -> &ListCreateRequest {
-        &self.0
+fn check(mut req: ListCreateRequest) -> Result<ListCreateRequest, Error> {
+    super::tree::check_name(&req.name)?;
+    mail_header::check_address(&req.address)
+        .or_else(|why| invalid(format!("address {:?}: {why}", req.address)))?;
+    if let Some(url) = &req.archive_url {
+        git::check_url(url).or_else(|why| invalid(format!("archive_url {url:?}: {why}")))?;
     }
-}
-
-impl TryFrom<ListCreateRequest> for ListSubmission {
-    type Error = Error;
-
-    fn try_from(mut req: ListCreateRequest) -> Result<Self, Error> {
-        super::tree::check_name(&req.name)?;
-        mail_header::check_address(&req.address)
-            .or_else(|why| invalid(format!("address {:?}: {why}", req.address)))?;
-        if let Some(url) = &req.archive_url {
-            git::check_url(url).or_else(|why| invalid(format!("archive_url {url:?}: {why}")))?;
+    match (&req.tree, &req.base_url, &req.base_branch) {
+        (Some(_), None, None) => {}
+        (None, Some(url), Some(branch)) => {
+            git::check_url(url).or_else(|why| invalid(format!("base_url {url:?}: {why}")))?;
+            git::check_commit(branch)
+                .or_else(|why| invalid(format!("base_branch {branch:?}: {why}")))?;
         }
-        match (&req.tree, &req.base_url, &req.base_branch) {
-            (Some(_), None, None) => {}
-            (None, Some(url), Some(branch)) => {
-                git::check_url(url).or_else(|why| invalid(format!("base_url {url:?}: {why}")))?;
-                git::check_commit(branch)
-                    .or_else(|why| invalid(format!("base_branch {branch:?}: {why}")))?;
-            }
-            _ => {
-                return invalid(
-                    "name the default base: `tree` (a tracked tree), or `base_url` with \
-                     `base_branch`"
-                        .into(),
-                );
-            }
+        _ => {
+            return invalid(
+                "name the default base: `tree` (a tracked tree), or `base_url` with \
+                 `base_branch`"
+                    .into(),
+            );
         }
-        let paths = req
-            .paths
-            .take()
-            .unwrap_or_else(|| DEFAULT_PATHS.iter().map(|s| (*s).to_string()).collect());
-        check_globs("paths", &paths)?;
-        req.paths = Some(paths);
-        let map = req.workload_map.take().unwrap_or_else(default_workload_map);
-        if map.len() > MAX_RULES {
-            return invalid(format!(
-                "workload_map has {} rules; at most {MAX_RULES}",
-                map.len()
-            ));
-        }
-        for rule in &map {
-            check_globs("workload_map paths", &rule.paths)?;
-            check_workloads(&rule.workloads)?;
-        }
-        req.workload_map = Some(map);
-        let workloads = req
-            .workloads
-            .take()
-            .unwrap_or_else(|| DEFAULT_WORKLOADS.iter().map(|s| (*s).to_string()).collect());
-        check_workloads(&workloads)?;
-        req.workloads = Some(workloads);
-        check_params(&req.params)?;
-        check_runs(req.runs, None)?;
-        crate::machine_state::check_machine_or_pool(req.machine.as_deref(), req.pool.as_deref())
-            .or_else(invalid)?;
-        let bounded = [
-            ("wait_minutes", req.wait_minutes, 0, 10_080),
-            ("poll_minutes", req.poll_minutes, 1, 1_440),
-            ("max_in_flight", req.max_in_flight, 1, 100),
-            ("daily_cap", req.daily_cap, 0, 1_000),
-        ];
-        for (name, value, least, most) in bounded {
-            if !(least..=most).contains(&value) {
-                return invalid(format!("{name} is {value}; from {least} to {most}"));
-            }
-        }
-        Ok(ListSubmission(req))
     }
+    let paths = req
+        .paths
+        .take()
+        .unwrap_or_else(|| DEFAULT_PATHS.iter().map(|s| (*s).to_string()).collect());
+    check_globs("paths", &paths)?;
+    req.paths = Some(paths);
+    let map = req.workload_map.take().unwrap_or_else(default_workload_map);
+    if map.len() > MAX_RULES {
+        return invalid(format!(
+            "workload_map has {} rules; at most {MAX_RULES}",
+            map.len()
+        ));
+    }
+    for rule in &map {
+        check_globs("workload_map paths", &rule.paths)?;
+        check_workloads(&rule.workloads)?;
+    }
+    req.workload_map = Some(map);
+    let workloads = req
+        .workloads
+        .take()
+        .unwrap_or_else(|| DEFAULT_WORKLOADS.iter().map(|s| (*s).to_string()).collect());
+    check_workloads(&workloads)?;
+    req.workloads = Some(workloads);
+    check_params(&req.params)?;
+    check_runs(req.runs, None)?;
+    crate::machine_state::check_machine_or_pool(req.machine.as_deref(), req.pool.as_deref())
+        .or_else(invalid)?;
+    let bounded = [
+        ("wait_minutes", req.wait_minutes, 0, 10_080),
+        ("poll_minutes", req.poll_minutes, 1, 1_440),
+        ("max_in_flight", req.max_in_flight, 1, 100),
+        ("daily_cap", req.daily_cap, 0, 1_000),
+    ];
+    for (name, value, least, most) in bounded {
+        if !(least..=most).contains(&value) {
+            return invalid(format!("{name} is {value}; from {least} to {most}"));
+        }
+    }
+    Ok(req)
 }
 
 fn check_globs(what: &str, globs: &[String]) -> Result<(), Error> {

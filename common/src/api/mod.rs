@@ -6,6 +6,35 @@
 //! With the `openapi` feature every type also describes itself as an
 //! OpenAPI schema, from which the server builds its API document.
 
+/// Declares `$checked`, a `$request` that `$check` found sound (and may
+/// have completed): read it through `Deref`, build it with `try_from`. Every
+/// submission has this one shape, so none can be acted on unchecked; a
+/// macro because each needs its own type, and a generic wrapper's
+/// `TryFrom<T>` would clash with the standard library's blanket one.
+macro_rules! checked {
+    ($(#[$doc:meta])* $checked:ident($request:ident), $check:path) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct $checked($request);
+
+        impl std::ops::Deref for $checked {
+            type Target = $request;
+
+            fn deref(&self) -> &$request {
+                &self.0
+            }
+        }
+
+        impl TryFrom<$request> for $checked {
+            type Error = crate::Error;
+
+            fn try_from(req: $request) -> Result<Self, crate::Error> {
+                $check(req).map($checked)
+            }
+        }
+    };
+}
+
 pub mod bisection;
 pub mod change;
 pub mod git;

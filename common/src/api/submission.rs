@@ -148,56 +148,46 @@ impl From<WorkloadParams> for AskedParams {
     }
 }
 
-/// A [`ComparisonCreateRequest`] whose every field was checked: a known,
-/// plain base; known workloads, each once; task counts, durations and runs
-/// in range; a Kconfig fragment of Kconfig lines; no patch on an A/A
-/// comparison. Read it through `Deref`; build it with `try_from`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ComparisonSubmission(ComparisonCreateRequest);
+checked!(
+    /// A [`ComparisonCreateRequest`] whose every field was checked: a known,
+    /// plain base; known workloads, each once; task counts, durations and runs
+    /// in range; a Kconfig fragment of Kconfig lines; no patch on an A/A
+    /// comparison. Read it through `Deref`; build it with `try_from`.
+    ComparisonSubmission(ComparisonCreateRequest),
+    check
+);
 
-impl std::ops::Deref for ComparisonSubmission {
-    type Target = ComparisonCreateRequest;
-
-    fn deref(&self) -> &ComparisonCreateRequest {
-        &self.0
+/// Checks in the order a reader of the request meets the fields; the
+/// first problem is named with the field's JSON path.
+fn check(req: ComparisonCreateRequest) -> Result<ComparisonCreateRequest, Error> {
+    check_base(&req.base)?;
+    check_workloads(&req.workloads)?;
+    // What is left out is the mode's, in range whichever mode it is.
+    check_params(&req.params.resolve(None))?;
+    check_runs(req.runs, req.max_runs)?;
+    if let Some(fragment) = &req.config_fragment {
+        check_config_fragment(fragment)?;
     }
-}
-
-impl TryFrom<ComparisonCreateRequest> for ComparisonSubmission {
-    type Error = Error;
-
-    /// Checks in the order a reader of the request meets the fields; the
-    /// first problem is named with the field's JSON path.
-    fn try_from(req: ComparisonCreateRequest) -> Result<Self, Error> {
-        check_base(&req.base)?;
-        check_workloads(&req.workloads)?;
-        // What is left out is the mode's, in range whichever mode it is.
-        check_params(&req.params.resolve(None))?;
-        check_runs(req.runs, req.max_runs)?;
-        if let Some(fragment) = &req.config_fragment {
-            check_config_fragment(fragment)?;
-        }
-        if req.aa && !req.mbox.trim().is_empty() {
-            return invalid(
-                "an A/A comparison (aa: true) boots the base kernel on both sides; \
-                 leave out mbox"
-                    .into(),
-            );
-        }
-        if let Some(range) = &req.range {
-            check_range(&req, range)?;
-        }
-        crate::machine_state::check_machine_or_pool(req.machine.as_deref(), req.pool.as_deref())
-            .or_else(invalid)?;
-        if req.aa && req.per_patch {
-            return invalid(
-                "an A/A comparison (aa: true) has no patch to measure one by one; \
-                 leave out per_patch"
-                    .into(),
-            );
-        }
-        Ok(ComparisonSubmission(req))
+    if req.aa && !req.mbox.trim().is_empty() {
+        return invalid(
+            "an A/A comparison (aa: true) boots the base kernel on both sides; \
+             leave out mbox"
+                .into(),
+        );
     }
+    if let Some(range) = &req.range {
+        check_range(&req, range)?;
+    }
+    crate::machine_state::check_machine_or_pool(req.machine.as_deref(), req.pool.as_deref())
+        .or_else(invalid)?;
+    if req.aa && req.per_patch {
+        return invalid(
+            "an A/A comparison (aa: true) has no patch to measure one by one; \
+             leave out per_patch"
+                .into(),
+        );
+    }
+    Ok(req)
 }
 
 fn invalid<T>(message: String) -> Result<T, Error> {

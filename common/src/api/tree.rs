@@ -65,68 +65,57 @@ pub struct TreeCreateRequest {
     pub webhook_url: Option<String>,
 }
 
-/// A [`TreeCreateRequest`] whose fields were checked. Read it through
-/// `Deref`; build it with `try_from`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TreeSubmission(TreeCreateRequest);
+checked!(
+    /// A [`TreeCreateRequest`] whose fields were checked. Read it through
+    /// `Deref`; build it with `try_from`.
+    TreeSubmission(TreeCreateRequest),
+    check
+);
 
-impl std::ops::Deref for TreeSubmission {
-    type Target = TreeCreateRequest;
-
-    fn deref(&self) -> &TreeCreateRequest {
-        &self.0
+fn check(req: TreeCreateRequest) -> Result<TreeCreateRequest, Error> {
+    check_name(&req.name)?;
+    git::check_url(&req.url).or_else(|why| invalid(format!("url {:?}: {why}", req.url)))?;
+    git::check_commit(&req.branch)
+        .or_else(|why| invalid(format!("branch {:?}: {why}", req.branch)))?;
+    check_workloads(&req.workloads)?;
+    check_params(&req.params)?;
+    check_runs(req.runs, req.max_runs)?;
+    if let Some(fragment) = &req.config_fragment {
+        check_config_fragment(fragment)?;
     }
-}
-
-impl TryFrom<TreeCreateRequest> for TreeSubmission {
-    type Error = Error;
-
-    fn try_from(req: TreeCreateRequest) -> Result<Self, Error> {
-        check_name(&req.name)?;
-        git::check_url(&req.url).or_else(|why| invalid(format!("url {:?}: {why}", req.url)))?;
-        git::check_commit(&req.branch)
-            .or_else(|why| invalid(format!("branch {:?}: {why}", req.branch)))?;
-        check_workloads(&req.workloads)?;
-        check_params(&req.params)?;
-        check_runs(req.runs, req.max_runs)?;
-        if let Some(fragment) = &req.config_fragment {
-            check_config_fragment(fragment)?;
-        }
-        crate::machine_state::check_machine_or_pool(req.machine.as_deref(), req.pool.as_deref())
-            .or_else(invalid)?;
-        if req.min_hours > 8760 {
-            return invalid(format!(
-                "min_hours is {}; at most 8760 (a year)",
-                req.min_hours
-            ));
-        }
-        if req.cc.len() > MAX_CC {
-            return invalid(format!(
-                "cc lists {} addresses; at most {MAX_CC}",
-                req.cc.len()
-            ));
-        }
-        let mut seen = Vec::new();
-        for address in &req.cc {
-            if let Err(why) = mail_header::check_address(address) {
-                return invalid(format!("cc {address:?} is not a mail address: {why}"));
-            }
-            // `LIST@` and `list@` are one recipient (see `address_key`).
-            let key = mail_header::address_key(address);
-            if seen.contains(&key) {
-                return invalid(format!("cc lists {address:?} twice"));
-            }
-            seen.push(key);
-        }
-        if let Some(url) = &req.webhook_url {
-            let web = url.starts_with("https://") || url.starts_with("http://");
-            if !web || url.len() > 1024 || url.chars().any(|c| c.is_whitespace() || c.is_control())
-            {
-                return invalid(format!("webhook_url {url:?} must be an http(s) URL"));
-            }
-        }
-        Ok(TreeSubmission(req))
+    crate::machine_state::check_machine_or_pool(req.machine.as_deref(), req.pool.as_deref())
+        .or_else(invalid)?;
+    if req.min_hours > 8760 {
+        return invalid(format!(
+            "min_hours is {}; at most 8760 (a year)",
+            req.min_hours
+        ));
     }
+    if req.cc.len() > MAX_CC {
+        return invalid(format!(
+            "cc lists {} addresses; at most {MAX_CC}",
+            req.cc.len()
+        ));
+    }
+    let mut seen = Vec::new();
+    for address in &req.cc {
+        if let Err(why) = mail_header::check_address(address) {
+            return invalid(format!("cc {address:?} is not a mail address: {why}"));
+        }
+        // `LIST@` and `list@` are one recipient (see `address_key`).
+        let key = mail_header::address_key(address);
+        if seen.contains(&key) {
+            return invalid(format!("cc lists {address:?} twice"));
+        }
+        seen.push(key);
+    }
+    if let Some(url) = &req.webhook_url {
+        let web = url.starts_with("https://") || url.starts_with("http://");
+        if !web || url.len() > 1024 || url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return invalid(format!("webhook_url {url:?} must be an http(s) URL"));
+        }
+    }
+    Ok(req)
 }
 
 /// A tree's or a list's name: 1 to 64 letters, digits, `.`, `_` or `-`,

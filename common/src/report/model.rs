@@ -168,6 +168,20 @@ impl MetricComparison {
     }
 }
 
+impl ReportHeader {
+    /// Which of a comparison's reports this is, in words
+    /// (`open1 · process · nr_task 4`): the title pages give it and the
+    /// name a summary line uses.
+    pub fn title(&self) -> String {
+        format!(
+            "{} · {} · nr_task {}",
+            self.workload,
+            self.mode.as_str(),
+            self.nr_task
+        )
+    }
+}
+
 /// A whole comparison report for one (machine, workload, mode, nr_task).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {

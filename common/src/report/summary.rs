@@ -51,12 +51,10 @@ pub fn headline_sentence(c: &Comparison) -> Option<String> {
     };
     let real = below_delta(c, m).map_or(String::new(), |w| format!(", {w}"));
     Some(format!(
-        "{} of {} on {} · {} · nr_task {}{real} ({}; {} and {} runs, {}; changes under {threshold:.2}% count as none: {source})",
+        "{} of {} on {}{real} ({}; {} and {} runs, {}; changes under {threshold:.2}% count as none: {source})",
         change_text(m),
         m.name,
-        h.workload,
-        h.mode.as_str(),
-        h.nr_task,
+        h.title(),
         how_sure.join(", "),
         c.base_runs,
         c.patched_runs,

@@ -206,22 +206,7 @@ pub async fn list(
     before: Option<i64>,
     limit: i64,
 ) -> Result<Vec<BisectionSummary>, sqlx::Error> {
-    sqlx::query_as!(
-        BisectionSummary,
-        r#"SELECT b.id, b.status AS "status: BisectionStatus", b.workload, b.metric, b.git_range,
-                  b.from_comparison_id AS comparison_id,
-                  b.outcome AS "outcome: Json<BisectionOutcome>",
-                  (SELECT count(*) FROM comparisons c WHERE c.bisection_id = b.id) AS "probes!",
-                  b.created_at
-           FROM bisections b
-           WHERE ($1::bigint IS NULL OR b.id < $1)
-           ORDER BY b.id DESC
-           LIMIT $2"#,
-        before,
-        limit
-    )
-    .fetch_all(db)
-    .await
+    summaries(db, before, None, Some(limit)).await
 }
 
 /// The bisections of comparison `id`: those started from it, and those of
@@ -231,6 +216,22 @@ pub async fn of_comparison(
     id: i64,
     range: Option<&str>,
 ) -> Result<Vec<BisectionSummary>, sqlx::Error> {
+    let mut found = summaries(db, None, Some((id, range)), None).await?;
+    found.reverse();
+    Ok(found)
+}
+
+/// Bisections newest first: with an id below `before`, of comparison
+/// `of.0` or its git range `of.1` (see [`of_comparison`]), at most `limit`;
+/// each filter left out when `None`. The dashboard, the API's list and a
+/// comparison's page read one summary this way.
+async fn summaries(
+    db: impl PgExecutor<'_>,
+    before: Option<i64>,
+    of: Option<(i64, Option<&str>)>,
+    limit: Option<i64>,
+) -> Result<Vec<BisectionSummary>, sqlx::Error> {
+    let (comparison_id, range) = of.unzip();
     sqlx::query_as!(
         BisectionSummary,
         r#"SELECT b.id, b.status AS "status: BisectionStatus", b.workload, b.metric, b.git_range,
@@ -239,10 +240,15 @@ pub async fn of_comparison(
                   (SELECT count(*) FROM comparisons c WHERE c.bisection_id = b.id) AS "probes!",
                   b.created_at
            FROM bisections b
-           WHERE b.from_comparison_id = $1 OR ($2::text IS NOT NULL AND b.git_range = $2)
-           ORDER BY b.id"#,
-        id,
-        range
+           WHERE ($1::bigint IS NULL OR b.id < $1)
+             AND ($2::bigint IS NULL OR b.from_comparison_id = $2
+                  OR ($3::text IS NOT NULL AND b.git_range = $3))
+           ORDER BY b.id DESC
+           LIMIT $4"#,
+        before,
+        comparison_id,
+        range.flatten(),
+        limit
     )
     .fetch_all(db)
     .await

@@ -39,20 +39,26 @@ pub async fn for_comparison(
     db: impl PgExecutor<'_>,
     comparison_id: i64,
 ) -> Result<Vec<BootRow>, sqlx::Error> {
-    sqlx::query_as!(
-        BootRow,
-        r#"SELECT seq, job_id, side AS "side: Side" FROM boots WHERE comparison_id = $1 ORDER BY seq"#,
-        comparison_id
-    )
-    .fetch_all(db)
-    .await
+    of(db, Some(comparison_id), None).await
 }
 
 /// The boots a job performs, in order.
 pub async fn for_job(db: impl PgExecutor<'_>, job_id: i64) -> Result<Vec<BootRow>, sqlx::Error> {
+    of(db, None, Some(job_id)).await
+}
+
+/// The boots of comparison `comparison_id` or of job `job_id` (one of the
+/// two given), in order.
+async fn of(
+    db: impl PgExecutor<'_>,
+    comparison_id: Option<i64>,
+    job_id: Option<i64>,
+) -> Result<Vec<BootRow>, sqlx::Error> {
     sqlx::query_as!(
         BootRow,
-        r#"SELECT seq, job_id, side AS "side: Side" FROM boots WHERE job_id = $1 ORDER BY seq"#,
+        r#"SELECT seq, job_id, side AS "side: Side" FROM boots
+           WHERE comparison_id = $1 OR job_id = $2 ORDER BY seq"#,
+        comparison_id,
         job_id
     )
     .fetch_all(db)

@@ -61,31 +61,37 @@ pub async fn for_comparison(
     db: impl PgExecutor<'_>,
     comparison_id: i64,
 ) -> Result<Vec<JobRow>, sqlx::Error> {
-    sqlx::query_as!(
-        JobRow,
-        r#"SELECT id, comparison_id, seq, state AS "state: JobState", attempt, max_attempts,
-                  machine_id, lease_expires_at, message,
-                  failure_reason AS "failure_reason: FailureReason", failure_detail, log_tail,
-                  created_at, updated_at, finished_at
-           FROM jobs WHERE comparison_id = $1 ORDER BY seq"#,
-        comparison_id
-    )
-    .fetch_all(db)
-    .await
+    rows(db, None, Some(comparison_id)).await
 }
 
 /// Locks and returns a job for the rest of the transaction.
 pub async fn lock(conn: &mut PgConnection, id: i64) -> Result<Option<JobRow>, sqlx::Error> {
+    let locked = sqlx::query_scalar!("SELECT id FROM jobs WHERE id = $1 FOR UPDATE", id)
+        .fetch_optional(&mut *conn)
+        .await?;
+    match locked {
+        Some(id) => by_id(conn, id).await,
+        None => Ok(None),
+    }
+}
+
+/// Job `id`, or the jobs of comparison `comparison_id`, in claim order.
+async fn rows(
+    db: impl PgExecutor<'_>,
+    id: Option<i64>,
+    comparison_id: Option<i64>,
+) -> Result<Vec<JobRow>, sqlx::Error> {
     sqlx::query_as!(
         JobRow,
         r#"SELECT id, comparison_id, seq, state AS "state: JobState", attempt, max_attempts,
                   machine_id, lease_expires_at, message,
                   failure_reason AS "failure_reason: FailureReason", failure_detail, log_tail,
                   created_at, updated_at, finished_at
-           FROM jobs WHERE id = $1 FOR UPDATE"#,
-        id
+           FROM jobs WHERE id = $1 OR comparison_id = $2 ORDER BY seq"#,
+        id,
+        comparison_id
     )
-    .fetch_optional(conn)
+    .fetch_all(db)
     .await
 }
 
@@ -331,17 +337,7 @@ pub async fn expire_leases(conn: &mut PgConnection) -> Result<Vec<Expired>, sqlx
 
 /// A job by id, read without locking (for its log page).
 pub async fn by_id(db: impl PgExecutor<'_>, id: i64) -> Result<Option<JobRow>, sqlx::Error> {
-    sqlx::query_as!(
-        JobRow,
-        r#"SELECT id, comparison_id, seq, state AS "state: JobState", attempt, max_attempts,
-                  machine_id, lease_expires_at, message,
-                  failure_reason AS "failure_reason: FailureReason", failure_detail, log_tail,
-                  created_at, updated_at, finished_at
-           FROM jobs WHERE id = $1"#,
-        id
-    )
-    .fetch_optional(db)
-    .await
+    Ok(rows(db, Some(id), None).await?.pop())
 }
 
 /// A job as a machine page lists it.

@@ -2,62 +2,23 @@
 //! epoch of a list's public-inbox archive was read.
 
 use chrono::{DateTime, Utc};
-use patchperf_common::api::WorkloadRule;
+use patchperf_common::api::{ListSubmission, WorkloadRule};
 use patchperf_common::protocol::WorkloadParams;
+use patchperf_common::run::MeasurementMode;
 use sqlx::types::Json;
 use sqlx::{PgConnection, PgExecutor};
 
-/// A new list, checked.
-#[derive(Debug, Clone)]
-pub struct NewList<'a> {
-    /// Its name.
-    pub name: &'a str,
-    /// Its posting address.
-    pub address: &'a str,
-    /// Its public-inbox archive.
-    pub archive_url: Option<&'a str>,
-    /// Read the archive from its first message.
-    pub read_history: bool,
-    /// The tracked tree whose head is the default base.
-    pub tree_id: Option<i64>,
-    /// Or this repository's branch.
-    pub base: Option<(&'a str, &'a str)>,
-    /// Path filter.
-    pub paths: &'a [String],
-    /// Workloads by path.
-    pub workload_map: &'a [WorkloadRule],
-    /// Workloads otherwise.
-    pub workloads: &'a [String],
-    /// Their parameters.
-    pub params: &'a WorkloadParams,
-    /// Boots per side.
-    pub runs_per_side: i32,
-    /// Measurement mode asked for.
-    pub backend: Option<&'a str>,
-    /// Machine to measure on.
-    pub machine_name: Option<&'a str>,
-    /// Pool to measure on, when no machine is named.
-    pub pool: Option<&'a str>,
-    /// Reply settings: Cc the list, Cc the thread, answer improvements.
-    pub cc_list: bool,
-    /// Cc the thread.
-    pub cc_thread: bool,
-    /// Answer improvements.
-    pub report_improvements: bool,
-    /// Minutes a series waits for its missing patches.
-    pub wait_minutes: i32,
-    /// Minutes between reads of the archive.
-    pub poll_minutes: i32,
-    /// Series queued at once.
-    pub max_in_flight: i32,
-    /// Replies a day.
-    pub daily_cap: i32,
-    /// The token that added it.
-    pub created_by: i64,
-}
-
-/// Stores a list; its id, or `None` when the name is taken.
-pub async fn insert(conn: &mut PgConnection, l: &NewList<'_>) -> Result<Option<i64>, sqlx::Error> {
+/// Stores list `l`, whose default base is tree `tree_id` when it names a
+/// tree, added by token `created_by`; its id, or `None` when the name is
+/// taken. Counts too large for a column (the checks keep them far below)
+/// are stored as its largest.
+pub async fn insert(
+    conn: &mut PgConnection,
+    l: &ListSubmission,
+    tree_id: Option<i64>,
+    created_by: i64,
+) -> Result<Option<i64>, sqlx::Error> {
+    let column = |n: u32| i32::try_from(n).unwrap_or(i32::MAX);
     sqlx::query_scalar!(
         r#"INSERT INTO lists (name, address, archive_url, read_history, tree_id, base_url, base_branch, paths,
                               workload_map, workloads, params, runs_per_side, backend,
@@ -70,27 +31,27 @@ pub async fn insert(conn: &mut PgConnection, l: &NewList<'_>) -> Result<Option<i
            RETURNING id"#,
         l.name,
         l.address,
-        l.archive_url,
+        l.archive_url.as_deref(),
         l.read_history,
-        l.tree_id,
-        l.base.map(|b| b.0),
-        l.base.map(|b| b.1),
-        l.paths,
-        Json(l.workload_map) as _,
-        l.workloads,
-        Json(l.params) as _,
-        l.runs_per_side,
-        l.backend,
-        l.machine_name,
+        tree_id,
+        l.base_url.as_deref(),
+        l.base_branch.as_deref(),
+        l.paths.as_deref().unwrap_or_default(),
+        Json(l.workload_map.as_deref().unwrap_or_default()) as _,
+        l.workloads.as_deref().unwrap_or_default(),
+        Json(&l.params) as _,
+        column(l.runs),
+        l.backend.map(MeasurementMode::as_str),
+        l.machine.as_deref(),
         l.cc_list,
         l.cc_thread,
         l.report_improvements,
-        l.wait_minutes,
-        l.poll_minutes,
-        l.max_in_flight,
-        l.daily_cap,
-        l.created_by,
-        l.pool
+        column(l.wait_minutes),
+        column(l.poll_minutes),
+        column(l.max_in_flight),
+        column(l.daily_cap),
+        created_by,
+        l.pool.as_deref()
     )
     .fetch_optional(conn)
     .await

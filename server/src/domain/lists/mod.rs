@@ -12,10 +12,9 @@ pub mod series;
 use std::time::Duration;
 
 use patchperf_common::api::{ListSubmission, ListView, SeriesListQuery, SeriesView};
-use patchperf_common::run::MeasurementMode;
 
 use crate::db::list_series::{Filter, SeriesRow};
-use crate::db::lists::{ListRow, NewList};
+use crate::db::lists::ListRow;
 use crate::domain::workers::{Done, Worker};
 use crate::domain::{Context, machines};
 use crate::{Error, db};
@@ -40,32 +39,8 @@ pub async fn create(ctx: &Context, created_by: i64, req: &ListSubmission) -> Res
     if let Some(pool) = &req.pool {
         machines::check_pool(&ctx.db, pool, req.backend).await?;
     }
-    let new = NewList {
-        name: &req.name,
-        address: &req.address,
-        archive_url: req.archive_url.as_deref(),
-        read_history: req.read_history,
-        tree_id,
-        base: req.base_url.as_deref().zip(req.base_branch.as_deref()),
-        paths: req.paths.as_deref().unwrap_or_default(),
-        workload_map: req.workload_map.as_deref().unwrap_or_default(),
-        workloads: req.workloads.as_deref().unwrap_or_default(),
-        params: &req.params,
-        runs_per_side: i32::try_from(req.runs).unwrap_or(i32::MAX),
-        backend: req.backend.map(MeasurementMode::as_str),
-        machine_name: req.machine.as_deref(),
-        pool: req.pool.as_deref(),
-        cc_list: req.cc_list,
-        cc_thread: req.cc_thread,
-        report_improvements: req.report_improvements,
-        wait_minutes: i32::try_from(req.wait_minutes).unwrap_or(i32::MAX),
-        poll_minutes: i32::try_from(req.poll_minutes).unwrap_or(i32::MAX),
-        max_in_flight: i32::try_from(req.max_in_flight).unwrap_or(i32::MAX),
-        daily_cap: i32::try_from(req.daily_cap).unwrap_or(i32::MAX),
-        created_by,
-    };
     let mut conn = ctx.db.acquire().await?;
-    let id = db::lists::insert(&mut conn, &new)
+    let id = db::lists::insert(&mut conn, req, tree_id, created_by)
         .await?
         .ok_or_else(|| Error::WrongState(format!("a list is already named {:?}", req.name)))?;
     drop(conn);

@@ -83,16 +83,6 @@ pub(super) async fn report_of(
         .1)
 }
 
-fn group_title(g: &GroupReport) -> String {
-    let h = &g.comparison.header;
-    format!(
-        "{} · {} · nr_task {}",
-        h.workload,
-        h.mode.as_str(),
-        h.nr_task
-    )
-}
-
 /// Where a verdict sorts under "changes first".
 fn verdict_rank(v: Verdict) -> u8 {
     match v {
@@ -162,7 +152,7 @@ pub(super) async fn page(
         .groups
         .iter()
         .map(|g| MetricsGroup {
-            title: group_title(g),
+            title: g.comparison.header.title(),
             interval_label: g.comparison.policy.interval_label(),
             total: g.comparison.metrics.len(),
             rows: selected(g, &filter, sort)

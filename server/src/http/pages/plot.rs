@@ -8,6 +8,7 @@ use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use patchperf_common::metric;
+use patchperf_common::report::ReportHeader;
 use patchperf_common::run::Side;
 use serde::Deserialize;
 
@@ -57,10 +58,8 @@ impl PlotQuery {
     ) -> String {
         let h = &g.comparison.header;
         let mut url = format!(
-            "/comparisons/{comparison_id}/plots/{kind}.svg?workload={}&mode={}&nr_task={}",
-            encode(&h.workload),
-            h.mode.as_str(),
-            h.nr_task
+            "/comparisons/{comparison_id}/plots/{kind}.svg?{}",
+            report_query(h, &encode(&h.workload))
         );
         if let Some(m) = metric {
             url.push_str("&metric=");
@@ -68,6 +67,16 @@ impl PlotQuery {
         }
         url
     }
+}
+
+/// The query naming report `h` (`workload=open1&mode=process&nr_task=4`),
+/// its workload written as `workload` (encoded in a link, as is in words).
+fn report_query(h: &ReportHeader, workload: &str) -> String {
+    format!(
+        "workload={workload}&mode={}&nr_task={}",
+        h.mode.as_str(),
+        h.nr_task
+    )
 }
 
 /// Percent-encodes everything but unreserved characters (RFC 3986).
@@ -99,15 +108,7 @@ async fn group(state: &AppState, id: i64, q: &PlotQuery) -> Result<(Arc<Comparis
         let reports: Vec<String> = built
             .groups
             .iter()
-            .map(|g| {
-                let h = &g.comparison.header;
-                format!(
-                    "workload={}&mode={}&nr_task={}",
-                    h.workload,
-                    h.mode.as_str(),
-                    h.nr_task
-                )
-            })
+            .map(|g| report_query(&g.comparison.header, &g.comparison.header.workload))
             .collect();
         if reports.is_empty() {
             Error::NotFound(format!("comparison {id} has no runs to plot yet"))

@@ -180,14 +180,8 @@ fn group(c: &Comparison) -> Option<ProfileGroup> {
             }
         })
         .collect();
-    let h = &c.header;
     Some(ProfileGroup {
-        title: format!(
-            "{} · {} · nr_task {}",
-            h.workload,
-            h.mode.as_str(),
-            h.nr_task
-        ),
+        title: c.header.title(),
         functions,
         total,
     })

@@ -378,12 +378,7 @@ pub(super) async fn group_view(
         .collect();
 
     Ok(GroupView {
-        title: format!(
-            "{} · {} · nr_task {}",
-            h.workload,
-            h.mode.as_str(),
-            h.nr_task
-        ),
+        title: h.title(),
         // 0-day's "… on:" leads to the commit line of the text form; the
         // page shows the kernels elsewhere, so the sentence ends here.
         headline: format!("{}.", summary_line(c).trim_end_matches(" on:")),
