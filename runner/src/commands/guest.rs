@@ -137,15 +137,16 @@ fn one_run(
     scratch: &Path,
 ) -> Result<RunResult, Error> {
     let mut config = BenchConfig::new(run.workload.clone(), run.nr_task.resolve(nr_cpu));
-    config.mode = run.mode;
-    config.seconds = run.seconds;
-    config.warmup = run.warmup_seconds;
+    let params = &request.params;
+    config.mode = params.mode;
+    config.seconds = params.seconds;
+    config.warmup = params.warmup_seconds;
     config.scratch = Some(scratch.to_path_buf());
     config.measurement = request.measurement;
     config.validate()?;
     let tools: Vec<PerfTool> = [
-        (run.perf_stat, PerfTool::Stat),
-        (run.perf_profile, PerfTool::Profile),
+        (params.perf_stat, PerfTool::Stat),
+        (params.perf_profile, PerfTool::Profile),
     ]
     .into_iter()
     .filter_map(|(wanted, tool)| wanted.then_some(tool))

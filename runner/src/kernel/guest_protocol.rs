@@ -10,8 +10,8 @@
 //!   as `run-<i>.json` as soon as the run ends, and [`REPORT_FILE`]
 //!   ([`GuestReport`]: `uname`, errors) first at start and again at the end.
 
-use patchperf_common::protocol::NrTask;
-use patchperf_common::run::{MeasurementMode, TaskMode};
+use patchperf_common::protocol::{NrTask, WorkloadParams};
+use patchperf_common::run::MeasurementMode;
 use serde::{Deserialize, Serialize};
 
 /// The 9p mount tag of the results share.
@@ -37,25 +37,13 @@ pub fn run_file(i: usize) -> String {
     format!("run-{i:03}.json")
 }
 
-/// One run for the guest to do.
+/// One run for the guest to do, with the request's [`WorkloadParams`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GuestRun {
     /// Workload name.
     pub workload: String,
-    /// Processes or threads.
-    pub mode: TaskMode,
-    /// Tasks, resolved against the guest's CPUs.
+    /// One of the params' task counts, resolved against the guest's CPUs.
     pub nr_task: NrTask,
-    /// Measured seconds.
-    pub seconds: u32,
-    /// Warm-up seconds.
-    pub warmup_seconds: u32,
-    /// Collect `perf stat` metrics.
-    #[serde(default)]
-    pub perf_stat: bool,
-    /// Collect `perf-profile.*` metrics.
-    #[serde(default)]
-    pub perf_profile: bool,
 }
 
 /// Everything a boot is to do.
@@ -63,6 +51,9 @@ pub struct GuestRun {
 pub struct GuestRequest {
     /// Recorded in every result.
     pub measurement: MeasurementMode,
+    /// The job's parameters (mode, run length, perf), the same for every
+    /// run.
+    pub params: WorkloadParams,
     /// The runs, in order.
     pub runs: Vec<GuestRun>,
 }

@@ -3,7 +3,7 @@
 //! report, from edited valid bodies, garbled text and arbitrary JSON
 //! (the runs' `RunResult` files are fuzzed with the protocol in common).
 
-use patchperf_common::protocol::NrTask;
+use patchperf_common::protocol::{NrTask, WorkloadParams};
 use patchperf_common::run::{MeasurementMode, TaskMode};
 use patchperf_runner::kernel::guest_protocol::{GuestReport, GuestRequest, GuestRun, run_file};
 use proptest::prelude::*;
@@ -13,24 +13,22 @@ use crate::json::{inputs, round_trips, tree};
 fn request() -> GuestRequest {
     GuestRequest {
         measurement: MeasurementMode::TcgIcount,
+        params: WorkloadParams {
+            mode: TaskMode::Thread,
+            nr_task: vec![NrTask::Percent(100), NrTask::Count(2)],
+            seconds: 5,
+            warmup_seconds: 2,
+            perf_stat: true,
+            perf_profile: true,
+        },
         runs: vec![
             GuestRun {
                 workload: "open1".into(),
-                mode: TaskMode::Process,
                 nr_task: NrTask::Percent(100),
-                seconds: 5,
-                warmup_seconds: 2,
-                perf_stat: true,
-                perf_profile: false,
             },
             GuestRun {
                 workload: "dup1".into(),
-                mode: TaskMode::Thread,
                 nr_task: NrTask::Count(2),
-                seconds: 3,
-                warmup_seconds: 0,
-                perf_stat: false,
-                perf_profile: true,
             },
         ],
     }

@@ -79,17 +79,13 @@ pub fn guest_request(job: &JobSpec, mode: MeasurementMode) -> GuestRequest {
         for nr_task in &job.params.nr_task {
             runs.push(GuestRun {
                 workload: workload.clone(),
-                mode: job.params.mode,
                 nr_task: *nr_task,
-                seconds: job.params.seconds,
-                warmup_seconds: job.params.warmup_seconds,
-                perf_stat: job.params.perf_stat,
-                perf_profile: job.params.perf_profile,
             });
         }
     }
     GuestRequest {
         measurement: mode,
+        params: job.params.clone(),
         runs,
     }
 }
@@ -101,11 +97,8 @@ pub fn guest_request(job: &JobSpec, mode: MeasurementMode) -> GuestRequest {
 /// a run did not finish in 390 s): 30 leaves a hung guest found in
 /// minutes and a slow one alone.
 pub fn run_limit(request: &GuestRequest) -> Duration {
-    let seconds: u64 = request
-        .runs
-        .iter()
-        .map(|r| u64::from(r.seconds + r.warmup_seconds))
-        .sum();
+    let one = u64::from(request.params.seconds) + u64::from(request.params.warmup_seconds);
+    let seconds = one * request.runs.len() as u64;
     let stretch = match request.measurement {
         MeasurementMode::TcgIcount => 30,
         MeasurementMode::Tcg => 4,
