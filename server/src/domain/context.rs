@@ -33,6 +33,11 @@ pub struct Context {
     /// Woken when list mail was handed in or a list's archive pushed, so
     /// the `list-reader` worker (`domain::lists`) runs its round now.
     pub mail_arrived: Arc<Notify>,
+    /// Woken when a job this server finished left its comparison final,
+    /// so the workers that act on finished comparisons (a list's replies,
+    /// a tree's history, a bisection's next probe) act now instead of at
+    /// their next poll; finishes through other servers reach them by it.
+    pub comparison_settled: Arc<Notify>,
     /// The mirrors of the repositories ranges are read from.
     pub git: Arc<Mirrors>,
     /// The background workers and how each is doing.
@@ -56,6 +61,7 @@ impl Context {
             reports: Arc::new(ReportCache::default()),
             reports_stale: Arc::new(Notify::new()),
             mail_arrived: Arc::new(Notify::new()),
+            comparison_settled: Arc::new(Notify::new()),
             workers: Arc::new(Workers::default()),
             telemetry: Arc::new(Telemetry::default()),
             shutting_down: Arc::new(watch::Sender::new(false)),

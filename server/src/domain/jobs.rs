@@ -192,6 +192,9 @@ pub async fn finish(
         .await?
         .ok_or_else(|| Error::Internal(format!("job {} has no comparison", job.id)))?;
     tx.commit().await?;
+    if status.is_final() {
+        ctx.comparison_settled.notify_waiters();
+    }
     Ok(Finished {
         state: wanted,
         comparison_status: status,

@@ -180,7 +180,9 @@ pub async fn advance_all(ctx: &Context) -> Result<usize, Error> {
 
 /// Starts the `bisection-driver` worker: [`advance_all`] every [`POLL`].
 pub fn spawn_driver(ctx: &Context) -> tokio::task::JoinHandle<()> {
-    Worker::every("bisection-driver", POLL).spawn(ctx, |ctx| async move {
-        Ok(Done::Handled(advance_all(&ctx).await?))
-    })
+    Worker::every("bisection-driver", POLL)
+        .woken_by(&ctx.comparison_settled)
+        .spawn(ctx, |ctx| async move {
+            Ok(Done::Handled(advance_all(&ctx).await?))
+        })
 }

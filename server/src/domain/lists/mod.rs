@@ -199,10 +199,11 @@ pub async fn round(ctx: &Context) -> Result<usize, Error> {
 }
 
 /// Starts the `list-reader` worker: every [`WAKE`], and as soon as mail is
-/// handed in or a hook pushed, one [`round`].
+/// handed in, a hook pushed or a comparison finished, one [`round`].
 pub fn spawn_reader(ctx: &Context) -> tokio::task::JoinHandle<()> {
     Worker::every("list-reader", WAKE)
         .woken_by(&ctx.mail_arrived)
+        .woken_by(&ctx.comparison_settled)
         .settling(Duration::from_millis(200))
         .spawn(
             ctx,

@@ -329,16 +329,19 @@ pub fn view(ctx: &Context, t: TreeRow) -> TreeView {
 
 /// Starts the `tree-watcher` worker: every [`WAKE`] it looks at the
 /// branches not looked at for [`POLL_EVERY`] (one tree that fails is logged
-/// and the others go on), then writes the history of finished comparisons.
+/// and the others go on), then writes the history of finished comparisons;
+/// a finished comparison wakes it sooner.
 pub fn spawn_watcher(ctx: &Context) -> tokio::task::JoinHandle<()> {
-    Worker::every("tree-watcher", WAKE).spawn(ctx, |ctx| async move {
-        let ids = db::trees::due(&ctx.db, POLL_EVERY.as_secs_f64()).await?;
-        for &id in &ids {
-            if let Err(e) = poll(&ctx, id).await {
-                tracing::warn!(tree = id, error = %e, "looking at the branch failed");
+    Worker::every("tree-watcher", WAKE)
+        .woken_by(&ctx.comparison_settled)
+        .spawn(ctx, |ctx| async move {
+            let ids = db::trees::due(&ctx.db, POLL_EVERY.as_secs_f64()).await?;
+            for &id in &ids {
+                if let Err(e) = poll(&ctx, id).await {
+                    tracing::warn!(tree = id, error = %e, "looking at the branch failed");
+                }
             }
-        }
-        let written = history::record_history(&ctx).await?;
-        Ok(Done::Handled(ids.len() + written))
-    })
+            let written = history::record_history(&ctx).await?;
+            Ok(Done::Handled(ids.len() + written))
+        })
 }
