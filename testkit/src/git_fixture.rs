@@ -232,7 +232,7 @@ pub fn linux_history(steps: &[Step]) -> Result<LinuxHistory, String> {
             .unwrap();
         remove_stale(&root, &dir);
         if !dir.join("HEAD").is_file() {
-            build_base(&root, &dir);
+            build_base(&root, &dir, Path::new(TARBALL));
         }
         if !has_branch(&dir, &branch) {
             add_steps(&dir, &branch, steps);
@@ -328,7 +328,7 @@ fn base_key() -> String {
 
 /// Commits the tarball as `master` of a new bare repository in a
 /// temporary directory under `root`, then renames it to `dir`.
-fn build_base(root: &Path, dir: &Path) {
+fn build_base(root: &Path, dir: &Path, tarball: &Path) {
     let started = std::time::Instant::now();
     eprintln!("building the git history {}", dir.display());
     let tmp = tempfile::Builder::new()
@@ -339,7 +339,7 @@ fn build_base(root: &Path, dir: &Path) {
     run(Command::new("git")
         .args(["init", "--quiet", "--bare", "--initial-branch=master"])
         .arg(&bare));
-    import_tarball(&bare);
+    import_tarball(&bare, tarball);
     std::fs::rename(&bare, dir)
         .unwrap_or_else(|e| panic!("moving the history to {}: {e}", dir.display()));
     eprintln!(
@@ -353,9 +353,10 @@ fn build_base(root: &Path, dir: &Path) {
 /// `master`: the tree `git add --force --all` of the unpacked tarball
 /// would make (ignored files too: Debian's tarball carries a .gitignore),
 /// without writing the 1.4 GB out first.
-fn import_tarball(bare: &Path) {
+fn import_tarball(bare: &Path, tarball: &Path) {
     let mut xz = Command::new("xz")
-        .args(["-dc", TARBALL])
+        .arg("-dc")
+        .arg(tarball)
         .stdout(Stdio::piped())
         .spawn()
         .unwrap_or_else(|e| panic!("running xz: {e}"));
@@ -383,7 +384,12 @@ fn import_tarball(bare: &Path) {
         let (first, path) = full.split_once('/').unwrap_or((full.as_str(), ""));
         match &top {
             None => top = Some(first.to_string()),
-            Some(t) => assert_eq!(t, first, "{TARBALL} holds more than one top directory"),
+            Some(t) => assert_eq!(
+                t,
+                first,
+                "{} holds more than one top directory",
+                tarball.display()
+            ),
         }
         let path = path.trim_end_matches('/').to_string();
         let kind = entry.header().entry_type();
@@ -456,7 +462,11 @@ fn import_tarball(bare: &Path) {
     drop(stream.into_inner().map_err(|e| e.into_error()).unwrap());
     let xz_status = xz.wait().unwrap();
     let import_status = import.wait().unwrap();
-    assert!(xz_status.success(), "xz -dc {TARBALL}: {xz_status}");
+    assert!(
+        xz_status.success(),
+        "xz -dc {}: {xz_status}",
+        tarball.display()
+    );
     assert!(import_status.success(), "git fast-import: {import_status}");
 }
 
@@ -644,11 +654,137 @@ fn run(cmd: &mut Command) -> String {
 mod tests {
     use super::*;
 
+    /// A small tarball shaped like Debian's: one top directory, a
+    /// Makefile naming the release, an executable, a symbolic and a hard
+    /// link, a .gitignore.
+    fn small_tarball(dir: &Path) -> PathBuf {
+        let tar = dir.join("linux-source-6.1.tar");
+        let mut b = tar::Builder::new(std::fs::File::create(&tar).unwrap());
+        let mut add = |path: &str, kind: tar::EntryType, mode: u32, body: &[u8], link: &str| {
+            let mut h = tar::Header::new_gnu();
+            h.set_entry_type(kind);
+            h.set_mode(mode);
+            h.set_mtime(1_700_000_000);
+            h.set_size(body.len() as u64);
+            if !link.is_empty() {
+                h.set_link_name(link).unwrap();
+            }
+            b.append_data(&mut h, format!("linux-source-6.1/{path}"), body)
+                .unwrap();
+        };
+        let file = tar::EntryType::Regular;
+        add("", tar::EntryType::Directory, 0o755, b"", "");
+        add(
+            "Makefile",
+            file,
+            0o644,
+            b"VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 999\nEXTRAVERSION =\n",
+            "",
+        );
+        add(".gitignore", file, 0o644, b"*.o\n", "");
+        add("scripts/", tar::EntryType::Directory, 0o755, b"", "");
+        add("scripts/run.sh", file, 0o755, b"#!/bin/sh\ntrue\n", "");
+        add("scripts/run", tar::EntryType::Symlink, 0o777, b"", "run.sh");
+        add("fs/stat.c", file, 0o644, b"/* stat */\n", "");
+        add(
+            "fs/stat-again.c",
+            tar::EntryType::Link,
+            0o644,
+            b"",
+            "linux-source-6.1/fs/stat.c",
+        );
+        b.into_inner().unwrap();
+        run(Command::new("xz").arg(&tar));
+        dir.join("linux-source-6.1.tar.xz")
+    }
+
+    /// A tarball imported twice, in two directories, is one commit: the
+    /// same id (the one it has had since format 2, so other machines and
+    /// git versions give it too), the subject naming the release, modes
+    /// and links as `git add` of the unpacked tarball would commit them.
+    #[test]
+    fn a_tarball_is_the_same_commit_wherever_it_is_imported() {
+        if let Some(why) = missing() {
+            eprintln!("SKIPPED: {why}");
+            return;
+        }
+        let scratch = tempfile::tempdir().unwrap();
+        let tarball = small_tarball(scratch.path());
+        let mut ids = Vec::new();
+        for k in 0..2 {
+            let root = scratch.path().join(format!("root-{k}"));
+            std::fs::create_dir(&root).unwrap();
+            let dir = root.join("history.git");
+            build_base(&root, &dir, &tarball);
+            ids.push(git_output(&dir, None, 0, ["rev-parse", "master"]));
+        }
+        assert_eq!(ids[0], ids[1]);
+        let dir = scratch.path().join("root-0/history.git");
+        let subject = git_output(&dir, None, 0, ["log", "-1", "--format=%s", "master"]);
+        assert_eq!(
+            subject.trim(),
+            "Linux 6.1.999 from Debian's linux-source-6.1"
+        );
+        let tree = git_output(&dir, None, 0, ["ls-tree", "-r", "master"]);
+        let entry = |path: &str| {
+            tree.lines()
+                .find(|l| l.ends_with(&format!("\t{path}")))
+                .unwrap_or_else(|| panic!("{path} not in\n{tree}"))
+                .split([' ', '\t'])
+                .take(3)
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(entry("scripts/run.sh")[0], "100755");
+        assert_eq!(entry("scripts/run")[0], "120000");
+        assert_eq!(entry("Makefile")[0], "100644");
+        assert_eq!(entry("fs/stat-again.c"), entry("fs/stat.c"));
+        assert_eq!(tree.lines().count(), 6, "{tree}");
+        assert_eq!(ids[0], by_hand(scratch.path(), &tarball));
+    }
+
+    /// The commit of `tarball` unpacked, added with `git add --force
+    /// --all` and committed with the fixture's identity, date and message.
+    fn by_hand(scratch: &Path, tarball: &Path) -> String {
+        let tree = scratch.join("unpacked");
+        std::fs::create_dir(&tree).unwrap();
+        run(Command::new("tar")
+            .args(["-xJf"])
+            .arg(tarball)
+            .args(["--strip-components=1", "-C"])
+            .arg(&tree));
+        let git = |args: &[&str]| {
+            let who = format!("@{BASE_TIME} +0000");
+            run(Command::new("git")
+                .current_dir(&tree)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_AUTHOR_NAME", IDENTITY.0)
+                .env("GIT_AUTHOR_EMAIL", IDENTITY.1)
+                .env("GIT_COMMITTER_NAME", IDENTITY.0)
+                .env("GIT_COMMITTER_EMAIL", IDENTITY.1)
+                .env("GIT_AUTHOR_DATE", &who)
+                .env("GIT_COMMITTER_DATE", &who)
+                .args(args))
+        };
+        git(&["init", "--quiet"]);
+        git(&["add", "--force", "--all"]);
+        git(&[
+            "commit",
+            "--quiet",
+            "--cleanup=verbatim",
+            "-m",
+            "Linux 6.1.999 from Debian's linux-source-6.1",
+        ]);
+        git(&["rev-parse", "HEAD"])
+    }
+
     /// The seed range built twice, into the cache (unless it is there
-    /// already) and, with a comment edit on top, into a directory of its
-    /// own: the same commit ids, the seeds in order on the first-parent
-    /// line, the edit one commit touching its one file, and every commit
-    /// holding the whole tree.
+    /// already) and, with a comment edit on top, over a copy of the
+    /// cache's tarball commit in a directory of its own: the same commit
+    /// ids, the seeds in order on the first-parent line, the edit one
+    /// commit touching its one file, and every commit holding the whole
+    /// tree, committed as the unpacked tarball would be.
     #[test]
     fn the_seed_range_has_the_same_commits_wherever_it_is_built() {
         let cached = match seed_range() {
@@ -660,6 +796,14 @@ mod tests {
         };
         let elsewhere = tempfile::tempdir().unwrap();
         let dir = elsewhere.path().join("history.git");
+        // The tarball's commit is imported once (its import is tested
+        // above on a small tarball): a shared clone of it, so the steps
+        // are put on in a repository of their own.
+        run(Command::new("git")
+            .args(["clone", "--quiet", "--bare", "--shared", "--single-branch"])
+            .args(["--branch", "master"])
+            .arg(&cached.dir)
+            .arg(&dir));
         let edit = Step::Append {
             path: "fs/stat.c".into(),
             text: "/* patchperf: a comment, nothing else */\n".into(),
@@ -671,7 +815,6 @@ mod tests {
             Step::seed("004"),
             edit,
         ];
-        build_base(elsewhere.path(), &dir);
         let branch = branch_of(&steps);
         add_steps(&dir, &branch, &steps);
         let fresh = read_back(&dir, &branch, steps.len());
