@@ -1,17 +1,35 @@
 //! `patchperf-runner compare DIR_A DIR_B` run as a user runs it: the real
 //! binary on two results directories written like `bench --json` writes them.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use patchperf_common::run::{MeasurementMode, RunResult};
 
-/// A fresh empty directory under the system temp dir.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("patchperf-compare-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh empty directory under the system temp dir, removed when the
+/// test is over.
+struct Scratch(tempfile::TempDir);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl AsRef<OsStr> for Scratch {
+    fn as_ref(&self) -> &OsStr {
+        self.0.path().as_os_str()
+    }
+}
+
+fn scratch(name: &str) -> Scratch {
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("patchperf-compare-{name}-"))
+        .tempdir()
+        .unwrap();
+    Scratch(dir)
 }
 
 /// An open1 run measured on the host: `ops` a task a second for 5 seconds,
