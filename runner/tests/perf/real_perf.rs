@@ -6,8 +6,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
+use patchperf_common::protocol::{NrTask, WorkloadParams};
 use patchperf_common::run::{MeasurementMode, MetricValue, RunResult, TaskMode};
 use patchperf_runner::harness::Collector;
+use patchperf_runner::kernel::guest_protocol::{GuestRequest, GuestRun};
 use patchperf_runner::perf::env::{Perf, kernel_symbols_warning};
 use patchperf_runner::perf::{PerfOptions, PerfStat, PerfTool, setup};
 
@@ -297,19 +299,26 @@ fn the_guest_driver_collects_perf_when_the_request_asks_for_it() {
     let Some(_) = perf_or_skip() else { return };
     let _alone = one_at_a_time();
     let out = tempfile::tempdir().unwrap();
-    let request = serde_json::json!({
-        "measurement": "host",
-        "runs": [{
-            "workload": "dup1",
-            "mode": "process",
-            "nr_task": 1,
-            "seconds": 2,
-            "warmup_seconds": 1,
-            "perf_stat": true,
-            "perf_profile": true
-        }]
-    });
-    std::fs::write(out.path().join("request.json"), request.to_string()).unwrap();
+    let request = GuestRequest {
+        measurement: MeasurementMode::Host,
+        params: WorkloadParams {
+            mode: TaskMode::Process,
+            nr_task: vec![NrTask::Count(1)],
+            seconds: 2,
+            warmup_seconds: 1,
+            perf_stat: true,
+            perf_profile: true,
+        },
+        runs: vec![GuestRun {
+            workload: "dup1".into(),
+            nr_task: NrTask::Count(1),
+        }],
+    };
+    std::fs::write(
+        out.path().join("request.json"),
+        serde_json::to_string(&request).unwrap(),
+    )
+    .unwrap();
     runner(&["guest", "--out-dir", out.path().to_str().unwrap()]);
     let run = read_run(&out.path().join("run-000.json"));
     assert!(run.metric("perf-stat.ps.task-clock").is_some(), "{run:?}");
