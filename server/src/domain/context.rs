@@ -36,7 +36,7 @@ pub struct Context {
     /// Woken when a job this server finished left its comparison final,
     /// so the workers that act on finished comparisons (a list's replies,
     /// a tree's history, a bisection's next probe) act now instead of at
-    /// their next poll; finishes through other servers reach them by it.
+    /// their next poll (finishes through other servers reach them there).
     pub comparison_settled: Arc<Notify>,
     /// The mirrors of the repositories ranges are read from.
     pub git: Arc<Mirrors>,

@@ -53,3 +53,26 @@ async fn a_worker_that_panics_is_counted_in_healthz_and_runs_again(pool: PgPool)
         .expect("the worker stops at shutdown")
         .unwrap();
 }
+
+/// The job whose finish leaves its comparison final wakes the workers
+/// waiting on finished comparisons (a list's replies, a tree's history,
+/// the bisection driver), so they act at once instead of at their next
+/// poll; the finishes before it wake none of them.
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn the_finish_that_ends_a_comparison_wakes_the_workers_waiting_on_it(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let machine = app.register("m1").await;
+    let id = app.submit(3, serde_json::json!({})).await;
+    let mut woken = Vec::new();
+    while let Some(job) = app.claim(machine).await {
+        app.upload_all(machine, &job).await;
+        // Created before the finish, so it catches a wake-up during it.
+        let settled = app.state.comparison_settled.notified();
+        app.finish_done(machine, &job).await;
+        let fired = tokio::time::timeout(Duration::from_millis(100), settled).await;
+        woken.push(fired.is_ok());
+    }
+    assert_eq!(woken, [false, false, true]);
+    let view = app.get(&format!("/api/v1/comparisons/{id}")).await.json;
+    assert_eq!(view["status"], "done", "{view:#}");
+}
