@@ -699,9 +699,10 @@ mod tests {
     }
 
     /// A tarball imported twice, in two directories, is one commit: the
-    /// same id (the one it has had since format 2, so other machines and
-    /// git versions give it too), the subject naming the release, modes
-    /// and links as `git add` of the unpacked tarball would commit them.
+    /// same id, and the id plain git gives the tarball unpacked, added with
+    /// `git add --force --all` and committed with the fixture's identity
+    /// and date (so any machine's git gives it too); the subject names the
+    /// release, modes and links are as `git add` commits them.
     #[test]
     fn a_tarball_is_the_same_commit_wherever_it_is_imported() {
         if let Some(why) = missing() {
