@@ -754,20 +754,10 @@ mod tests {
             .arg(tarball)
             .args(["--strip-components=1", "-C"])
             .arg(&tree));
-        let git = |args: &[&str]| {
-            let who = format!("@{BASE_TIME} +0000");
-            run(Command::new("git")
-                .current_dir(&tree)
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .env("GIT_CONFIG_GLOBAL", "/dev/null")
-                .env("GIT_AUTHOR_NAME", IDENTITY.0)
-                .env("GIT_AUTHOR_EMAIL", IDENTITY.1)
-                .env("GIT_COMMITTER_NAME", IDENTITY.0)
-                .env("GIT_COMMITTER_EMAIL", IDENTITY.1)
-                .env("GIT_AUTHOR_DATE", &who)
-                .env("GIT_COMMITTER_DATE", &who)
-                .args(args))
-        };
+        // The fixture's identity and date, as `git am` and the edits get
+        // them, with a repository outside the tree.
+        let repo = scratch.join("by-hand.git");
+        let git = |args: &[&str]| git_output(&repo, Some(&tree), 0, args);
         git(&["init", "--quiet"]);
         git(&["add", "--force", "--all"]);
         git(&[
