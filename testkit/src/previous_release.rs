@@ -2,9 +2,12 @@
 //! once per commit and kept in the shared test cache, for the rolling
 //! upgrade test: "the release before" is the newest commit on `HEAD`'s
 //! first-parent line whose `migrations/` differ from the working tree's
-//! (the server before the newest migrations). Built with cargo into a
-//! target directory of its own under the cache, so that the next previous
-//! release (the next migration) recompiles only the crates that changed.
+//! (the server before the newest migrations). Built with cargo in a
+//! target directory of its own, seeded with hard links to the dependencies
+//! the running test build already compiled: with the same profile and
+//! versions cargo finds them fresh, so a cold test command compiles only
+//! the workspace's crates again (~40 s) instead of every dependency
+//! (~110 s).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -84,8 +87,13 @@ pub fn server() -> Result<PreviousServer, String> {
     let src = root.join(format!("src-{commit}"));
     let _ = std::fs::remove_dir_all(&src);
     std::fs::create_dir_all(&src).map_err(|e| e.to_string())?;
+    // `-m`: the files get the time of unpacking, newer than any build
+    // output. Cargo judges a path crate fresh by its sources' times, and the
+    // seeded target holds today's workspace crates under the same unit
+    // names: with the commit's old times it would take them for the
+    // commit's.
     let archive = format!(
-        "git -C '{}' archive '{commit}' | tar -x -C '{}'",
+        "git -C '{}' archive '{commit}' | tar -x -m -C '{}'",
         repo_root().display(),
         src.display()
     );
@@ -96,6 +104,33 @@ pub fn server() -> Result<PreviousServer, String> {
     if !unpacked.success() {
         return Err(format!("unpacking {commit}: {unpacked}"));
     }
+    // Today's build profiles, so that the seeded dependencies match: they
+    // change debug info and optimisation, never what the server does.
+    let manifest = src.join("Cargo.toml");
+    let read = |p: &Path| std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()));
+    let today = read(&repo_root().join("Cargo.toml"))?;
+    std::fs::write(&manifest, with_profiles_of(&today, &read(&manifest)?))
+        .map_err(|e| format!("{}: {e}", manifest.display()))?;
+    // Until 2026-12-03 the cache kept one target directory for every
+    // previous release; the seeded one below makes it a waste of disk.
+    let _ = std::fs::remove_dir_all(root.join("target"));
+    let target = root.join(format!("target-{commit}"));
+    let built = build(&commit, &src, &target, &binary);
+    let _ = std::fs::remove_dir_all(&target);
+    let _ = std::fs::remove_dir_all(&src);
+    built?;
+    Ok(PreviousServer {
+        commit,
+        binary,
+        lib_rs,
+    })
+}
+
+/// Builds the server unpacked in `src` in the target directory `target`
+/// and keeps its binary as `binary`.
+fn build(commit: &str, src: &Path, target: &Path, binary: &Path) -> Result<(), String> {
+    let _ = std::fs::remove_dir_all(target);
+    let seeded = seed_target(target);
     let started = Instant::now();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
@@ -107,12 +142,9 @@ pub fn server() -> Result<PreviousServer, String> {
             "--bin",
             "patchperf-server",
         ])
-        .current_dir(&src)
-        .env("CARGO_TARGET_DIR", root.join("target"))
+        .current_dir(src)
+        .env("CARGO_TARGET_DIR", target)
         .env("SQLX_OFFLINE", "true")
-        // Only run, never debugged: no debug info makes the cold build
-        // (every dependency of the server) shorter.
-        .env("CARGO_PROFILE_DEV_DEBUG", "0")
         .output()
         .map_err(|e| format!("cargo: {e}"))?;
     if !out.status.success() {
@@ -124,19 +156,106 @@ pub fn server() -> Result<PreviousServer, String> {
         ));
     }
     eprintln!(
-        "built the server of {commit} in {:.0} s (load average {})",
+        "built the server of {commit} in {:.0} s, {} (load average {})",
         started.elapsed().as_secs_f64(),
+        match &seeded {
+            Ok(from) => format!("dependencies reused from {}", from.display()),
+            Err(why) => format!("every dependency compiled: {why}"),
+        },
         std::fs::read_to_string("/proc/loadavg")
             .unwrap_or_default()
             .trim()
     );
     std::fs::create_dir_all(binary.parent().unwrap()).map_err(|e| e.to_string())?;
-    std::fs::copy(root.join("target/debug/patchperf-server"), &binary)
+    std::fs::copy(target.join("debug/patchperf-server"), binary)
         .map_err(|e| format!("keeping the binary: {e}"))?;
-    let _ = std::fs::remove_dir_all(&src);
-    Ok(PreviousServer {
-        commit,
-        binary,
-        lib_rs,
-    })
+    Ok(())
+}
+
+/// Fills `target`'s `debug/` with the running test build's compiled
+/// dependencies: hard links to its `deps/` (the workspace's own crates
+/// left out, they are built again from the commit) and copies of its
+/// small `build/` and `.fingerprint/`, which cargo rewrites in place when
+/// it rebuilds a unit (a hard link would change the test build's too).
+/// Returns the directory it seeded from; an error (another file system,
+/// no cargo test build around us) only means a longer build.
+fn seed_target(target: &Path) -> Result<PathBuf, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    // A test binary lives in <target>/<profile>/deps/.
+    let profile = exe
+        .parent()
+        .and_then(Path::parent)
+        .filter(|p| p.join(".fingerprint").is_dir())
+        .ok_or_else(|| format!("{} is not in a cargo target directory", exe.display()))?;
+    let into = target.join("debug");
+    std::fs::create_dir_all(into.join("deps")).map_err(|e| e.to_string())?;
+    let entries = std::fs::read_dir(profile.join("deps")).map_err(|e| e.to_string())?;
+    for entry in entries {
+        let entry = entry.map_err(|e| e.to_string())?;
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with("patchperf") || name.starts_with("libpatchperf") {
+            continue;
+        }
+        if entry.file_type().map_err(|e| e.to_string())?.is_file() {
+            std::fs::hard_link(entry.path(), into.join("deps").join(&*name))
+                .map_err(|e| format!("linking {}: {e}", entry.path().display()))?;
+        }
+    }
+    for dir in ["build", ".fingerprint"] {
+        let status = Command::new("cp")
+            .arg("-a")
+            .arg(profile.join(dir))
+            .arg(&into)
+            .status()
+            .map_err(|e| format!("cp: {e}"))?;
+        if !status.success() {
+            return Err(format!("copying {}: {status}", profile.join(dir).display()));
+        }
+    }
+    Ok(profile.to_path_buf())
+}
+
+/// `manifest` with its `[profile…]` tables replaced by those of `today`.
+fn with_profiles_of(today: &str, manifest: &str) -> String {
+    // A table runs from its header to the next header.
+    fn tables(text: &str, profiles: bool) -> String {
+        let mut inside = false;
+        let mut out = String::new();
+        for line in text.lines() {
+            let header = line.trim_start();
+            if header.starts_with('[') {
+                inside = header.starts_with("[profile.") || header.starts_with("[profile]");
+            }
+            if inside == profiles {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+        out
+    }
+    format!("{}\n{}", tables(manifest, false), tables(today, true))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_profiles_of;
+
+    #[test]
+    fn the_manifest_takes_today_s_profiles_and_keeps_the_rest() {
+        let old = "[workspace]\nmembers = [\"a\"]\n\n[profile.dev]\ndebug = 2\n\n\
+                   [profile.dev.package.sha2]\nopt-level = 3\n\n[workspace.lints.rust]\nx = 1\n";
+        let today = "[workspace]\nmembers = [\"a\", \"b\"]\n\n[profile.dev]\ndebug = 0\n\n\
+                     [profile.dev.package.\"*\"]\ndebug = false\n";
+        let got = with_profiles_of(today, old);
+        assert!(got.contains("members = [\"a\"]"), "{got}");
+        assert!(got.contains("[workspace.lints.rust]\nx = 1"), "{got}");
+        assert!(got.contains("[profile.dev]\ndebug = 0"), "{got}");
+        assert!(
+            got.contains("[profile.dev.package.\"*\"]\ndebug = false"),
+            "{got}"
+        );
+        assert!(!got.contains("debug = 2") && !got.contains("sha2"), "{got}");
+        assert!(!got.contains("\"b\""), "{got}");
+    }
 }
