@@ -7,11 +7,12 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::git;
+use super::submission::AskedParams;
 use super::submission::{check_config_fragment, check_params, check_runs, check_workloads};
 use crate::Error;
 use crate::bisect::Judgement;
 use crate::comparison::ComparisonStatus;
-use crate::protocol::{BaseSource, WorkloadParams};
+use crate::protocol::BaseSource;
 use crate::run::TaskMode;
 use crate::stats::Verdict;
 
@@ -44,9 +45,11 @@ pub struct BisectionCreateRequest {
     pub metric: Option<String>,
     /// Parameters of every probe, with exactly one nr_task: the (mode,
     /// nr_task) that moved. Default: the comparison's, when it has one
-    /// nr_task.
+    /// nr_task. A run length left out is the measurement mode's: the
+    /// named one's, else the machine's best (the named machine or the
+    /// comparison's), else a wall-clock mode's; one length for every probe.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub params: Option<WorkloadParams>,
+    pub params: Option<AskedParams>,
     /// Boots per side of each probe (default: the comparison's, else 3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(minimum = 3, maximum = 100))]
@@ -112,7 +115,7 @@ fn check(req: BisectionCreateRequest) -> Result<BisectionCreateRequest, Error> {
         }
     }
     if let Some(params) = &req.params {
-        check_params(params)?;
+        check_params(&params.resolve(None))?;
         if params.nr_task.len() != 1 {
             return invalid(
                 "params.nr_task must name the one task count whose metric moved".into(),

@@ -6,6 +6,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::git;
+use super::submission::AskedParams;
 use super::submission::{check_config_fragment, check_params, check_runs, check_workloads};
 use crate::Error;
 use crate::mail_header;
@@ -29,8 +30,11 @@ pub struct TreeCreateRequest {
     /// Workloads measured on every new head.
     #[cfg_attr(feature = "openapi", schema(schema_with = super::schema::workload_names))]
     pub workloads: Vec<String>,
-    /// Their parameters.
-    pub params: WorkloadParams,
+    /// Their parameters; a run length (`seconds`, `warmup_seconds`) left
+    /// out is the measurement mode's: `backend`'s, else the named
+    /// machine's best, else a wall-clock mode's (5 s after 2 s), fixed
+    /// when the tree is added, since a history keeps one length.
+    pub params: AskedParams,
     /// Boots per side.
     #[cfg_attr(feature = "openapi", schema(minimum = 3, maximum = 100))]
     pub runs: u32,
@@ -78,7 +82,7 @@ fn check(req: TreeCreateRequest) -> Result<TreeCreateRequest, Error> {
     git::check_commit(&req.branch)
         .or_else(|why| invalid(format!("branch {:?}: {why}", req.branch)))?;
     check_workloads(&req.workloads)?;
-    check_params(&req.params)?;
+    check_params(&req.params.resolve(None))?;
     check_runs(req.runs, req.max_runs)?;
     if let Some(fragment) = &req.config_fragment {
         check_config_fragment(fragment)?;

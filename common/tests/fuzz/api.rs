@@ -12,7 +12,7 @@ use patchperf_common::api::{
     StepHeadline, StepOf, StepView, TreeCreateRequest, TreeSubmission, VerdictSummary,
 };
 use patchperf_common::comparison::{ComparisonKind, ComparisonStatus, OverallVerdict};
-use patchperf_common::protocol::{BaseSource, FailureReason, JobState, NrTask, WorkloadParams};
+use patchperf_common::protocol::{BaseSource, FailureReason, JobState, NrTask};
 use patchperf_common::run::{MeasurementMode, Side, TaskMode};
 use patchperf_common::stats::Verdict;
 use patchperf_common::workload;
@@ -71,9 +71,9 @@ fn bisection_request() -> BisectionCreateRequest {
         bad: Some("vfs.all".into()),
         workload: "dup1".into(),
         metric: Some("will-it-scale.per_process_ops".into()),
-        params: Some(WorkloadParams {
+        params: Some(AskedParams {
             nr_task: vec![NrTask::Count(1)],
-            ..submission().params.resolve(None)
+            ..submission().params
         }),
         runs: Some(3),
         max_runs: Some(12),
@@ -90,7 +90,7 @@ fn tree_request() -> TreeCreateRequest {
         url: "https://git.kernel.org/pub/scm/linux/kernel/git/vfs/vfs.git".into(),
         branch: "vfs.all".into(),
         workloads: vec!["dup1".into()],
-        params: submission().params.resolve(None),
+        params: submission().params,
         runs: 3,
         max_runs: Some(6),
         backend: Some(MeasurementMode::TcgIcount),

@@ -93,9 +93,9 @@ fn request_body(args: &SubmitArgs) -> Result<BisectionCreateRequest, Error> {
     // only count when asked for by a non-default task list.
     let params = match args.comparison {
         Some(_) if args.measure.nr_task == ["1"] => None,
-        // A bisection keeps one length over its probes: the named mode's,
-        // else a wall-clock one.
-        _ => Some(params(&args.measure)?.resolve(args.measure.measurement)),
+        // A length left out is fixed by the server for every probe: the
+        // named mode's, else the machine's, else a wall-clock one.
+        _ => Some(params(&args.measure)?),
     };
     Ok(BisectionCreateRequest {
         comparison: args.comparison,

@@ -42,9 +42,9 @@ fn request_body(args: &TrackArgs) -> Result<TreeCreateRequest, Error> {
         url: args.git.clone(),
         branch: args.branch.clone(),
         workloads: m.workloads.clone(),
-        // A tree's history keeps one length: the named mode's, else a
-        // wall-clock one.
-        params: params(m)?.resolve(m.measurement),
+        // A length left out is fixed by the server when the tree is added:
+        // the named mode's, else the named machine's, else a wall-clock one.
+        params: params(m)?,
         runs: m.runs,
         max_runs: m.max_runs,
         backend: m.measurement,

@@ -1,6 +1,7 @@
-//! A submission that leaves out `seconds` and `warmup_seconds` gets the
-//! measurement mode's run length: fixed at submission when it names its
-//! mode or machine, else by the first machine to claim it.
+//! A submission, tree or bisection that leaves out `seconds` and
+//! `warmup_seconds` gets the measurement mode's run length: fixed at
+//! submission when it names its mode or machine, else (a comparison) by the
+//! first machine to claim it.
 
 use patchperf_common::run::MeasurementMode;
 use serde_json::{Value, json};
@@ -95,4 +96,56 @@ async fn a_named_mode_or_machine_fixes_the_length_at_submission(pool: PgPool) {
         "rack-1 measures in kvm: {seen:?}"
     );
     assert!(seen.contains(&(on_rack, 5, 2)), "{seen:?}");
+}
+
+/// A tracked tree's history and a bisection's probes each keep one run
+/// length, so one left to the mode is fixed when they are added: the named
+/// mode's, else the named machine's best, else a wall-clock mode's.
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn trees_and_bisections_fix_a_length_left_to_the_mode_when_added(pool: PgPool) {
+    let (repo, ids) = crate::git_repo::linear(3);
+    let mirrors = tempfile::tempdir().unwrap();
+    let app = crate::bisections::app(pool, mirrors.path()).await;
+    let mut metal = inventory("rack-1");
+    metal.backends = vec![MeasurementMode::Kvm, MeasurementMode::TcgIcount];
+    app.register_machine("rack-1", &app.runner, metal).await;
+    let lab = app.register("lab").await;
+    let url = repo.path().to_str().unwrap();
+
+    let mut trees = Vec::new();
+    for (name, extra, want) in [
+        ("on-lab", json!({ "machine": "lab" }), (1, 1)),
+        ("on-rack", json!({ "machine": "rack-1" }), (5, 2)),
+        (
+            "rack-icount",
+            json!({ "machine": "rack-1", "backend": "tcg-icount" }),
+            (1, 1),
+        ),
+        ("anywhere", json!({}), (5, 2)),
+        (
+            "given",
+            json!({ "params": { "nr_task": [1], "seconds": 3 } }),
+            (3, 2),
+        ),
+    ] {
+        let mut req = crate::trees::tree_request(url, name);
+        req["params"] = json!({ "nr_task": [1] });
+        for (k, v) in extra.as_object().unwrap() {
+            req[k] = v.clone();
+        }
+        let tree = crate::trees::add(&app, req).await;
+        assert_eq!(length(&tree), want, "tree {name}: {tree}");
+        trees.push(tree);
+    }
+
+    let mut req = crate::bisections::request(url, &ids[0], "master");
+    req["params"] = json!({ "nr_task": [1] });
+    req["machine"] = json!("lab");
+    crate::bisections::start(&app, req).await;
+    let probe = app.claim(lab).await.expect("the first probe");
+    assert_eq!(
+        (probe.params.seconds, probe.params.warmup_seconds),
+        (1, 1),
+        "lab measures in tcg-icount"
+    );
 }

@@ -23,7 +23,7 @@ mod wording;
 pub use self::driver::{advance, advance_all, spawn_driver};
 pub use self::view::view;
 
-use patchperf_common::api::submission::grown_runs;
+use patchperf_common::api::submission::{AskedParams, grown_runs};
 use patchperf_common::api::{BisectCommit, BisectionStatus, BisectionSubmission};
 use patchperf_common::comparison::{ComparisonKind, ComparisonStatus};
 use patchperf_common::mbox;
@@ -105,8 +105,25 @@ pub async fn create(
     if n == 0 {
         return Err(Error::Invalid("the series has no patch to bisect".into()));
     }
+    let machine = match &req.machine {
+        Some(name) => Some(machines::named(&ctx.db, name, req.backend).await?),
+        None => match from.as_ref().and_then(|c| c.machine_id) {
+            Some(id) => db::machines::find(&ctx.db, id).await?,
+            None => None,
+        },
+    };
+    let backend = req
+        .backend
+        .map(|b| MeasurementMode::as_str(b).to_string())
+        .or(from.as_ref().and_then(|c| c.backend.clone()));
+    // One length for every probe: a length left to the mode is fixed now,
+    // from the mode named or the machine's best.
+    let mode = match &machine {
+        Some(m) => machines::measures_in(m, backend.as_deref()),
+        None => backend.as_deref().and_then(MeasurementMode::parse),
+    };
     let params = match (&req.params, &from) {
-        (Some(p), _) => p.clone(),
+        (Some(p), _) => p.resolve(mode),
         (None, Some(c)) if c.params.0.nr_task.len() == 1 => c.params.0.clone(),
         (None, Some(c)) => {
             return Err(Error::Invalid(format!(
@@ -121,7 +138,12 @@ pub async fn create(
                     .join(", ")
             )));
         }
-        (None, None) => WorkloadParams::default(),
+        (None, None) => AskedParams {
+            seconds: None,
+            warmup_seconds: None,
+            ..WorkloadParams::default().into()
+        }
+        .resolve(mode),
     };
     let runs = req
         .runs
@@ -133,18 +155,11 @@ pub async fn create(
         .map(|r| i32::try_from(r).unwrap_or(i32::MAX))
         .unwrap_or_else(|| i32::try_from(grown_runs(runs.unsigned_abs())).unwrap_or(i32::MAX))
         .max(runs);
-    let machine_id = match &req.machine {
-        Some(name) => Some(machines::named(&ctx.db, name, req.backend).await?.id),
-        None => from.as_ref().and_then(|c| c.machine_id),
-    };
+    let machine_id = machine.map(|m| m.id);
     let metric = req
         .metric
         .clone()
         .unwrap_or_else(|| metric::wis_per_task_ops(params.mode));
-    let backend = req
-        .backend
-        .map(|b| MeasurementMode::as_str(b).to_string())
-        .or(from.as_ref().and_then(|c| c.backend.clone()));
     let config_fragment = req
         .config_fragment
         .clone()

@@ -132,10 +132,13 @@ async fn bisect_change(
         bad: Some(bad.to_string()),
         workload: key.workload.clone(),
         metric: Some(key.metric.clone()),
-        params: Some(WorkloadParams {
-            nr_task: vec![NrTask::Count(nr_task)],
-            ..tree.params.0.clone()
-        }),
+        params: Some(
+            WorkloadParams {
+                nr_task: vec![NrTask::Count(nr_task)],
+                ..tree.params.0.clone()
+            }
+            .into(),
+        ),
         runs: u32::try_from(tree.runs_per_side).ok(),
         max_runs: tree.max_runs_per_side.and_then(|m| u32::try_from(m).ok()),
         backend: tree.backend.as_deref().and_then(MeasurementMode::parse),

@@ -45,10 +45,19 @@ const POLL_EVERY: Duration = Duration::from_secs(300);
 /// Adds the tree `req` describes, added by token `created_by`, at its
 /// branch's head now; its id.
 pub async fn create(ctx: &Context, created_by: i64, req: &TreeSubmission) -> Result<i64, Error> {
-    let machine_id = match &req.machine {
-        Some(name) => Some(machines::named(&ctx.db, name, req.backend).await?.id),
+    let machine = match &req.machine {
+        Some(name) => Some(machines::named(&ctx.db, name, req.backend).await?),
         None => None,
     };
+    // A history keeps one run length: a length left to the mode is fixed
+    // now, from the mode named or the named machine's best.
+    let backend = req.backend.map(|b| b.as_str());
+    let mode = match &machine {
+        Some(m) => machines::measures_in(m, backend),
+        None => req.backend,
+    };
+    let params = req.params.resolve(mode);
+    let machine_id = machine.map(|m| m.id);
     if let Some(pool) = &req.pool {
         machines::check_pool(&ctx.db, pool, req.backend).await?;
     }
@@ -59,10 +68,10 @@ pub async fn create(ctx: &Context, created_by: i64, req: &TreeSubmission) -> Res
         url: &req.url,
         branch: &req.branch,
         workloads: &req.workloads,
-        params: &req.params,
+        params: &params,
         runs_per_side: i32::try_from(req.runs).unwrap_or(i32::MAX),
         max_runs_per_side: req.max_runs.map(|m| i32::try_from(m).unwrap_or(i32::MAX)),
-        backend: req.backend.map(|b| b.as_str()),
+        backend,
         config_fragment: req.config_fragment.as_deref(),
         machine_id,
         pool: req.pool.as_deref(),
