@@ -17,7 +17,14 @@
 #            series and 4 steps), on open1, fstatat-empty and dup1, on the
 #            same server and agent; patch 1 with a line of code added, so
 #            every step's kernel is built as for a series never seen.
-#   bench/turnaround.sh [N] [guests|verdict|series...]
+#   beside   two comparisons queued at once (seed 002 on open1, seed 003
+#            on fstatat-empty) on the same server and agent, which holds a
+#            job of each (`agent --parallel N` on a tcg-icount machine):
+#            one after the other, then both submitted together, each timed
+#            to its last verdict; with both kernels cached, then with each
+#            patch given a line of code (its kernel built, as a list bot
+#            meets every new series).
+#   bench/turnaround.sh [N] [guests|verdict|series|beside...]
 #   PATCHPERF_CACHE        kernel cache (default /var/cache/patchperf; one
 #                          no test is using at the same time)
 # Targets: N guests take about 1/N of the boots' time and both runs' change
@@ -33,7 +40,7 @@ if [[ "${1:-}" =~ ^[0-9]+$ ]]; then
     shift
 fi
 parts=("$@")
-((${#parts[@]})) || parts=(guests verdict series)
+((${#parts[@]})) || parts=(guests verdict series beside)
 out="$(mktemp -d /tmp/patchperf-turnaround.XXXXXX)"
 trap 'rm -rf "$out"' EXIT
 bench_also_remove="$out"
@@ -157,7 +164,53 @@ series() {
         -w open1,fstatat-empty,dup1
 }
 
-for part in guests verdict series; do
+# pass TITLE FRESH: seed 002 on open1 and seed 003 on fstatat-empty, one
+# after the other, then both submitted together; with FRESH=1 each patch
+# gets a line of code added first, so each submission builds its kernel.
+pass() {
+    local title="$1" fresh="$2" how name args pair started pids=() k=0
+    for how in "one after the other" together; do
+        local two=(
+            "seed 002 on open1|$patches/002-fs-use-__fput_sync-in-close-2.patch|open1|fs/open.c fs/file_table.c"
+            "seed 003 on fstatat-empty|$(echo "$patches"/003-*.patch)|fstatat-empty|fs/stat.c"
+        )
+        started="$(now)"
+        pids=()
+        for pair in "${two[@]}"; do
+            local patch workload files
+            IFS='|' read -r name patch workload files <<<"$pair"
+            if ((fresh)); then
+                k=$((k + 1))
+                # shellcheck disable=SC2086
+                fresh_patch "$patch" "$out/beside-$k.patch" $files
+                patch="$out/beside-$k.patch"
+            fi
+            args=(--mbox "$patch" -w "$workload")
+            if [[ "$how" == together ]]; then
+                submit "beside, $title, $how: $name" "${args[@]}" >"$out/together-${#pids[@]}.out" &
+                pids+=($!)
+            else
+                submit "beside, $title, $how: $name" "${args[@]}"
+            fi
+        done
+        for pid in "${pids[@]}"; do
+            wait "$pid"
+        done
+        [[ "$how" == together ]] && cat "$out"/together-*.out
+        echo "beside: $title, $how: $(since "$started") s to the last verdict (load $(load))"
+    done
+}
+
+beside() {
+    server_and_agent
+    echo "beside: both patches' kernels built first (not timed)"
+    pass "first" 0 >/dev/null
+    pass "kernels cached" 0
+    pass "patches never built" 1
+    echo "beside: target: together under one after the other, the same verdicts"
+}
+
+for part in guests verdict series beside; do
     wants "$part" && "$part"
 done
 echo "load average: $(load)"

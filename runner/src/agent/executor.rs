@@ -34,6 +34,13 @@ pub trait JobReporter {
 pub trait JobExecutor {
     /// Runs the job to the end, or fails it with a reason.
     fn execute(&mut self, job: &JobSpec, reporter: &mut dyn JobReporter) -> Result<(), JobFailure>;
+
+    /// An executor for one more job run beside the ones this one runs
+    /// (sharing what they must share), or none when jobs cannot run side
+    /// by side (a machine that kexecs into each kernel is one job's).
+    fn beside(&self) -> Option<Box<dyn JobExecutor + Send>> {
+        None
+    }
 }
 
 /// The executor of a runner built without the kernel pipeline: it fails

@@ -8,6 +8,7 @@
 //!
 //! - [`client`]: one blocking HTTP call per protocol endpoint.
 //! - [`worker`]: the loop ([`worker::Agent`]).
+//! - [`beside`]: the loop holding several jobs at once.
 //! - [`heartbeat`]: keeps the lease alive beside the executor.
 //! - [`reporter`]: the [`executor::JobReporter`] the executor talks to.
 //! - [`spool`]: results waiting on disk for an unreachable server.
@@ -16,6 +17,7 @@
 //! - [`pipeline_executor`]: the kernel pipeline as a [`executor::JobExecutor`].
 
 pub mod backoff;
+pub mod beside;
 pub mod client;
 pub mod executor;
 pub mod heartbeat;

@@ -31,6 +31,12 @@ impl JobExecutor for KernelExecutor {
         let mut events = ReporterEvents::new(reporter);
         pipeline::execute(&self.pipeline, job, &mut events)
     }
+
+    /// A clone: clones share the pipeline's [`host`](pipeline::host), which
+    /// decides what runs beside what.
+    fn beside(&self) -> Option<Box<dyn JobExecutor + Send>> {
+        Some(Box::new(self.clone()))
+    }
 }
 
 /// Executes claimed jobs by kexec'ing this machine into each kernel. A call

@@ -5,10 +5,13 @@
 //! by itself (a bad or revoked token, a server speaking no protocol version
 //! this runner does) stops the agent. A machine an admin drained, paused or
 //! retired keeps asking (the server holds each claim for its wait) and
-//! says so in its log once, and again when it is resumed.
+//! says so in its log once, and again when it is resumed. The loop that
+//! holds several jobs at once, [`super::beside`], is built of the same
+//! parts: a [`Seat`] claims, a [`Core`] shared by the jobs' threads
+//! executes and finishes.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use patchperf_common::machine_state::MachineState;
@@ -25,6 +28,7 @@ use crate::agent::heartbeat::{self, Heartbeat, JobFlags};
 use crate::agent::log::agent_log;
 use crate::agent::reporter::{AgentReporter, without_nul};
 use crate::agent::spool::{Entry, Item, Spool};
+use crate::kernel::pipeline::failure::JobFailure;
 
 /// How the agent behaves.
 #[derive(Debug, Clone)]
@@ -39,6 +43,9 @@ pub struct AgentOptions {
     pub backoff: Backoff,
     /// Pause after a failed claim or registration before the next try.
     pub idle_retry: Duration,
+    /// Jobs held at once, each on its own thread ([`super::beside`]), when
+    /// the executor can run them side by side; 1: one after another.
+    pub jobs: usize,
 }
 
 /// What one [`Agent::step`] did.
@@ -62,14 +69,38 @@ pub enum Step {
 /// A runner agent talking to one server.
 #[derive(Debug)]
 pub struct Agent {
+    pub(super) core: Core,
+    pub(super) seat: Seat,
+}
+
+/// What the threads executing jobs share: the server, the options and the
+/// spool.
+#[derive(Debug)]
+pub(super) struct Core {
     client: Client,
-    options: AgentOptions,
+    pub(super) options: AgentOptions,
     spool: Spool,
+    /// One delivery of the spool at a time: two would send the same
+    /// entries and trip over each other's removals.
+    delivering: Mutex<()>,
+}
+
+/// This machine as the server knows it; only the claiming thread has it.
+#[derive(Debug)]
+pub(super) struct Seat {
     inventory: MachineInventory,
     machine_id: Option<i64>,
     /// The state the server last said the machine is in, so that a change
     /// is logged once rather than at every claim.
     state: MachineState,
+}
+
+/// What one claim came back with.
+pub(super) enum Claimed {
+    /// A job leased to this machine (its id).
+    Job(Box<JobSpec>, i64),
+    /// No job: what the turn did instead.
+    Not(Step),
 }
 
 impl Agent {
@@ -81,23 +112,28 @@ impl Agent {
     ) -> Result<Agent, Error> {
         let spool = Spool::open(&options.spool_dir)?;
         Ok(Agent {
-            client,
-            options,
-            spool,
-            inventory,
-            machine_id: None,
-            state: MachineState::Active,
+            core: Core {
+                client,
+                options,
+                spool,
+                delivering: Mutex::new(()),
+            },
+            seat: Seat {
+                inventory,
+                machine_id: None,
+                state: MachineState::Active,
+            },
         })
     }
 
     /// The spool.
     pub fn spool(&self) -> &Spool {
-        &self.spool
+        &self.core.spool
     }
 
     /// The machine id once registered.
     pub fn machine_id(&self) -> Option<i64> {
-        self.machine_id
+        self.seat.machine_id
     }
 
     /// Registers (or updates) this machine; returns its id. A server that
@@ -105,18 +141,117 @@ impl Agent {
     /// such a runner itself; an older one, from before versions, answers
     /// without one, which is version 1).
     pub fn register(&mut self) -> Result<i64, Error> {
+        self.seat.register(&self.core)
+    }
+
+    /// Delivers what the spool holds, logging what happened.
+    pub fn deliver_spool(&self) {
+        self.core.deliver_spool();
+    }
+
+    /// One turn of the loop: deliver the spool, claim, execute, finish.
+    /// Errors are only those that will not pass by waiting (401, 403, a
+    /// spool that cannot be written).
+    pub fn step(&mut self, executor: &mut dyn JobExecutor) -> Result<Step, Error> {
+        self.core.deliver_spool();
+        let (job, machine_id) = match self.seat.claim(&self.core)? {
+            Claimed::Job(job, machine_id) => (job, machine_id),
+            Claimed::Not(step) => return Ok(step),
+        };
+        let finish = self.core.execute(&job, machine_id, executor)?;
+        Ok(Step::Ran {
+            job_id: job.job_id,
+            finish,
+        })
+    }
+
+    /// Goes on with `job`, claimed by an earlier start of this agent (a
+    /// kexec job whose machine rebooted): registers (waiting for the server
+    /// while it is unreachable), executes with heartbeats on the same lease
+    /// and finishes it. A lease that ran out while the machine rebooted
+    /// shows as lost; the server then runs the job again.
+    pub fn resume(&mut self, job: &JobSpec, executor: &mut dyn JobExecutor) -> Result<Step, Error> {
+        let machine_id = loop {
+            match self.seat.machine_id {
+                Some(id) => break id,
+                None => match self.register() {
+                    Ok(id) => break id,
+                    Err(e) if e.is_transient() => {
+                        agent_log!("{e}; retrying");
+                        std::thread::sleep(self.core.options.idle_retry);
+                        if crate::proc::interrupted() {
+                            return Err(Error::Interrupted);
+                        }
+                    }
+                    Err(e) => return Err(e),
+                },
+            }
+        };
+        self.core.deliver_spool();
+        let finish = self.core.execute(job, machine_id, executor)?;
+        Ok(Step::Ran {
+            job_id: job.job_id,
+            finish,
+        })
+    }
+
+    /// Runs the loop until interrupted (or after one claim with `once`);
+    /// with [`AgentOptions::jobs`] above 1 and an executor that can, holds
+    /// that many jobs at once ([`super::beside`]).
+    pub fn run(&mut self, executor: &mut dyn JobExecutor, once: bool) -> Result<(), Error> {
+        if !once && self.core.options.jobs > 1 && executor.beside().is_some() {
+            return self.run_beside(executor, |_| false);
+        }
+        loop {
+            if crate::proc::interrupted() {
+                return Err(Error::Interrupted);
+            }
+            match self.step(executor)? {
+                Step::Ran { job_id, finish } => log_finish(job_id, &finish),
+                Step::Idle | Step::Held(_) => {}
+                Step::ServerDown(why) => {
+                    agent_log!(
+                        "{why}; retrying in {} s",
+                        self.core.options.idle_retry.as_secs()
+                    );
+                    if !once {
+                        std::thread::sleep(self.core.options.idle_retry);
+                    }
+                }
+            }
+            if once {
+                self.core.deliver_spool();
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// `job 7 done`, `job 7 failed (boot-failed): …`.
+pub(super) fn log_finish(job_id: i64, finish: &FinishRequest) {
+    let outcome = match finish {
+        FinishRequest::Done { .. } => "done".to_string(),
+        FinishRequest::Failed { reason, detail, .. } => {
+            format!("failed ({}): {detail}", reason.as_str())
+        }
+    };
+    agent_log!("job {job_id} {outcome}");
+}
+
+impl Seat {
+    fn register(&mut self, core: &Core) -> Result<i64, Error> {
         let req = RegisterRequest {
-            name: self.options.name.clone(),
+            name: core.options.name.clone(),
             inventory: self.inventory.clone(),
             protocol_version: PROTOCOL_VERSION,
         };
-        let answer = self.client.register(&req)?;
+        let answer = core.client.register(&req)?;
         if let Some(why) =
             protocol::server_refused(answer.oldest_protocol_version, answer.protocol_version)
         {
             return Err(Error::Incompatible(format!(
                 "{why} (server {})",
-                self.client.base()
+                core.client.base()
             )));
         }
         self.machine_id = Some(answer.machine_id);
@@ -137,8 +272,52 @@ impl Agent {
         self.state = state;
     }
 
+    /// (Registers if need be and) claims the next job, waiting the
+    /// options' long-poll for one. Errors are only those that will not
+    /// pass by waiting.
+    pub(super) fn claim(&mut self, core: &Core) -> Result<Claimed, Error> {
+        let machine_id = match self.machine_id {
+            Some(id) => id,
+            None => match self.register(core) {
+                Ok(id) => id,
+                Err(e) if e.is_transient() => {
+                    return Ok(Claimed::Not(Step::ServerDown(e.to_string())));
+                }
+                Err(e) => return Err(e),
+            },
+        };
+        let claim = ClaimRequest {
+            machine_id,
+            wait_seconds: core.options.wait_seconds,
+        };
+        match core.client.claim(&claim) {
+            Ok(ClaimAnswer::Job(job)) => {
+                self.note_state(MachineState::Active);
+                Ok(Claimed::Job(job, machine_id))
+            }
+            Ok(ClaimAnswer::Nothing) => {
+                self.note_state(MachineState::Active);
+                Ok(Claimed::Not(Step::Idle))
+            }
+            Ok(ClaimAnswer::Held(state)) => {
+                self.note_state(state);
+                Ok(Claimed::Not(Step::Held(state)))
+            }
+            Err(e) if e.is_transient() => Ok(Claimed::Not(Step::ServerDown(e.to_string()))),
+            // The server forgot the machine (a new database): register again.
+            Err(Error::Server { status: 404, .. }) => {
+                self.machine_id = None;
+                Ok(Claimed::Not(Step::Idle))
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+impl Core {
     /// Delivers what the spool holds, logging what happened.
-    pub fn deliver_spool(&self) {
+    pub(super) fn deliver_spool(&self) {
+        let _one = self.delivering.lock().unwrap_or_else(|e| e.into_inner());
         if self.spool.is_empty() {
             return;
         }
@@ -155,83 +334,8 @@ impl Agent {
         }
     }
 
-    /// One turn of the loop: deliver the spool, claim, execute, finish.
-    /// Errors are only those that will not pass by waiting (401, 403, a
-    /// spool that cannot be written).
-    pub fn step(&mut self, executor: &mut dyn JobExecutor) -> Result<Step, Error> {
-        self.deliver_spool();
-        let machine_id = match self.machine_id {
-            Some(id) => id,
-            None => match self.register() {
-                Ok(id) => id,
-                Err(e) if e.is_transient() => return Ok(Step::ServerDown(e.to_string())),
-                Err(e) => return Err(e),
-            },
-        };
-        let claim = ClaimRequest {
-            machine_id,
-            wait_seconds: self.options.wait_seconds,
-        };
-        let job = match self.client.claim(&claim) {
-            Ok(ClaimAnswer::Job(job)) => {
-                self.note_state(MachineState::Active);
-                job
-            }
-            Ok(ClaimAnswer::Nothing) => {
-                self.note_state(MachineState::Active);
-                return Ok(Step::Idle);
-            }
-            Ok(ClaimAnswer::Held(state)) => {
-                self.note_state(state);
-                return Ok(Step::Held(state));
-            }
-            Err(e) if e.is_transient() => return Ok(Step::ServerDown(e.to_string())),
-            // The server forgot the machine (a new database): register again.
-            Err(Error::Server { status: 404, .. }) => {
-                self.machine_id = None;
-                return Ok(Step::Idle);
-            }
-            Err(e) => return Err(e),
-        };
-        let finish = self.execute(&job, machine_id, executor)?;
-        Ok(Step::Ran {
-            job_id: job.job_id,
-            finish,
-        })
-    }
-
-    /// Goes on with `job`, claimed by an earlier start of this agent (a
-    /// kexec job whose machine rebooted): registers (waiting for the server
-    /// while it is unreachable), executes with heartbeats on the same lease
-    /// and finishes it. A lease that ran out while the machine rebooted
-    /// shows as lost; the server then runs the job again.
-    pub fn resume(&mut self, job: &JobSpec, executor: &mut dyn JobExecutor) -> Result<Step, Error> {
-        let machine_id = loop {
-            match self.machine_id {
-                Some(id) => break id,
-                None => match self.register() {
-                    Ok(id) => break id,
-                    Err(e) if e.is_transient() => {
-                        agent_log!("{e}; retrying");
-                        std::thread::sleep(self.options.idle_retry);
-                        if crate::proc::interrupted() {
-                            return Err(Error::Interrupted);
-                        }
-                    }
-                    Err(e) => return Err(e),
-                },
-            }
-        };
-        self.deliver_spool();
-        let finish = self.execute(job, machine_id, executor)?;
-        Ok(Step::Ran {
-            job_id: job.job_id,
-            finish,
-        })
-    }
-
     /// Executes a claimed job with heartbeats beside it and finishes it.
-    fn execute(
+    pub(super) fn execute(
         &self,
         job: &JobSpec,
         machine_id: i64,
@@ -263,7 +367,22 @@ impl Agent {
             flags: flags.clone(),
             backoff: self.options.backoff,
         };
-        let outcome = executor.execute(job, &mut reporter);
+        // A bug that panics on one job (a parser meeting what it never
+        // met) fails that job, not the agent and the jobs beside it.
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            executor.execute(job, &mut reporter)
+        }))
+        .unwrap_or_else(|panic| {
+            let why = panic
+                .downcast_ref::<&str>()
+                .map(ToString::to_string)
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            Err(JobFailure::new(
+                FailureReason::Other,
+                format!("the runner panicked: {why}"),
+            ))
+        });
         beat.stop();
 
         let finish = match outcome {
@@ -332,36 +451,5 @@ impl Agent {
         self.spool
             .push(&Entry::new(lease, Item::Finish(finish.clone())))
             .map(|_| ())
-    }
-
-    /// Runs the loop until interrupted (or after one claim with `once`).
-    pub fn run(&mut self, executor: &mut dyn JobExecutor, once: bool) -> Result<(), Error> {
-        loop {
-            if crate::proc::interrupted() {
-                return Err(Error::Interrupted);
-            }
-            match self.step(executor)? {
-                Step::Ran { job_id, finish } => {
-                    let outcome = match &finish {
-                        FinishRequest::Done { .. } => "done".to_string(),
-                        FinishRequest::Failed { reason, detail, .. } => {
-                            format!("failed ({}): {detail}", reason.as_str())
-                        }
-                    };
-                    agent_log!("job {job_id} {outcome}");
-                }
-                Step::Idle | Step::Held(_) => {}
-                Step::ServerDown(why) => {
-                    agent_log!("{why}; retrying in {} s", self.options.idle_retry.as_secs());
-                    if !once {
-                        std::thread::sleep(self.options.idle_retry);
-                    }
-                }
-            }
-            if once {
-                self.deliver_spool();
-                return Ok(());
-            }
-        }
     }
 }

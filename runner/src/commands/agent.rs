@@ -38,14 +38,6 @@ pub fn run(args: AgentArgs) -> Result<(), Error> {
     for note in &inventory.notes {
         agent_log!("  {note}");
     }
-    let options = AgentOptions {
-        name,
-        spool_dir: args.spool,
-        wait_seconds: args.wait,
-        backoff: Backoff::default(),
-        idle_retry: Duration::from_secs(10),
-    };
-    let mut agent = Agent::new(Client::new(&args.server, &args.token), options, inventory)?;
     let mut pipeline = Pipeline {
         cache: Cache::at(&args.cache),
         ..Pipeline::from_env()?
@@ -53,11 +45,38 @@ pub fn run(args: AgentArgs) -> Result<(), Error> {
     if let Some(n) = args.parallel {
         pipeline.parallel = n as usize;
     }
-    agent_log!(
-        "up to {} tcg-icount guest{} at once (--parallel); wall-clock modes one at a time",
-        pipeline.parallel,
-        if pipeline.parallel == 1 { "" } else { "s" }
-    );
+    // Several jobs at once only where guests count instructions: a
+    // machine measuring wall-clock time runs one job at a time anyway,
+    // and jobs it held waiting would be jobs other machines could run.
+    let icount = inventory.backends.first() == Some(&MeasurementMode::TcgIcount);
+    let jobs = if icount && !args.kexec {
+        pipeline.parallel
+    } else {
+        1
+    };
+    if jobs > 1 {
+        agent_log!(
+            "up to {} tcg-icount guests at once (--parallel), of up to {jobs} jobs of other \
+             comparisons; builds beside them; a wall-clock job's boots alone",
+            pipeline.parallel
+        );
+    } else {
+        agent_log!(
+            "up to {} tcg-icount guest{} at once (--parallel), one job at a time; \
+             wall-clock modes one guest at a time",
+            pipeline.parallel,
+            if pipeline.parallel == 1 { "" } else { "s" }
+        );
+    }
+    let options = AgentOptions {
+        name,
+        spool_dir: args.spool,
+        wait_seconds: args.wait,
+        backoff: Backoff::default(),
+        idle_retry: Duration::from_secs(10),
+        jobs,
+    };
+    let mut agent = Agent::new(Client::new(&args.server, &args.token), options, inventory)?;
     if !args.kexec {
         let mut executor = KernelExecutor { pipeline };
         return agent.run(&mut executor, args.once);

@@ -1,4 +1,4 @@
-//! What the agent's tests share (`agent.rs`, `fleet.rs`): an agent of
+//! What the agent's tests share (`agent.rs`, `fleet.rs`, `beside.rs`): an agent of
 //! machine `lab-1` that gives up on an unreachable server quickly, and a
 //! small comparison submitted as CI submits one.
 
@@ -14,6 +14,11 @@ use serde_json::json;
 /// The agent of machine `lab-1` on `server` with `token`, its spool in
 /// `spool`: claims wait 1 s, a call is tried twice.
 pub fn agent(server: &str, token: &str, spool: &std::path::Path) -> Agent {
+    agent_holding(server, token, spool, 1)
+}
+
+/// [`agent`], holding up to `jobs` jobs at once.
+pub fn agent_holding(server: &str, token: &str, spool: &std::path::Path, jobs: usize) -> Agent {
     let options = AgentOptions {
         name: "lab-1".into(),
         spool_dir: spool.to_path_buf(),
@@ -24,6 +29,7 @@ pub fn agent(server: &str, token: &str, spool: &std::path::Path) -> Agent {
             max: Duration::from_millis(10),
         },
         idle_retry: Duration::from_millis(10),
+        jobs,
     };
     Agent::new(Client::new(server, token), options, inventory::collect()).unwrap()
 }

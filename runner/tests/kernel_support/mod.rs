@@ -93,6 +93,7 @@ pub fn pipeline() -> Pipeline {
         run_limit: None,
         extra_cmdline: Vec::new(),
         parallel: 2,
+        host: Default::default(),
     }
 }
 
@@ -237,6 +238,7 @@ pub fn run_agent_while(
         wait_seconds: 1,
         backoff: Backoff::default(),
         idle_retry: Duration::from_millis(100),
+        jobs: 1,
     };
     let mut agent = Agent::new(Client::new(url, runner), options, inventory::collect()).unwrap();
     let mut executor = KernelExecutor {

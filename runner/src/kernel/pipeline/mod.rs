@@ -1,22 +1,25 @@
 //! The whole job, step by step: [`prepare`] (fetch → apply → configure →
 //! build, both kernels), then for each boot the server ordered [`boot`]
 //! (boot → run → collect) and upload; under `tcg-icount` up to
-//! [`Pipeline::parallel`] guests at once ([`parallel`]); on bare metal
-//! [`kexec`] carries the same steps across reboots. Each step's failure
+//! [`Pipeline::parallel`] guests at once ([`parallel`]), and jobs run at
+//! once share the host by [`host`]'s rule; on bare metal [`kexec`] carries
+//! the same steps across reboots. Each step's failure
 //! becomes a [`JobFailure`] whose reason names the step; scratch trees and
 //! QEMU processes never outlive the job.
 
 pub mod boot;
 pub mod failure;
+pub mod host;
 pub mod kexec;
 pub mod parallel;
 pub mod prepare;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use patchperf_common::protocol::{BootSlot, FailureReason, JobSpec, JobState};
-use patchperf_common::run::RunResult;
+use patchperf_common::run::{MeasurementMode, RunResult};
 
 use crate::Error;
 use crate::kernel::cache::Cache;
@@ -53,6 +56,8 @@ pub struct Pipeline {
     /// instructions, so a guest's numbers do not depend on what else the
     /// host runs); wall-clock modes always boot one at a time.
     pub parallel: usize,
+    /// What the jobs run at once with clones of this pipeline share.
+    pub host: Arc<host::Host>,
 }
 
 impl Pipeline {
@@ -68,6 +73,7 @@ impl Pipeline {
             run_limit: None,
             extra_cmdline: Vec::new(),
             parallel: parallel::default_guests(),
+            host: Arc::default(),
         })
     }
 }
@@ -80,19 +86,28 @@ pub fn execute(
     events: &mut dyn Events,
 ) -> Result<(), JobFailure> {
     let lock = pipeline
-        .cache
-        .lock()
+        .host
+        .cache_lock(&pipeline.cache)
         .map_err(|e| failure(FailureReason::Other, "taking the cache", e))?;
-    let kernels = prepare::kernels(&lock, job, events)?;
+    let kernels = {
+        let _one_at_a_time = pipeline.host.prepare();
+        let _beside_guests = pipeline.host.build();
+        prepare::kernels(&lock, job, events)?
+    };
     let mode = boot::choose_mode(&lock, job.backend, &kernels.base)?;
     let request = boot::guest_request(job, mode);
     if parallel::applies(pipeline, mode, job.boots.len()) {
         return parallel::boot_all(pipeline, &lock, &kernels, job, mode, &request, events);
     }
+    let icount = mode == MeasurementMode::TcgIcount;
+    // A wall-clock job's boots share the host with nothing, from the first
+    // to the last, so that all of them measure alike.
+    let _alone = (!icount).then(|| pipeline.host.alone());
     for slot in &job.boots {
         if events.cancelled() {
             return Err(JobFailure::new(FailureReason::Cancelled, "cancelled"));
         }
+        let _guest = icount.then(|| pipeline.host.guest(pipeline.parallel));
         let kernel = kernels.side(slot.side);
         events.state(
             JobState::Booting,

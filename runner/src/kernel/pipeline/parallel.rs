@@ -106,6 +106,8 @@ pub fn boot_all(
                     stop,
                 };
                 let kernel = kernels.side(slot.side);
+                // Other jobs' guests count against the bound too.
+                let _place = pipeline.host.guest(pipeline.parallel);
                 let ended =
                     boot::boot_and_run(pipeline, lock, kernel, slot, mode, request, &mut relay);
                 let _ = to.send(Said::Ended(index, ended));

@@ -68,6 +68,7 @@ fn kexec_job_saved(dir: &Path) -> (Pipeline, PathBuf) {
         run_limit: None,
         extra_cmdline: vec![],
         parallel: 1,
+        host: Default::default(),
     };
     let kexec_dir = dir.join("cache/kexec");
     KexecState::new(job(), &kernel(dir, "b"), &kernel(dir, "p"))
