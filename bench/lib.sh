@@ -1,7 +1,7 @@
 # Shared by the benchmarks; source it, do not run it. `bench_runner` sets
-# `runner` (the release patchperf-runner, built when missing) and `cache`
+# `runner` (the release patchperf-runner, built from this tree) and `cache`
 # (PATCHPERF_CACHE, exported; default /var/cache/patchperf). `bench_start_server NAME` starts a release
-# `patchperf-server serve` with its private Postgres under a temporary data
+# `patchperf-server serve` (built from this tree) with its private Postgres under a temporary data
 # directory, listening on 127.0.0.1 only, and stops both and removes the
 # directory when the calling script exits. It sets:
 #   data          the data directory (server log in $data/server.log, copied
@@ -50,6 +50,7 @@ bench_cleanup() {
 bench_start_server() {
     local name="$1" server="${CARGO_TARGET_DIR:-$ROOT/target}/release/patchperf-server" port
     bench_name="$name"
+    SQLX_OFFLINE=true cargo build --release -q -p patchperf-server
     # The private Postgres runs as user postgres, which must reach the directory.
     data="$(mktemp -d "/tmp/patchperf-$name.XXXXXX")"
     chmod 755 "$data"
@@ -79,7 +80,9 @@ bench_start_server() {
 
 bench_runner() {
     runner="${CARGO_TARGET_DIR:-$ROOT/target}/release/patchperf-runner"
-    [[ -x "$runner" ]] || cargo build --release -q -p patchperf-runner
+    # Always asked: a binary left from an older tree would be measured
+    # instead of this one (cargo does nothing when it is up to date).
+    cargo build --release -q -p patchperf-runner
     export PATCHPERF_CACHE="${PATCHPERF_CACHE:-/var/cache/patchperf}"
     cache="$PATCHPERF_CACHE"
 }
