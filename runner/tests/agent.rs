@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, mpsc};
 use patchperf_common::protocol::{
     BootSlot, FailureReason, FinishRequest, JobSpec, JobState, RunUpload,
 };
-use patchperf_common::run::{MeasurementMode, MetricValue, RunResult, Side, TaskMode};
+use patchperf_common::run::{RunResult, Side};
 use patchperf_runner::agent::client::{Client, Lease};
 use patchperf_runner::agent::executor::{
     JobExecutor, JobReporter, PIPELINE_UNAVAILABLE, UnsupportedExecutor,
@@ -23,38 +23,14 @@ use patchperf_runner::agent::executor::{
 use patchperf_runner::agent::spool::{Delivery, Entry, Item, STUCK_AFTER, Spool};
 use patchperf_runner::agent::worker::Step;
 use patchperf_runner::kernel::pipeline::failure::JobFailure;
-use patchperf_server::domain::tokens::TokenKind;
-use patchperf_testkit::{TestServer, token};
+use patchperf_testkit::TestServer;
 use serde_json::json;
 use sqlx::PgPool;
 
-use agent_support::{agent, submit};
+use agent_support::{Lab, agent, run_result, submit};
 
 #[path = "agent_support/mod.rs"]
 mod agent_support;
-
-/// A real server on a loopback port with a runner and a ci token, and an
-/// empty spool directory: where every agent test against the server starts.
-struct Lab {
-    server: TestServer,
-    url: String,
-    runner: String,
-    ci: String,
-    spool: tempfile::TempDir,
-}
-
-impl Lab {
-    async fn start(pool: &PgPool) -> Lab {
-        let server = TestServer::start(pool.clone(), "127.0.0.1:0".parse().unwrap()).await;
-        Lab {
-            url: server.url(),
-            runner: token(pool, TokenKind::Runner).await,
-            ci: token(pool, TokenKind::Ci).await,
-            server,
-            spool: tempfile::tempdir().unwrap(),
-        }
-    }
-}
 
 #[sqlx::test(migrations = "../migrations")]
 async fn without_a_pipeline_the_agent_fails_the_job_as_unsupported(pool: PgPool) {
@@ -127,24 +103,7 @@ struct OutageExecutor {
 }
 
 fn run(workload: &str) -> RunResult {
-    RunResult {
-        workload: workload.into(),
-        mode: TaskMode::Process,
-        nr_task: 1,
-        warmup_seconds: 1,
-        seconds: 2,
-        measurement: MeasurementMode::TcgIcount,
-        kernel: None,
-        samples: vec![],
-        metrics: vec![MetricValue {
-            name: "will-it-scale.per_process_ops".into(),
-            value: 1234.0,
-        }],
-        series: vec![],
-        unsupported: vec![],
-        profile_event: None,
-        warnings: vec![],
-    }
+    run_result(workload, 1234.0)
 }
 
 impl JobExecutor for OutageExecutor {

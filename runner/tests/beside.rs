@@ -12,18 +12,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use patchperf_common::protocol::{FinishRequest, JobSpec, JobState, RunUpload};
-use patchperf_common::run::{MeasurementMode, MetricValue, RunResult, Side, TaskMode};
+use patchperf_common::run::Side;
 use patchperf_runner::agent::beside::Turn;
 use patchperf_runner::agent::executor::{JobExecutor, JobReporter};
 use patchperf_runner::kernel::pipeline::failure::JobFailure;
-use patchperf_server::domain::tokens::TokenKind;
-use patchperf_testkit::{TestServer, token};
 use sqlx::PgPool;
 
-use agent_support::{agent_holding, submit};
+use agent_support::{Lab, agent_holding, run_result, submit};
 
-// Shared with agent.rs and fleet.rs, which use the rest of it.
-#[allow(dead_code)]
 #[path = "agent_support/mod.rs"]
 mod agent_support;
 
@@ -60,7 +56,7 @@ impl JobExecutor for Recording {
             reporter
                 .upload(RunUpload {
                     boot: *boot,
-                    result: result(ops),
+                    result: run_result("open1", ops),
                 })
                 .unwrap();
         }
@@ -75,51 +71,44 @@ impl JobExecutor for Recording {
     }
 }
 
-fn result(ops: f64) -> RunResult {
-    RunResult {
-        workload: "open1".into(),
-        mode: TaskMode::Process,
-        nr_task: 1,
-        warmup_seconds: 1,
-        seconds: 2,
-        measurement: MeasurementMode::TcgIcount,
-        kernel: None,
-        samples: vec![],
-        metrics: vec![MetricValue {
-            name: "will-it-scale.per_process_ops".into(),
-            value: ops,
-        }],
-        series: vec![],
-        unsupported: vec![],
-        profile_event: None,
-        warnings: vec![],
-    }
+/// Runs an agent holding two jobs at once with `executor` until the
+/// queue is empty; how each job ended, in the order they did.
+fn until_idle(
+    url: &str,
+    runner: &str,
+    spool: &std::path::Path,
+    executor: &dyn JobExecutor,
+) -> Vec<(i64, FinishRequest)> {
+    let mut agent = agent_holding(url, runner, spool, 2);
+    let mut finishes = Vec::new();
+    agent
+        .run_beside(executor, |turn| match turn {
+            Turn::Ended { job_id, finish } => {
+                finishes.push((job_id, finish.clone()));
+                false
+            }
+            // The queue is empty once nothing runs and nothing came.
+            Turn::Idle { in_hand } => in_hand == 0,
+        })
+        .unwrap();
+    finishes
 }
 
 #[sqlx::test(migrations = "../migrations")]
 async fn two_comparisons_queued_run_side_by_side_each_job_on_its_own_lease(pool: PgPool) {
-    let server = TestServer::start(pool.clone(), "127.0.0.1:0".parse().unwrap()).await;
-    let url = server.url();
-    let runner = token(&pool, TokenKind::Runner).await;
-    let ci = token(&pool, TokenKind::Ci).await;
-    let spool = tempfile::tempdir().unwrap();
+    let Lab {
+        server,
+        url,
+        runner,
+        ci,
+        spool,
+    } = Lab::start(&pool).await;
     let spool_dir = spool.path().to_path_buf();
 
     let (ids, seen, finishes) = tokio::task::spawn_blocking(move || {
         let ids = [submit(&url, &ci), submit(&url, &ci)];
-        let mut agent = agent_holding(&url, &runner, &spool_dir, 2);
         let executor = Recording::default();
-        let mut finishes = Vec::new();
-        agent
-            .run_beside(&executor, |turn| match turn {
-                Turn::Ended { job_id, finish } => {
-                    finishes.push((job_id, finish.clone()));
-                    false
-                }
-                // The queue is empty once nothing runs and nothing came.
-                Turn::Idle { in_hand } => in_hand == 0,
-            })
-            .unwrap();
+        let finishes = until_idle(&url, &runner, &spool_dir, &executor);
         let seen = Arc::try_unwrap(executor.seen)
             .unwrap()
             .into_inner()
@@ -199,30 +188,22 @@ impl JobExecutor for PanicsOnce {
 
 #[sqlx::test(migrations = "../migrations")]
 async fn a_job_that_panics_fails_alone_and_the_jobs_beside_it_go_on(pool: PgPool) {
-    let server = TestServer::start(pool.clone(), "127.0.0.1:0".parse().unwrap()).await;
-    let url = server.url();
-    let runner = token(&pool, TokenKind::Runner).await;
-    let ci = token(&pool, TokenKind::Ci).await;
-    let spool = tempfile::tempdir().unwrap();
+    let Lab {
+        server,
+        url,
+        runner,
+        ci,
+        spool,
+    } = Lab::start(&pool).await;
     let spool_dir = spool.path().to_path_buf();
 
     let (bad, good, finishes) = tokio::task::spawn_blocking(move || {
         let (bad, good) = (submit(&url, &ci), submit(&url, &ci));
-        let mut agent = agent_holding(&url, &runner, &spool_dir, 2);
         let executor = PanicsOnce {
             panics: bad,
             done: Recording::default(),
         };
-        let mut finishes = Vec::new();
-        agent
-            .run_beside(&executor, |turn| match turn {
-                Turn::Ended { job_id, finish } => {
-                    finishes.push((job_id, finish.clone()));
-                    false
-                }
-                Turn::Idle { in_hand } => in_hand == 0,
-            })
-            .unwrap();
+        let finishes = until_idle(&url, &runner, &spool_dir, &executor);
         (bad, good, finishes)
     })
     .await

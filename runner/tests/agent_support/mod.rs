@@ -1,15 +1,23 @@
 //! What the agent's tests share (`agent.rs`, `fleet.rs`, `beside.rs`): an agent of
 //! machine `lab-1` that gives up on an unreachable server quickly, and a
-//! small comparison submitted as CI submits one.
+//! small comparison submitted as CI submits one; a run as a guest
+//! reports it; a real server to run them against.
+
+// Each test binary uses a different part of this module.
+#![allow(dead_code)]
 
 use std::time::Duration;
 
+use patchperf_common::run::{MeasurementMode, MetricValue, RunResult, TaskMode};
 use patchperf_runner::agent::backoff::Backoff;
 use patchperf_runner::agent::client::Client;
 use patchperf_runner::agent::inventory;
 use patchperf_runner::agent::worker::{Agent, AgentOptions};
+use patchperf_server::domain::tokens::TokenKind;
 use patchperf_testkit::mbox::one_patch;
+use patchperf_testkit::{TestServer, token};
 use serde_json::json;
+use sqlx::PgPool;
 
 /// The agent of machine `lab-1` on `server` with `token`, its spool in
 /// `spool`: claims wait 1 s, a call is tried twice.
@@ -49,4 +57,50 @@ pub fn submit(server: &str, ci: &str) -> i64 {
         .unwrap();
     let created: serde_json::Value = resp.body_mut().read_json().unwrap();
     created["id"].as_i64().unwrap()
+}
+
+/// One run of `workload` as a guest would report it under tcg-icount, its
+/// per-process ops `ops`.
+pub fn run_result(workload: &str, ops: f64) -> RunResult {
+    RunResult {
+        workload: workload.into(),
+        mode: TaskMode::Process,
+        nr_task: 1,
+        warmup_seconds: 1,
+        seconds: 2,
+        measurement: MeasurementMode::TcgIcount,
+        kernel: None,
+        samples: vec![],
+        metrics: vec![MetricValue {
+            name: "will-it-scale.per_process_ops".into(),
+            value: ops,
+        }],
+        series: vec![],
+        unsupported: vec![],
+        profile_event: None,
+        warnings: vec![],
+    }
+}
+
+/// A real server on a loopback port with a runner and a ci token, and an
+/// empty spool directory: where every agent test against the server starts.
+pub struct Lab {
+    pub server: TestServer,
+    pub url: String,
+    pub runner: String,
+    pub ci: String,
+    pub spool: tempfile::TempDir,
+}
+
+impl Lab {
+    pub async fn start(pool: &PgPool) -> Lab {
+        let server = TestServer::start(pool.clone(), "127.0.0.1:0".parse().unwrap()).await;
+        Lab {
+            url: server.url(),
+            runner: token(pool, TokenKind::Runner).await,
+            ci: token(pool, TokenKind::Ci).await,
+            server,
+            spool: tempfile::tempdir().unwrap(),
+        }
+    }
 }

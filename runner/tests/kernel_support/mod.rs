@@ -18,10 +18,11 @@ use patchperf_common::protocol::{
 use patchperf_common::run::{KernelIdentity, MeasurementMode, RunResult, Side, TaskMode};
 use patchperf_runner::Error;
 use patchperf_runner::agent::backoff::Backoff;
+use patchperf_runner::agent::beside::Turn;
 use patchperf_runner::agent::client::Client;
 use patchperf_runner::agent::inventory;
 use patchperf_runner::agent::pipeline_executor::KernelExecutor;
-use patchperf_runner::agent::worker::{Agent, AgentOptions, Step};
+use patchperf_runner::agent::worker::{Agent, AgentOptions};
 use patchperf_runner::kernel::cache::Cache;
 use patchperf_runner::kernel::pipeline::failure::JobFailure;
 use patchperf_runner::kernel::pipeline::{self, Events, Pipeline};
@@ -213,11 +214,13 @@ pub fn run(pipeline: &Pipeline, job: &JobSpec) -> (Recorder, Result<(), JobFailu
     (rec, outcome)
 }
 
-/// `runner agent` as its command runs it: claims jobs from the server at
-/// `url` as the runner whose token is `runner` and runs each with the
-/// kernel executor, until the queue is empty; what each job finished
-/// with. Runs blocking (call it on the blocking pool, the server keeps
-/// answering on its runtime meanwhile).
+/// `runner agent` as its command runs it on a tcg-icount machine with
+/// `--parallel 2`: claims jobs from the server at `url` as the runner whose
+/// token is `runner`, holding up to two (of different comparisons) at once,
+/// and runs each with the kernel executor, until the queue is empty; what
+/// each job finished with, in the order they ended. Runs blocking (call it
+/// on the blocking pool, the server keeps answering on its runtime
+/// meanwhile).
 pub fn run_agent_until_idle(url: &str, runner: &str, name: &str) -> Vec<FinishRequest> {
     run_agent_while(url, runner, name, || false)
 }
@@ -238,22 +241,22 @@ pub fn run_agent_while(
         wait_seconds: 1,
         backoff: Backoff::default(),
         idle_retry: Duration::from_millis(100),
-        jobs: 1,
+        jobs: 2,
     };
     let mut agent = Agent::new(Client::new(url, runner), options, inventory::collect()).unwrap();
-    let mut executor = KernelExecutor {
+    let executor = KernelExecutor {
         pipeline: pipeline(),
     };
     let mut finishes = Vec::new();
-    loop {
-        match agent.step(&mut executor).unwrap() {
-            Step::Ran { finish, .. } => finishes.push(finish),
-            Step::Idle if more_to_come() => {}
-            Step::Idle => break,
-            Step::ServerDown(why) => panic!("server down: {why}"),
-            Step::Held(state) => panic!("the server holds the machine: {state}"),
-        }
-    }
+    agent
+        .run_beside(&executor, |turn| match turn {
+            Turn::Ended { finish, .. } => {
+                finishes.push(finish.clone());
+                false
+            }
+            Turn::Idle { in_hand } => in_hand == 0 && !more_to_come(),
+        })
+        .unwrap();
     finishes
 }
 

@@ -2,7 +2,8 @@
 //! and claims nothing new, a paused one claims nothing until resumed, a
 //! retired one leaves the lists but keeps its history; a comparison may ask
 //! for a pool of labelled machines instead of one; the machine list shows
-//! state, job in hand, queue and last sign of life; and runner and server
+//! state, the jobs in hand (several, when its agent holds jobs of two
+//! comparisons at once), queue and last sign of life; and runner and server
 //! refuse each other across protocol versions, saying which.
 
 use axum::http::StatusCode;
@@ -380,4 +381,70 @@ async fn a_tracked_tree_and_a_followed_list_may_ask_for_a_pool(pool: PgPool) {
         .await
         .unwrap();
     assert_eq!(stored.as_deref(), Some("fast"));
+}
+
+/// What `/metrics` says of machine `name`'s jobs: the newest it holds and
+/// how many.
+async fn held_metrics(app: &TestApp, name: &str) -> (Option<f64>, Option<f64>) {
+    let a = app
+        .send(
+            axum::http::Method::GET,
+            "/metrics",
+            Some(&app.admin),
+            &[],
+            None,
+        )
+        .await;
+    let samples = patchperf_testkit::openmetrics::parse(&a.body);
+    let of = |metric: &str| {
+        patchperf_testkit::openmetrics::value(&samples, metric, &[("machine", name)])
+    };
+    (
+        of("patchperf_machine_job"),
+        of("patchperf_machine_jobs_held"),
+    )
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_machine_holding_jobs_of_two_comparisons_shows_both(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let m1 = app.register("m1").await;
+    app.submit(3, json!({})).await;
+    app.submit(3, json!({})).await;
+    // An agent with --parallel 2 claims again while its first job runs:
+    // a comparison's next job waits for its first, so the other's comes.
+    let first = app.claim(m1).await.expect("a job");
+    let second = app.claim(m1).await.expect("the other comparison's job");
+    assert_ne!(first.comparison_id, second.comparison_id);
+
+    let m = machine(&app, "m1").await;
+    let held: Vec<i64> = m["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(held, [first.job_id, second.job_id], "{m:#}");
+    assert_eq!(m["job"]["id"], second.job_id, "the newest");
+    assert_eq!(
+        held_metrics(&app, "m1").await,
+        (Some(second.job_id as f64), Some(2.0))
+    );
+    for page in ["/machines", "/machines/m1"] {
+        let body = app.get(page).await.body;
+        for job in [&first, &second] {
+            assert!(
+                body.contains(&format!("job {}</a> of", job.job_id)),
+                "{page} lacks job {}: {body}",
+                job.job_id
+            );
+        }
+    }
+
+    app.upload_all(m1, &first).await;
+    app.finish_done(m1, &first).await;
+    let m = machine(&app, "m1").await;
+    assert_eq!(m["jobs"].as_array().unwrap().len(), 1, "{m:#}");
+    assert_eq!(m["job"]["id"], second.job_id);
+    assert_eq!(held_metrics(&app, "m1").await.1, Some(1.0));
 }

@@ -1,4 +1,4 @@
-//! The fleet as an admin steers it: each machine with its state, the job
+//! The fleet as an admin steers it: each machine with its state, the jobs
 //! in hand, the work waiting that only it may run, when it was last heard
 //! from and its noise floors. Gathered once here for `GET /api/v1/machines`,
 //! the answer to an admin's state change and the machines pages.
@@ -21,8 +21,11 @@ pub struct FleetMachine {
     /// `state_changed_at`).
     #[serde(flatten)]
     pub machine: MachineRow,
-    /// The job it holds now, if any.
+    /// The job it took last of those it holds, if any.
     pub job: Option<HeldJob>,
+    /// Every job it holds, oldest first: an agent with `--parallel N` on
+    /// a tcg-icount machine holds jobs of several comparisons at once.
+    pub jobs: Vec<HeldJob>,
     /// Queued jobs that only this machine may run (their comparison names
     /// it); work any machine may take is the list's `queued_any`.
     pub queued: i64,
@@ -66,11 +69,9 @@ pub struct Fleet {
 /// The fleet, retired machines only when `retired`.
 pub async fn fleet(ctx: &Context, retired: bool) -> Result<Fleet, Error> {
     let rows = db::machines::list(&ctx.db, retired).await?;
-    let mut held: HashMap<i64, HeldJob> = HashMap::new();
+    let mut held: HashMap<i64, Vec<HeldJob>> = HashMap::new();
     for job in db::machines::held_jobs(&ctx.db, None).await? {
-        // The newest lease speaks for the machine (an older one is a
-        // restarted runner's, running out).
-        held.insert(job.machine_id, job);
+        held.entry(job.machine_id).or_default().push(job);
     }
     let queued: HashMap<i64, i64> = db::machines::queue_depths(&ctx.db)
         .await?
@@ -78,9 +79,9 @@ pub async fn fleet(ctx: &Context, retired: bool) -> Result<Fleet, Error> {
         .collect();
     let mut machines = Vec::with_capacity(rows.len());
     for m in rows {
-        let job = held.remove(&m.id);
+        let jobs = held.remove(&m.id).unwrap_or_default();
         let depth = queued.get(&m.id).copied().unwrap_or(0);
-        machines.push(gather(ctx, m, job, depth).await?);
+        machines.push(gather(ctx, m, jobs, depth).await?);
     }
     Ok(Fleet {
         machines,
@@ -93,19 +94,19 @@ pub async fn fleet_machine(ctx: &Context, name: &str) -> Result<FleetMachine, Er
     let m = db::machines::find_by_name(&ctx.db, name)
         .await?
         .ok_or_else(|| unknown(name))?;
-    let job = db::machines::held_jobs(&ctx.db, Some(m.id)).await?.pop();
+    let jobs = db::machines::held_jobs(&ctx.db, Some(m.id)).await?;
     let depth = db::machines::queue_depths(&ctx.db)
         .await?
         .into_iter()
         .find_map(|(id, n)| (id == m.id).then_some(n))
         .unwrap_or(0);
-    gather(ctx, m, job, depth).await
+    gather(ctx, m, jobs, depth).await
 }
 
 async fn gather(
     ctx: &Context,
     m: MachineRow,
-    job: Option<HeldJob>,
+    jobs: Vec<HeldJob>,
     queued: i64,
 ) -> Result<FleetMachine, Error> {
     let now = Utc::now();
@@ -136,9 +137,11 @@ async fn gather(
     });
     let heard = (now - m.last_seen).num_milliseconds().max(0) as f64 / 1000.0;
     Ok(FleetMachine {
-        drained: m.state == MachineState::Draining && job.is_none(),
+        drained: m.state == MachineState::Draining && jobs.is_empty(),
         heard_seconds_ago: heard,
-        job,
+        // Held in id order: the last is the newest.
+        job: jobs.last().cloned(),
+        jobs,
         queued,
         noise_floors,
         machine: m,

@@ -82,10 +82,11 @@ async fn database(ctx: &Context, registry: &mut Registry) -> Result<(), Error> {
     // for the machines pages): every machine, retired ones included, the
     // jobs they hold and the queue pinned to each (id 0: any machine's).
     let machines = db::machines::list(&ctx.db, true).await?;
-    let mut held: HashMap<i64, i64> = HashMap::new();
+    // Per machine: the newest job it holds (ordered by id) and how many.
+    let mut held: HashMap<i64, (i64, i64)> = HashMap::new();
     for job in db::machines::held_jobs(&ctx.db, None).await? {
-        // Ordered by id: the newest lease speaks for the machine.
-        held.insert(job.machine_id, job.id);
+        let entry = held.entry(job.machine_id).or_default();
+        *entry = (job.id, entry.1 + 1);
     }
     let names: HashMap<i64, &str> = machines.iter().map(|m| (m.id, m.name.as_str())).collect();
     let queued = Gauges::default();
@@ -102,6 +103,7 @@ async fn database(ctx: &Context, registry: &mut Registry) -> Result<(), Error> {
 
     let seen = Seconds::default();
     let holding = Gauges::default();
+    let holding_count = Gauges::default();
     let states = Gauges::default();
     for m in &machines {
         // One series a state, 1 for the machine's: Prometheus' state set.
@@ -115,9 +117,9 @@ async fn database(ctx: &Context, registry: &mut Registry) -> Result<(), Error> {
         }
         let machine = label("machine", m.name.clone());
         seen.get_or_create(&machine).set(epoch_seconds(m.last_seen));
-        holding
-            .get_or_create(&machine)
-            .set(held.get(&m.id).copied().unwrap_or(0));
+        let (newest, count) = held.get(&m.id).copied().unwrap_or_default();
+        holding.get_or_create(&machine).set(newest);
+        holding_count.get_or_create(&machine).set(count);
     }
     registry.register_with_unit(
         "machine_last_seen_timestamp",
@@ -132,8 +134,13 @@ async fn database(ctx: &Context, registry: &mut Registry) -> Result<(), Error> {
     );
     registry.register(
         "machine_job",
-        "The id of the job each machine holds the lease of (0: none)",
+        "The id of the newest job each machine holds the lease of (0: none)",
         holding,
+    );
+    registry.register(
+        "machine_jobs_held",
+        "How many jobs each machine holds the lease of",
+        holding_count,
     );
 
     let outbox = Gauges::default();

@@ -46,7 +46,7 @@ pub struct MachineView {
     /// reads the same at any time (a restored backup is checked so).
     heard: String,
     /// The job in hand: (id, comparison, what it does).
-    job: Option<(i64, i64, String)>,
+    jobs: Vec<(i64, i64, String)>,
     /// Queued jobs only this machine may run.
     queued: i64,
     /// `±0.10–0.40% (3 kinds of run)`, or empty without a floor.
@@ -90,14 +90,18 @@ impl From<&FleetMachine> for MachineView {
             state,
             state_why,
             heard: ago(f.heard_seconds_ago),
-            job: f.job.as_ref().map(|j| {
-                let doing = if j.message.is_empty() {
-                    j.state.clone()
-                } else {
-                    format!("{}: {}", j.state, j.message)
-                };
-                (j.id, j.comparison_id, doing)
-            }),
+            jobs: f
+                .jobs
+                .iter()
+                .map(|j| {
+                    let doing = if j.message.is_empty() {
+                        j.state.clone()
+                    } else {
+                        format!("{}: {}", j.state, j.message)
+                    };
+                    (j.id, j.comparison_id, doing)
+                })
+                .collect(),
             queued: f.queued,
             floor: floor_range(f),
             protocol_version: m.protocol_version,
