@@ -39,6 +39,30 @@ pub struct Use {
     pub waiting_alone: usize,
 }
 
+impl std::fmt::Display for Use {
+    /// `2 guests and 1 kernel build`, `a wall-clock job's boots`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.alone {
+            return f.write_str("a wall-clock job's boots");
+        }
+        let plural = |n: usize, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
+        let mut parts = Vec::new();
+        if self.guests > 0 {
+            parts.push(plural(self.guests, "guest"));
+        }
+        if self.builds > 0 {
+            parts.push(plural(self.builds, "kernel preparation"));
+        }
+        if self.waiting_alone > 0 {
+            parts.push(plural(self.waiting_alone, "wall-clock job") + " waiting to boot alone");
+        }
+        if parts.is_empty() {
+            return f.write_str("nothing");
+        }
+        f.write_str(&parts.join(" and "))
+    }
+}
+
 /// What a holder runs; let go when dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -82,27 +106,37 @@ impl Host {
     }
 
     /// Preparing kernels, one job at a time; the guard lets the next in.
-    pub fn prepare(&self) -> MutexGuard<'_, ()> {
-        self.prepare.lock().unwrap_or_else(|e| e.into_inner())
+    /// `waits` is called first when another job prepares.
+    pub fn prepare(&self, waits: impl FnOnce()) -> MutexGuard<'_, ()> {
+        match self.prepare.try_lock() {
+            Ok(guard) => guard,
+            Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => {
+                waits();
+                self.prepare.lock().unwrap_or_else(|e| e.into_inner())
+            }
+        }
     }
 
     /// A build's place: beside guests, never beside a wall-clock boot.
-    pub fn build(&self) -> Place<'_> {
-        self.take(Kind::Build, |u| !u.alone && u.waiting_alone == 0)
+    pub fn build(&self, waits: impl FnOnce(Use)) -> Place<'_> {
+        self.take(Kind::Build, waits, |u| !u.alone && u.waiting_alone == 0)
     }
 
     /// A tcg-icount guest's place: one of `at_most`, never beside a
     /// wall-clock boot.
-    pub fn guest(&self, at_most: usize) -> Place<'_> {
-        self.take(Kind::Guest, |u| {
+    pub fn guest(&self, at_most: usize, waits: impl FnOnce(Use)) -> Place<'_> {
+        self.take(Kind::Guest, waits, |u| {
             !u.alone && u.waiting_alone == 0 && u.guests < at_most.max(1)
         })
     }
 
     /// The whole host, for a wall-clock job's boots.
-    pub fn alone(&self) -> Place<'_> {
+    pub fn alone(&self, waits: impl FnOnce(Use)) -> Place<'_> {
         self.cpus().waiting_alone += 1;
-        let place = self.take(Kind::Alone, |u| !u.alone && u.guests == 0 && u.builds == 0);
+        let place = self.take(Kind::Alone, waits, |u| {
+            !u.alone && u.guests == 0 && u.builds == 0
+        });
         self.cpus().waiting_alone -= 1;
         place
     }
@@ -112,8 +146,16 @@ impl Host {
         *self.cpus()
     }
 
-    fn take(&self, kind: Kind, free: impl Fn(&Use) -> bool) -> Place<'_> {
+    /// Takes a place of `kind` once `free`; `waits` is told what runs
+    /// when it cannot be taken at once (outside the lock: it may report).
+    fn take(&self, kind: Kind, waits: impl FnOnce(Use), free: impl Fn(&Use) -> bool) -> Place<'_> {
         let mut cpus = self.cpus();
+        if !free(&cpus) {
+            let now = *cpus;
+            drop(cpus);
+            waits(now);
+            cpus = self.cpus();
+        }
         while !free(&cpus) {
             cpus = self.changed.wait(cpus).unwrap_or_else(|e| e.into_inner());
         }
@@ -150,9 +192,10 @@ mod tests {
     #[test]
     fn guests_and_builds_run_side_by_side_up_to_the_guest_bound() {
         let host = Host::default();
-        let a = host.guest(2);
-        let b = host.guest(2);
-        let build = host.build();
+        let at_once = |_| panic!("a free place is taken at once");
+        let a = host.guest(2, at_once);
+        let b = host.guest(2, at_once);
+        let build = host.build(at_once);
         assert_eq!(
             host.now(),
             Use {
@@ -164,13 +207,18 @@ mod tests {
         );
         std::thread::scope(|s| {
             let third = s.spawn(|| {
-                let _c = host.guest(2);
-                host.now().guests
+                let mut told = None;
+                let _c = host.guest(2, |now| told = Some(now.to_string()));
+                (told, host.now().guests)
             });
             std::thread::sleep(Duration::from_millis(50));
             assert!(!third.is_finished(), "a third guest waits for a place");
             drop(a);
-            assert_eq!(third.join().unwrap(), 2);
+            assert_eq!(
+                third.join().unwrap(),
+                (Some("2 guests and 1 kernel preparation".to_string()), 2),
+                "a wait is told what runs"
+            );
         });
         drop((b, build));
         assert_eq!(host.now(), Use::default());
@@ -179,11 +227,11 @@ mod tests {
     #[test]
     fn a_wall_clock_boot_waits_for_everything_and_goes_before_what_asks_after_it() {
         let host = Host::default();
-        let guest = host.guest(4);
-        let build = host.build();
+        let guest = host.guest(4, |_| {});
+        let build = host.build(|_| {});
         std::thread::scope(|s| {
             let wall = s.spawn(|| {
-                let place = host.alone();
+                let place = host.alone(|_| {});
                 let alone = host.now();
                 std::thread::sleep(Duration::from_millis(50));
                 drop(place);
@@ -192,7 +240,7 @@ mod tests {
             until(&host, |u| u.waiting_alone == 1);
             // Asked after the wall-clock job: waits for its boots.
             let later = s.spawn(|| {
-                let _g = host.guest(4);
+                let _g = host.guest(4, |_| {});
                 host.now()
             });
             std::thread::sleep(Duration::from_millis(50));

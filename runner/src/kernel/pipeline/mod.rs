@@ -90,8 +90,18 @@ pub fn execute(
         .cache_lock(&pipeline.cache)
         .map_err(|e| failure(FailureReason::Other, "taking the cache", e))?;
     let kernels = {
-        let _one_at_a_time = pipeline.host.prepare();
-        let _beside_guests = pipeline.host.build();
+        let _one_at_a_time = pipeline.host.prepare(|| {
+            events.state(
+                JobState::Fetching,
+                "waiting: another job on this machine prepares its kernels",
+            );
+        });
+        let _beside_guests = pipeline.host.build(|now| {
+            events.state(
+                JobState::Fetching,
+                &format!("waiting: {now} on this machine, which run with nothing beside them"),
+            );
+        });
         prepare::kernels(&lock, job, events)?
     };
     let mode = boot::choose_mode(&lock, job.backend, &kernels.base)?;
@@ -102,12 +112,34 @@ pub fn execute(
     let icount = mode == MeasurementMode::TcgIcount;
     // A wall-clock job's boots share the host with nothing, from the first
     // to the last, so that all of them measure alike.
-    let _alone = (!icount).then(|| pipeline.host.alone());
+    let _alone = (!icount).then(|| {
+        pipeline.host.alone(|now| {
+            events.state(
+                JobState::Booting,
+                &format!(
+                    "waiting for the machine to itself ({} measures wall-clock time): {now} \
+                     of other jobs must end first",
+                    mode.as_str()
+                ),
+            );
+        })
+    });
     for slot in &job.boots {
         if events.cancelled() {
             return Err(JobFailure::new(FailureReason::Cancelled, "cancelled"));
         }
-        let _guest = icount.then(|| pipeline.host.guest(pipeline.parallel));
+        let _guest = icount.then(|| {
+            pipeline.host.guest(pipeline.parallel, |now| {
+                events.state(
+                    JobState::Booting,
+                    &format!(
+                        "boot {}: waiting for a guest place ({now} run; --parallel {})",
+                        slot.seq + 1,
+                        pipeline.parallel
+                    ),
+                );
+            })
+        });
         let kernel = kernels.side(slot.side);
         events.state(
             JobState::Booting,

@@ -106,8 +106,22 @@ pub fn boot_all(
                     stop,
                 };
                 let kernel = kernels.side(slot.side);
-                // Other jobs' guests count against the bound too.
-                let _place = pipeline.host.guest(pipeline.parallel);
+                // Other jobs' guests count against the bound too; a boot
+                // that waits for a place says so, and again when it boots.
+                let mut waited = false;
+                let _place = pipeline.host.guest(pipeline.parallel, |now| {
+                    waited = true;
+                    relay.state(
+                        JobState::Booting,
+                        &format!(
+                            "waiting for a guest place ({now} run; --parallel {})",
+                            pipeline.parallel
+                        ),
+                    );
+                });
+                if waited {
+                    relay.state(JobState::Booting, &booting(slot, kernels, mode, at_once));
+                }
                 let ended =
                     boot::boot_and_run(pipeline, lock, kernel, slot, mode, request, &mut relay);
                 let _ = to.send(Said::Ended(index, ended));
@@ -172,12 +186,20 @@ fn announce(
     events.state(
         JobState::Booting,
         &format!(
-            "boot {}: {} ({}, {at_once} guests at once)",
+            "boot {}: {}",
             slot.seq + 1,
-            boot::kernel_name(slot.side, kernels.side(slot.side)),
-            mode.as_str()
+            booting(slot, kernels, mode, at_once)
         ),
     );
+}
+
+/// `patched kernel (tcg-icount, 2 guests at once)`.
+fn booting(slot: BootSlot, kernels: &Kernels, mode: MeasurementMode, at_once: usize) -> String {
+    format!(
+        "{} ({}, {at_once} guests at once)",
+        boot::kernel_name(slot.side, kernels.side(slot.side)),
+        mode.as_str()
+    )
 }
 
 fn report(
