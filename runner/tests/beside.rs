@@ -2,14 +2,15 @@
 //! tcg-icount machine), against a real server over a fresh Postgres: with
 //! two comparisons queued it claims a job of each and runs them side by
 //! side, each on its own lease, never two of one comparison (the server
-//! hands a comparison's jobs out in order); every job is finished and both
-//! comparisons end. A job whose executor panics fails alone, and the agent
-//! goes on with the jobs beside and after it. The executor here records what overlaps; what may run
-//! beside what on the host is the kernel pipeline's rule, tested with it
-//! (`kernel::pipeline::host`).
+//! hands a comparison's jobs out in order), and the second only once the
+//! first has its kernels; every job is finished and both comparisons end.
+//! A job whose executor panics fails alone, and the agent goes on with the
+//! jobs beside and after it. The executor here records what overlaps; what
+//! may run beside what on the host is the kernel pipeline's rule, tested
+//! with it (`kernel::pipeline::host`).
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use patchperf_common::protocol::{FinishRequest, JobSpec, JobState, RunUpload};
 use patchperf_common::run::Side;
@@ -30,6 +31,8 @@ struct Seen {
     running: Vec<i64>,
     /// Every set of comparisons that ran at once, as it began.
     together: Vec<Vec<i64>>,
+    /// Each job's start, the end of its preparation and its end.
+    spans: Vec<(Instant, Instant, Instant)>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -45,8 +48,12 @@ impl JobExecutor for Recording {
             let now = seen.running.clone();
             seen.together.push(now);
         }
-        reporter.state(JobState::Running, "running open1", "");
-        // Long enough for the agent to claim the other comparison's job.
+        let started = Instant::now();
+        // Its kernels prepared, as the pipeline would, then its boots:
+        // long enough for the agent to claim the other comparison's job.
+        std::thread::sleep(Duration::from_millis(200));
+        let prepared = Instant::now();
+        reporter.state(JobState::Booting, "boot 1: base kernel", "");
         std::thread::sleep(Duration::from_millis(700));
         for boot in &job.boots {
             let ops = match boot.side {
@@ -63,6 +70,7 @@ impl JobExecutor for Recording {
         let mut seen = self.seen.lock().unwrap();
         let at = seen.running.iter().position(|c| *c == job.comparison_id);
         seen.running.remove(at.unwrap());
+        seen.spans.push((started, prepared, Instant::now()));
         Ok(())
     }
 
@@ -89,6 +97,8 @@ fn until_idle(
             }
             // The queue is empty once nothing runs and nothing came.
             Turn::Idle { in_hand } => in_hand == 0,
+            Turn::ServerDown(why) => panic!("server down: {why}"),
+            Turn::Held(state) => panic!("held: {state}"),
         })
         .unwrap();
     finishes
@@ -133,6 +143,19 @@ async fn two_comparisons_queued_run_side_by_side_each_job_on_its_own_lease(pool:
         "{:?}",
         seen.together
     );
+    // A job is claimed beside another only once that one's kernels are
+    // ready: never two preparations held at once.
+    let mut spans = seen.spans.clone();
+    spans.sort();
+    for (i, a) in spans.iter().enumerate() {
+        for b in &spans[i + 1..] {
+            let overlap = b.0 < a.2;
+            assert!(
+                !overlap || b.0 >= a.1,
+                "claimed while one prepared: {a:?} {b:?}"
+            );
+        }
+    }
     for t in &seen.together {
         assert!(t.len() <= 2, "at most two jobs held: {t:?}");
         assert!(
@@ -165,15 +188,16 @@ async fn two_comparisons_queued_run_side_by_side_each_job_on_its_own_lease(pool:
     server.stop().await;
 }
 
-/// Fails with a panic on comparison `panics`' first job, as a bug meeting
-/// an input it never met would; runs the rest as [`Recording`] does.
+/// Fails with a panic on every job of comparison `panics`, as a bug
+/// meeting an input it never met would; runs the rest as [`Recording`]
+/// does.
 #[derive(Debug, Clone)]
-struct PanicsOnce {
+struct PanicsOnComparison {
     panics: i64,
     done: Recording,
 }
 
-impl JobExecutor for PanicsOnce {
+impl JobExecutor for PanicsOnComparison {
     fn execute(&mut self, job: &JobSpec, reporter: &mut dyn JobReporter) -> Result<(), JobFailure> {
         if job.comparison_id == self.panics {
             panic!("a parser met what it never met");
@@ -199,7 +223,7 @@ async fn a_job_that_panics_fails_alone_and_the_jobs_beside_it_go_on(pool: PgPool
 
     let (bad, good, finishes) = tokio::task::spawn_blocking(move || {
         let (bad, good) = (submit(&url, &ci), submit(&url, &ci));
-        let executor = PanicsOnce {
+        let executor = PanicsOnComparison {
             panics: bad,
             done: Recording::default(),
         };

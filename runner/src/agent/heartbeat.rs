@@ -18,6 +18,11 @@ pub struct JobFlags {
     pub cancelled: AtomicBool,
     /// The server no longer leases the job to us.
     pub lease_lost: AtomicBool,
+    /// The job's kernels are ready: it reported booting or later. An agent
+    /// holding several jobs claims another only when every job it holds
+    /// is this far, so that it never holds jobs queued behind one
+    /// preparation (jobs other machines could run).
+    pub prepared: AtomicBool,
 }
 
 impl JobFlags {

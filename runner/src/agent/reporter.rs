@@ -32,6 +32,14 @@ pub struct AgentReporter<'a> {
 
 impl JobReporter for AgentReporter<'_> {
     fn state(&mut self, state: JobState, message: &str, log_tail: &str) {
+        if matches!(
+            state,
+            JobState::Booting | JobState::Running | JobState::Uploading
+        ) {
+            self.flags
+                .prepared
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+        }
         let update = StateUpdate {
             state,
             message: without_nul(message),

@@ -29,6 +29,7 @@
 //! dropped silently.
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -127,6 +128,10 @@ pub struct Delivery {
 pub struct Spool {
     dir: PathBuf,
     counter: AtomicU64,
+    /// One delivery at a time: the jobs an agent runs at once each deliver
+    /// (their reporters, their finishes), and two passes at once would
+    /// send entries twice and trip over each other's removals.
+    delivering: Mutex<()>,
 }
 
 impl Spool {
@@ -137,6 +142,7 @@ impl Spool {
         Ok(Spool {
             dir: dir.to_path_buf(),
             counter: AtomicU64::new(0),
+            delivering: Mutex::new(()),
         })
     }
 
@@ -183,6 +189,7 @@ impl Spool {
     /// pass), refusing for good what it refuses, never stopping for long at
     /// one entry it keeps failing on.
     pub fn deliver(&self, client: &Client) -> Result<Delivery, Error> {
+        let _one = self.delivering.lock().unwrap_or_else(|e| e.into_inner());
         let pending = self.pending()?;
         let mut done = Delivery::default();
         // Stuck entries passed over in this pass, with the server's answer.

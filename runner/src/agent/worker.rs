@@ -11,7 +11,7 @@
 //! executes and finishes.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use patchperf_common::machine_state::MachineState;
@@ -80,9 +80,6 @@ pub(super) struct Core {
     client: Client,
     pub(super) options: AgentOptions,
     spool: Spool,
-    /// One delivery of the spool at a time: two would send the same
-    /// entries and trip over each other's removals.
-    delivering: Mutex<()>,
 }
 
 /// This machine as the server knows it; only the claiming thread has it.
@@ -116,7 +113,6 @@ impl Agent {
                 client,
                 options,
                 spool,
-                delivering: Mutex::new(()),
             },
             seat: Seat {
                 inventory,
@@ -158,7 +154,9 @@ impl Agent {
             Claimed::Job(job, machine_id) => (job, machine_id),
             Claimed::Not(step) => return Ok(step),
         };
-        let finish = self.core.execute(&job, machine_id, executor)?;
+        let finish = self
+            .core
+            .execute(&job, machine_id, executor, Arc::default())?;
         Ok(Step::Ran {
             job_id: job.job_id,
             finish,
@@ -188,7 +186,9 @@ impl Agent {
             }
         };
         self.core.deliver_spool();
-        let finish = self.core.execute(job, machine_id, executor)?;
+        let finish = self
+            .core
+            .execute(job, machine_id, executor, Arc::default())?;
         Ok(Step::Ran {
             job_id: job.job_id,
             finish,
@@ -317,7 +317,6 @@ impl Seat {
 impl Core {
     /// Delivers what the spool holds, logging what happened.
     pub(super) fn deliver_spool(&self) {
-        let _one = self.delivering.lock().unwrap_or_else(|e| e.into_inner());
         if self.spool.is_empty() {
             return;
         }
@@ -340,6 +339,7 @@ impl Core {
         job: &JobSpec,
         machine_id: i64,
         executor: &mut dyn JobExecutor,
+        flags: Arc<JobFlags>,
     ) -> Result<FinishRequest, Error> {
         let lease = Lease {
             job_id: job.job_id,
@@ -353,7 +353,6 @@ impl Core {
             job.attempt,
             job.boots.len()
         );
-        let flags = Arc::new(JobFlags::default());
         let beat = Heartbeat::start(
             self.client.clone(),
             lease,

@@ -43,7 +43,9 @@ pub struct AgentArgs {
     pub wait: u32,
     /// Guests to run at once under tcg-icount, where guest time counts
     /// instructions and one guest does not slow another's numbers (default:
-    /// CPUs − 1, at least 1). Wall-clock modes always run one at a time.
+    /// CPUs − 1, at least 1); on a machine that measures in tcg-icount also
+    /// the most jobs of different comparisons held at once. Wall-clock
+    /// modes always run one at a time.
     #[arg(long, env = "PATCHPERF_PARALLEL", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
     pub parallel: Option<u32>,
     /// Bare metal: boot this machine itself into each kernel with kexec

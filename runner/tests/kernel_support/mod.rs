@@ -255,6 +255,8 @@ pub fn run_agent_while(
                 false
             }
             Turn::Idle { in_hand } => in_hand == 0 && !more_to_come(),
+            Turn::ServerDown(why) => panic!("server down: {why}"),
+            Turn::Held(state) => panic!("the server holds the machine: {state}"),
         })
         .unwrap();
     finishes

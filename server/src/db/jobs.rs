@@ -103,7 +103,9 @@ async fn rows(
 /// is final, so boots happen in the recorded order; in a per-patch
 /// comparison so is every job of the steps before it (the parent counts as
 /// coming after its last step). A first calibration of the machine
-/// first, its recalibrations last, else oldest comparison first.
+/// first, its recalibrations last, else oldest comparison first; and a
+/// comparison waits for its first calibration to end (a machine holding
+/// several jobs would otherwise run it beside its A/A, judged without it).
 pub async fn next_claimable(
     conn: &mut PgConnection,
     machine_id: i64,
@@ -127,6 +129,9 @@ pub async fn next_claimable(
                              WHERE s.parent_id = COALESCE(c.parent_id, c.id)
                                AND s.step < COALESCE(c.step, 2147483647)
                                AND p.state NOT IN ('done', 'failed'))
+           AND NOT EXISTS (SELECT 1 FROM comparisons a
+                             WHERE a.calibrates IN (c.id, c.parent_id) AND a.priority > 0
+                               AND a.status IN ('queued', 'running'))
            ORDER BY c.priority DESC, c.id, j.seq
            LIMIT 1
            FOR UPDATE OF j, c SKIP LOCKED"#,

@@ -308,8 +308,9 @@ pub struct HeldJob {
 }
 
 /// The jobs machines hold now (machine `only`'s, or every machine's), by
-/// machine (a machine holds one at a time; a runner restarted mid-job may
-/// show two until the old lease runs out).
+/// machine and id (an agent with `--parallel N` on a tcg-icount machine
+/// holds jobs of several comparisons; a runner restarted mid-job shows its
+/// old one until the lease runs out).
 pub async fn held_jobs(
     db: impl PgExecutor<'_>,
     only: Option<i64>,

@@ -1,7 +1,7 @@
 //! Runner machines: `POST /api/v1/runner/register`, by which a runner
 //! creates or updates its machine (and learns the protocol versions and
 //! its state); `GET /api/v1/machines` and `GET /api/v1/machines/{name}`,
-//! the fleet with each machine's inventory, state, job in hand, queue and
+//! the fleet with each machine's inventory, state, jobs in hand, queue and
 //! noise floors, so CI can pick one to pin a comparison to; and the admin's
 //! steering: `POST /api/v1/machines/{name}/drain`, `…/pause`, `…/resume`,
 //! `…/retire`, and its pools: `PUT /api/v1/machines/{name}/labels`.
@@ -50,8 +50,9 @@ pub struct MachineList {
     /// By name: id, name, inventory, when registered and last seen
     /// (`last_seen`, `heard_seconds_ago`), `state` (`active`, `draining`,
     /// `paused`, `retired`) with `state_note` and `state_changed_at`,
-    /// `drained`, the job in hand (`job`: id, comparison_id, state,
-    /// message, lease_expires_at), `queued` (jobs only it may run),
+    /// `drained`, the jobs in hand (`jobs`, by id, each with id,
+    /// comparison_id, state, message, lease_expires_at; `job`, the last of
+    /// them), `queued` (jobs only it may run),
     /// `noise_floors`, its `labels` (the pools it is in) and the
     /// `protocol_version` it registered with.
     #[schema(value_type = Vec<Object>)]
@@ -61,7 +62,7 @@ pub struct MachineList {
 }
 
 /// The fleet: registered machines (retired ones with `?retired=true`),
-/// their inventory, state, job in hand, queue and noise floors.
+/// their inventory, state, jobs in hand, queue and noise floors.
 #[utoipa::path(
     get,
     path = "/api/v1/machines",

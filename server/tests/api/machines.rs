@@ -425,7 +425,7 @@ async fn a_machine_holding_jobs_of_two_comparisons_shows_both(pool: PgPool) {
         .map(|j| j["id"].as_i64().unwrap())
         .collect();
     assert_eq!(held, [first.job_id, second.job_id], "{m:#}");
-    assert_eq!(m["job"]["id"], second.job_id, "the newest");
+    assert_eq!(m["job"]["id"], second.job_id, "the last by id");
     assert_eq!(
         held_metrics(&app, "m1").await,
         (Some(second.job_id as f64), Some(2.0))

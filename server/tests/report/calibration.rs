@@ -313,3 +313,34 @@ async fn a_comparison_free_to_run_anywhere_runs_on_the_machine_calibrated_for_it
     let (verdict, calibrated, _) = judged(&app, ab).await;
     assert_eq!((verdict.as_str(), calibrated), ("improvement", 0.1.into()));
 }
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn a_machine_holding_several_jobs_runs_no_ab_beside_its_first_calibration(
+    pool: sqlx::PgPool,
+) {
+    let config = patchperf_server::Config {
+        auto_calibrate: true,
+        ..patchperf_server::Config::default()
+    };
+    let app = TestApp::with_config(pool, config).await;
+    let lab = app.register("lab").await;
+    let first = submit_tiny_win(&app).await;
+    let aa = app.claim(lab).await.expect("the A/A's first job");
+    assert!(aa.aa && aa.comparison_id != first);
+    // An agent with --parallel 2 claims again while the A/A runs: the A/B
+    // waits for the A/A, whose next job waits for its first.
+    assert!(
+        app.claim(lab).await.is_none(),
+        "nothing beside the calibration"
+    );
+    app.run_job(lab, &aa, &[1], quiet(0.0), true).await;
+    let claimed = run_claimed(&app, lab).await;
+    let split = claimed.iter().position(|c| !c.1).unwrap();
+    assert!(
+        claimed[..split]
+            .iter()
+            .all(|&c| c == (aa.comparison_id, true))
+            && claimed[split..].iter().all(|&c| c == (first, false)),
+        "{claimed:?}"
+    );
+}

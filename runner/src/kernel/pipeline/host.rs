@@ -31,7 +31,7 @@ pub struct Host {
 pub struct Use {
     /// tcg-icount guests running.
     pub guests: usize,
-    /// Kernel preparations running.
+    /// Kernel preparations (fetch, apply, build) running.
     pub builds: usize,
     /// A wall-clock job is booting.
     pub alone: bool,
@@ -40,7 +40,7 @@ pub struct Use {
 }
 
 impl std::fmt::Display for Use {
-    /// `2 guests and 1 kernel build`, `a wall-clock job's boots`.
+    /// `2 guests and 1 kernel preparation`, `a wall-clock job's boots`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if self.alone {
             return f.write_str("a wall-clock job's boots");
@@ -134,6 +134,11 @@ impl Host {
     /// The whole host, for a wall-clock job's boots.
     pub fn alone(&self, waits: impl FnOnce(Use)) -> Place<'_> {
         self.cpus().waiting_alone += 1;
+        // What the others run: this job's own wait left out.
+        let waits = |mut now: Use| {
+            now.waiting_alone -= 1;
+            waits(now);
+        };
         let place = self.take(Kind::Alone, waits, |u| {
             !u.alone && u.guests == 0 && u.builds == 0
         });

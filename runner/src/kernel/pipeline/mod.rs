@@ -140,6 +140,10 @@ pub fn execute(
                 );
             })
         });
+        // The wait may have been long.
+        if events.cancelled() {
+            return Err(JobFailure::new(FailureReason::Cancelled, "cancelled"));
+        }
         let kernel = kernels.side(slot.side);
         events.state(
             JobState::Booting,

@@ -109,7 +109,7 @@ pub fn boot_all(
                 // Other jobs' guests count against the bound too; a boot
                 // that waits for a place says so, and again when it boots.
                 let mut waited = false;
-                let _place = pipeline.host.guest(pipeline.parallel, |now| {
+                let place = pipeline.host.guest(pipeline.parallel, |now| {
                     waited = true;
                     relay.state(
                         JobState::Booting,
@@ -124,6 +124,9 @@ pub fn boot_all(
                 }
                 let ended =
                     boot::boot_and_run(pipeline, lock, kernel, slot, mode, request, &mut relay);
+                // Given back before the end is told, so that the boot
+                // started next finds it free.
+                drop(place);
                 let _ = to.send(Said::Ended(index, ended));
             });
         };

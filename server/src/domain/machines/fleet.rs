@@ -21,10 +21,10 @@ pub struct FleetMachine {
     /// `state_changed_at`).
     #[serde(flatten)]
     pub machine: MachineRow,
-    /// The job it took last of those it holds, if any.
+    /// The last by id of the jobs it holds, if any.
     pub job: Option<HeldJob>,
-    /// Every job it holds, oldest first: an agent with `--parallel N` on
-    /// a tcg-icount machine holds jobs of several comparisons at once.
+    /// Every job it holds, by id: an agent with `--parallel N` on a
+    /// tcg-icount machine holds jobs of several comparisons at once.
     pub jobs: Vec<HeldJob>,
     /// Queued jobs that only this machine may run (their comparison names
     /// it); work any machine may take is the list's `queued_any`.
@@ -139,7 +139,6 @@ async fn gather(
     Ok(FleetMachine {
         drained: m.state == MachineState::Draining && jobs.is_empty(),
         heard_seconds_ago: heard,
-        // Held in id order: the last is the newest.
         job: jobs.last().cloned(),
         jobs,
         queued,

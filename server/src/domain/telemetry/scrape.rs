@@ -82,7 +82,7 @@ async fn database(ctx: &Context, registry: &mut Registry) -> Result<(), Error> {
     // for the machines pages): every machine, retired ones included, the
     // jobs they hold and the queue pinned to each (id 0: any machine's).
     let machines = db::machines::list(&ctx.db, true).await?;
-    // Per machine: the newest job it holds (ordered by id) and how many.
+    // Per machine: the job of highest id it holds and how many.
     let mut held: HashMap<i64, (i64, i64)> = HashMap::new();
     for job in db::machines::held_jobs(&ctx.db, None).await? {
         let entry = held.entry(job.machine_id).or_default();
@@ -117,8 +117,8 @@ async fn database(ctx: &Context, registry: &mut Registry) -> Result<(), Error> {
         }
         let machine = label("machine", m.name.clone());
         seen.get_or_create(&machine).set(epoch_seconds(m.last_seen));
-        let (newest, count) = held.get(&m.id).copied().unwrap_or_default();
-        holding.get_or_create(&machine).set(newest);
+        let (last, count) = held.get(&m.id).copied().unwrap_or_default();
+        holding.get_or_create(&machine).set(last);
         holding_count.get_or_create(&machine).set(count);
     }
     registry.register_with_unit(
@@ -134,7 +134,7 @@ async fn database(ctx: &Context, registry: &mut Registry) -> Result<(), Error> {
     );
     registry.register(
         "machine_job",
-        "The id of the newest job each machine holds the lease of (0: none)",
+        "The highest id of the jobs each machine holds the lease of (0: none)",
         holding,
     );
     registry.register(

@@ -1,5 +1,5 @@
 //! `/machines` and `/machines/{name}`: the fleet (each machine's admin
-//! state, job in hand, queue, last sign of life and noise floor; retired
+//! state, jobs in hand, queue, last sign of life and noise floor; retired
 //! machines with `?retired=true`), what each runner machine is, the noise
 //! floors its A/A comparisons measured and the δ they give its reports
 //! (the smallest change called real), its recent comparisons with their
@@ -45,7 +45,7 @@ pub struct MachineView {
     /// `12 s ago`: on the fleet's list only, so that a machine's own page
     /// reads the same at any time (a restored backup is checked so).
     heard: String,
-    /// The job in hand: (id, comparison, what it does).
+    /// The jobs in hand: (id, comparison, what it does) each.
     jobs: Vec<(i64, i64, String)>,
     /// Queued jobs only this machine may run.
     queued: i64,
