@@ -301,15 +301,7 @@ async fn a_range_comparison_page_shows_its_short_commit_ids(pool: PgPool) {
     let mirrors = tempfile::tempdir().unwrap();
     let app = app(pool, mirrors.path()).await;
     let url = repo.path().to_str().unwrap();
-    let id = app
-        .post_comparison(json!({
-            "base": { "kind": "git", "url": url, "commit": ids[0] },
-            "range": format!("{}..master", ids[0]),
-            "workloads": ["open1"],
-            "params": { "nr_task": [1], "seconds": 5, "warmup_seconds": 1 },
-            "runs": 3,
-        }))
-        .await;
+    let id = crate::bisections::range_comparison(&app, url, &ids[0]).await;
     let short = |k: usize| ids[k][..10].to_string();
     let html = page(&app, &format!("/comparisons/{id}")).await;
     let said = text(&html);
@@ -336,15 +328,7 @@ async fn a_range_comparison_page_links_every_bisection_of_it(pool: PgPool) {
     let app = app(pool, mirrors.path()).await;
     let m = app.register("lab-1").await;
     let url = repo.path().to_str().unwrap();
-    let range = app
-        .post_comparison(json!({
-            "base": { "kind": "git", "url": url, "commit": ids[0] },
-            "range": format!("{}..master", ids[0]),
-            "workloads": ["open1"],
-            "params": { "nr_task": [1], "seconds": 5, "warmup_seconds": 1 },
-            "runs": 3,
-        }))
-        .await;
+    let range = crate::bisections::range_comparison(&app, url, &ids[0]).await;
     let lab = Lab {
         culprit: Some(3),
         broken: Vec::new(),

@@ -112,6 +112,19 @@ pub fn request(url: &str, good: &str, bad: &str) -> Value {
     })
 }
 
+/// A comparison of open1 over the git range from `good` to the head of
+/// the repository at `url`, commit by commit; its id.
+pub async fn range_comparison(app: &TestApp, url: &str, good: &str) -> i64 {
+    app.post_comparison(json!({
+        "base": { "kind": "git", "url": url, "commit": good },
+        "range": format!("{good}..master"),
+        "workloads": ["open1"],
+        "params": { "nr_task": [1], "seconds": 5, "warmup_seconds": 1 },
+        "runs": 3,
+    }))
+    .await
+}
+
 pub async fn start(app: &TestApp, body: Value) -> i64 {
     let a = app.post("/api/v1/bisections", &app.ci, body).await;
     assert_eq!(a.status, StatusCode::CREATED, "{a:?}");
@@ -356,15 +369,7 @@ async fn a_finished_range_comparison_is_bisected_without_measuring_its_ends_agai
     let app = app(pool, mirrors.path()).await;
     let m = app.register("lab-1").await;
     let url = repo.path().to_str().unwrap();
-    let range = app
-        .post_comparison(json!({
-            "base": { "kind": "git", "url": url, "commit": ids[0] },
-            "range": format!("{}..master", ids[0]),
-            "workloads": ["open1"],
-            "params": { "nr_task": [1], "seconds": 5, "warmup_seconds": 1 },
-            "runs": 3,
-        }))
-        .await;
+    let range = range_comparison(&app, url, &ids[0]).await;
     let body = json!({ "comparison": range, "workload": "open1" });
     let a = app.post("/api/v1/bisections", &app.ci, body.clone()).await;
     assert_eq!(a.status, StatusCode::CONFLICT, "{a:?}");

@@ -149,3 +149,33 @@ async fn trees_and_bisections_fix_a_length_left_to_the_mode_when_added(pool: PgP
         "lab measures in tcg-icount"
     );
 }
+
+/// A bisection started from a comparison measures on that comparison's
+/// machine, so a length left out is that machine's mode's.
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn a_bisection_from_a_comparison_takes_the_length_of_its_machines_mode(pool: PgPool) {
+    let (repo, ids) = crate::git_repo::linear(4);
+    let mirrors = tempfile::tempdir().unwrap();
+    let app = crate::bisections::app(pool, mirrors.path()).await;
+    let lab = app.register("lab").await;
+    let url = repo.path().to_str().unwrap();
+    let range = crate::bisections::range_comparison(&app, url, &ids[0]).await;
+    let played = crate::bisections::Lab {
+        culprit: Some(3),
+        broken: Vec::new(),
+        ids: Vec::new(),
+    };
+    played.drain(&app, lab).await;
+    crate::bisections::start(
+        &app,
+        json!({ "comparison": range, "workload": "open1", "params": { "nr_task": [1] } }),
+    )
+    .await;
+    let probe = app.claim(lab).await.expect("a probe");
+    assert_ne!(probe.comparison_id, range);
+    assert_eq!(
+        (probe.params.seconds, probe.params.warmup_seconds),
+        (1, 1),
+        "lab, which ran the comparison, measures in tcg-icount"
+    );
+}
