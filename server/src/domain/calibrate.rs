@@ -65,7 +65,7 @@ pub async fn before_claim(
     // The mode the runner will measure in: the one asked for, else the
     // machine's best.
     let Some(measurement) =
-        machines::measures_in(machine, c.backend.as_deref()).map(|m| m.as_str().to_string())
+        machines::measures_in(Some(machine), c.backend.as_deref()).map(|m| m.as_str().to_string())
     else {
         return Ok(None);
     };

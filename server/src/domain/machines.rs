@@ -236,12 +236,12 @@ pub async fn machine_for(ctx: &Context, caller: &Caller, id: i64) -> Result<Mach
     Ok(machine)
 }
 
-/// The mode `machine` measures a comparison in that names `backend` or
-/// none: the one named, else the machine's best (the first it offers, the
-/// one its runner picks).
-pub fn measures_in(machine: &MachineRow, backend: Option<&str>) -> Option<MeasurementMode> {
+/// The mode a comparison that names `backend` or none measures in on
+/// `machine`: the one named, else the machine's best (the first it offers,
+/// the one its runner picks); unknown while neither is.
+pub fn measures_in(machine: Option<&MachineRow>, backend: Option<&str>) -> Option<MeasurementMode> {
     backend
-        .or_else(|| machine.backends.first().map(String::as_str))
+        .or_else(|| machine.and_then(|m| m.backends.first()).map(String::as_str))
         .and_then(MeasurementMode::parse)
 }
 

@@ -41,7 +41,7 @@ pub async fn settle(
     let backend = db::comparisons::find(&mut *conn, id)
         .await?
         .and_then(|c| c.backend);
-    let params = asked.resolve(machines::measures_in(machine, backend.as_deref()));
+    let params = asked.resolve(machines::measures_in(Some(machine), backend.as_deref()));
     db::comparisons::set_params(&mut *conn, id, &params).await?;
     Ok(Some(params))
 }

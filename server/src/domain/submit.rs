@@ -64,10 +64,7 @@ pub async fn prepare(
         None => None,
         Some(name) => Some(machines::named(&ctx.db, name, req.backend).await?),
     };
-    let mode = match &machine {
-        Some(m) => machines::measures_in(m, req.backend.map(MeasurementMode::as_str)),
-        None => req.backend,
-    };
+    let mode = machines::measures_in(machine.as_ref(), req.backend.map(MeasurementMode::as_str));
     let (params, run_length_pending) = run_length::at_submission(&req.params, mode);
     if let Some(pool) = &req.pool {
         machines::check_pool(&ctx.db, pool, req.backend).await?;

@@ -118,10 +118,7 @@ pub async fn create(
         .or(from.as_ref().and_then(|c| c.backend.clone()));
     // One length for every probe: a length left to the mode is fixed now,
     // from the mode named or the machine's best.
-    let mode = match &machine {
-        Some(m) => machines::measures_in(m, backend.as_deref()),
-        None => backend.as_deref().and_then(MeasurementMode::parse),
-    };
+    let mode = machines::measures_in(machine.as_ref(), backend.as_deref());
     let params = match (&req.params, &from) {
         (Some(p), _) => p.resolve(mode),
         (None, Some(c)) if c.params.0.nr_task.len() == 1 => c.params.0.clone(),

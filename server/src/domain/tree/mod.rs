@@ -52,10 +52,7 @@ pub async fn create(ctx: &Context, created_by: i64, req: &TreeSubmission) -> Res
     // A history keeps one run length: a length left to the mode is fixed
     // now, from the mode named or the named machine's best.
     let backend = req.backend.map(|b| b.as_str());
-    let mode = match &machine {
-        Some(m) => machines::measures_in(m, backend),
-        None => req.backend,
-    };
+    let mode = machines::measures_in(machine.as_ref(), backend);
     let params = req.params.resolve(mode);
     let machine_id = machine.map(|m| m.id);
     if let Some(pool) = &req.pool {
