@@ -129,15 +129,8 @@ pub fn execute(
             return Err(JobFailure::new(FailureReason::Cancelled, "cancelled"));
         }
         let _guest = icount.then(|| {
-            pipeline.host.guest(pipeline.parallel, |now| {
-                events.state(
-                    JobState::Booting,
-                    &format!(
-                        "boot {}: waiting for a guest place ({now} run; --parallel {})",
-                        slot.seq + 1,
-                        pipeline.parallel
-                    ),
-                );
+            parallel::guest_place(pipeline, |why| {
+                events.state(JobState::Booting, &format!("boot {}: {why}", slot.seq + 1));
             })
         });
         // The wait may have been long.

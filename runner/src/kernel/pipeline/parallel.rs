@@ -20,6 +20,7 @@ use patchperf_common::run::{MeasurementMode, RunResult};
 
 use super::boot;
 use super::failure::{JobFailure, failure};
+use super::host::Place;
 use super::prepare::Kernels;
 use super::{Events, Pipeline};
 use crate::Error;
@@ -109,15 +110,9 @@ pub fn boot_all(
                 // Other jobs' guests count against the bound too; a boot
                 // that waits for a place says so, and again when it boots.
                 let mut waited = false;
-                let place = pipeline.host.guest(pipeline.parallel, |now| {
+                let place = guest_place(pipeline, |why| {
                     waited = true;
-                    relay.state(
-                        JobState::Booting,
-                        &format!(
-                            "waiting for a guest place ({now} run; --parallel {})",
-                            pipeline.parallel
-                        ),
-                    );
+                    relay.state(JobState::Booting, why);
                 });
                 if waited {
                     relay.state(JobState::Booting, &booting(slot, kernels, mode, at_once));
@@ -194,6 +189,17 @@ fn announce(
             booting(slot, kernels, mode, at_once)
         ),
     );
+}
+
+/// One of the `--parallel` guest places the jobs of this runner share;
+/// `tell` hears why a boot waits for it, when it must.
+pub(super) fn guest_place<'a>(pipeline: &'a Pipeline, tell: impl FnOnce(&str)) -> Place<'a> {
+    pipeline.host.guest(pipeline.parallel, |now| {
+        tell(&format!(
+            "waiting for a guest place ({now} run; --parallel {})",
+            pipeline.parallel
+        ));
+    })
 }
 
 /// `patched kernel (tcg-icount, 2 guests at once)`.
