@@ -34,9 +34,9 @@ while (($#)); do
     esac
     shift
 done
-all_workloads="open1,open2,open3,open-enoent,open-creat,dup1,fstat,fstatat-empty,statx-empty"
 
 cargo build --release -p patchperf-server -p patchperf-runner
+all_workloads="$("$ROOT/target/release/patchperf-runner" bench --list | awk '{ print $1 }' | paste -sd, -)"
 . "$ROOT/bench/lib.sh"
 bench_start_server calibration
 bench_runner

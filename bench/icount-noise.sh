@@ -41,10 +41,10 @@ while (($#)); do
     esac
     shift
 done
-all="open1,open2,open3,open-enoent,open-creat,dup1,fstat,fstatat-empty,statx-empty"
 mkdir -p "$out"
 
 cargo build --release -p patchperf-server -p patchperf-runner
+all="$("$ROOT/target/release/patchperf-runner" bench --list | awk '{ print $1 }' | paste -sd, -)"
 . "$ROOT/bench/lib.sh"
 bench_start_server icount-noise
 bench_runner

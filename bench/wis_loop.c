@@ -1,6 +1,6 @@
 /*
- * The reference for bench/ratio.sh: the same loops as patchperf's open1,
- * dup1 and fstat workloads, written as will-it-scale writes its tests, in a
+ * The reference for bench/ratio.sh: the same loops as patchperf's
+ * workloads, written as will-it-scale writes its tests, in a
  * harness with the same semantics as patchperf's (one forked task pinned to
  * the first allowed CPU, its counter in its own 128-byte line of a shared
  * anonymous mapping, released through a pipe, sampled once a second against
@@ -12,7 +12,10 @@
  * -DRAW_SYSCALLS they issue the `syscall` instruction inline, which shows
  * what entering and leaving the kernel from libc costs on the machine.
  *
- * usage: wis_loop open1|dup1|fstat SCRATCH_DIR SECONDS WARMUP
+ * The fs/ testcases (poll1 … getppid1) call glibc as will-it-scale's do
+ * in both builds; only open1, dup1 and fstat have a raw form.
+ *
+ * usage: wis_loop WORKLOAD SCRATCH_DIR SECONDS WARMUP
  * prints will-it-scale's "min: max: total:" lines, then "average:<ops/s>".
  */
 #define _GNU_SOURCE
@@ -24,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -101,6 +105,198 @@ static void fstat1(unsigned long long *iterations, const char *path)
 	}
 }
 
+
+static int open_rw(const char *path)
+{
+	int fd = open(path, O_RDWR);
+	if (fd < 0)
+		die(path);
+	return fd;
+}
+
+#define BLOCK 4096
+#define FILE_BYTES (1 << 20)
+
+static void poll_n(unsigned long long *iterations, const char *path, int n)
+{
+	int fds[128];
+	for (int i = 0; i < n; i++)
+		fds[i] = open_rw(path);
+	while (1) {
+		struct pollfd pfd[128];
+		memset(pfd, 0, n * sizeof(pfd[0]));
+		for (int i = 0; i < n; i++) {
+			pfd[i].fd = fds[i];
+			pfd[i].events = POLLOUT;
+		}
+		if (poll(pfd, n, 0) < 0)
+			die("poll");
+		(*iterations)++;
+	}
+}
+
+static void poll1(unsigned long long *it, const char *path) { poll_n(it, path, 1); }
+static void poll2(unsigned long long *it, const char *path) { poll_n(it, path, 128); }
+
+static void pipe1(unsigned long long *iterations, const char *path)
+{
+	int fd[2];
+	(void)path;
+	if (pipe(fd))
+		die("pipe");
+	while (1) {
+		char c = 0;
+		if (write(fd[1], &c, 1) != 1 || read(fd[0], &c, 1) != 1)
+			die("pipe1");
+		(*iterations)++;
+	}
+}
+
+static void read_loop(unsigned long long *iterations, const char *path)
+{
+	char buf[BLOCK];
+	int fd = open_rw(path);
+	while (1) {
+		ssize_t n = read(fd, buf, BLOCK);
+		if (n < 0)
+			die("read");
+		if (n == 0)
+			lseek(fd, 0, SEEK_SET);
+		(*iterations)++;
+	}
+}
+
+static void write1(unsigned long long *iterations, const char *path)
+{
+	char buf[BLOCK];
+	unsigned long size = 0;
+	int fd = open_rw(path);
+	memset(buf, 0, sizeof(buf));
+	while (1) {
+		ssize_t n = write(fd, buf, BLOCK);
+		if (n < 0)
+			die("write");
+		size += n;
+		if (size >= FILE_BYTES) {
+			size = 0;
+			lseek(fd, 0, SEEK_SET);
+		}
+		(*iterations)++;
+	}
+}
+
+static void pread1(unsigned long long *iterations, const char *path)
+{
+	char buf[BLOCK];
+	int fd = open_rw(path);
+	while (1) {
+		if (pread(fd, buf, BLOCK, 0) != BLOCK)
+			die("pread");
+		(*iterations)++;
+	}
+}
+
+static void pwrite1(unsigned long long *iterations, const char *path)
+{
+	char buf[BLOCK];
+	int fd = open_rw(path);
+	memset(buf, 0, sizeof(buf));
+	while (1) {
+		if (pwrite(fd, buf, BLOCK, 0) != BLOCK)
+			die("pwrite");
+		(*iterations)++;
+	}
+}
+
+static void lseek_loop(unsigned long long *iterations, const char *path)
+{
+	int fd = open_rw(path);
+	while (1) {
+		lseek(fd, 0, SEEK_SET);
+		(*iterations)++;
+	}
+}
+
+static void unlink_loop(unsigned long long *iterations, const char *path)
+{
+	while (1) {
+		int fd = open(path, O_RDWR | O_CREAT, 0600);
+		if (fd < 0)
+			die("open");
+		close(fd);
+		unlink(path);
+		(*iterations)++;
+	}
+}
+
+static void lock_loop(unsigned long long *iterations, const char *path)
+{
+	int fd = open_rw(path);
+	while (1) {
+		struct flock lck = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
+		if (fcntl(fd, F_SETLKW, &lck))
+			die("lock");
+		lck.l_type = F_UNLCK;
+		if (fcntl(fd, F_SETLKW, &lck))
+			die("unlock");
+		(*iterations) += 2;
+	}
+}
+
+static void eventfd1(unsigned long long *iterations, const char *path)
+{
+	unsigned long long w = 1, r;
+	int fd = eventfd(0, 0);
+	(void)path;
+	if (fd < 0)
+		die("eventfd");
+	while (1) {
+		if (write(fd, &w, sizeof(w)) != sizeof(w) || read(fd, &r, sizeof(r)) != sizeof(r))
+			die("eventfd1");
+		(*iterations)++;
+	}
+}
+
+static void getppid1(unsigned long long *iterations, const char *path)
+{
+	(void)path;
+	while (1) {
+		getppid();
+		(*iterations)++;
+	}
+}
+
+/* Each workload, its loop, and the task's file as patchperf's set-up
+ * leaves it: its name under the bench directory, its size, and whether
+ * the loop makes it itself (unlink*) or needs none (pipe1, eventfd1,
+ * getppid1). */
+static const struct {
+	const char *name;
+	void (*loop)(unsigned long long *, const char *);
+	const char *file;
+	long bytes;
+} table[] = {
+	{ "open1", open1, "open1.0", 0 },
+	{ "dup1", dup1, "dup1.0", 0 },
+	{ "fstat", fstat1, "fstat.0", 0 },
+	{ "poll1", poll1, "poll1.0", 0 },
+	{ "poll2", poll2, "poll2.0", 0 },
+	{ "pipe1", pipe1, NULL, 0 },
+	{ "read1", read_loop, "read1.0", FILE_BYTES },
+	{ "read2", read_loop, "read2.shared", FILE_BYTES },
+	{ "write1", write1, "write1.0", 0 },
+	{ "pread1", pread1, "pread1.0", BLOCK },
+	{ "pwrite1", pwrite1, "pwrite1.0", 0 },
+	{ "lseek1", lseek_loop, "lseek1.0", BLOCK },
+	{ "lseek2", lseek_loop, "lseek2.shared", BLOCK },
+	{ "unlink1", unlink_loop, "unlink1.0", -1 },
+	{ "unlink2", unlink_loop, "unlink2.0/file", -1 },
+	{ "lock1", lock_loop, "lock1.0", 0 },
+	{ "lock2", lock_loop, "lock2.shared", 0 },
+	{ "eventfd1", eventfd1, NULL, 0 },
+	{ "getppid1", getppid1, NULL, 0 },
+};
+
 int main(int argc, char *argv[])
 {
 	void (*loop)(unsigned long long *, const char *);
@@ -110,33 +306,47 @@ int main(int argc, char *argv[])
 	char *shared;
 	pid_t pid;
 
+	int w = -1;
 	if (argc != 5) {
-		fprintf(stderr, "usage: %s open1|dup1|fstat SCRATCH_DIR SECONDS WARMUP\n", argv[0]);
+		fprintf(stderr, "usage: %s WORKLOAD SCRATCH_DIR SECONDS WARMUP\n", argv[0]);
 		return 2;
 	}
-	if (!strcmp(argv[1], "open1"))
-		loop = open1;
-	else if (!strcmp(argv[1], "dup1"))
-		loop = dup1;
-	else if (!strcmp(argv[1], "fstat"))
-		loop = fstat1;
-	else {
+	for (unsigned i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		if (!strcmp(argv[1], table[i].name))
+			w = i;
+	if (w < 0) {
 		fprintf(stderr, "unknown workload %s\n", argv[1]);
 		return 2;
 	}
+	loop = table[w].loop;
 	seconds = atoi(argv[3]);
 	warmup = atoi(argv[4]);
 	/* The same path shape as patchperf's: SCRATCH/patchperf-bench.XXXXXX/<workload>.0,
 	 * so that both walk the same number of components of the same lengths. */
-	char dir[4096];
+	char dir[4096], subdir[8192] = "";
 	snprintf(dir, sizeof(dir), "%s/patchperf-bench.XXXXXX", argv[2]);
 	if (!mkdtemp(dir))
 		die("mkdtemp");
-	snprintf(path, sizeof(path), "%s/%s.0", dir, argv[1]);
-	fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
-	if (fd < 0)
-		die(path);
-	close(fd);
+	snprintf(path, sizeof(path), "%s/%s", dir, table[w].file ? table[w].file : "none");
+	if (table[w].file && strchr(table[w].file, '/')) {
+		snprintf(subdir, sizeof(subdir), "%s", path);
+		*strrchr(subdir, '/') = 0;
+		if (mkdir(subdir, 0700))
+			die(subdir);
+	}
+	if (table[w].file && table[w].bytes >= 0) {
+		fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+		if (fd < 0)
+			die(path);
+		for (long left = table[w].bytes; left > 0;) {
+			static const char zeros[BLOCK];
+			ssize_t n = write(fd, zeros, left < BLOCK ? left : BLOCK);
+			if (n <= 0)
+				die("filling");
+			left -= n;
+		}
+		close(fd);
+	}
 
 	/* Line 0 for flags, line 1 for the task: as patchperf lays it out. */
 	shared = mmap(NULL, 2 * LINE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -193,7 +403,10 @@ int main(int argc, char *argv[])
 	printf("average:%llu\n", total / seconds);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
-	unlink(path);
+	if (table[w].file)
+		unlink(path);
+	if (*subdir)
+		rmdir(subdir);
 	rmdir(dir);
 	return 0;
 }

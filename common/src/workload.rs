@@ -74,6 +74,34 @@ const CLOSE: Syscall = Syscall {
     entry: "close",
 };
 const OPEN_CLOSE: &[Syscall] = &[OPENAT, CLOSE];
+const READ: Syscall = Syscall {
+    name: "read",
+    entry: "read",
+};
+const WRITE: Syscall = Syscall {
+    name: "write",
+    entry: "write",
+};
+const POLL: &[Syscall] = &[Syscall {
+    name: "poll",
+    entry: "poll",
+}];
+const LSEEK: &[Syscall] = &[Syscall {
+    name: "lseek",
+    entry: "lseek",
+}];
+const FCNTL: &[Syscall] = &[Syscall {
+    name: "fcntl",
+    entry: "fcntl",
+}];
+const CREATE_UNLINK: &[Syscall] = &[
+    OPENAT,
+    CLOSE,
+    Syscall {
+        name: "unlink",
+        entry: "unlink",
+    },
+];
 
 /// Every workload, in the order `runner bench --list` prints them.
 pub const WORKLOADS: &[WorkloadInfo] = &[
@@ -137,6 +165,95 @@ pub const WORKLOADS: &[WorkloadInfo] = &[
             entry: "statx",
         }],
     },
+    WorkloadInfo {
+        name: "poll1",
+        description: "poll of 1 fd of an own file for POLLOUT, no wait",
+        syscalls: POLL,
+    },
+    WorkloadInfo {
+        name: "poll2",
+        description: "poll of 128 fds of an own file for POLLOUT, no wait",
+        syscalls: POLL,
+    },
+    WorkloadInfo {
+        name: "pipe1",
+        description: "write + read of 1 byte through an own pipe",
+        syscalls: &[WRITE, READ],
+    },
+    WorkloadInfo {
+        name: "read1",
+        description: "read of 4 KiB from an own 1 MiB file, lseek to 0 at its end",
+        syscalls: &[READ],
+    },
+    WorkloadInfo {
+        name: "read2",
+        description: "read1 on one 1 MiB file all tasks read, each through its own fd",
+        syscalls: &[READ],
+    },
+    WorkloadInfo {
+        name: "write1",
+        description: "write of 4 KiB to an own file, lseek to 0 every 1 MiB",
+        syscalls: &[WRITE],
+    },
+    WorkloadInfo {
+        name: "pread1",
+        description: "pread of the first 4 KiB of an own file",
+        syscalls: &[Syscall {
+            name: "pread64",
+            entry: "pread64",
+        }],
+    },
+    WorkloadInfo {
+        name: "pwrite1",
+        description: "pwrite of 4 KiB at offset 0 of an own file",
+        syscalls: &[Syscall {
+            name: "pwrite64",
+            entry: "pwrite64",
+        }],
+    },
+    WorkloadInfo {
+        name: "lseek1",
+        description: "lseek to 0 of an fd of an own file",
+        syscalls: LSEEK,
+    },
+    WorkloadInfo {
+        name: "lseek2",
+        description: "lseek1 on one file all tasks seek in, each through its own fd",
+        syscalls: LSEEK,
+    },
+    WorkloadInfo {
+        name: "unlink1",
+        description: "open(O_CREAT) + close + unlink of an own file, all in one directory",
+        syscalls: CREATE_UNLINK,
+    },
+    WorkloadInfo {
+        name: "unlink2",
+        description: "unlink1 with each task's file in its own directory",
+        syscalls: CREATE_UNLINK,
+    },
+    WorkloadInfo {
+        name: "lock1",
+        description: "fcntl(F_SETLKW) write lock + unlock of byte 0 of an own file (2 ops)",
+        syscalls: FCNTL,
+    },
+    WorkloadInfo {
+        name: "lock2",
+        description: "lock1 on one file all tasks lock, each through its own fd",
+        syscalls: FCNTL,
+    },
+    WorkloadInfo {
+        name: "eventfd1",
+        description: "write + read of 8 bytes through an own eventfd",
+        syscalls: &[WRITE, READ],
+    },
+    WorkloadInfo {
+        name: "getppid1",
+        description: "getppid: a bare syscall and no fs/ code, the floor",
+        syscalls: &[Syscall {
+            name: "getppid",
+            entry: "getppid",
+        }],
+    },
 ];
 
 /// Looks a workload up by name.
@@ -149,7 +266,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_nine_workloads_of_the_design_are_known_by_name() {
+    fn the_workloads_are_known_by_will_it_scale_s_names() {
         let names: Vec<_> = WORKLOADS.iter().map(|w| w.name).collect();
         assert_eq!(
             names,
@@ -162,7 +279,23 @@ mod tests {
                 "dup1",
                 "fstat",
                 "fstatat-empty",
-                "statx-empty"
+                "statx-empty",
+                "poll1",
+                "poll2",
+                "pipe1",
+                "read1",
+                "read2",
+                "write1",
+                "pread1",
+                "pwrite1",
+                "lseek1",
+                "lseek2",
+                "unlink1",
+                "unlink2",
+                "lock1",
+                "lock2",
+                "eventfd1",
+                "getppid1"
             ]
         );
         assert!(find("dup1").is_some());

@@ -69,49 +69,54 @@ fn every_mode_and_count(workload: &str) {
     }
 }
 
-#[test]
-fn open1_runs_in_both_modes_with_one_and_two_tasks() {
-    every_mode_and_count("open1");
+/// One test per workload, so that they run side by side.
+macro_rules! every_mode_and_count {
+    ($($test:ident: $workload:literal,)*) => {$(
+        #[test]
+        fn $test() {
+            every_mode_and_count($workload);
+        }
+    )*};
+}
+
+every_mode_and_count! {
+    open1_runs_in_both_modes_with_one_and_two_tasks: "open1",
+    open2_runs_in_both_modes_with_one_and_two_tasks: "open2",
+    open3_runs_in_both_modes_with_one_and_two_tasks: "open3",
+    open_enoent_runs_in_both_modes_with_one_and_two_tasks: "open-enoent",
+    open_creat_runs_in_both_modes_with_one_and_two_tasks: "open-creat",
+    dup1_runs_in_both_modes_with_one_and_two_tasks: "dup1",
+    fstat_runs_in_both_modes_with_one_and_two_tasks: "fstat",
+    fstatat_empty_runs_in_both_modes_with_one_and_two_tasks: "fstatat-empty",
+    statx_empty_runs_in_both_modes_with_one_and_two_tasks: "statx-empty",
+    poll1_runs_in_both_modes_with_one_and_two_tasks: "poll1",
+    poll2_runs_in_both_modes_with_one_and_two_tasks: "poll2",
+    pipe1_runs_in_both_modes_with_one_and_two_tasks: "pipe1",
+    read1_runs_in_both_modes_with_one_and_two_tasks: "read1",
+    read2_runs_in_both_modes_with_one_and_two_tasks: "read2",
+    write1_runs_in_both_modes_with_one_and_two_tasks: "write1",
+    pread1_runs_in_both_modes_with_one_and_two_tasks: "pread1",
+    pwrite1_runs_in_both_modes_with_one_and_two_tasks: "pwrite1",
+    lseek1_runs_in_both_modes_with_one_and_two_tasks: "lseek1",
+    lseek2_runs_in_both_modes_with_one_and_two_tasks: "lseek2",
+    unlink1_runs_in_both_modes_with_one_and_two_tasks: "unlink1",
+    unlink2_runs_in_both_modes_with_one_and_two_tasks: "unlink2",
+    lock1_runs_in_both_modes_with_one_and_two_tasks: "lock1",
+    lock2_runs_in_both_modes_with_one_and_two_tasks: "lock2",
+    eventfd1_runs_in_both_modes_with_one_and_two_tasks: "eventfd1",
+    getppid1_runs_in_both_modes_with_one_and_two_tasks: "getppid1",
 }
 
 #[test]
-fn open2_runs_in_both_modes_with_one_and_two_tasks() {
-    every_mode_and_count("open2");
-}
-
-#[test]
-fn open3_runs_in_both_modes_with_one_and_two_tasks() {
-    every_mode_and_count("open3");
-}
-
-#[test]
-fn open_enoent_runs_in_both_modes_with_one_and_two_tasks() {
-    every_mode_and_count("open-enoent");
-}
-
-#[test]
-fn open_creat_runs_in_both_modes_with_one_and_two_tasks() {
-    every_mode_and_count("open-creat");
-}
-
-#[test]
-fn dup1_runs_in_both_modes_with_one_and_two_tasks() {
-    every_mode_and_count("dup1");
-}
-
-#[test]
-fn fstat_runs_in_both_modes_with_one_and_two_tasks() {
-    every_mode_and_count("fstat");
-}
-
-#[test]
-fn fstatat_empty_runs_in_both_modes_with_one_and_two_tasks() {
-    every_mode_and_count("fstatat-empty");
-}
-
-#[test]
-fn statx_empty_runs_in_both_modes_with_one_and_two_tasks() {
-    every_mode_and_count("statx-empty");
+fn the_tests_above_cover_every_workload() {
+    let source = include_str!("bench.rs");
+    for w in patchperf_common::workload::WORKLOADS {
+        let line = format!(
+            "_runs_in_both_modes_with_one_and_two_tasks: \"{}\",",
+            w.name
+        );
+        assert!(source.contains(&line), "{} has no test above", w.name);
+    }
 }
 
 #[test]
@@ -290,8 +295,14 @@ fn list_names_every_workload_with_its_description() {
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), 9);
+    assert_eq!(lines.len(), patchperf_common::workload::WORKLOADS.len());
+    assert_eq!(lines.len(), 25);
     assert!(lines[0].starts_with("open1 "), "{}", lines[0]);
+    assert!(
+        lines[21].starts_with("lock1 ") && lines[21].ends_with("(2 ops)"),
+        "{}",
+        lines[21]
+    );
     assert!(
         lines[6].starts_with("fstat ")
             && lines[6].ends_with("the native fstat syscall (raw syscall, not libc)"),
@@ -565,6 +576,79 @@ fn fstat_fstatat_empty_and_statx_empty_issue_different_system_calls() {
             );
         }
     }
+}
+
+/// `strace -f -c` of a two-second, one-task run with its result: calls
+/// per system call and the operations the run counted.
+fn traced_run(workload: &str) -> (std::collections::HashMap<String, u64>, f64) {
+    let dir = tempfile::tempdir().unwrap();
+    let summary = dir.path().join("strace.txt");
+    let json = dir.path().join("run.json");
+    let out = Command::new("strace")
+        .env_remove("LD_LIBRARY_PATH")
+        .args(["-f", "-c", "-o"])
+        .arg(&summary)
+        .arg(BIN)
+        .args([
+            "bench",
+            workload,
+            "--seconds",
+            "2",
+            "--warmup",
+            "0",
+            "--json",
+        ])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{workload}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run: RunResult = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let ops = run.metric("will-it-scale.workload").unwrap();
+    let calls = std::fs::read_to_string(&summary)
+        .unwrap()
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let calls = f.get(3)?.parse().ok()?;
+            let name = f.last()?;
+            (*name != "total").then(|| (name.to_string(), calls))
+        })
+        .collect();
+    (calls, ops)
+}
+
+/// Every fs/ workload issues each system call its catalogue entry names
+/// once per counted operation, as will-it-scale counts them (lock1 and
+/// lock2: two fcntl calls a loop, two operations), give or take the calls
+/// of the loop under way when the run stops and the runner's own few.
+#[test]
+fn each_fs_workload_issues_its_system_calls_once_per_operation() {
+    if !strace_available() {
+        return;
+    }
+    let fs_workloads = patchperf_common::workload::WORKLOADS
+        .iter()
+        .skip_while(|w| w.name != "poll1");
+    let mut checked = 0;
+    for w in fs_workloads {
+        let (calls, ops) = traced_run(w.name);
+        assert!(ops >= 100.0, "{}: only {ops} operations: {calls:?}", w.name);
+        for syscall in w.syscalls {
+            let n = calls.get(syscall.name).copied().unwrap_or(0) as f64;
+            assert!(
+                n >= ops && n <= ops * 1.05 + 100.0,
+                "{}: {n} {} calls for {ops} operations: {calls:?}",
+                w.name,
+                syscall.name
+            );
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 16);
 }
 
 #[test]

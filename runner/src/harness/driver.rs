@@ -48,6 +48,12 @@ pub fn run<W: Workload>(
     collectors: &mut [Box<dyn Collector>],
     observer: &mut Observer<'_>,
 ) -> Result<RunResult, Error> {
+    // Threads share one file table; a forked task has its own, and
+    // inherits the limit.
+    tasks::raise_nofile_limit(match run.mode {
+        TaskMode::Thread => u64::from(run.nr_task) * W::FDS_PER_TASK,
+        TaskMode::Process => W::FDS_PER_TASK,
+    });
     let workload = W::setup(run.scratch, run.nr_task).map_err(|e| {
         Error::io(
             format!("{}: setting up in {}", W::NAME, run.scratch.display()),

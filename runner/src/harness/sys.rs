@@ -10,13 +10,38 @@ use std::ffi::CStr;
 use std::os::fd::RawFd;
 
 /// A failed (or wrongly successful) system call: which one and its errno.
-/// `errno == 0` means the call succeeded where the workload needs it to fail.
+/// `errno == 0` means the call succeeded where the workload needs it to
+/// fail; a negative `errno` that a read or write moved fewer bytes than
+/// the loop needs ([`Failure::short`]). Two plain integers, so a forked
+/// task can hand one to the parent through the shared mapping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Failure {
     /// The `SYS_*` number of the call.
     pub syscall: i64,
-    /// The error it returned, or 0 for an unexpected success.
+    /// The error it returned, 0 for an unexpected success, or
+    /// `-(bytes + 1)` for a short transfer.
     pub errno: i32,
+}
+
+impl Failure {
+    /// Call `syscall` moved only `bytes` bytes where the loop needs all of
+    /// its buffer (will-it-scale asserts the whole count).
+    pub fn short(syscall: i64, bytes: usize) -> Failure {
+        Failure {
+            syscall,
+            errno: -1 - i32::try_from(bytes).unwrap_or(i32::MAX - 1),
+        }
+    }
+
+    /// Fails with `syscall`'s short count unless `moved == wanted`.
+    #[inline(always)]
+    pub fn unless_whole(syscall: i64, moved: usize, wanted: usize) -> Result<(), Failure> {
+        if moved == wanted {
+            Ok(())
+        } else {
+            Err(Failure::short(syscall, moved))
+        }
+    }
 }
 
 /// Issues system call `nr` through libc's generic `syscall()` with up to
@@ -59,6 +84,9 @@ impl std::fmt::Display for Failure {
         let name = syscall_name(self.syscall);
         if self.errno == 0 {
             write!(f, "{name} succeeded where it must fail")
+        } else if self.errno < 0 {
+            let bytes = -(i64::from(self.errno) + 1);
+            write!(f, "{name} moved {bytes} bytes, not the whole buffer")
         } else {
             let err = std::io::Error::from_raw_os_error(self.errno);
             write!(f, "{name} failed: {err}")
@@ -75,6 +103,17 @@ pub fn syscall_name(nr: i64) -> &'static str {
         libc::SYS_fstat => "fstat",
         libc::SYS_newfstatat => "newfstatat",
         libc::SYS_statx => "statx",
+        libc::SYS_read => "read",
+        libc::SYS_write => "write",
+        libc::SYS_pread64 => "pread64",
+        libc::SYS_pwrite64 => "pwrite64",
+        libc::SYS_lseek => "lseek",
+        libc::SYS_poll => "poll",
+        libc::SYS_unlink => "unlink",
+        libc::SYS_fcntl => "fcntl",
+        libc::SYS_eventfd2 => "eventfd2",
+        libc::SYS_pipe2 => "pipe2",
+        libc::SYS_getppid => "getppid",
         _ => "syscall",
     }
 }
@@ -191,6 +230,169 @@ pub fn statx_empty(fd: RawFd, buf: &mut libc::statx) -> Result<(), Failure> {
     .map(drop)
 }
 
+/// `read(fd, buf, buf.len())`: the bytes read (0 at end of file).
+#[inline(always)]
+pub fn read(fd: RawFd, buf: &mut [u8]) -> Result<usize, Failure> {
+    // SAFETY: `buf` is writable for `buf.len()` bytes.
+    unsafe {
+        raw(
+            libc::SYS_read,
+            fd as usize,
+            buf.as_mut_ptr() as usize,
+            buf.len(),
+            0,
+            0,
+        )
+    }
+}
+
+/// `write(fd, buf, buf.len())`: the bytes written.
+#[inline(always)]
+pub fn write(fd: RawFd, buf: &[u8]) -> Result<usize, Failure> {
+    // SAFETY: `buf` is readable for `buf.len()` bytes.
+    unsafe {
+        raw(
+            libc::SYS_write,
+            fd as usize,
+            buf.as_ptr() as usize,
+            buf.len(),
+            0,
+            0,
+        )
+    }
+}
+
+/// `pread64(fd, buf, buf.len(), offset)`: the bytes read.
+#[inline(always)]
+pub fn pread(fd: RawFd, buf: &mut [u8], offset: u64) -> Result<usize, Failure> {
+    // SAFETY: `buf` is writable for `buf.len()` bytes.
+    unsafe {
+        raw(
+            libc::SYS_pread64,
+            fd as usize,
+            buf.as_mut_ptr() as usize,
+            buf.len(),
+            offset as usize,
+            0,
+        )
+    }
+}
+
+/// `pwrite64(fd, buf, buf.len(), offset)`: the bytes written.
+#[inline(always)]
+pub fn pwrite(fd: RawFd, buf: &[u8], offset: u64) -> Result<usize, Failure> {
+    // SAFETY: `buf` is readable for `buf.len()` bytes.
+    unsafe {
+        raw(
+            libc::SYS_pwrite64,
+            fd as usize,
+            buf.as_ptr() as usize,
+            buf.len(),
+            offset as usize,
+            0,
+        )
+    }
+}
+
+/// `lseek(fd, offset, SEEK_SET)`.
+#[inline(always)]
+pub fn seek_to(fd: RawFd, offset: u64) -> Result<(), Failure> {
+    // SAFETY: lseek takes plain integers and touches none of our memory.
+    unsafe {
+        raw(
+            libc::SYS_lseek,
+            fd as usize,
+            offset as usize,
+            libc::SEEK_SET as usize,
+            0,
+            0,
+        )
+    }
+    .map(drop)
+}
+
+/// `poll(fds, fds.len(), 0)`: how many entries have events.
+#[inline(always)]
+pub fn poll_now(fds: &mut [libc::pollfd]) -> Result<usize, Failure> {
+    // SAFETY: `fds` is a writable array of `fds.len()` pollfd entries.
+    unsafe {
+        raw(
+            libc::SYS_poll,
+            fds.as_mut_ptr() as usize,
+            fds.len(),
+            0,
+            0,
+            0,
+        )
+    }
+}
+
+/// `unlink(path)`.
+#[inline(always)]
+pub fn unlink(path: &CStr) -> Result<(), Failure> {
+    // SAFETY: `path` is a valid NUL-terminated string.
+    unsafe { raw(libc::SYS_unlink, path.as_ptr() as usize, 0, 0, 0, 0) }.map(drop)
+}
+
+/// `fcntl(fd, F_SETLKW, lock)`: takes or releases a POSIX record lock,
+/// waiting for a conflicting one to go.
+#[inline(always)]
+pub fn set_lock_wait(fd: RawFd, lock: &libc::flock) -> Result<(), Failure> {
+    // SAFETY: `lock` is a valid `struct flock` the call only reads.
+    unsafe {
+        raw(
+            libc::SYS_fcntl,
+            fd as usize,
+            libc::F_SETLKW as usize,
+            lock as *const libc::flock as usize,
+            0,
+            0,
+        )
+    }
+    .map(drop)
+}
+
+/// A POSIX record lock of type `kind` (`F_WRLCK`, `F_UNLCK`) over bytes
+/// `start..start + len`.
+pub fn record_lock(kind: i32, start: i64, len: i64) -> libc::flock {
+    // SAFETY: `struct flock` is plain integers; all-zero is a valid value.
+    let mut lock: libc::flock = unsafe { std::mem::zeroed() };
+    lock.l_type = kind as libc::c_short;
+    lock.l_whence = libc::SEEK_SET as libc::c_short;
+    lock.l_start = start;
+    lock.l_len = len;
+    lock
+}
+
+/// `eventfd2(0, 0)`: a new eventfd with a zero counter, blocking.
+pub fn eventfd() -> Result<Fd, Failure> {
+    // SAFETY: eventfd2 takes plain integers.
+    let fd = unsafe { raw(libc::SYS_eventfd2, 0, 0, 0, 0, 0) }?;
+    Ok(Fd(fd as RawFd))
+}
+
+/// `pipe2(fds, 0)`: a new pipe, its read end first.
+pub fn pipe() -> Result<(Fd, Fd), Failure> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: `fds` is a writable array of two ints, as pipe2 fills.
+    unsafe { raw(libc::SYS_pipe2, fds.as_mut_ptr() as usize, 0, 0, 0, 0) }?;
+    Ok((Fd(fds[0]), Fd(fds[1])))
+}
+
+/// `getppid()`.
+#[inline(always)]
+pub fn getppid() -> Result<(), Failure> {
+    // SAFETY: getppid takes no arguments and cannot fail.
+    unsafe { raw(libc::SYS_getppid, 0, 0, 0, 0, 0) }.map(drop)
+}
+
+/// Whether `failure` is an interrupted call, which will-it-scale's loops
+/// issue again.
+#[inline(always)]
+pub fn interrupted(failure: &Failure) -> bool {
+    failure.errno == libc::EINTR
+}
+
 /// A zeroed `struct stat` to pass to the stat calls.
 pub fn zeroed_stat() -> libc::stat {
     // SAFETY: `struct stat` is plain integers; all-zero is a valid value.
@@ -222,6 +424,15 @@ mod tests {
             errno: 0,
         };
         assert_eq!(f.to_string(), "openat succeeded where it must fail");
+        assert_eq!(
+            Failure::short(libc::SYS_pread64, 100).to_string(),
+            "pread64 moved 100 bytes, not the whole buffer"
+        );
+        assert_eq!(
+            Failure::unless_whole(libc::SYS_write, 0, 8),
+            Err(Failure::short(libc::SYS_write, 0))
+        );
+        assert_eq!(Failure::unless_whole(libc::SYS_write, 8, 8), Ok(()));
     }
 
     #[test]

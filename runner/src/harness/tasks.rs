@@ -145,7 +145,7 @@ fn task_loop<W: Workload, const STOPPABLE: bool>(
         if let Err(failure) = W::iteration(task) {
             return Some(failure);
         }
-        ops += 1;
+        ops += W::OPS_PER_ITERATION;
         slot.set_ops(ops);
     }
 }
@@ -246,19 +246,43 @@ fn child_main<W: Workload>(workload: &W, plan: TaskPlan<'_>, parent: libc::pid_t
     unsafe { libc::_exit(1) }
 }
 
-/// Threads share one file table: thousands of tasks each holding an fd (and
-/// a transient second one) need more than the usual soft limit of 1024.
-fn raise_nofile_limit() {
+/// Raises `RLIMIT_NOFILE` so that `fds` more descriptors fit, as
+/// will-it-scale's poll2 does: threads share one file table (thousands of
+/// tasks each holding an fd, poll2's 128), and forked tasks inherit the
+/// limit. The soft limit goes up to the hard one; past it only where the
+/// process may (root in a guest; `fs.nr_open` bounds it). Where it cannot,
+/// a task's set-up fails with EMFILE, which the run reports.
+pub fn raise_nofile_limit(fds: u64) {
     let mut limit = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
     };
-    // SAFETY: `limit` is a writable rlimit; setrlimit only reads it.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max
-        {
-            limit.rlim_cur = limit.rlim_max;
-            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+    // SAFETY: `limit` is a writable rlimit.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return;
+    }
+    // The descriptors the process holds already (stdio, perf's pipes, …).
+    let want = fds.saturating_add(256);
+    let mut raised = limit;
+    raised.rlim_cur = limit.rlim_cur.max(want.min(limit.rlim_max));
+    if want > limit.rlim_max {
+        let ceiling = std::fs::read_to_string("/proc/sys/fs/nr_open")
+            .ok()
+            .and_then(|s| s.trim().parse::<u64>().ok())
+            .unwrap_or(limit.rlim_max);
+        let high = libc::rlimit {
+            rlim_cur: want.min(ceiling).max(limit.rlim_cur),
+            rlim_max: want.min(ceiling).max(limit.rlim_max),
+        };
+        // SAFETY: setrlimit only reads `high`.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &high) } == 0 {
+            return;
+        }
+    }
+    if raised.rlim_cur != limit.rlim_cur {
+        // SAFETY: setrlimit only reads `raised`.
+        unsafe {
+            libc::setrlimit(libc::RLIMIT_NOFILE, &raised);
         }
     }
 }
@@ -273,7 +297,6 @@ pub fn with_threads<W: Workload, R>(
     gate: &Gate,
     body: impl FnOnce() -> R,
 ) -> io::Result<R> {
-    raise_nofile_limit();
     std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(plans.len());
         let mut spawn_error = None;

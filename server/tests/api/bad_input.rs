@@ -104,11 +104,11 @@ async fn invalid_submissions_are_422_naming_the_field(pool: PgPool) {
         ),
         (
             json!({"workloads": ["open1", "open4"]}),
-            "unknown workload `open4`; known workloads: open1, open2, open3, open-enoent, open-creat, dup1, fstat, fstatat-empty, statx-empty",
+            "unknown workload `open4`; known workloads: open1, open2, open3, open-enoent, open-creat, dup1, fstat, fstatat-empty, statx-empty, poll1, poll2, pipe1, read1, read2, write1, pread1, pwrite1, lseek1, lseek2, unlink1, unlink2, lock1, lock2, eventfd1, getppid1",
         ),
         (
             json!({"workloads": []}),
-            "workloads must name at least one of: open1, open2, open3, open-enoent, open-creat, dup1, fstat, fstatat-empty, statx-empty",
+            "workloads must name at least one of: open1, open2, open3, open-enoent, open-creat, dup1, fstat, fstatat-empty, statx-empty, poll1, poll2, pipe1, read1, read2, write1, pread1, pwrite1, lseek1, lseek2, unlink1, unlink2, lock1, lock2, eventfd1, getppid1",
         ),
         (
             json!({"workloads": ["dup1", "dup1"]}),

@@ -19,10 +19,21 @@ use crate::Error;
 use patchperf_common::run::RunResult;
 
 mod dup1;
+mod eventfd1;
+mod getppid1;
+mod lock;
+mod lseek;
 mod open2;
 mod open_close;
 mod open_enoent;
+mod pipe1;
+mod poll;
+mod pread1;
+mod pwrite1;
+mod read;
 mod stat_fd;
+mod unlink;
+mod write1;
 
 /// The harness instantiated for one workload.
 pub type RunFn =
@@ -56,11 +67,49 @@ pub const TABLE: &[Entry] = &[
     entry::<stat_fd::StatFd<stat_fd::Fstat>>(),
     entry::<stat_fd::StatFd<stat_fd::FstatatEmpty>>(),
     entry::<stat_fd::StatFd<stat_fd::StatxEmpty>>(),
+    entry::<poll::Poll<poll::Poll1>>(),
+    entry::<poll::Poll<poll::Poll2>>(),
+    entry::<pipe1::Pipe1>(),
+    entry::<read::Read<read::Read1>>(),
+    entry::<read::Read<read::Read2>>(),
+    entry::<write1::Write1>(),
+    entry::<pread1::Pread1>(),
+    entry::<pwrite1::Pwrite1>(),
+    entry::<lseek::Lseek<lseek::Lseek1>>(),
+    entry::<lseek::Lseek<lseek::Lseek2>>(),
+    entry::<unlink::Unlink<unlink::Unlink1>>(),
+    entry::<unlink::Unlink<unlink::Unlink2>>(),
+    entry::<lock::Lock<lock::Lock1>>(),
+    entry::<lock::Lock<lock::Lock2>>(),
+    entry::<eventfd1::Eventfd1>(),
+    entry::<getppid1::Getppid1>(),
 ];
 
 /// Looks a workload up by name.
 pub fn find(name: &str) -> Option<&'static Entry> {
     TABLE.iter().find(|e| e.name == name)
+}
+
+/// Whose file a task works on, for the testcases will-it-scale has in
+/// two forms: its own (the "Separate file" case, `<name>1`) or one file
+/// every task opens for itself (the "Same file" case, `<name>2`).
+pub trait FileCase: Sync {
+    /// The workload's name.
+    const NAME: &'static str;
+    /// One file for every task.
+    const SHARED: bool;
+}
+
+/// Issues `call` again while it is interrupted by a signal, as
+/// will-it-scale's pipe and eventfd loops do.
+#[inline(always)]
+pub(crate) fn again<T>(mut call: impl FnMut() -> Result<T, Failure>) -> Result<T, Failure> {
+    loop {
+        match call() {
+            Err(f) if sys::interrupted(&f) => continue,
+            other => return other,
+        }
+    }
 }
 
 /// A path as a C string for the raw system calls.
@@ -69,36 +118,80 @@ pub(crate) fn c_path(path: &Path) -> io::Result<CString> {
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains a NUL byte"))
 }
 
-/// One empty file per task, `<dir>/<prefix>.<task>`, as will-it-scale's
-/// per-task `mkstemp` makes them, with the C paths the system calls take.
+/// The files of a workload's tasks, `<dir>/<prefix>.<task>`, as
+/// will-it-scale's per-task `mkstemp` makes them (or the one file every
+/// task opens, as its `testcase_prepare` makes it for the "same file"
+/// cases), with the C paths the system calls take.
 #[derive(Debug)]
 pub(crate) struct TaskFiles {
     paths: Vec<PathBuf>,
     c_paths: Vec<CString>,
+    shared: bool,
 }
 
 impl TaskFiles {
-    /// Creates the `nr_task` files under `dir`.
+    /// One empty file for each of `nr_task` tasks under `dir`.
     pub(crate) fn create(dir: &Path, prefix: &str, nr_task: u32) -> io::Result<Self> {
+        Self::filled(dir, prefix, nr_task, 0)
+    }
+
+    /// One file of `bytes` zero bytes for each of `nr_task` tasks.
+    pub(crate) fn filled(dir: &Path, prefix: &str, nr_task: u32, bytes: usize) -> io::Result<Self> {
         let mut files = TaskFiles {
             paths: Vec::new(),
             c_paths: Vec::new(),
+            shared: false,
         };
         for i in 0..nr_task {
-            let path = dir.join(format!("{prefix}.{i}"));
-            files.c_paths.push(c_path(&path)?);
-            create_file(&path)?;
-            files.paths.push(path);
+            files.add(&dir.join(format!("{prefix}.{i}")), bytes)?;
         }
         Ok(files)
     }
 
-    /// Task `task`'s file.
-    pub(crate) fn path(&self, task: usize) -> &CStr {
-        &self.c_paths[task]
+    /// One file of `bytes` zero bytes that every task opens.
+    pub(crate) fn shared(dir: &Path, prefix: &str, bytes: usize) -> io::Result<Self> {
+        let mut files = TaskFiles {
+            paths: Vec::new(),
+            c_paths: Vec::new(),
+            shared: true,
+        };
+        files.add(&dir.join(format!("{prefix}.shared")), bytes)?;
+        Ok(files)
     }
 
-    /// Task `task`'s file opened `O_RDWR`, closed when dropped.
+    /// The files of case `C`: one shared, or one a task, of `bytes` each.
+    pub(crate) fn for_case<C: FileCase>(
+        dir: &Path,
+        nr_task: u32,
+        bytes: usize,
+    ) -> io::Result<Self> {
+        if C::SHARED {
+            Self::shared(dir, C::NAME, bytes)
+        } else {
+            Self::filled(dir, C::NAME, nr_task, bytes)
+        }
+    }
+
+    fn add(&mut self, path: &Path, bytes: usize) -> io::Result<()> {
+        self.c_paths.push(c_path(path)?);
+        create_file(path)?;
+        self.paths.push(path.to_path_buf());
+        if bytes > 0 {
+            std::fs::write(path, vec![0u8; bytes]).map_err(|e| {
+                io::Error::new(e.kind(), format!("filling {}: {e}", path.display()))
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Task `task`'s file.
+    pub(crate) fn path(&self, task: usize) -> &CStr {
+        &self.c_paths[if self.shared { 0 } else { task }]
+    }
+
+    /// Task `task`'s file opened `O_RDWR`, closed when dropped: a file
+    /// description of the task's own even where the file is shared, as
+    /// each will-it-scale task opens it for itself.
     pub(crate) fn open(&self, task: usize) -> Result<Fd, Failure> {
         sys::open_owned(self.path(task), libc::O_RDWR)
     }

@@ -1,0 +1,41 @@
+//! pread1: each task reads the first 4 KiB of a file of its own with
+//! `pread64`, never moving the file position (will-it-scale's "Separate
+//! file pread"): no `f_pos` lock, unlike read1.
+
+use std::io;
+use std::path::Path;
+
+use super::read::BLOCK;
+use super::{TaskFiles, Workload};
+use crate::harness::sys::{self, Failure, Fd};
+
+/// The pread1 workload.
+#[derive(Debug)]
+pub struct Pread1 {
+    files: TaskFiles,
+}
+
+impl Workload for Pread1 {
+    const NAME: &'static str = "pread1";
+    type Task<'a> = (Fd, [u8; BLOCK]);
+
+    fn setup(scratch: &Path, nr_task: u32) -> io::Result<Self> {
+        Ok(Pread1 {
+            files: TaskFiles::filled(scratch, Self::NAME, nr_task, BLOCK)?,
+        })
+    }
+
+    fn task_setup(&self, task: usize) -> Result<(Fd, [u8; BLOCK]), Failure> {
+        Ok((self.files.open(task)?, [0; BLOCK]))
+    }
+
+    #[inline(always)]
+    fn iteration((fd, buf): &mut (Fd, [u8; BLOCK])) -> Result<(), Failure> {
+        let read = sys::pread(fd.raw(), buf, 0)?;
+        Failure::unless_whole(libc::SYS_pread64, read, BLOCK)
+    }
+
+    fn cleanup(&self) -> io::Result<()> {
+        self.files.remove()
+    }
+}
