@@ -69,4 +69,12 @@ pub enum Error {
     /// message names the field or metric and says what is allowed.
     #[error("{0}")]
     InvalidRun(String),
+    /// A workload map's text breaks its format.
+    #[error("workload map line {line}: {message}")]
+    WorkloadMap {
+        /// The line, counting from 1.
+        line: usize,
+        /// What is wrong with it.
+        message: String,
+    },
 }

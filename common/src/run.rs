@@ -112,7 +112,9 @@ impl MeasurementMode {
             }
             MeasurementMode::TcgIcount => {
                 "measured in QEMU TCG guests with -icount shift=0: guest time counts instructions, \
-                 so ops/s reflects path length, not cycles, cache misses or atomics"
+                 so ops/s reflects path length, not cycles, cache misses or atomics; the guest has \
+                 one CPU, so nr_task > 1 tasks take turns on it and contention between CPUs \
+                 (locks, shared cache lines) is not measured"
             }
             MeasurementMode::Kexec => "measured on bare metal booted with kexec (wall clock)",
         }

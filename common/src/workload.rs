@@ -2,9 +2,12 @@
 //! them and a one-line description each. The runner implements them; the
 //! server validates submitted workload names against this list. Also how a
 //! workload's tasks run ([`TaskMode`]), which metric names spell out, so
-//! `metric` need not reach up into `run` for it.
+//! `metric` need not reach up into `run` for it. Which source files each
+//! workload's system calls run code from is [`map`]'s.
 
 use serde::{Deserialize, Serialize};
+
+pub mod map;
 
 /// Processes (will-it-scale's default) or threads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]

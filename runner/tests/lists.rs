@@ -456,3 +456,200 @@ async fn a_list_is_read_measured_and_answered_in_its_threads(pool: sqlx::PgPool)
 fn replies_sent(replies: &BTreeMap<String, (String, String, String)>) -> usize {
     replies.len() * 2
 }
+
+/// One single-patch series of `runner/tests/fixtures/fs-series/NAME.patch`
+/// (its first line the subject), as Kernel Hacker posts it.
+fn fs_patch(name: &str) -> (String, String) {
+    let path = format!(
+        "{}/tests/fixtures/fs-series/{name}.patch",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (subject, body) = text.split_once("\n\n").unwrap();
+    let subject = subject.strip_prefix("Subject: ").unwrap();
+    (format!("[PATCH] {subject}"), body.to_string())
+}
+
+/// Issue 39 for real: a list that names no workload map measures each
+/// series on the workloads the map derived from profiles gives the files
+/// (and, where its hunks name them, the functions) it changes. Six
+/// one-line series, one each in `fs/select.c`, `fs/pipe.c`,
+/// `fs/read_write.c`, `fs/locks.c`, `fs/eventfd.c` and the unlink path of
+/// `fs/namei.c`, posted to a public-inbox archive, are queued on their
+/// families' workloads and measured on real kernels; a series touching
+/// only `fs/ext4/inode.c`, which no workload runs, is skipped, saying so.
+#[sqlx::test(migrations = "../migrations")]
+async fn a_list_measures_each_fs_series_on_the_workloads_that_run_it(pool: sqlx::PgPool) {
+    skip_without_tools!();
+    let Some(history) = history_or_skip(git_fixture::linux_history(&[])) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let relay = Relay::start(free_port(), dir.path());
+    let archive = Archive::create(dir.path(), "linux-fsdevel", LIST);
+    let served = archive.serve();
+    let mirrors = dir.path().join("mirrors");
+    let state = AppState::new(pool.clone(), config(&mirrors, relay.port));
+    let server = TestServer::serve(state.clone(), "127.0.0.1:0".parse().unwrap()).await;
+    let (runner, ci) = (
+        token(&pool, TokenKind::Runner).await,
+        token(&pool, TokenKind::Ci).await,
+    );
+    let url = server.url();
+    // Each family: the fixture, and the workloads its series may be
+    // measured on (what the derived map says runs that file).
+    let families: [(&str, &[&str]); 6] = [
+        ("select", &["poll1", "poll2"]),
+        ("pipe", &["pipe1"]),
+        (
+            "read_write",
+            &[
+                "read1", "read2", "write1", "pread1", "pwrite1", "lseek1", "lseek2",
+            ],
+        ),
+        ("locks", &["lock1", "lock2"]),
+        ("eventfd", &["eventfd1"]),
+        ("unlink", &["unlink1", "unlink2"]),
+    ];
+    let me = "Kernel Hacker <kh@example.org>";
+    let mut subjects = BTreeMap::new();
+    for name in families.iter().map(|(n, _)| *n).chain(["ext4"]) {
+        let (subject, body) = fs_patch(name);
+        archive.add(&mail(
+            me,
+            &format!("{name}@example.org"),
+            &subject,
+            None,
+            &body,
+        ));
+        subjects.insert(name, subject);
+    }
+
+    let (measured, page) = {
+        let (url, ci, runner) = (url.clone(), ci.clone(), runner.clone());
+        let (archive_url, base_url) = (served.url.clone(), history.url());
+        let subjects = subjects.clone();
+        tokio::task::spawn_blocking(move || {
+            let _exclusive = exclusive();
+            let list: Value = ureq::post(&format!("{url}/api/v1/lists"))
+                .header("authorization", &format!("Bearer {ci}"))
+                .send_json(json!({
+                    "name": "linux-fsdevel",
+                    "address": LIST,
+                    "archive_url": archive_url,
+                    "read_history": true,
+                    "base_url": base_url,
+                    "base_branch": "master",
+                    "params": { "nr_task": [1], "seconds": 1, "warmup_seconds": 1 },
+                    "runs": 3,
+                    "backend": "tcg-icount",
+                    "wait_minutes": 0,
+                    "max_in_flight": 10,
+                    "poll_minutes": 1440,
+                }))
+                .unwrap()
+                .body_mut()
+                .read_json()
+                .unwrap();
+            let list = list["id"].as_i64().unwrap();
+            assert_eq!(list_view(&url, &ci, list)["workload_map"], json!([]));
+            wait(
+                "archive read, six series queued",
+                Duration::from_secs(120),
+                || {
+                    let s = series_by_subject(&url, &ci, list);
+                    s.values().filter(|s| s["state"] == "queued").count() == 6
+                },
+            );
+            let started = Instant::now();
+            let finishes = run_agent_until_idle(&url, &runner, "fs-series-test");
+            for f in &finishes {
+                assert!(matches!(f, FinishRequest::Done { .. }), "{f:?}");
+            }
+            eprintln!(
+                "six fs/ series measured: {:.0} s, load {}",
+                started.elapsed().as_secs_f64(),
+                load()
+            );
+            let series = series_by_subject(&url, &ci, list);
+            let mut measured = BTreeMap::new();
+            for (name, subject) in &subjects {
+                let s = &series[subject];
+                let comparison = s["comparison_id"].as_i64().map(|id| {
+                    let view = get_json(&url, &ci, &format!("/api/v1/comparisons/{id}"));
+                    let text = ureq::get(&format!("{url}/api/v1/comparisons/{id}/report.txt"))
+                        .header("authorization", &format!("Bearer {ci}"))
+                        .call()
+                        .unwrap()
+                        .body_mut()
+                        .read_to_string()
+                        .unwrap();
+                    (view, text)
+                });
+                measured.insert(name.to_string(), (s.clone(), comparison));
+            }
+            let page = ureq::get(&format!("{url}/lists/{list}"))
+                .call()
+                .unwrap()
+                .body_mut()
+                .read_to_string()
+                .unwrap();
+            assert_no_leftovers();
+            (measured, page)
+        })
+        .await
+        .unwrap()
+    };
+
+    for (name, family) in families {
+        let (series, comparison) = &measured[name];
+        let (view, report) = comparison
+            .as_ref()
+            .unwrap_or_else(|| panic!("{name}: {series}"));
+        assert_eq!(view["status"], "done", "{name}: {view}");
+        let workloads: Vec<&str> = view["workloads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w.as_str().unwrap())
+            .collect();
+        eprintln!("{name}: measured on {workloads:?}");
+        assert!(!workloads.is_empty(), "{name}");
+        assert!(
+            workloads.iter().all(|w| family.contains(w)),
+            "{name}: {workloads:?}, not only {family:?}"
+        );
+        // Each measured, on both kernels: its report has it.
+        for w in &workloads {
+            assert!(
+                report.contains(&format!("\ttest: {w}\n")),
+                "{name}: no {w} in\n{report}"
+            );
+        }
+        assert_eq!(
+            series["state"]
+                .as_str()
+                .map(|s| s == "measured" || s == "reported"),
+            Some(true),
+            "{name}: {series}"
+        );
+    }
+    let (ext4, comparison) = &measured["ext4"];
+    assert!(comparison.is_none(), "{ext4}");
+    assert_eq!(ext4["state"], "skipped");
+    assert_eq!(
+        ext4["reason"],
+        "not measured: no workload exercises fs/ext4/inode.c"
+    );
+    assert!(
+        page.contains("not measured: no workload exercises fs/ext4/inode.c"),
+        "{page}"
+    );
+    server.stop().await;
+    state.begin_shutdown();
+}
+
+/// `GET /api/v1/lists/{id}`.
+fn list_view(url: &str, ci: &str, list: i64) -> Value {
+    get_json(url, ci, &format!("/api/v1/lists/{list}"))
+}

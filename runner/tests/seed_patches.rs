@@ -1,23 +1,26 @@
-//! The ported seed patches in `examples/patches/` are what the demo measures
-//! and what a newcomer feeds to the kernel pipeline, so they must stay
-//! usable: each is a well-formed single-patch mbox that `git am` and
-//! `patch -p1` take cleanly on Debian's linux-source-6.1 (6.1.192), alone and
-//! as one series, and the README says where each came from. These checks are
-//! fast (seconds once the tarball is unpacked); the compile check lives in
-//! `seed_patches_compile.rs`.
+//! The ported seed patches in `examples/patches/` (Debian's linux-source-6.1,
+//! 6.1.192) and `examples/patches-6.12/` (linux-source-6.12, 6.12.118) are
+//! what the demo measures and what a newcomer feeds to the kernel
+//! pipeline, so they must stay usable: each is a well-formed single-patch
+//! mbox that `git am` and `patch -p1` take cleanly on its release, alone
+//! and as one series, and each folder's README says where each came from.
+//! These checks are fast (seconds once a tarball is unpacked); the compile
+//! check of the 6.1 ports lives in `seed_patches_compile.rs`, the 6.12
+//! ports are built and booted by `kernel.rs`.
 
 mod seed_patches_support;
 
 use std::path::Path;
 
 use seed_patches_support::{
-    Mbox, SourceTree, copy_files, git, patch_p1, patches_dir, source_tree, touched_by_any,
+    LINUX_6_12, RELEASES, Release, SourceTree, copy_files, git, patch_p1, source_tree_of,
+    touched_by_any,
 };
 use tempfile::TempDir;
 
-/// The unpacked tree, or `None` after printing why the test skips.
-fn tree_or_skip() -> Option<SourceTree> {
-    match source_tree() {
+/// `release`'s unpacked tree, or `None` after printing why the test skips.
+fn tree_or_skip(release: Release) -> Option<SourceTree> {
+    match source_tree_of(release) {
         Ok(tree) => Some(tree),
         Err(reason) => {
             eprintln!("skipping: {reason}");
@@ -28,7 +31,7 @@ fn tree_or_skip() -> Option<SourceTree> {
 
 /// A fresh git repository holding `files` as they are in the pristine tree,
 /// committed, ready for `git am`.
-fn repo_with(tree: &Path, files: &[String]) -> TempDir {
+fn repo_with(release: Release, tree: &Path, files: &[String]) -> TempDir {
     let repo = tempfile::Builder::new()
         .prefix("seed-am-")
         .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
@@ -49,7 +52,7 @@ fn repo_with(tree: &Path, files: &[String]) -> TempDir {
             "commit",
             "-q",
             "-m",
-            "linux-source-6.1 (the files the patches touch)",
+            &format!("{} (the files the patches touch)", release.package),
         ])
         .run()
         .expect("git commit");
@@ -58,16 +61,30 @@ fn repo_with(tree: &Path, files: &[String]) -> TempDir {
 
 #[test]
 fn there_is_one_ported_patch_per_seed_in_series_order() {
-    let prefixes: Vec<String> = Mbox::all()
-        .iter()
-        .map(|m| m.name[..4].to_string())
-        .collect();
-    assert_eq!(prefixes, ["000-", "001-", "002-", "003-", "004-"]);
+    for release in RELEASES {
+        let prefixes: Vec<String> = release
+            .patches()
+            .iter()
+            .map(|m| m.name[..4].to_string())
+            .collect();
+        let seeds: Vec<String> = release.seeds.iter().map(|s| format!("{s}-")).collect();
+        assert_eq!(prefixes, seeds, "{}", release.package);
+    }
+    // A port to 6.12 carries the same change as its 6.1 port: the same
+    // file name, subject, author and upstream commit.
+    let on_6_1 = RELEASES[0].patches();
+    for port in RELEASES[1].patches() {
+        let old = on_6_1.iter().find(|m| m.name == port.name).unwrap();
+        for header in ["From", "Subject", "Message-ID", "Date"] {
+            assert_eq!(port.header(header), old.header(header), "{}", port.name);
+        }
+        assert_eq!(port.text.lines().next(), old.text.lines().next());
+    }
 }
 
 #[test]
 fn every_patch_is_a_single_message_mbox_with_the_headers_git_am_reads() {
-    for mbox in Mbox::all() {
+    for mbox in RELEASES.iter().flat_map(Release::patches) {
         let name = &mbox.name;
         let separators: Vec<&str> = mbox
             .text
@@ -116,10 +133,17 @@ fn every_patch_is_a_single_message_mbox_with_the_headers_git_am_reads() {
 
 #[test]
 fn the_readme_names_every_patch_and_the_posting_it_came_from() {
-    let readme_path = patches_dir().join("README.md");
+    for release in RELEASES {
+        readme_names_every_patch(release);
+    }
+}
+
+fn readme_names_every_patch(release: Release) {
+    let patches_dir = release.patches_dir();
+    let readme_path = patches_dir.join("README.md");
     let readme = std::fs::read_to_string(&readme_path)
         .unwrap_or_else(|e| panic!("reading {}: {e}", readme_path.display()));
-    for mbox in Mbox::all() {
+    for mbox in release.patches() {
         assert!(
             readme.contains(&mbox.name),
             "README.md does not mention {}",
@@ -146,8 +170,9 @@ fn the_readme_names_every_patch_and_the_posting_it_came_from() {
     for word in readme.split(|c: char| c.is_whitespace() || "`()[]|,".contains(c)) {
         if ours(word) {
             assert!(
-                patches_dir().join(word).is_file(),
-                "README.md names {word}, which is not in examples/patches/"
+                patches_dir.join(word).is_file(),
+                "README.md names {word}, which is not in examples/{}/",
+                release.folder
             );
         }
     }
@@ -155,11 +180,19 @@ fn the_readme_names_every_patch_and_the_posting_it_came_from() {
 
 #[test]
 fn each_patch_applies_alone_with_git_am_and_with_patch_p1() {
-    let Some(tree) = tree_or_skip() else { return };
-    for mbox in Mbox::all() {
+    for release in RELEASES {
+        applies_alone(release);
+    }
+}
+
+fn applies_alone(release: Release) {
+    let Some(tree) = tree_or_skip(release) else {
+        return;
+    };
+    for mbox in release.patches() {
         let name = &mbox.name;
         let touched = mbox.touched_files();
-        let repo = repo_with(&tree.path, &touched);
+        let repo = repo_with(release, &tree.path, &touched);
         git(repo.path())
             .args(["am", "--whitespace=error-all"])
             .arg(&mbox.path)
@@ -204,14 +237,22 @@ fn each_patch_applies_alone_with_git_am_and_with_patch_p1() {
 
 #[test]
 fn all_patches_apply_in_order_as_one_series() {
-    let Some(tree) = tree_or_skip() else { return };
-    let all = Mbox::all();
-    let repo = repo_with(&tree.path, &touched_by_any(&all));
+    for release in RELEASES {
+        applies_as_a_series(release);
+    }
+}
+
+fn applies_as_a_series(release: Release) {
+    let Some(tree) = tree_or_skip(release) else {
+        return;
+    };
+    let all = release.patches();
+    let repo = repo_with(release, &tree.path, &touched_by_any(&all));
     git(repo.path())
         .args(["am", "--whitespace=error-all"])
         .args(all.iter().map(|m| &m.path))
         .run()
-        .unwrap_or_else(|e| panic!("the series: {e}"));
+        .unwrap_or_else(|e| panic!("the series on {}: {e}", release.package));
     let commits = git(repo.path())
         .args(["rev-list", "--count", "HEAD"])
         .stdout_string()
@@ -221,4 +262,33 @@ fn all_patches_apply_in_order_as_one_series() {
         (1 + all.len()).to_string(),
         "pristine commit + one per patch"
     );
+}
+
+/// The upstream examples of `examples/upstream/` (one per workload
+/// family, with the kernel test robot's figure) apply to Debian's
+/// linux-source-6.12 as they are, each alone, and their README names each
+/// with the report it quotes.
+#[test]
+fn the_upstream_examples_apply_to_6_12_and_cite_their_report() {
+    let dir = LINUX_6_12.patches_dir().join("../upstream");
+    let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    let examples = seed_patches_support::Mbox::all_in(&dir);
+    assert_eq!(examples.len(), 2, "one example a family found");
+    for mbox in &examples {
+        assert!(readme.contains(&mbox.name), "README.md lacks {}", mbox.name);
+        assert!(
+            mbox.text.contains("https://lore.kernel.org/"),
+            "{}: no report cited",
+            mbox.name
+        );
+    }
+    let Some(tree) = tree_or_skip(LINUX_6_12) else {
+        return;
+    };
+    for mbox in &examples {
+        patch_p1(&tree.path, mbox)
+            .arg("--dry-run")
+            .run()
+            .unwrap_or_else(|e| panic!("{}: {e}", mbox.name));
+    }
 }

@@ -19,6 +19,9 @@
 //! - [`Error::Invalid`]: the input was read but its content is invalid:
 //!   unknown workload, fewer than 3 runs, an mbox without a patch, a
 //!   non-finite metric. Name the field and the allowed values.
+//! - [`Error::NotMeasured`]: a series that names no workloads touches only
+//!   files no workload exercises (the workload map's word); the message
+//!   names them.
 //! - [`Error::Unavailable`]: the request is fine but answering it would take
 //!   longer than the server allows or needs what is busy now (a report that
 //!   takes too long, every git slot taken). Say what, and when to retry.
@@ -54,6 +57,10 @@ pub enum Error {
     /// Readable but invalid content.
     #[error("{0}")]
     Invalid(String),
+    /// Nothing to measure a series on: no workload exercises the files it
+    /// touches (`not measured: no workload exercises fs/xyz.c`).
+    #[error("{0}; name the workloads to measure it on anyway")]
+    NotMeasured(String),
     /// Answering would take longer than allowed, or what it needs is busy;
     /// `retry_after` says when to try again, when known.
     #[error("{message}")]

@@ -10,8 +10,10 @@ use super::git;
 use super::submission::{check_params, check_runs, check_workloads};
 use crate::Error;
 use crate::mail_header;
+use crate::mbox::diff;
 use crate::protocol::WorkloadParams;
 use crate::run::MeasurementMode;
+use crate::workload::map::{Selection, WorkloadMap};
 
 /// Most path globs of a list's filter, and of one workload rule.
 const MAX_GLOBS: usize = 64;
@@ -22,39 +24,11 @@ const MAX_RULES: usize = 64;
 /// Longest glob.
 const MAX_GLOB_LEN: usize = 200;
 
-/// The VFS files a list's series must touch to be tested, unless the list
-/// names its own.
-pub const DEFAULT_PATHS: &[&str] = &[
-    "fs/**",
-    "include/linux/fs.h",
-    "include/linux/file.h",
-    "include/linux/fdtable.h",
-];
-
-/// The workloads each VFS file calls for, as a kernel developer would pick
-/// them: the path walk and open paths run the open benchmarks, the file
-/// table the open and dup ones, stat the fstat forms.
-pub fn default_workload_map() -> Vec<WorkloadRule> {
-    let rule = |paths: &[&str], workloads: &[&str]| WorkloadRule {
-        paths: paths.iter().map(|s| (*s).to_string()).collect(),
-        workloads: workloads.iter().map(|s| (*s).to_string()).collect(),
-    };
-    vec![
-        rule(
-            &["fs/open.c", "fs/namei.c", "fs/dcache.c"],
-            &["open1", "open-enoent", "open-creat"],
-        ),
-        rule(
-            &["fs/file.c", "fs/file_table.c", "include/linux/file.h"],
-            &["open1", "dup1"],
-        ),
-        rule(&["include/linux/fdtable.h"], &["dup1"]),
-        rule(&["fs/stat.c"], &["fstat", "fstatat-empty"]),
-    ]
-}
-
-/// The workloads of a series that touches none of the map's files.
-pub const DEFAULT_WORKLOADS: &[&str] = &["open1"];
+/// The files a list's series must touch to be tested, unless the list
+/// names its own: everything under fs/ and include/linux/. A series
+/// passing this filter is then measured on the workloads the workload map
+/// gives its files, or not measured, saying which files no workload runs.
+pub const DEFAULT_PATHS: &[&str] = &["fs/**", "include/linux/**"];
 
 /// Files matching `paths` call for `workloads`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
@@ -100,12 +74,15 @@ pub struct ListCreateRequest {
     /// [`DEFAULT_PATHS`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paths: Option<Vec<String>>,
-    /// Workloads by the files a series touches (default:
-    /// [`default_workload_map`]).
+    /// Workloads by the files a series touches. Left out (stored empty):
+    /// the workload map derived from profiles
+    /// (`patchperf_common::workload::map`), which also looks at the
+    /// functions a patch's hunks are in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workload_map: Option<Vec<WorkloadRule>>,
-    /// Workloads of a series the map says nothing about (default:
-    /// [`DEFAULT_WORKLOADS`]).
+    /// Workloads of a series the map says nothing about (default: none:
+    /// such a series is not measured, and its page says which of its files
+    /// no workload exercises).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(schema_with = super::schema::workload_names))]
     pub workloads: Option<Vec<String>>,
@@ -218,7 +195,7 @@ fn check(mut req: ListCreateRequest) -> Result<ListCreateRequest, Error> {
         .unwrap_or_else(|| DEFAULT_PATHS.iter().map(|s| (*s).to_string()).collect());
     check_globs("paths", &paths)?;
     req.paths = Some(paths);
-    let map = req.workload_map.take().unwrap_or_else(default_workload_map);
+    let map = req.workload_map.take().unwrap_or_default();
     if map.len() > MAX_RULES {
         return invalid(format!(
             "workload_map has {} rules; at most {MAX_RULES}",
@@ -230,11 +207,10 @@ fn check(mut req: ListCreateRequest) -> Result<ListCreateRequest, Error> {
         check_workloads(&rule.workloads)?;
     }
     req.workload_map = Some(map);
-    let workloads = req
-        .workloads
-        .take()
-        .unwrap_or_else(|| DEFAULT_WORKLOADS.iter().map(|s| (*s).to_string()).collect());
-    check_workloads(&workloads)?;
+    let workloads = req.workloads.take().unwrap_or_default();
+    if !workloads.is_empty() {
+        check_workloads(&workloads)?;
+    }
     req.workloads = Some(workloads);
     check_params(&req.params)?;
     check_runs(req.runs, None)?;
@@ -316,21 +292,39 @@ pub fn touches(globs: &[String], touched: &[String]) -> bool {
         .any(|p| globs.iter().any(|g| glob_matches(g, p)))
 }
 
-/// The workloads for a series touching `touched`: every rule's that
-/// matches, in the map's order without repeats; `default` when none does.
-pub fn workloads_for(map: &[WorkloadRule], default: &[String], touched: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for rule in map.iter().filter(|r| touches(&r.paths, touched)) {
-        for w in &rule.workloads {
-            if !out.contains(w) {
-                out.push(w.clone());
+/// The workloads for a series whose diffs are `mbox`: with a list's own
+/// rules (`map`), every matching rule's, in the rules' order without
+/// repeats; with none, the derived workload map's
+/// ([`WorkloadMap::select`], which also reads the functions the hunks are
+/// in). The touched files no rule or map entry covers are named; when
+/// nothing matches at all, `default` (if the list names one) is measured.
+pub fn workloads_for(map: &[WorkloadRule], default: &[String], mbox: &str) -> Selection {
+    let touched: Vec<String> = diff::paths(mbox).into_iter().collect();
+    let mut selection = if map.is_empty() {
+        WorkloadMap::derived().select(&touched, &diff::functions(mbox))
+    } else {
+        let mut selection = Selection::default();
+        for rule in map.iter().filter(|r| touches(&r.paths, &touched)) {
+            for w in &rule.workloads {
+                if !selection.workloads.contains(w) {
+                    selection.workloads.push(w.clone());
+                }
             }
         }
+        selection.unexercised = touched
+            .iter()
+            .filter(|f| {
+                !map.iter()
+                    .any(|r| touches(&r.paths, std::slice::from_ref(f)))
+            })
+            .cloned()
+            .collect();
+        selection
+    };
+    if selection.workloads.is_empty() {
+        selection.workloads = default.to_vec();
     }
-    if out.is_empty() {
-        out = default.to_vec();
-    }
-    out
+    selection
 }
 
 /// Where a series of a list is.
@@ -532,23 +526,85 @@ mod tests {
         assert!(glob_matches("**/Makefile", "fs/ext4/Makefile"));
     }
 
+    /// A one-file patch of `file`, its hunk in `function`.
+    fn patch(file: &str, function: &str) -> String {
+        format!(
+            "diff --git a/{file} b/{file}\n--- a/{file}\n+++ b/{file}\n\
+             @@ -1,1 +1,1 @@ static int {function}(void)\n-a\n+b\n"
+        )
+    }
+
     #[test]
     fn workloads_follow_the_files_touched() {
-        let map = default_workload_map();
-        let default = vec!["open1".to_string()];
-        let w = |paths: &[&str]| {
-            let touched: Vec<String> = paths.iter().map(|s| (*s).to_string()).collect();
-            workloads_for(&map, &default, &touched)
-        };
-        assert_eq!(w(&["fs/stat.c"]), ["fstat", "fstatat-empty"]);
-        assert_eq!(
-            w(&["fs/namei.c", "fs/file.c"]),
-            ["open1", "open-enoent", "open-creat", "dup1"]
+        let w = |file: &str| workloads_for(&[], &[], &patch(file, "no_such_function"));
+        let stat = w("fs/stat.c");
+        assert!(!stat.workloads.is_empty());
+        assert!(
+            stat.workloads.iter().all(|w| w.contains("stat")),
+            "{stat:?}"
         );
-        assert_eq!(w(&["fs/ext4/inode.c"]), ["open1"]);
+        for (file, family) in [
+            ("fs/select.c", "poll"),
+            ("fs/pipe.c", "pipe"),
+            ("fs/locks.c", "lock"),
+            ("fs/eventfd.c", "eventfd"),
+            ("fs/file.c", "dup"),
+        ] {
+            let s = w(file);
+            assert!(
+                s.workloads.iter().any(|w| w.starts_with(family)),
+                "{file}: {s:?}"
+            );
+            assert!(s.unexercised.is_empty(), "{file}: {s:?}");
+        }
+        // The unlink path of fs/namei.c, not its open path.
+        let unlink = workloads_for(&[], &[], &patch("fs/namei.c", "do_unlinkat"));
+        assert!(
+            !unlink.workloads.is_empty()
+                && unlink.workloads.iter().all(|w| w.starts_with("unlink")),
+            "{unlink:?}"
+        );
+        // No workload runs ext4: not measured, not measured on a stand-in.
+        let none = w("fs/ext4/inode.c");
+        assert!(none.workloads.is_empty(), "{none:?}");
+        assert_eq!(none.unexercised, ["fs/ext4/inode.c"]);
+        // Unless the list names workloads for such series.
+        let fallback = workloads_for(
+            &[],
+            &["open1".to_string()],
+            &patch("fs/ext4/inode.c", "ext4_iget"),
+        );
+        assert_eq!(fallback.workloads, ["open1"]);
+        // A series touching both: measured on what is exercised, the rest named.
+        let both = workloads_for(
+            &[],
+            &[],
+            &format!(
+                "{}{}",
+                patch("fs/pipe.c", "x"),
+                patch("fs/ext4/inode.c", "y")
+            ),
+        );
+        assert!(!both.workloads.is_empty());
+        assert_eq!(both.unexercised, ["fs/ext4/inode.c"]);
         let globs: Vec<String> = DEFAULT_PATHS.iter().map(|s| (*s).to_string()).collect();
         assert!(touches(&globs, &["fs/open.c".to_string()]));
         assert!(!touches(&globs, &["mm/filemap.c".to_string()]));
+    }
+
+    #[test]
+    fn a_list_s_own_rules_replace_the_map() {
+        let rules = vec![WorkloadRule {
+            paths: vec!["fs/stat.c".into()],
+            workloads: vec!["statx-empty".into()],
+        }];
+        let s = workloads_for(
+            &rules,
+            &[],
+            &format!("{}{}", patch("fs/stat.c", "a"), patch("fs/pipe.c", "b")),
+        );
+        assert_eq!(s.workloads, ["statx-empty"]);
+        assert_eq!(s.unexercised, ["fs/pipe.c"]);
     }
 
     fn request() -> ListCreateRequest {

@@ -47,7 +47,10 @@ pub struct ComparisonCreateRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(example = "v6.1..perf-fixes"))]
     pub range: Option<String>,
-    /// Workload names from the catalogue.
+    /// Workload names from the catalogue. Empty or left out: the workloads
+    /// the workload map gives the files the series touches (a series that
+    /// touches only files no workload exercises is refused, naming them).
+    #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(schema_with = super::schema::workload_names))]
     pub workloads: Vec<String>,
     /// Workload parameters; the run length may be left to the measurement
@@ -161,7 +164,11 @@ checked!(
 /// first problem is named with the field's JSON path.
 fn check(req: ComparisonCreateRequest) -> Result<ComparisonCreateRequest, Error> {
     check_base(&req.base)?;
-    check_workloads(&req.workloads)?;
+    // None named: the server takes them from the workload map, by the
+    // files the series touches; an A/A touches none.
+    if !req.workloads.is_empty() || req.aa {
+        check_workloads(&req.workloads)?;
+    }
     // What is left out is the mode's, in range whichever mode it is.
     check_params(&req.params.resolve(None))?;
     check_runs(req.runs, req.max_runs)?;

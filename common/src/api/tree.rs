@@ -27,7 +27,11 @@ pub struct TreeCreateRequest {
     pub url: String,
     /// The branch to follow.
     pub branch: String,
-    /// Workloads measured on every new head.
+    /// Workloads measured on every new head. Empty or left out: each new
+    /// head on the workloads the workload map gives the files its commits
+    /// touch; a push touching only files no workload exercises is not
+    /// measured (the tree says why).
+    #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(schema_with = super::schema::workload_names))]
     pub workloads: Vec<String>,
     /// Their parameters; a run length (`seconds`, `warmup_seconds`) left
@@ -81,7 +85,11 @@ fn check(req: TreeCreateRequest) -> Result<TreeCreateRequest, Error> {
     git::check_url(&req.url).or_else(|why| invalid(format!("url {:?}: {why}", req.url)))?;
     git::check_commit(&req.branch)
         .or_else(|why| invalid(format!("branch {:?}: {why}", req.branch)))?;
-    check_workloads(&req.workloads)?;
+    // None named: each push is measured on the workloads the workload map
+    // gives the files it touches.
+    if !req.workloads.is_empty() {
+        check_workloads(&req.workloads)?;
+    }
     check_params(&req.params.resolve(None))?;
     check_runs(req.runs, req.max_runs)?;
     if let Some(fragment) = &req.config_fragment {
@@ -186,6 +194,10 @@ pub struct TreeView {
     /// What the last rewrite of the branch (a forced push) did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rewrite_note: Option<String>,
+    /// Why the last new head was not measured (`not measured: no workload
+    /// exercises fs/xyz.c`), until one is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub push_note: Option<String>,
     /// Where people read its history.
     pub page_url: String,
 }

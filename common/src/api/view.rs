@@ -21,6 +21,10 @@ pub struct ComparisonCreated {
     pub url: String,
     /// Where people read the report.
     pub report_url: String,
+    /// The workloads it measures: those asked for, else the workload
+    /// map's for the files the series touches.
+    #[serde(default)]
+    pub workloads: Vec<String>,
 }
 
 /// `GET /api/v1/comparisons/{id}` answer. `V` is the statistical verdict:

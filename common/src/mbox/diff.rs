@@ -1,6 +1,7 @@
 //! Whether a message carries a patch: the one rule the server (accepting a
 //! series) and the runner (choosing what to apply) share; what a patch
-//! changes, in lines (`diffstat`) and in files (`paths`).
+//! changes, in lines (`diffstat`), in files (`paths`) and in the C
+//! functions its hunk headers name (`functions`).
 
 /// Whether `body` holds a diff that `git am` or `patch -p1` would apply: a
 /// git diff header (`diff --git`, which also covers patches that only change
@@ -172,9 +173,103 @@ pub fn paths(text: &str) -> std::collections::BTreeSet<String> {
     found
 }
 
+/// The C function each hunk of the diffs in `text` is in, by file, as
+/// git's hunk header names it (`@@ -3985,7 +3985,7 @@ static struct file
+/// *path_openat(struct nameidata *nd,` → `path_openat` in `fs/namei.c`):
+/// what lets a change to one path of a large file call for the workloads
+/// that run that path. A header naming no function (a struct, nothing)
+/// adds nothing; `SYSCALL_DEFINEn(name, …)` names `__do_sys_name`, the
+/// function the kernel builds from it.
+pub fn functions(
+    text: &str,
+) -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+    let mut found: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
+        Default::default();
+    let mut file: Option<String> = None;
+    let mut hunks = Hunks::default();
+    for line in text.lines() {
+        if hunks.read(line).is_some() {
+            continue;
+        }
+        if let Some(path) = line.strip_prefix("+++ ") {
+            let path = path.split('\t').next().unwrap_or_default().trim();
+            file = (path != "/dev/null").then(|| {
+                path.split_once('/')
+                    .map_or(path, |(_, rest)| rest)
+                    .to_string()
+            });
+        } else if let Some(header) = line.strip_prefix("@@ -") {
+            let context = header.split_once(" @@").map(|(_, rest)| rest.trim());
+            if let (Some(file), Some(name)) = (&file, context.and_then(function_named)) {
+                found.entry(file.clone()).or_default().insert(name);
+            }
+        }
+    }
+    found
+}
+
+/// The function a hunk header's context line defines: the identifier
+/// before its first `(`, when that is a C identifier that is no keyword.
+fn function_named(context: &str) -> Option<String> {
+    let (before, after) = context.split_once('(')?;
+    let name = before
+        .trim_end()
+        .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .next()?;
+    let is_identifier = !name.is_empty()
+        && name.len() <= 128
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    const NOT_NAMES: &[&str] = &[
+        "if", "for", "while", "switch", "return", "sizeof", "int", "void", "char", "long", "short",
+        "unsigned", "signed", "bool", "struct", "union", "enum", "const", "static",
+    ];
+    if !is_identifier || NOT_NAMES.contains(&name) {
+        return None;
+    }
+    if let Some(n) = name.strip_prefix("SYSCALL_DEFINE") {
+        if n.chars().all(|c| c.is_ascii_digit()) {
+            let call = after.split(',').next().unwrap_or_default().trim();
+            return function_named(&format!("__do_sys_{call}("));
+        }
+    }
+    Some(name.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hunk_headers_name_the_functions_a_patch_changes() {
+        let text = "diff --git a/fs/namei.c b/fs/namei.c\n--- a/fs/namei.c\n+++ b/fs/namei.c\n\
+                    @@ -4300,3 +4300,3 @@ int do_unlinkat(int dfd, struct filename *name)\n\
+                    \x20a\n-b\n+c\n\x20d\n\
+                    @@ -10,2 +10,3 @@ static const struct inode_operations x = {\n\x20a\n+b\n\x20c\n\
+                    diff --git a/fs/file.c b/fs/file.c\n--- a/fs/file.c\n+++ b/fs/file.c\n\
+                    @@ -1,1 +1,1 @@ SYSCALL_DEFINE1(dup, unsigned int, fildes)\n-a\n+b\n\
+                    @@ -9,1 +9,1 @@ static unsigned int find_next_fd(struct fdtable *fdt, unsigned int start)\n\
+                    -a\n+b\n\
+                    @@ -20,1 +20,1 @@\n-a\n+b\n\
+                    diff --git a/fs/gone.c b/fs/gone.c\n--- a/fs/gone.c\n+++ /dev/null\n\
+                    @@ -1,1 +0,0 @@ void gone(void)\n-a\n";
+        let got = functions(text);
+        let names = |f: &str| -> Vec<&str> { got[f].iter().map(String::as_str).collect() };
+        assert_eq!(names("fs/namei.c"), ["do_unlinkat"]);
+        assert_eq!(names("fs/file.c"), ["__do_sys_dup", "find_next_fd"]);
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert_eq!(function_named("if (x)"), None);
+        assert_eq!(
+            function_named("SYSCALL_DEFINE3(read, unsigned int, fd,").as_deref(),
+            Some("__do_sys_read")
+        );
+        assert_eq!(function_named("static int (*f)(void)"), None);
+        assert_eq!(
+            function_named("static __poll_t pipe_poll(struct file *filp, poll_table *wait)")
+                .as_deref(),
+            Some("pipe_poll")
+        );
+    }
 
     #[test]
     fn paths_are_the_files_a_patch_touches() {
@@ -284,5 +379,18 @@ mod tests {
         assert!(!has_diff("--- a/x\n+++ b/x\nno hunk\n"));
         assert!(!has_diff("--- a/x\nwords\n+++ b/x\n@@ -1 +1 @@\n"));
         assert!(!has_diff(" diff --git a/x b/x\n"));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_text_yields_only_c_identifiers(text in "(@@ -[0-9,]{1,6} \\+[0-9,]{1,6} @@[ -~]{0,60}\n|\\+\\+\\+ b/[a-z/.]{1,20}\n|[ -~]{0,40}\n){0,30}") {
+            for (file, names) in functions(&text) {
+                proptest::prop_assert!(!file.is_empty());
+                for name in names {
+                    proptest::prop_assert!(name.len() <= 140, "{name}");
+                    proptest::prop_assert!(name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'), "{name}");
+                }
+            }
+        }
     }
 }

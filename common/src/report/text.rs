@@ -687,7 +687,9 @@ parameters:
 \ttest: dup1
 
 measurement: tcg-icount: measured in QEMU TCG guests with -icount shift=0: guest time counts \
-instructions, so ops/s reflects path length, not cycles, cache misses or atomics
+instructions, so ops/s reflects path length, not cycles, cache misses or atomics; the guest has \
+one CPU, so nr_task > 1 tasks take turns on it and contention between CPUs (locks, shared cache \
+lines) is not measured
 runs: 3 base, 3 patched (boots interleaved)
 
 =========================================================================================

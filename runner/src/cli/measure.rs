@@ -12,7 +12,10 @@ use super::bench::{ModeArg, PerfArg};
 #[derive(Debug, clap::Args)]
 pub struct MeasureArgs {
     /// Workloads to run in every boot (comma list; see `bench --list`).
-    #[arg(short, long = "workload", value_delimiter = ',', required = true)]
+    /// Left out: the server takes those the workload map gives the files
+    /// the series (or each push) touches, and measures nothing where no
+    /// workload exercises any of them.
+    #[arg(short, long = "workload", value_delimiter = ',')]
     pub workloads: Vec<String>,
     /// Task counts (comma list of N or a share of CPUs such as 100%).
     #[arg(

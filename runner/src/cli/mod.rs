@@ -16,6 +16,7 @@ pub mod lab_init;
 pub mod measure;
 pub mod submit;
 pub mod track;
+pub mod workload_map;
 
 /// patchperf runner: measure what a kernel patch does to syscall paths.
 #[derive(Debug, Parser)]
@@ -50,6 +51,9 @@ pub enum Command {
     /// Have a patchperf server follow a branch: every new head measured
     /// against the last, its history kept, change points mailed.
     Track(Box<track::TrackArgs>),
+    /// Derive which source files each workload exercises from its perf
+    /// profile on real kernels, and write the workload map.
+    WorkloadMap(workload_map::WorkloadMapArgs),
 }
 
 /// The agent's settings file when `--config` names none, if it exists.

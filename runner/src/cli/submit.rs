@@ -54,8 +54,9 @@ pub struct SubmitArgs {
     /// will-it-scale ops a task).
     #[arg(long, requires = "bisect")]
     pub metric: Option<String>,
-    /// Base tree as a source tarball the runner knows by name.
-    #[arg(long, default_value = "linux-source-6.1", conflicts_with = "git")]
+    /// Base tree as a source tarball the runner knows by name (Debian's
+    /// newest kernel source package by default).
+    #[arg(long, default_value = crate::kernel::source::DEFAULT_TARBALL, conflicts_with = "git")]
     pub base: String,
     /// Base tree as a git URL (with --commit, or --range).
     #[arg(long)]

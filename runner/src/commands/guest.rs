@@ -15,9 +15,9 @@ use crate::cli::guest::GuestArgs;
 use crate::harness::{self, BenchConfig};
 use crate::kernel::guest_protocol::{
     DONE_MARKER, GUEST_OUT, GUEST_TMP, GuestReport, GuestRequest, GuestRun, OUT_TAG, REPORT_FILE,
-    REQUEST_FILE, RUN_MARKER, UP_MARKER, run_file,
+    REQUEST_FILE, RUN_MARKER, UP_MARKER, paths_file, run_file,
 };
-use crate::perf::{self, PerfOptions, PerfTool};
+use crate::perf::{self, PathsRequest, PerfOptions, PerfTool};
 
 /// Runs `patchperf-runner guest`.
 pub fn run(args: GuestArgs) -> Result<(), Error> {
@@ -109,7 +109,8 @@ fn drive(out: &Path) -> Result<(), Error> {
     let total = request.runs.len();
     for (i, run) in request.runs.iter().enumerate() {
         println!("{RUN_MARKER}{}/{total} {}", i + 1, run.workload);
-        match one_run(run, &request, report.nr_cpu, &scratch) {
+        let paths = request.syscall_paths.then(|| out.join(paths_file(i)));
+        match one_run(run, &request, report.nr_cpu, &scratch, paths) {
             Ok(result) => {
                 let name = run_file(i);
                 write_json(&out.join(&name), &result)?;
@@ -135,6 +136,7 @@ fn one_run(
     request: &GuestRequest,
     nr_cpu: u32,
     scratch: &Path,
+    paths: Option<PathBuf>,
 ) -> Result<RunResult, Error> {
     let mut config = BenchConfig::new(run.workload.clone(), run.nr_task.resolve(nr_cpu));
     let params = &request.params;
@@ -154,6 +156,10 @@ fn one_run(
     // The guest's root is read-only; perf keeps its data on the tmpfs.
     let options = PerfOptions {
         work_dir: scratch.to_path_buf(),
+        syscall_paths: paths.map(|out| PathsRequest {
+            workload: run.workload.clone(),
+            out,
+        }),
         ..PerfOptions::default()
     };
     let perf = perf::setup(&tools, &options);

@@ -14,6 +14,7 @@ pub mod measure;
 pub mod patience;
 pub mod submit;
 pub mod track;
+pub mod workload_map;
 
 /// Dispatches a parsed command line.
 pub fn run(cli: Cli) -> Result<(), Error> {
@@ -26,5 +27,6 @@ pub fn run(cli: Cli) -> Result<(), Error> {
         Command::Compare(args) => compare::run(args),
         Command::Submit(args) => submit::run(*args),
         Command::Track(args) => track::run(*args),
+        Command::WorkloadMap(args) => workload_map::run(args),
     }
 }

@@ -38,6 +38,12 @@ pub fn run(args: SubmitArgs) -> Result<(), Error> {
         created.report_url.clone()
     };
     println!("comparison {} submitted", created.id);
+    if args.measure.workloads.is_empty() && !created.workloads.is_empty() {
+        println!(
+            "measuring {}: the workload map's for the files the series touches",
+            created.workloads.join(", ")
+        );
+    }
     println!("report: {report_url}");
     if !args.wait {
         return Ok(());

@@ -229,6 +229,20 @@ impl Drop for Processes {
     }
 }
 
+/// Names the calling process `name` (its first 15 bytes: the kernel's
+/// `comm`), so that `ps`, perf and the workload map tell the tasks from
+/// the runner that forked them. Async-signal-safe: no allocation.
+fn name_process(name: &str) {
+    let mut comm = [0u8; 16];
+    let len = name.len().min(comm.len() - 1);
+    comm[..len].copy_from_slice(&name.as_bytes()[..len]);
+    // SAFETY: `comm` is a NUL-terminated buffer of 16 bytes, as
+    // PR_SET_NAME reads; it only renames this process.
+    unsafe {
+        libc::prctl(libc::PR_SET_NAME, comm.as_ptr() as libc::c_ulong, 0, 0, 0);
+    }
+}
+
 /// A forked task. Never returns; async-signal-safe throughout.
 fn child_main<W: Workload>(workload: &W, plan: TaskPlan<'_>, parent: libc::pid_t) -> ! {
     interrupt::restore_defaults_in_child();
@@ -239,6 +253,7 @@ fn child_main<W: Workload>(workload: &W, plan: TaskPlan<'_>, parent: libc::pid_t
             libc::_exit(1);
         }
     }
+    name_process(W::NAME);
     task_body::<W, false>(workload, plan);
     // Only reached when set-up or the loop failed; the slot says why.
     // SAFETY: _exit ends this child without running the parent's atexit

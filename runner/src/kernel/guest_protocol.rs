@@ -7,8 +7,10 @@
 //!   boot is over), [`RUN_MARKER`] before each run and [`DONE_MARKER`] at
 //!   the end, then powers off;
 //! - it writes each run's [`RunResult`](patchperf_common::run::RunResult)
-//!   as `run-<i>.json` as soon as the run ends, and [`REPORT_FILE`]
-//!   ([`GuestReport`]: `uname`, errors) first at start and again at the end.
+//!   as `run-<i>.json` as soon as the run ends (and, where asked, the
+//!   functions its syscalls ran through as `paths-<i>.json`), and
+//!   [`REPORT_FILE`] ([`GuestReport`]: `uname`, errors) first at start and
+//!   again at the end.
 
 use patchperf_common::protocol::{NrTask, WorkloadParams};
 use patchperf_common::run::MeasurementMode;
@@ -37,6 +39,12 @@ pub fn run_file(i: usize) -> String {
     format!("run-{i:03}.json")
 }
 
+/// The syscall paths of run `i` (0-based), in the share, where the
+/// request asks for them.
+pub fn paths_file(i: usize) -> String {
+    format!("paths-{i:03}.json")
+}
+
 /// One run for the guest to do, with the request's [`WorkloadParams`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GuestRun {
@@ -56,6 +64,10 @@ pub struct GuestRequest {
     pub params: WorkloadParams,
     /// The runs, in order.
     pub runs: Vec<GuestRun>,
+    /// Also write each profiled run's syscall paths ([`paths_file`]),
+    /// for `workload-map`.
+    #[serde(default)]
+    pub syscall_paths: bool,
 }
 
 /// What the guest reports besides the results.

@@ -2,7 +2,8 @@
 //! TOML, run on this machine without a server.
 //!
 //! ```toml
-//! base = "linux-source-6.1"          # a tarball name (/usr/src/<name>.tar.*) or path
+//! base = "linux-source-6.12"         # a tarball name (/usr/src/<name>.tar.*) or path;
+//!                                    # the default: Debian's newest source package
 //! # base = { git = "https://…/linux.git", commit = "v6.1" }   # or a repository path
 //! patches = "fs-close.mbox"          # the series, relative to this file
 //! # config = "extra.config"          # optional Kconfig fragment for both sides
@@ -356,13 +357,13 @@ mod tests {
         )
         .unwrap();
         let job = JobFile::load(&path).unwrap();
-        assert_eq!(job.base, BaseEntry::Tarball("linux-source-6.1".into()));
+        assert_eq!(job.base, BaseEntry::Tarball("linux-source-6.12".into()));
         assert_eq!(job.runs, 3);
         let spec = job.to_spec(&path).unwrap();
         assert_eq!(
             spec.base,
             BaseSource::Tarball {
-                name: "linux-source-6.1".into()
+                name: "linux-source-6.12".into()
             }
         );
         assert_eq!(spec.mbox, "From x\nSubject: y\n");

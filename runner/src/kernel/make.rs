@@ -123,6 +123,11 @@ impl Make {
             .copy_out(&format!("{}/{rel}", self.build_dir_name), dest)
     }
 
+    /// `program` run in the tree's top directory as make sees the tree.
+    pub fn tree_cmd(&self, program: &str) -> Cmd {
+        self.view.cmd(program)
+    }
+
     /// A `make` command line for `targets`.
     pub fn cmd(&self, targets: &[&str]) -> Cmd {
         let cc = if self.toolchain.ccache {

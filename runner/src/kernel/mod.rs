@@ -11,12 +11,15 @@
 //!   [`make`], built kernels cached by [`build`] in the [`cache`];
 //! - boot: [`qemu`] (and [`kvm_probe`], whether KVM is fast here), talking
 //!   to the guest through [`guest_protocol`];
-//! - [`jobfile`]: a job described in a file, for `runner job`.
+//! - [`jobfile`]: a job described in a file, for `runner job`;
+//! - [`code_files`]: the source files a built kernel's functions come
+//!   from, for `runner workload-map`.
 //!
 //! [`FailureReason`]: patchperf_common::protocol::FailureReason
 
 pub mod build;
 pub mod cache;
+pub mod code_files;
 pub mod config;
 pub mod git_cache;
 pub mod guest_protocol;

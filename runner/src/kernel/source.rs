@@ -39,8 +39,11 @@ use crate::proc::Cmd;
 /// Where named tarballs live (`<name>.tar.xz` and friends).
 pub const TARBALL_DIR: &str = "/usr/src";
 
-/// The default base: Debian's kernel source package.
-pub const DEFAULT_TARBALL: &str = "linux-source-6.1";
+/// The default base of a submission or job file that names none: Debian's
+/// newest kernel source package, the tree today's patches are written
+/// closest to (README, "Kernel pipeline"). The seeds' ports to 6.1 name
+/// `linux-source-6.1` themselves.
+pub const DEFAULT_TARBALL: &str = "linux-source-6.12";
 
 /// Names of entries inside a pristine tree that belong to patchperf (build
 /// trees), not to the source; copies leave them out.
@@ -112,10 +115,10 @@ pub fn tarball_path(name: &str) -> Result<PathBuf, Error> {
             return Ok(p);
         }
     }
-    let hint = if name == DEFAULT_TARBALL {
-        " (apt-get install linux-source-6.1)"
+    let hint = if name.starts_with("linux-source-") {
+        format!(" (apt-get install {name})")
     } else {
-        ""
+        String::new()
     };
     Err(Error::Usage(format!(
         "no source tarball {name}.tar.* in {TARBALL_DIR}{hint}"

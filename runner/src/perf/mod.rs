@@ -88,6 +88,19 @@ pub struct PerfOptions {
     pub interval_ms: u32,
     /// perf record's sampling frequency per CPU (`-F`), in Hz.
     pub profile_frequency: u32,
+    /// Also write the kernel functions the workload's syscalls ran
+    /// through, from the profile's samples (`workload-map`).
+    pub syscall_paths: Option<PathsRequest>,
+}
+
+/// Where a profile writes its [`profile::paths::SyscallPaths`], and the
+/// workload whose tasks' samples it keeps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathsRequest {
+    /// The workload.
+    pub workload: String,
+    /// The JSON file to write.
+    pub out: PathBuf,
 }
 
 impl Default for PerfOptions {
@@ -100,6 +113,7 @@ impl Default for PerfOptions {
             // Not a multiple of the scheduler tick, so samples do not march
             // in step with timer interrupts.
             profile_frequency: 999,
+            syscall_paths: None,
         }
     }
 }

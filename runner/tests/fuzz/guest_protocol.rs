@@ -21,6 +21,7 @@ fn request() -> GuestRequest {
             perf_stat: true,
             perf_profile: true,
         },
+        syscall_paths: true,
         runs: vec![
             GuestRun {
                 workload: "open1".into(),

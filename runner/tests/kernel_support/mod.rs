@@ -95,6 +95,7 @@ pub fn pipeline() -> Pipeline {
         extra_cmdline: Vec::new(),
         parallel: 2,
         host: Default::default(),
+        workload_paths: None,
     }
 }
 

@@ -1,6 +1,7 @@
 //! Shared by the seed-patch tests (`seed_patches.rs`, `seed_patches_compile.rs`):
-//! the ported patches under `examples/patches/`, read as mbox files, and the
-//! Debian linux-source-6.1 tree they are ported to, unpacked once under
+//! the ported patches of each release (`examples/patches/` for Debian's
+//! linux-source-6.1, `examples/patches-6.12/` for linux-source-6.12), read
+//! as mbox files, and the tree they are ported to, unpacked once under
 //! `target/tmp/` in a directory named by the tarball's sha256 so that a new
 //! tarball never reuses a stale tree.
 
@@ -14,15 +15,55 @@ use std::time::Duration;
 
 use patchperf_runner::proc::Cmd;
 
-/// Where Debian's linux-source-6.1 package puts its tarball.
-pub const DEFAULT_TARBALL: &str = "/usr/src/linux-source-6.1.tar.xz";
+/// A Debian kernel source package and the seeds ported to it.
+#[derive(Debug, Clone, Copy)]
+pub struct Release {
+    /// The package (`linux-source-6.1`).
+    pub package: &'static str,
+    /// The folder of its ports, under `examples/`.
+    pub folder: &'static str,
+    /// The seeds ported to it, by number.
+    pub seeds: &'static [&'static str],
+    /// The environment variable naming another tarball of it.
+    pub tarball_env: &'static str,
+}
 
-/// Overrides [`DEFAULT_TARBALL`].
-pub const TARBALL_ENV: &str = "PATCHPERF_LINUX_TARBALL";
+/// Debian's 6.1 (6.1.192): every seed, ported.
+pub const LINUX_6_1: Release = Release {
+    package: "linux-source-6.1",
+    folder: "patches",
+    seeds: &["000", "001", "002", "003", "004"],
+    tarball_env: "PATCHPERF_LINUX_TARBALL",
+};
 
-/// The folder holding the ported seed patches and their README.
+/// Debian's 6.12 (6.12.118): the seeds it does not carry already.
+pub const LINUX_6_12: Release = Release {
+    package: "linux-source-6.12",
+    folder: "patches-6.12",
+    seeds: &["000", "004"],
+    tarball_env: "PATCHPERF_LINUX_6_12_TARBALL",
+};
+
+/// Both releases.
+pub const RELEASES: [Release; 2] = [LINUX_6_1, LINUX_6_12];
+
+impl Release {
+    /// The folder holding its ported seed patches and their README.
+    pub fn patches_dir(&self) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../examples")
+            .join(self.folder)
+    }
+
+    /// Its ported patches, in file-name (= series) order.
+    pub fn patches(&self) -> Vec<Mbox> {
+        Mbox::all_in(&self.patches_dir())
+    }
+}
+
+/// The folder holding the seed patches ported to 6.1 and their README.
 pub fn patches_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/patches")
+    LINUX_6_1.patches_dir()
 }
 
 /// One ported patch: a single-message mbox as `git format-patch` writes it.
@@ -37,10 +78,14 @@ pub struct Mbox {
 }
 
 impl Mbox {
-    /// Every `*.patch` in [`patches_dir`], in file-name (= series) order.
+    /// Every `*.patch` ported to 6.1, in file-name (= series) order.
     pub fn all() -> Vec<Mbox> {
-        let dir = patches_dir();
-        let mut all: Vec<Mbox> = fs::read_dir(&dir)
+        Self::all_in(&patches_dir())
+    }
+
+    /// Every `*.patch` in `dir`, in file-name (= series) order.
+    pub fn all_in(dir: &Path) -> Vec<Mbox> {
+        let mut all: Vec<Mbox> = fs::read_dir(dir)
             .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
             .map(|entry| entry.expect("directory entry").path())
             .filter(|path| path.extension().is_some_and(|ext| ext == "patch"))
@@ -127,26 +172,37 @@ pub struct SourceTree {
 /// The linux-source-6.1 tree, unpacked on first use; `Err` carries the reason
 /// to print when the tarball is not there and the test must skip.
 pub fn source_tree() -> Result<SourceTree, String> {
-    static TREE: OnceLock<Result<SourceTree, String>> = OnceLock::new();
-    TREE.get_or_init(unpack_once).clone()
+    source_tree_of(LINUX_6_1)
 }
 
-fn tarball() -> Result<PathBuf, String> {
-    let path = std::env::var_os(TARBALL_ENV)
+/// `release`'s tree, unpacked on first use, as [`source_tree`].
+pub fn source_tree_of(release: Release) -> Result<SourceTree, String> {
+    static TREES: [OnceLock<Result<SourceTree, String>>; 2] = [OnceLock::new(), OnceLock::new()];
+    let index = RELEASES
+        .iter()
+        .position(|r| r.package == release.package)
+        .expect("a known release");
+    TREES[index].get_or_init(|| unpack_once(release)).clone()
+}
+
+fn tarball(release: Release) -> Result<PathBuf, String> {
+    let path = std::env::var_os(release.tarball_env)
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_TARBALL));
+        .unwrap_or_else(|| PathBuf::from(format!("/usr/src/{}.tar.xz", release.package)));
     if path.is_file() {
         Ok(path)
     } else {
         Err(format!(
-            "{} is missing (install Debian's linux-source-6.1 or set {TARBALL_ENV})",
-            path.display()
+            "{} is missing (install Debian's {} or set {})",
+            path.display(),
+            release.package,
+            release.tarball_env
         ))
     }
 }
 
-fn unpack_once() -> Result<SourceTree, String> {
-    let tarball = tarball()?;
+fn unpack_once(release: Release) -> Result<SourceTree, String> {
+    let tarball = tarball(release)?;
     let sum = Cmd::new("sha256sum")
         .arg(&tarball)
         .timeout(Duration::from_secs(120))

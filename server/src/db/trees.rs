@@ -120,6 +120,8 @@ pub struct TreeRow {
     pub created_by: i64,
     /// What the last rewrite of the branch did, when it was rewritten.
     pub rewrite_note: Option<String>,
+    /// Why the last new head was not measured, until one is.
+    pub push_note: Option<String>,
 }
 
 /// The id of the tree named `name`.
@@ -151,7 +153,7 @@ pub async fn find(
                   t.max_runs_per_side, t.backend, t.config_fragment, t.machine_id,
                   m.name AS "machine_name?", t.min_hours, t.cc, t.webhook_url,
                   t.tested_commit, t.anchor_commit, t.tested_at, t.polled_at, t.created_by,
-                  t.rewrite_note, t.pool
+                  t.rewrite_note, t.pool, t.push_note
            FROM trees t LEFT JOIN machines m ON m.id = t.machine_id
            WHERE t.id = $1"#,
         id
@@ -208,18 +210,23 @@ pub async fn polled(conn: &mut PgConnection, id: i64) -> Result<(), sqlx::Error>
 }
 
 /// Notes that `head` was queued for testing now, its kernels built over
-/// `anchor`.
+/// `anchor`; or, with `not_measured` (why), that it was looked at and
+/// not measured.
 pub async fn tested(
     conn: &mut PgConnection,
     id: i64,
     head: &str,
     anchor: &str,
+    not_measured: Option<&str>,
 ) -> Result<(), sqlx::Error> {
     sqlx::query!(
-        "UPDATE trees SET tested_commit = $2, anchor_commit = $3, tested_at = now() WHERE id = $1",
+        "UPDATE trees SET tested_commit = $2, anchor_commit = $3, tested_at = now(),
+                          push_note = $4
+         WHERE id = $1",
         id,
         head,
-        anchor
+        anchor,
+        not_measured
     )
     .execute(conn)
     .await?;

@@ -6,8 +6,10 @@
 use patchperf_common::api::ComparisonSubmission;
 use patchperf_common::api::submission::default_max_runs;
 use patchperf_common::comparison::ComparisonKind;
+use patchperf_common::mbox::diff;
 use patchperf_common::protocol::BaseSource;
 use patchperf_common::run::MeasurementMode;
+use patchperf_common::workload::map::WorkloadMap;
 
 use crate::Error;
 use crate::domain::comparison::{self, Carried, Order, Origin};
@@ -60,6 +62,11 @@ pub async fn prepare(
         }
         Carried::Stored { .. } => true,
     });
+    let workloads = if req.workloads.is_empty() {
+        mapped_workloads(&mbox)?
+    } else {
+        req.workloads.clone()
+    };
     let machine = match &req.machine {
         None => None,
         Some(name) => Some(machines::named(&ctx.db, name, req.backend).await?),
@@ -85,7 +92,7 @@ pub async fn prepare(
             .collect(),
         git_range: range.as_ref().map(range::Range::spelled),
         commit: range.as_ref().map(|r| r.to.clone()),
-        workloads: req.workloads.clone(),
+        workloads,
         params,
         run_length_pending,
         runs: req.runs,
@@ -103,16 +110,31 @@ pub async fn prepare(
     Ok(Prepared { order, range })
 }
 
-/// Queues CI's comparison `req`, submitted by token `submitted_by`; its id.
+/// Queues CI's comparison `req`, submitted by token `submitted_by`; its
+/// id and the workloads it measures (the map's, where `req` named none).
 pub async fn comparison(
     ctx: &Context,
     req: &ComparisonSubmission,
     submitted_by: i64,
-) -> Result<i64, Error> {
+) -> Result<(i64, Vec<String>), Error> {
     let prepared = prepare(ctx, req, submitted_by, Origin::Submitted, None).await?;
     let mut tx = ctx.db.begin().await?;
     let id = comparison::queue(&mut tx, &prepared.order, ctx.config.max_attempts).await?;
     tx.commit().await?;
     ctx.jobs_changed.notify_waiters();
-    Ok(id)
+    Ok((id, prepared.order.workloads))
+}
+
+/// The workloads the workload map gives the files `mbox` touches; refused,
+/// naming the files, when no workload exercises any of them.
+fn mapped_workloads(mbox: &str) -> Result<Vec<String>, Error> {
+    let touched: Vec<String> = diff::paths(mbox).into_iter().collect();
+    let selection = WorkloadMap::derived().select(&touched, &diff::functions(mbox));
+    match selection.not_measured() {
+        Some(why) => Err(Error::NotMeasured(why)),
+        None if selection.workloads.is_empty() => Err(Error::Invalid(
+            "the series touches no file; name the workloads to measure it on".into(),
+        )),
+        None => Ok(selection.workloads),
+    }
 }

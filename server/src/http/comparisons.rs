@@ -59,7 +59,7 @@ pub type ComparisonView = patchperf_common::api::ComparisonView<VerdictView>;
         (status = 401, description = "No usable token.", body = ErrorBody),
         (status = 403, description = "Not a ci or admin token.", body = ErrorBody),
         (status = 413, description = "Body larger than the server's limit.", body = ErrorBody),
-        (status = 422, description = "Invalid content; the message names the field.", body = ErrorBody),
+        (status = 422, description = "Invalid content, the message naming the field; or no workload named and none exercises the files the series touches (`not measured: no workload exercises fs/xyz.c; …`).", body = ErrorBody),
     )
 )]
 async fn create(
@@ -69,7 +69,7 @@ async fn create(
 ) -> Result<impl IntoResponse> {
     let req = ComparisonSubmission::try_from(req)
         .map_err(|invalid| Error::Invalid(invalid.to_string()))?;
-    let id = submit::comparison(&state, &req, auth.caller.token_id).await?;
+    let (id, workloads) = submit::comparison(&state, &req, auth.caller.token_id).await?;
     let url = state.config.link(&format!("/api/v1/comparisons/{id}"));
     tracing::info!(comparison = id, by = %auth.caller.name, "comparison submitted");
     Ok((
@@ -79,6 +79,7 @@ async fn create(
             id,
             url,
             report_url: state.config.link(&format!("/comparisons/{id}")),
+            workloads,
         }),
     ))
 }

@@ -19,7 +19,7 @@ pub fn status(e: &Error) -> StatusCode {
         Error::NotFound(_) => StatusCode::NOT_FOUND,
         Error::WrongState(_) => StatusCode::CONFLICT,
         Error::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
-        Error::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
+        Error::Invalid(_) | Error::NotMeasured(_) => StatusCode::UNPROCESSABLE_ENTITY,
         Error::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
         Error::Database(_) | Error::Internal(_) | Error::Setup(_) => {
             StatusCode::INTERNAL_SERVER_ERROR

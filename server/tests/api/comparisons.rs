@@ -7,6 +7,9 @@ use patchperf_server::domain::interleave;
 use serde_json::json;
 use sqlx::PgPool;
 
+use patchperf_common::mbox::diff;
+use patchperf_common::workload::map::WorkloadMap;
+
 use crate::helpers::{TestApp, comparison_request};
 
 #[sqlx::test(migrations = "../migrations")]
@@ -23,6 +26,35 @@ async fn submitting_answers_201_with_the_id_and_where_to_look(pool: PgPool) {
     let id = a.json["id"].as_i64().unwrap();
     assert_eq!(a.json["url"], format!("/api/v1/comparisons/{id}"));
     assert_eq!(a.json["report_url"], format!("/comparisons/{id}"));
+    assert_eq!(a.json["workloads"], json!(["open1"]));
+}
+
+/// A submission that names no workload is measured on those the workload
+/// map gives the files and functions its patches change, and says which.
+#[sqlx::test(migrations = "../migrations")]
+async fn a_submission_without_workloads_gets_the_map_s(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let stat = include_str!(
+        "../../../examples/patches/003-vfs-mostly-undo-glibc-turning-fstat-into-fstatat-AT_EMPTY_PATH.patch"
+    );
+    let a = app
+        .post(
+            "/api/v1/comparisons",
+            &app.ci,
+            comparison_request(3, json!({ "mbox": stat, "workloads": null })),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::CREATED, "{:?}", a.json);
+    let touched = vec!["fs/stat.c".to_string()];
+    let want = WorkloadMap::derived()
+        .select(&touched, &diff::functions(stat))
+        .workloads;
+    assert!(!want.is_empty());
+    assert!(want.iter().all(|w| w.contains("stat")), "{want:?}");
+    assert_eq!(a.json["workloads"], json!(want));
+    let id = a.json["id"].as_i64().unwrap();
+    let view = app.get(&format!("/api/v1/comparisons/{id}")).await;
+    assert_eq!(view.json["workloads"], json!(want));
 }
 
 #[sqlx::test(migrations = "../migrations")]

@@ -516,3 +516,56 @@ async fn a_rewritten_branch_is_measured_from_the_merge_base_and_keeps_its_histor
         .await;
     assert_eq!(view["git_range"], format!("{new_head}..{next}"));
 }
+
+/// A tree that names no workloads measures each new head on the workloads
+/// the workload map gives the files its commits change; a head whose
+/// commits change only files no workload runs is not measured, and the
+/// tree (its API view, its page) says why until a later head is.
+#[sqlx::test(migrations = "../migrations")]
+async fn a_tree_without_workloads_measures_each_head_on_the_map_s(pool: PgPool) {
+    let (repo, _) = linear(0);
+    let mirrors = tempfile::tempdir().unwrap();
+    let app = app(pool, mirrors.path()).await;
+    let url = repo.path().to_str().unwrap().to_string();
+    let mut body = tree_request(&url, "mapped");
+    body["workloads"] = json!([]);
+    let id = add(&app, body).await["id"].as_i64().unwrap();
+
+    commit_file(repo.path(), "fs/ext4/inode.c", "int ext4;\n", "ext4: x");
+    let answer = push(&app, id).await;
+    assert!(answer["comparison_id"].is_null(), "{answer}");
+    let why = "not measured: no workload exercises fs/ext4/inode.c";
+    assert_eq!(answer["status"], format!("1 new commit {why}"), "{answer}");
+    let view = app.get(&format!("/api/v1/trees/{id}")).await;
+    assert_eq!(view.json["push_note"], why, "{:?}", view.json);
+    let page = app.get(&format!("/trees/{id}")).await;
+    assert!(page.body.contains(why), "{}", page.body);
+
+    commit_file(repo.path(), "fs/pipe.c", "int pipe;\n", "pipe: y");
+    let answer = push(&app, id).await;
+    let comparison = answer["comparison_id"].as_i64().expect("queued");
+    let queued = app.get(&format!("/api/v1/comparisons/{comparison}")).await;
+    assert_eq!(
+        queued.json["workloads"],
+        json!(["pipe1"]),
+        "{:?}",
+        queued.json
+    );
+    // Built over the head that was not measured: its commit is carried.
+    assert_eq!(
+        queued.json["git_range"]
+            .as_str()
+            .unwrap()
+            .split("..")
+            .count(),
+        2
+    );
+    let view = app.get(&format!("/api/v1/trees/{id}")).await;
+    assert!(
+        view.json["tree"].get("push_note").is_none(),
+        "{:?}",
+        view.json
+    );
+    let page = app.get(&format!("/trees/{id}")).await;
+    assert!(page.body.contains("from the workload map"), "{}", page.body);
+}

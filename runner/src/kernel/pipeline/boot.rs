@@ -87,6 +87,7 @@ pub fn guest_request(job: &JobSpec, mode: MeasurementMode) -> GuestRequest {
         measurement: mode,
         params: job.params.clone(),
         runs,
+        syscall_paths: false,
     }
 }
 
@@ -140,7 +141,11 @@ pub fn boot_and_run(
     let out = lock
         .scratch(&format!("boot-{}", slot.seq))
         .map_err(|e| failure(FailureReason::Other, "boot", e))?;
-    let text = serde_json::to_string_pretty(request)
+    let request = GuestRequest {
+        syscall_paths: pipeline.workload_paths.is_some(),
+        ..request.clone()
+    };
+    let text = serde_json::to_string_pretty(&request)
         .map_err(|e| failure(FailureReason::Other, "boot", Error::json(e)))?;
     std::fs::write(out.path().join(REQUEST_FILE), text).map_err(|e| {
         failure(
@@ -161,7 +166,7 @@ pub fn boot_and_run(
                 .min(4),
         },
         boot_limit: pipeline.boot_limit.unwrap_or_else(|| boot_limit(mode)),
-        run_limit: pipeline.run_limit.unwrap_or_else(|| run_limit(request)),
+        run_limit: pipeline.run_limit.unwrap_or_else(|| run_limit(&request)),
         extra_cmdline: pipeline.extra_cmdline.clone(),
     };
     let name = kernel_name(slot.side, kernel);
@@ -183,7 +188,12 @@ pub fn boot_and_run(
             Flow::Continue
         }
     };
-    let booted = qemu::boot(&spec, &mut watcher).map_err(|e| boot_failure(e, slot, &spec))?;
+    let booted = qemu::boot(&spec, &mut watcher);
+    if let Some(dir) = &pipeline.workload_paths {
+        keep_files(out.path(), &dir.join(format!("boot-{}", slot.seq)))
+            .map_err(|e| failure(FailureReason::Other, "keeping the guest's files", e))?;
+    }
+    let booted = booted.map_err(|e| boot_failure(e, slot, &spec))?;
     let mut results = booted.results;
     annotate(
         &mut results,
@@ -193,6 +203,21 @@ pub fn boot_and_run(
         mode,
     );
     Ok(results)
+}
+
+/// Copies the files of a boot's out share into `to`.
+fn keep_files(share: &Path, to: &Path) -> Result<(), Error> {
+    std::fs::create_dir_all(to).map_err(|e| Error::io(format!("creating {}", to.display()), e))?;
+    let entries = std::fs::read_dir(share)
+        .map_err(|e| Error::io(format!("reading {}", share.display()), e))?;
+    for entry in entries.flatten() {
+        if entry.file_type().is_ok_and(|t| t.is_file()) {
+            let dest = to.join(entry.file_name());
+            std::fs::copy(entry.path(), &dest)
+                .map_err(|e| Error::io(format!("copying to {}", dest.display()), e))?;
+        }
+    }
+    Ok(())
 }
 
 /// Gives each result of a boot the kernel's identity, the mode and the

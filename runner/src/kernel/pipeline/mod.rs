@@ -58,6 +58,10 @@ pub struct Pipeline {
     pub parallel: usize,
     /// What the jobs run at once with clones of this pipeline share.
     pub host: Arc<host::Host>,
+    /// Ask every guest for the syscall paths of its profiled runs and
+    /// keep each boot's out share (request, results, report, paths) in
+    /// `<dir>/boot-<seq>/`: what `workload-map` reads; `None` for jobs.
+    pub workload_paths: Option<PathBuf>,
 }
 
 impl Pipeline {
@@ -74,6 +78,7 @@ impl Pipeline {
             extra_cmdline: Vec::new(),
             parallel: parallel::default_guests(),
             host: Arc::default(),
+            workload_paths: None,
         })
     }
 }

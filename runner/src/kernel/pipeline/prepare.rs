@@ -268,7 +268,7 @@ pub fn base_kernel(
     let key = &setup.base_key;
     let make = base_make(lock, setup);
     events.state(JobState::Building, "configuring the base kernel");
-    let config_sha256 = configure(&make, &setup.recipe)?;
+    let config_sha256 = configure(&make, &setup.recipe, events)?;
     events.state(JobState::Building, "building the base kernel");
     let build_seconds = make_bzimage(&make, events)?;
     let finished = Finished {
@@ -315,6 +315,12 @@ fn settle_base_tree(
 }
 
 /// Make for the base kernel, in the pristine tree.
+/// The base kernel's build tree (`vmlinux`, the objects), kept in the
+/// cache beside its source.
+pub fn base_build_dir(lock: &CacheLock, setup: &BuildSetup) -> std::path::PathBuf {
+    base_make(lock, setup).build_dir()
+}
+
 fn base_make(lock: &CacheLock, setup: &BuildSetup) -> Make {
     Make::new(
         &View::plain(&setup.pristine.dir),
@@ -377,7 +383,7 @@ pub fn build_patched(
             JobState::Building,
             &format!("configuring the {} kernel", side.as_str()),
         );
-        configure(&make, &setup.recipe)?;
+        configure(&make, &setup.recipe, events)?;
     }
     events.state(
         JobState::Building,
@@ -407,14 +413,24 @@ pub fn build_patched(
 }
 
 /// Configure step: keeps a build tree's `.config` when it is still what
-/// the recipe makes.
-fn configure(make: &Make, recipe: &ConfigRecipe) -> Result<String, JobFailure> {
+/// the recipe makes; says in the build log what fitting the recipe to the
+/// tree changed.
+fn configure(
+    make: &Make,
+    recipe: &ConfigRecipe,
+    events: &mut dyn Events,
+) -> Result<String, JobFailure> {
     if make.has(".config") {
         if let Ok(sha) = config::verify(make, recipe) {
             return Ok(sha);
         }
     }
-    config::configure(make, recipe).map_err(|e| failure(FailureReason::BuildFailed, "configure", e))
+    let configured = config::configure(make, recipe)
+        .map_err(|e| failure(FailureReason::BuildFailed, "configure", e))?;
+    for note in &configured.notes {
+        events.line(&format!("configure: {note}"));
+    }
+    Ok(configured.sha256)
 }
 
 /// `make bzImage`, its output passed on as lines; returns the seconds.

@@ -12,12 +12,13 @@ use tempfile::TempDir;
 
 use super::metrics::Profile;
 use super::parse::{ScriptParser, lost_samples_warning};
+use super::paths::SyscallPaths;
 use crate::Error;
 use crate::error::PerfError;
 use crate::harness::Collector;
-use crate::perf::PerfOptions;
 use crate::perf::env::{Perf, kernel_symbols_warning};
 use crate::perf::exec::{self, Lifecycle};
+use crate::perf::{PathsRequest, PerfOptions};
 
 /// How long perf may take to start counting (it opens counters on every
 /// CPU and lists the running tasks first).
@@ -55,6 +56,7 @@ pub struct PerfProfile {
     dir: TempDir,
     lifecycle: Lifecycle,
     warnings: Vec<String>,
+    paths: Option<PathsRequest>,
 }
 
 impl PerfProfile {
@@ -84,6 +86,7 @@ impl PerfProfile {
             dir,
             lifecycle: Lifecycle::new("perf record"),
             warnings: kernel_symbols_warning().into_iter().collect(),
+            paths: options.syscall_paths.clone(),
         }
     }
 
@@ -97,8 +100,9 @@ impl PerfProfile {
     }
 
     /// Runs perf script over the recording and folds its samples into a
-    /// profile; also says whether perf reported lost samples.
-    fn read_profile(&self) -> Result<(Profile, Option<String>), PerfError> {
+    /// profile (and the syscall paths, where asked); also says whether
+    /// perf reported lost samples.
+    fn read_profile(&self) -> Result<(Profile, Option<SyscallPaths>, Option<String>), PerfError> {
         let script = self.dir.path().join("script.txt");
         let stderr = self.dir.path().join("script.stderr");
         let mut command = self.perf.command();
@@ -112,6 +116,16 @@ impl PerfProfile {
             .map_err(|err| PerfError::io("cannot read perf script's output", err))?;
         let mut parser = ScriptParser::new();
         let mut profile = Profile::new();
+        let mut paths = self
+            .paths
+            .as_ref()
+            .map(|p| SyscallPaths::new(p.workload.clone()));
+        let mut add = |sample: &super::parse::Sample| {
+            profile.add(sample);
+            if let Some(paths) = &mut paths {
+                paths.add(sample);
+            }
+        };
         for line in std::io::BufReader::new(file).lines() {
             let line =
                 line.map_err(|err| PerfError::io("cannot read perf script's output", err))?;
@@ -119,14 +133,14 @@ impl PerfProfile {
                 .push_line(&line)
                 .map_err(|err| PerfError::output(err, String::new()))?;
             if let Some(sample) = pushed {
-                profile.add(&sample);
+                add(&sample);
             }
         }
         if let Some(sample) = parser.finish() {
-            profile.add(&sample);
+            add(&sample);
         }
         let stderr = std::fs::read_to_string(&stderr).unwrap_or_default();
-        Ok((profile, lost_samples_warning(&stderr)))
+        Ok((profile, paths, lost_samples_warning(&stderr)))
     }
 }
 
@@ -170,7 +184,14 @@ impl PerfProfile {
     /// `perf-profile.*` metrics, the sampled event and warnings to `result`.
     pub fn collect(&mut self, result: &mut RunResult) -> Result<(), PerfError> {
         self.lifecycle.take_stopped()?;
-        let (profile, lost) = self.read_profile()?;
+        let (profile, paths, lost) = self.read_profile()?;
+        if let (Some(paths), Some(request)) = (paths, &self.paths) {
+            let text = serde_json::to_string_pretty(&paths)
+                .map_err(|err| PerfError::io("cannot write the syscall paths", err.into()))?;
+            std::fs::write(&request.out, text).map_err(|err| {
+                PerfError::io(format!("cannot write {}", request.out.display()), err)
+            })?;
+        }
         result.warnings.append(&mut self.warnings);
         result.warnings.extend(lost);
         if profile.samples() == 0 {

@@ -269,7 +269,16 @@ async fn start(ctx: &Context, list: &ListRow, row: &SeriesRow) -> Result<(), Err
         db::list_series::set_state(&ctx.db, row.id, SeriesState::Skipped, Some(&why), &[]).await?;
         return Ok(());
     }
-    let workloads = workloads_for(&list.workload_map, &list.workloads, &touched);
+    let selection = workloads_for(&list.workload_map, &list.workloads, &mbox);
+    if selection.workloads.is_empty() {
+        let why = format!(
+            "not measured: no workload exercises {}",
+            shortened(&selection.unexercised)
+        );
+        db::list_series::set_state(&ctx.db, row.id, SeriesState::Skipped, Some(&why), &[]).await?;
+        return Ok(());
+    }
+    let workloads = selection.workloads;
     let (commit, base_note) = base(ctx, list, s.base_commit.as_deref()).await?;
     let req = ComparisonCreateRequest {
         base: BaseSource::Git {
@@ -305,7 +314,13 @@ async fn start(ctx: &Context, list: &ListRow, row: &SeriesRow) -> Result<(), Err
         return Ok(());
     }
     let id = comparison::queue(&mut tx, &prepared.order, ctx.config.max_attempts).await?;
-    let note = format!("{base_note}; measuring {}", workloads.join(", "));
+    let mut note = format!("{base_note}; measuring {}", workloads.join(", "));
+    if !selection.unexercised.is_empty() {
+        note.push_str(&format!(
+            "; no workload exercises {}",
+            shortened(&selection.unexercised)
+        ));
+    }
     db::list_series::queued(&mut *tx, row.id, id, &note).await?;
     tx.commit().await?;
     ctx.jobs_changed.notify_waiters();

@@ -150,20 +150,42 @@ pub async fn poll(ctx: &Context, id: i64) -> Result<PushResponse, Error> {
     let from = fork
         .as_ref()
         .map_or(tree.tested_commit.as_str(), |f| f.sha.as_str());
+    let mut skipped: Option<String> = None;
     let req = ComparisonSubmission::try_from(request(&tree, from, &head.sha))
         .map_err(|e| Error::Internal(format!("tree {id}'s stored settings: {e}")))?;
     let carried = match fork {
         Some(_) => None,
         None => carried(ctx, &tree).await,
     };
-    let prepared = submit::prepare(
+    let prepared = match submit::prepare(
         ctx,
         &req,
         tree.created_by,
         Origin::TreeHead { tree_id: id },
         carried,
     )
-    .await?;
+    .await
+    {
+        Ok(prepared) => Some(prepared),
+        // A tree that names no workloads, a push the map gives none.
+        Err(Error::NotMeasured(why)) if tree.workloads.is_empty() => {
+            skipped = Some(why);
+            None
+        }
+        Err(e) => return Err(e),
+    };
+    let range = match &prepared {
+        Some(p) => p.range.clone(),
+        None => Some(
+            range::read(
+                ctx,
+                &tree.url,
+                &format!("{from}..{}", head.sha),
+                ctx.config.body_limit,
+            )
+            .await?,
+        ),
+    };
 
     let mut tx = ctx.db.begin().await?;
     let locked = db::trees::find(&mut tx, id, true)
@@ -181,11 +203,20 @@ pub async fn poll(ctx: &Context, id: i64) -> Result<PushResponse, Error> {
             ),
         ));
     }
-    let comparison_id =
-        comparison::queue(&mut tx, &prepared.order, ctx.config.max_attempts).await?;
-    let anchor = match &prepared.order.carried {
-        Some(Carried::New { over, .. } | Carried::Stored { over, .. }) => over.clone(),
-        None => from.to_string(),
+    let (comparison_id, anchor) = match &prepared {
+        Some(prepared) => {
+            let comparison_id =
+                comparison::queue(&mut tx, &prepared.order, ctx.config.max_attempts).await?;
+            let anchor = match &prepared.order.carried {
+                Some(Carried::New { over, .. } | Carried::Stored { over, .. }) => over.clone(),
+                None => from.to_string(),
+            };
+            (Some(comparison_id), anchor)
+        }
+        // Its commits are carried by the next head's kernels, as a
+        // measured head's are.
+        None if fork.is_some() => (None, from.to_string()),
+        None => (None, tree.anchor_commit.clone()),
     };
     let rewritten = match &fork {
         Some(f) => {
@@ -204,7 +235,7 @@ pub async fn poll(ctx: &Context, id: i64) -> Result<PushResponse, Error> {
         None => String::new(),
     };
     let mut commits = 0;
-    for c in prepared.range.iter().flat_map(|r| r.commits.iter()) {
+    for c in range.iter().flat_map(|r| r.commits.iter()) {
         db::trees::append_commit(
             &mut tx,
             id,
@@ -216,8 +247,17 @@ pub async fn poll(ctx: &Context, id: i64) -> Result<PushResponse, Error> {
         .await?;
         commits += 1;
     }
-    db::trees::tested(&mut tx, id, &head.sha, &anchor).await?;
+    db::trees::tested(&mut tx, id, &head.sha, &anchor, skipped.as_deref()).await?;
     tx.commit().await?;
+    let plural = if commits == 1 { "" } else { "s" };
+    let Some(comparison_id) = comparison_id else {
+        let why = skipped.unwrap_or_default();
+        tracing::info!(tree = id, commits, %why, "new head not measured");
+        return Ok(answer(
+            None,
+            format!("{rewritten}{commits} new commit{plural} {why}"),
+        ));
+    };
     ctx.jobs_changed.notify_waiters();
     tracing::info!(
         tree = id,
@@ -227,10 +267,7 @@ pub async fn poll(ctx: &Context, id: i64) -> Result<PushResponse, Error> {
     );
     Ok(answer(
         Some(comparison_id),
-        format!(
-            "{rewritten}queued comparison {comparison_id} of {commits} new commit{}",
-            if commits == 1 { "" } else { "s" }
-        ),
+        format!("{rewritten}queued comparison {comparison_id} of {commits} new commit{plural}"),
     ))
 }
 
@@ -330,6 +367,7 @@ pub fn view(ctx: &Context, t: TreeRow) -> TreeView {
         tested_at: t.tested_at,
         polled_at: t.polled_at,
         rewrite_note: t.rewrite_note,
+        push_note: t.push_note,
     }
 }
 

@@ -107,6 +107,8 @@ pub(super) struct TreePage {
     tested: String,
     /// What the last rewrite of the branch did ("" when none).
     rewritten: String,
+    /// Why the last new head was not measured ("" when it was).
+    not_measured: String,
     json_url: String,
     /// The histories with a change point, first on the page.
     changed: Vec<HistorySection>,
@@ -308,10 +310,16 @@ pub(super) async fn page(State(state): State<AppState>, Path(id): Path<i64>) -> 
     };
     Ok(TreePage {
         rewritten: t.rewrite_note.clone().unwrap_or_default(),
+        not_measured: t.push_note.clone().unwrap_or_default(),
         name: t.name,
         url: t.url,
         branch: t.branch,
-        workloads: t.workloads.join(", "),
+        workloads: if t.workloads.is_empty() {
+            "each new head's, from the workload map: those that run the files its commits touch"
+                .into()
+        } else {
+            t.workloads.join(", ")
+        },
         params,
         runs,
         machine: t.machine_name.unwrap_or_else(|| "any".into()),

@@ -69,6 +69,7 @@ fn kexec_job_saved(dir: &Path) -> (Pipeline, PathBuf) {
         extra_cmdline: vec![],
         parallel: 1,
         host: Default::default(),
+        workload_paths: None,
     };
     let kexec_dir = dir.join("cache/kexec");
     KexecState::new(job(), &kernel(dir, "b"), &kernel(dir, "p"))

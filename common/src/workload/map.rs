@@ -1,0 +1,691 @@
+//! Which source files each workload exercises, and so which workloads a
+//! change to a file is measured on.
+//!
+//! Derived, not guessed: `patchperf-runner workload-map` boots a base
+//! kernel built with line tables, profiles every workload, keeps the
+//! samples taken inside the workload's own system calls (its entry point
+//! on the stack, interrupt handlers cut off), and maps each function on
+//! those stacks to the files its machine code comes from (`addr2line -i`
+//! over the function's bytes in `vmlinux`: the `.c` file that defines it
+//! and every header whose inline code it holds). The result is the data
+//! file `map.tsv` beside this one, one line per workload and file, with
+//! the share of the workload's syscall samples that pass through that
+//! file's code (the largest share of one function holding it), and the
+//! kernel releases it was seen on. `README.md`'s workload table is the
+//! same data in words.
+//!
+//! `functions.tsv` keeps the same at the grain of functions: each
+//! workload's functions (clone suffixes dropped, as 0-day names them),
+//! their share and the files their code comes from.
+//!
+//! A change to a file is measured on the workloads with the largest
+//! shares of it ([`WorkloadMap::chosen_for`]): at most
+//! [`MAX_WORKLOADS_PER_FILE`], each with at least [`MIN_SHARE`] % (or the
+//! one with most, where none has that much), so that a header every path
+//! inlines calls for a few workloads, not all of them. Where the patch's
+//! hunk headers name functions of the file that workloads run (the unlink
+//! path of `fs/namei.c`, not its open path), the same rule picks among
+//! the workloads running those functions instead
+//! ([`WorkloadMap::select`]). A file no workload exercises calls for
+//! none: such a change is not measured on a stand-in.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::OnceLock;
+
+use crate::Error;
+use crate::workload;
+
+/// The map derived for Debian's linux-source-6.1 and -6.12: files.
+pub const DERIVED: &str = include_str!("map.tsv");
+
+/// The same: functions.
+pub const DERIVED_FUNCTIONS: &str = include_str!("functions.tsv");
+
+/// The column line of the files' data.
+const COLUMNS: &str = "workload\tfile\tshare\tseen_on";
+
+/// The column line of the functions' data.
+const FUNCTION_COLUMNS: &str = "workload\tfunction\tfiles\tshare\tseen_on";
+
+/// A file's workloads are those with at least this share (%) of it...
+pub const MIN_SHARE: f64 = 1.0;
+
+/// ...and at most this many.
+pub const MAX_WORKLOADS_PER_FILE: usize = 4;
+
+/// One workload running code of one file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Exercised {
+    /// The workload.
+    pub workload: String,
+    /// The file, relative to the tree's top (`fs/select.c`).
+    pub file: String,
+    /// Share of the workload's syscall samples through a function with
+    /// code of the file, in %: the largest over those functions.
+    pub share: f64,
+    /// The kernel releases it was seen on (`6.12.118`).
+    pub seen_on: Vec<String>,
+}
+
+/// One workload running one kernel function.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunsThrough {
+    /// The workload.
+    pub workload: String,
+    /// The function, as 0-day names it (`do_sys_poll`, not
+    /// `do_sys_poll.isra.0`).
+    pub function: String,
+    /// The files its code comes from: where it is defined, and the
+    /// headers whose inline functions it holds.
+    pub files: Vec<String>,
+    /// Share of the workload's syscall samples with it on the stack, in %.
+    pub share: f64,
+    /// The kernel releases it was seen on.
+    pub seen_on: Vec<String>,
+}
+
+/// The whole map.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct WorkloadMap {
+    /// How it was derived, one line each (`#` lines of the data).
+    pub notes: Vec<String>,
+    /// By workload in catalogue order, then by share, largest first.
+    pub entries: Vec<Exercised>,
+    /// The same at the grain of functions, in the same order.
+    pub functions: Vec<RunsThrough>,
+}
+
+/// The workloads a set of touched files calls for, and the files no
+/// workload exercises.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Selection {
+    /// In catalogue order.
+    pub workloads: Vec<String>,
+    /// Touched files the map has no workload for, in the order given.
+    pub unexercised: Vec<String>,
+}
+
+impl Selection {
+    /// `not measured: no workload exercises fs/a.c, fs/b.c`, where nothing
+    /// is measured.
+    pub fn not_measured(&self) -> Option<String> {
+        (self.workloads.is_empty() && !self.unexercised.is_empty()).then(|| {
+            format!(
+                "not measured: no workload exercises {}",
+                self.unexercised.join(", ")
+            )
+        })
+    }
+}
+
+impl WorkloadMap {
+    /// The derived map ([`DERIVED`], [`DERIVED_FUNCTIONS`]), read once.
+    pub fn derived() -> &'static WorkloadMap {
+        static MAP: OnceLock<WorkloadMap> = OnceLock::new();
+        MAP.get_or_init(|| {
+            // A test reads the same texts and fails on any error.
+            WorkloadMap::parse(DERIVED, DERIVED_FUNCTIONS).unwrap_or_default()
+        })
+    }
+
+    /// Reads the map's two texts: files, functions.
+    pub fn parse(files: &str, functions: &str) -> Result<WorkloadMap, Error> {
+        let mut map = WorkloadMap::parse_files(files)?;
+        map.functions = parse_functions(functions)?;
+        map.sort();
+        Ok(map)
+    }
+
+    /// Reads the files' text.
+    pub fn parse_files(text: &str) -> Result<WorkloadMap, Error> {
+        let mut map = WorkloadMap::default();
+        let mut columns = false;
+        for (i, line) in text.lines().enumerate() {
+            let bad = |message: String| Error::WorkloadMap {
+                line: i + 1,
+                message,
+            };
+            if let Some(note) = line.strip_prefix('#') {
+                map.notes.push(note.trim().to_string());
+                continue;
+            }
+            if line.trim().is_empty() {
+                continue;
+            }
+            if !columns {
+                if line != COLUMNS {
+                    return Err(bad(format!("want the columns `{COLUMNS}` first")));
+                }
+                columns = true;
+                continue;
+            }
+            let fields: Vec<&str> = line.split('\t').collect();
+            let [workload, file, share, seen_on] = fields[..] else {
+                return Err(bad(format!("{} fields; want 4", fields.len())));
+            };
+            if workload::find(workload).is_none() {
+                return Err(bad(format!("unknown workload {workload:?}")));
+            }
+            if !is_tree_path(file) {
+                return Err(bad(format!("{file:?} is not a path in a kernel tree")));
+            }
+            let share: f64 = share
+                .parse()
+                .ok()
+                .filter(|s: &f64| s.is_finite() && (0.0..=100.0).contains(s))
+                .ok_or_else(|| bad(format!("share {share:?} is not a number from 0 to 100")))?;
+            let seen_on: Vec<String> = seen_on.split(',').map(str::to_string).collect();
+            if seen_on.iter().any(|r| !is_release(r)) {
+                return Err(bad(format!(
+                    "seen_on {seen_on:?} is not a list of releases"
+                )));
+            }
+            if map
+                .entries
+                .iter()
+                .any(|e| e.workload == workload && e.file == file)
+            {
+                return Err(bad(format!("{workload} and {file} twice")));
+            }
+            map.entries.push(Exercised {
+                workload: workload.to_string(),
+                file: file.to_string(),
+                share,
+                seen_on,
+            });
+        }
+        if !columns {
+            return Err(Error::WorkloadMap {
+                line: text.lines().count(),
+                message: format!("no `{COLUMNS}` line"),
+            });
+        }
+        map.sort();
+        Ok(map)
+    }
+
+    /// The functions as text, as [`WorkloadMap::parse`] reads them.
+    pub fn render_functions(&self) -> String {
+        let mut out = format!("{FUNCTION_COLUMNS}\n");
+        for f in &self.functions {
+            out.push_str(&format!(
+                "{}\t{}\t{}\t{:.2}\t{}\n",
+                f.workload,
+                f.function,
+                f.files.join(","),
+                f.share,
+                f.seen_on.join(",")
+            ));
+        }
+        out
+    }
+
+    /// The files as text, as [`WorkloadMap::parse`] reads them.
+    pub fn render(&self) -> String {
+        let mut out: String = self.notes.iter().map(|n| format!("# {n}\n")).collect();
+        out.push_str(COLUMNS);
+        out.push('\n');
+        for e in &self.entries {
+            out.push_str(&format!(
+                "{}\t{}\t{:.2}\t{}\n",
+                e.workload,
+                e.file,
+                e.share,
+                e.seen_on.join(",")
+            ));
+        }
+        out
+    }
+
+    /// Puts the entries in their order: workloads as the catalogue lists
+    /// them, each one's files by share, largest first, then by name.
+    pub fn sort(&mut self) {
+        let rank = |w: &str| workload::WORKLOADS.iter().position(|x| x.name == w);
+        self.entries.sort_by(|a, b| {
+            rank(&a.workload)
+                .cmp(&rank(&b.workload))
+                .then(b.share.total_cmp(&a.share))
+                .then(a.file.cmp(&b.file))
+        });
+        self.functions.sort_by(|a, b| {
+            rank(&a.workload)
+                .cmp(&rank(&b.workload))
+                .then(b.share.total_cmp(&a.share))
+                .then(a.function.cmp(&b.function))
+        });
+    }
+
+    /// What `workload` exercises, largest share first.
+    pub fn files_of<'a>(&'a self, workload: &'a str) -> impl Iterator<Item = &'a Exercised> {
+        self.entries.iter().filter(move |e| e.workload == workload)
+    }
+
+    /// The workloads a change to `file` is measured on, largest share
+    /// first (see the module's text).
+    pub fn chosen_for(&self, file: &str) -> Vec<&str> {
+        choose(
+            self.entries
+                .iter()
+                .filter(|e| e.file == file)
+                .map(|e| (e.workload.as_str(), e.share)),
+        )
+    }
+
+    /// The workloads a change to `function` (code of `file`) is measured
+    /// on, as [`WorkloadMap::chosen_for`] picks for a file; none where no
+    /// workload runs it.
+    pub fn chosen_for_function(&self, function: &str, file: &str) -> Vec<&str> {
+        choose(
+            self.functions
+                .iter()
+                .filter(|f| f.function == function && f.files.iter().any(|x| x == file))
+                .map(|f| (f.workload.as_str(), f.share)),
+        )
+    }
+
+    /// The workloads a series touching `touched` is measured on, and the
+    /// touched files no workload exercises; `functions` are the functions
+    /// its hunk headers name, by file (`mbox::diff::functions`).
+    pub fn select(
+        &self,
+        touched: &[String],
+        functions: &BTreeMap<String, BTreeSet<String>>,
+    ) -> Selection {
+        let mut selection = Selection::default();
+        let mut chosen: Vec<&str> = Vec::new();
+        for file in touched {
+            let by_function: Vec<&str> = functions
+                .get(file)
+                .into_iter()
+                .flatten()
+                .flat_map(|f| self.chosen_for_function(f, file))
+                .collect();
+            let workloads = if by_function.is_empty() {
+                self.chosen_for(file)
+            } else {
+                by_function
+            };
+            if workloads.is_empty() {
+                selection.unexercised.push(file.clone());
+            }
+            chosen.extend(workloads);
+        }
+        selection.workloads = workload::WORKLOADS
+            .iter()
+            .map(|w| w.name)
+            .filter(|w| chosen.contains(w))
+            .map(str::to_string)
+            .collect();
+        selection
+    }
+
+    /// Every file some workload is measured on, sorted.
+    pub fn files(&self) -> Vec<&str> {
+        let mut files: Vec<&str> = self.entries.iter().map(|e| e.file.as_str()).collect();
+        files.sort_unstable();
+        files.dedup();
+        files
+    }
+}
+
+/// At most [`MAX_WORKLOADS_PER_FILE`] of `(workload, share)`, each with at
+/// least [`MIN_SHARE`], largest share first; else the one with most.
+fn choose<'a>(candidates: impl Iterator<Item = (&'a str, f64)>) -> Vec<&'a str> {
+    let mut all: Vec<(&str, f64)> = candidates.collect();
+    all.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let enough: Vec<&str> = all
+        .iter()
+        .filter(|(_, share)| *share >= MIN_SHARE)
+        .take(MAX_WORKLOADS_PER_FILE)
+        .map(|(w, _)| *w)
+        .collect();
+    if enough.is_empty() {
+        all.first().map(|(w, _)| *w).into_iter().collect()
+    } else {
+        enough
+    }
+}
+
+/// Reads the functions' text.
+fn parse_functions(text: &str) -> Result<Vec<RunsThrough>, Error> {
+    let mut out: Vec<RunsThrough> = Vec::new();
+    let mut columns = false;
+    for (i, line) in text.lines().enumerate() {
+        let bad = |message: String| Error::WorkloadMap {
+            line: i + 1,
+            message: format!("functions: {message}"),
+        };
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        if !columns {
+            if line != FUNCTION_COLUMNS {
+                return Err(bad(format!("want the columns `{FUNCTION_COLUMNS}` first")));
+            }
+            columns = true;
+            continue;
+        }
+        let fields: Vec<&str> = line.split('\t').collect();
+        let [workload, function, files, share, seen_on] = fields[..] else {
+            return Err(bad(format!("{} fields; want 5", fields.len())));
+        };
+        if workload::find(workload).is_none() {
+            return Err(bad(format!("unknown workload {workload:?}")));
+        }
+        let is_symbol = !function.is_empty()
+            && function.len() <= 128
+            && function
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !is_symbol {
+            return Err(bad(format!("{function:?} is not a C function name")));
+        }
+        let files: Vec<String> = files
+            .split(',')
+            .filter(|f| !f.is_empty())
+            .map(str::to_string)
+            .collect();
+        if let Some(f) = files.iter().find(|f| !is_tree_path(f)) {
+            return Err(bad(format!("{f:?} is not a path in a kernel tree")));
+        }
+        let share: f64 = share
+            .parse()
+            .ok()
+            .filter(|s: &f64| s.is_finite() && (0.0..=100.0).contains(s))
+            .ok_or_else(|| bad(format!("share {share:?} is not a number from 0 to 100")))?;
+        let seen_on: Vec<String> = seen_on.split(',').map(str::to_string).collect();
+        if seen_on.iter().any(|r| !is_release(r)) {
+            return Err(bad(format!(
+                "seen_on {seen_on:?} is not a list of releases"
+            )));
+        }
+        if out
+            .iter()
+            .any(|r| r.workload == workload && r.function == function)
+        {
+            return Err(bad(format!("{workload} and {function} twice")));
+        }
+        out.push(RunsThrough {
+            workload: workload.to_string(),
+            function: function.to_string(),
+            files,
+            share,
+            seen_on,
+        });
+    }
+    if !columns && !text.trim().is_empty() {
+        return Err(Error::WorkloadMap {
+            line: text.lines().count(),
+            message: format!("functions: no `{FUNCTION_COLUMNS}` line"),
+        });
+    }
+    Ok(out)
+}
+
+/// A relative path inside a kernel tree: `dir/name`, no `..`, no spaces.
+fn is_tree_path(path: &str) -> bool {
+    !path.is_empty()
+        && path.len() <= 200
+        && !path.starts_with('/')
+        && path.split('/').all(|part| {
+            !part.is_empty()
+                && part != ".."
+                && part != "."
+                && part
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "._-+,".contains(c))
+        })
+}
+
+/// `6.12.118`: a kernel release's numbers.
+fn is_release(release: &str) -> bool {
+    !release.is_empty()
+        && release.len() <= 40
+        && release
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || ".-+".contains(c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SMALL: &str = "\
+# a test map
+workload\tfile\tshare\tseen_on
+dup1\tfs/file.c\t60.00\t6.12.118
+open1\tinclude/linux/fs.h\t0.40\t6.1.192,6.12.118
+dup1\tinclude/linux/fs.h\t0.20\t6.12.118
+fstat\tinclude/linux/fs.h\t0.10\t6.12.118
+open1\tfs/namei.c\t70.00\t6.1.192
+open2\tfs/namei.c\t71.00\t6.1.192
+open3\tfs/namei.c\t72.00\t6.1.192
+open-creat\tfs/namei.c\t40.00\t6.1.192
+unlink1\tfs/namei.c\t30.00\t6.1.192
+open-enoent\tfs/namei.c\t0.50\t6.1.192
+";
+
+    const SMALL_FUNCTIONS: &str = "\
+workload\tfunction\tfiles\tshare\tseen_on
+unlink1\tdo_unlinkat\tfs/namei.c,include/linux/fs.h\t22.50\t6.1.192
+unlink1\tpath_openat\tfs/namei.c\t40.00\t6.1.192
+open1\tpath_openat\tfs/namei.c\t60.00\t6.1.192
+";
+
+    fn small() -> WorkloadMap {
+        WorkloadMap::parse(SMALL, SMALL_FUNCTIONS).unwrap()
+    }
+
+    fn no_functions() -> BTreeMap<String, BTreeSet<String>> {
+        BTreeMap::new()
+    }
+
+    #[test]
+    fn a_map_reads_back_as_it_was_written_in_catalogue_order() {
+        let map = small();
+        assert_eq!(map.notes, ["a test map"]);
+        let order: Vec<(&str, &str)> = map
+            .entries
+            .iter()
+            .map(|e| (e.workload.as_str(), e.file.as_str()))
+            .collect();
+        assert_eq!(order[0], ("open1", "fs/namei.c"));
+        assert_eq!(order[1], ("open1", "include/linux/fs.h"));
+        assert_eq!(
+            WorkloadMap::parse(&map.render(), &map.render_functions()).unwrap(),
+            map
+        );
+        assert_eq!(map.functions[0].workload, "open1");
+    }
+
+    #[test]
+    fn a_file_calls_for_the_workloads_that_run_most_of_it() {
+        let map = small();
+        // At most four, each with at least 1%, largest first.
+        assert_eq!(
+            map.chosen_for("fs/namei.c"),
+            ["open3", "open2", "open1", "open-creat"]
+        );
+        // A header only inlined a little: the one that runs most of it.
+        assert_eq!(map.chosen_for("include/linux/fs.h"), ["open1"]);
+        assert!(map.chosen_for("fs/ext4/inode.c").is_empty());
+        let touched =
+            |files: &[&str]| -> Vec<String> { files.iter().map(|s| s.to_string()).collect() };
+        let s = map.select(
+            &touched(&["fs/file.c", "include/linux/fs.h", "fs/xyz.c"]),
+            &no_functions(),
+        );
+        assert_eq!(s.workloads, ["open1", "dup1"]);
+        assert_eq!(s.unexercised, ["fs/xyz.c"]);
+        assert_eq!(s.not_measured(), None);
+        let s = map.select(&touched(&["fs/xyz.c", "fs/ext4/inode.c"]), &no_functions());
+        assert!(s.workloads.is_empty());
+        assert_eq!(
+            s.not_measured().as_deref(),
+            Some("not measured: no workload exercises fs/xyz.c, fs/ext4/inode.c")
+        );
+    }
+
+    #[test]
+    fn a_change_to_one_function_calls_for_the_workloads_that_run_it() {
+        let map = small();
+        let touched = vec!["fs/namei.c".to_string()];
+        let named = |f: &[&str]| -> BTreeMap<String, BTreeSet<String>> {
+            [(
+                "fs/namei.c".to_string(),
+                f.iter().map(|s| s.to_string()).collect(),
+            )]
+            .into()
+        };
+        // The unlink path of fs/namei.c: unlink1, not the open family.
+        assert_eq!(
+            map.select(&touched, &named(&["do_unlinkat"])).workloads,
+            ["unlink1"]
+        );
+        assert_eq!(
+            map.select(&touched, &named(&["path_openat"])).workloads,
+            ["open1", "unlink1"]
+        );
+        // A function no workload runs: the file's workloads.
+        assert_eq!(
+            map.select(&touched, &named(&["do_mknodat"])).workloads,
+            ["open1", "open2", "open3", "open-creat"]
+        );
+        // do_unlinkat holds code of fs.h, but a hunk of fs.h naming it is
+        // about another function of that name there: file-level there.
+        assert_eq!(
+            map.chosen_for_function("do_unlinkat", "include/linux/fs.h"),
+            ["unlink1"]
+        );
+        assert!(
+            map.chosen_for_function("do_unlinkat", "fs/open.c")
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_broken_map_is_refused_with_its_line() {
+        let cases = [
+            ("dup1\tfs/file.c\t1\t6.1", "want the columns"),
+            (
+                "workload\tfile\tshare\tseen_on\ndup9\tfs/file.c\t1\t6.1",
+                "unknown workload",
+            ),
+            (
+                "workload\tfile\tshare\tseen_on\ndup1\t../file.c\t1\t6.1",
+                "not a path",
+            ),
+            (
+                "workload\tfile\tshare\tseen_on\ndup1\tfs/file.c\tNaN\t6.1",
+                "not a number",
+            ),
+            (
+                "workload\tfile\tshare\tseen_on\ndup1\tfs/file.c\t101\t6.1",
+                "not a number",
+            ),
+            (
+                "workload\tfile\tshare\tseen_on\ndup1\tfs/file.c\t1",
+                "3 fields",
+            ),
+            (
+                "workload\tfile\tshare\tseen_on\ndup1\tfs/file.c\t1\t6 1",
+                "releases",
+            ),
+            (
+                "workload\tfile\tshare\tseen_on\ndup1\tfs/file.c\t1\t6.1\ndup1\tfs/file.c\t2\t6.1",
+                "twice",
+            ),
+            ("# only a note", "no `workload"),
+        ];
+        for (text, want) in cases {
+            let err = WorkloadMap::parse_files(text).unwrap_err().to_string();
+            assert!(err.contains(want), "{text:?}: {err}");
+        }
+        let columns = "workload\tfunction\tfiles\tshare\tseen_on\n";
+        for (text, want) in [
+            ("dup1\talloc_fd\tfs/file.c\t1\t6.1", "want the columns"),
+            ("dup1\talloc fd\tfs/file.c\t1\t6.1", "not a C function"),
+            ("dup1\talloc_fd\t/fs/file.c\t1\t6.1", "not a path"),
+            ("dup1\talloc_fd\tfs/file.c\t-1\t6.1", "not a number"),
+        ] {
+            let text = if want == "want the columns" {
+                text.to_string()
+            } else {
+                format!("{columns}{text}")
+            };
+            let err = WorkloadMap::parse(SMALL, &text).unwrap_err().to_string();
+            assert!(err.contains(want), "{text:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn the_derived_map_reads_and_covers_every_workload() {
+        let map = WorkloadMap::parse(DERIVED, DERIVED_FUNCTIONS).unwrap();
+        assert_eq!(&map, WorkloadMap::derived());
+        assert!(!map.functions.is_empty());
+        for w in workload::WORKLOADS {
+            assert!(
+                map.files_of(w.name).next().is_some(),
+                "{} exercises nothing in the map",
+                w.name
+            );
+        }
+    }
+
+    /// What a kernel developer knows each workload's system calls run
+    /// through: the map derived from profiles must agree, or the
+    /// derivation is broken.
+    #[test]
+    fn the_derived_map_names_the_file_each_workload_is_about() {
+        let map = WorkloadMap::derived();
+        let expect = [
+            ("open1", "fs/namei.c"),
+            ("open1", "fs/open.c"),
+            ("open-enoent", "fs/namei.c"),
+            ("dup1", "fs/file.c"),
+            ("fstat", "fs/stat.c"),
+            ("fstatat-empty", "fs/stat.c"),
+            ("statx-empty", "fs/stat.c"),
+            ("poll1", "fs/select.c"),
+            ("poll2", "fs/select.c"),
+            ("pipe1", "fs/pipe.c"),
+            ("read1", "fs/read_write.c"),
+            ("read2", "fs/read_write.c"),
+            ("write1", "fs/read_write.c"),
+            ("pread1", "fs/read_write.c"),
+            ("pwrite1", "fs/read_write.c"),
+            ("lseek1", "fs/read_write.c"),
+            ("lseek2", "fs/read_write.c"),
+            ("unlink1", "fs/namei.c"),
+            ("unlink2", "fs/namei.c"),
+            ("lock1", "fs/locks.c"),
+            ("lock2", "fs/locks.c"),
+            ("eventfd1", "fs/eventfd.c"),
+        ];
+        for (workload, file) in expect {
+            assert!(
+                map.files_of(workload).any(|e| e.file == file),
+                "{workload} does not exercise {file} in the derived map"
+            );
+        }
+        // The floor runs no file system code.
+        assert!(
+            !map.files_of("getppid1").any(|e| e.file.starts_with("fs/")),
+            "{:?}",
+            map.files_of("getppid1").collect::<Vec<_>>()
+        );
+        // Each fs/ file of the issue's series calls for its own family.
+        for (file, family) in [
+            ("fs/select.c", "poll"),
+            ("fs/pipe.c", "pipe"),
+            ("fs/locks.c", "lock"),
+            ("fs/eventfd.c", "eventfd"),
+        ] {
+            let chosen = map.chosen_for(file);
+            assert!(
+                chosen.iter().any(|w| w.starts_with(family)),
+                "{file}: {chosen:?}"
+            );
+        }
+    }
+}
