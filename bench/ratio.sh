@@ -3,7 +3,9 @@
 # exactly the same system calls (bench/wis_loop.c, cc -O2) in the same
 # harness semantics, 1 task, same scratch directory, run in turn (the order
 # rotates every round). Prints ops/s and ratio = ours ÷ C for every
-# workload (of the means, and the median of the per-round ratios, which a
+# workload but the variants of open1 and fstat (open2, open3, open-enoent,
+# open-creat, fstatat-empty, statx-empty: the same loop with another
+# flag or call) (of the means, and the median of the per-round ratios, which a
 # round disturbed by other load on the machine does not move); the target
 # is >= 0.99. Two C builds: `libc`, which calls glibc's wrappers as
 # will-it-scale's tests do (the comparison), and `raw`, which issues the
@@ -12,7 +14,7 @@
 #
 # usage: bench/ratio.sh [ROUNDS]     (default 5)
 # env:   RUN_SECONDS (default 5), RUN_WARMUP (default 2), WORKLOADS (default: every
-#        workload of `bench --list`),
+#        workload of `bench --list` but those variants),
 #        RATIO_RT (default 1: run both sides under SCHED_FIFO priority 1 with chrt,
 #        so that other load on the machine does not decide the ratio; 0 to not)
 set -euo pipefail

@@ -248,7 +248,7 @@ fn a_series_measured_per_patch_builds_each_kernel_once() {
     assert_eq!(bk.patches_sha256, Some(step2.base_patches_sha256.clone()));
     assert_eq!(bk.patches, Some(1));
     assert_eq!(pk.patches_sha256, Some(step2.patches_sha256.clone()));
-    assert_eq!(pk.patches, Some(1));
+    assert_eq!(pk.patches, Some(2));
     assert_ne!(bk.version, pk.version);
     assert_no_leftovers();
 }

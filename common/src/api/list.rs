@@ -321,8 +321,9 @@ pub fn workloads_for(map: &[WorkloadRule], default: &[String], mbox: &str) -> Se
             .collect();
         selection
     };
-    if selection.workloads.is_empty() {
+    if selection.workloads.is_empty() && !default.is_empty() {
         selection.workloads = default.to_vec();
+        selection.fallback = true;
     }
     selection
 }
@@ -575,6 +576,7 @@ mod tests {
             &patch("fs/ext4/inode.c", "ext4_iget"),
         );
         assert_eq!(fallback.workloads, ["open1"]);
+        assert!(fallback.fallback && !none.fallback);
         // A series touching both: measured on what is exercised, the rest named.
         let both = workloads_for(
             &[],

@@ -173,13 +173,17 @@ pub fn paths(text: &str) -> std::collections::BTreeSet<String> {
     found
 }
 
+/// What [`functions`] names a hunk outside any function by.
+pub const OUTSIDE_FUNCTIONS: &str = "";
+
 /// The C function each hunk of the diffs in `text` is in, by file, as
 /// git's hunk header names it (`@@ -3985,7 +3985,7 @@ static struct file
 /// *path_openat(struct nameidata *nd,` → `path_openat` in `fs/namei.c`):
 /// what lets a change to one path of a large file call for the workloads
-/// that run that path. A header naming no function (a struct, nothing)
-/// adds nothing; `SYSCALL_DEFINEn(name, …)` names `__do_sys_name`, the
-/// function the kernel builds from it.
+/// that run that path. A hunk whose header names no function (a struct, a
+/// global, nothing) adds [`OUTSIDE_FUNCTIONS`] for its file, so that the
+/// file as a whole still counts; `SYSCALL_DEFINEn(name, …)` names
+/// `__do_sys_name`, the function the kernel builds from it.
 pub fn functions(
     text: &str,
 ) -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
@@ -200,7 +204,10 @@ pub fn functions(
             });
         } else if let Some(header) = line.strip_prefix("@@ -") {
             let context = header.split_once(" @@").map(|(_, rest)| rest.trim());
-            if let (Some(file), Some(name)) = (&file, context.and_then(function_named)) {
+            if let Some(file) = &file {
+                let name = context
+                    .and_then(function_named)
+                    .unwrap_or_else(|| OUTSIDE_FUNCTIONS.to_string());
                 found.entry(file.clone()).or_default().insert(name);
             }
         }
@@ -255,8 +262,8 @@ mod tests {
                     @@ -1,1 +0,0 @@ void gone(void)\n-a\n";
         let got = functions(text);
         let names = |f: &str| -> Vec<&str> { got[f].iter().map(String::as_str).collect() };
-        assert_eq!(names("fs/namei.c"), ["do_unlinkat"]);
-        assert_eq!(names("fs/file.c"), ["__do_sys_dup", "find_next_fd"]);
+        assert_eq!(names("fs/namei.c"), ["", "do_unlinkat"]);
+        assert_eq!(names("fs/file.c"), ["", "__do_sys_dup", "find_next_fd"]);
         assert_eq!(got.len(), 2, "{got:?}");
         assert_eq!(function_named("if (x)"), None);
         assert_eq!(

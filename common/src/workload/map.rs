@@ -32,20 +32,15 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 
-use crate::Error;
 use crate::workload;
+
+mod text;
 
 /// The map derived for Debian's linux-source-6.1 and -6.12: files.
 pub const DERIVED: &str = include_str!("map.tsv");
 
 /// The same: functions.
 pub const DERIVED_FUNCTIONS: &str = include_str!("functions.tsv");
-
-/// The column line of the files' data.
-const COLUMNS: &str = "workload\tfile\tshare\tseen_on";
-
-/// The column line of the functions' data.
-const FUNCTION_COLUMNS: &str = "workload\tfunction\tfiles\tshare\tseen_on";
 
 /// A file's workloads are those with at least this share (%) of it...
 pub const MIN_SHARE: f64 = 1.0;
@@ -103,6 +98,8 @@ pub struct Selection {
     pub workloads: Vec<String>,
     /// Touched files the map has no workload for, in the order given.
     pub unexercised: Vec<String>,
+    /// Nothing matched: the workloads are a list's own for such series.
+    pub fallback: bool,
 }
 
 impl Selection {
@@ -126,115 +123,6 @@ impl WorkloadMap {
             // A test reads the same texts and fails on any error.
             WorkloadMap::parse(DERIVED, DERIVED_FUNCTIONS).unwrap_or_default()
         })
-    }
-
-    /// Reads the map's two texts: files, functions.
-    pub fn parse(files: &str, functions: &str) -> Result<WorkloadMap, Error> {
-        let mut map = WorkloadMap::parse_files(files)?;
-        map.functions = parse_functions(functions)?;
-        map.sort();
-        Ok(map)
-    }
-
-    /// Reads the files' text.
-    pub fn parse_files(text: &str) -> Result<WorkloadMap, Error> {
-        let mut map = WorkloadMap::default();
-        let mut columns = false;
-        for (i, line) in text.lines().enumerate() {
-            let bad = |message: String| Error::WorkloadMap {
-                line: i + 1,
-                message,
-            };
-            if let Some(note) = line.strip_prefix('#') {
-                map.notes.push(note.trim().to_string());
-                continue;
-            }
-            if line.trim().is_empty() {
-                continue;
-            }
-            if !columns {
-                if line != COLUMNS {
-                    return Err(bad(format!("want the columns `{COLUMNS}` first")));
-                }
-                columns = true;
-                continue;
-            }
-            let fields: Vec<&str> = line.split('\t').collect();
-            let [workload, file, share, seen_on] = fields[..] else {
-                return Err(bad(format!("{} fields; want 4", fields.len())));
-            };
-            if workload::find(workload).is_none() {
-                return Err(bad(format!("unknown workload {workload:?}")));
-            }
-            if !is_tree_path(file) {
-                return Err(bad(format!("{file:?} is not a path in a kernel tree")));
-            }
-            let share: f64 = share
-                .parse()
-                .ok()
-                .filter(|s: &f64| s.is_finite() && (0.0..=100.0).contains(s))
-                .ok_or_else(|| bad(format!("share {share:?} is not a number from 0 to 100")))?;
-            let seen_on: Vec<String> = seen_on.split(',').map(str::to_string).collect();
-            if seen_on.iter().any(|r| !is_release(r)) {
-                return Err(bad(format!(
-                    "seen_on {seen_on:?} is not a list of releases"
-                )));
-            }
-            if map
-                .entries
-                .iter()
-                .any(|e| e.workload == workload && e.file == file)
-            {
-                return Err(bad(format!("{workload} and {file} twice")));
-            }
-            map.entries.push(Exercised {
-                workload: workload.to_string(),
-                file: file.to_string(),
-                share,
-                seen_on,
-            });
-        }
-        if !columns {
-            return Err(Error::WorkloadMap {
-                line: text.lines().count(),
-                message: format!("no `{COLUMNS}` line"),
-            });
-        }
-        map.sort();
-        Ok(map)
-    }
-
-    /// The functions as text, as [`WorkloadMap::parse`] reads them.
-    pub fn render_functions(&self) -> String {
-        let mut out = format!("{FUNCTION_COLUMNS}\n");
-        for f in &self.functions {
-            out.push_str(&format!(
-                "{}\t{}\t{}\t{:.2}\t{}\n",
-                f.workload,
-                f.function,
-                f.files.join(","),
-                f.share,
-                f.seen_on.join(",")
-            ));
-        }
-        out
-    }
-
-    /// The files as text, as [`WorkloadMap::parse`] reads them.
-    pub fn render(&self) -> String {
-        let mut out: String = self.notes.iter().map(|n| format!("# {n}\n")).collect();
-        out.push_str(COLUMNS);
-        out.push('\n');
-        for e in &self.entries {
-            out.push_str(&format!(
-                "{}\t{}\t{:.2}\t{}\n",
-                e.workload,
-                e.file,
-                e.share,
-                e.seen_on.join(",")
-            ));
-        }
-        out
     }
 
     /// Puts the entries in their order: workloads as the catalogue lists
@@ -275,10 +163,16 @@ impl WorkloadMap {
     /// on, as [`WorkloadMap::chosen_for`] picks for a file; none where no
     /// workload runs it.
     pub fn chosen_for_function(&self, function: &str, file: &str) -> Vec<&str> {
+        // A syscall's body `__do_sys_lseek` is inlined into the entry
+        // point the profile sees, `__x64_sys_lseek`.
+        let entry = function
+            .strip_prefix("__do_sys_")
+            .map(|call| format!("__x64_sys_{call}"));
         choose(
             self.functions
                 .iter()
-                .filter(|f| f.function == function && f.files.iter().any(|x| x == file))
+                .filter(|f| f.function == function || Some(&f.function) == entry.as_ref())
+                .filter(|f| f.files.iter().any(|x| x == file))
                 .map(|f| (f.workload.as_str(), f.share)),
         )
     }
@@ -294,17 +188,23 @@ impl WorkloadMap {
         let mut selection = Selection::default();
         let mut chosen: Vec<&str> = Vec::new();
         for file in touched {
-            let by_function: Vec<&str> = functions
-                .get(file)
-                .into_iter()
-                .flatten()
-                .flat_map(|f| self.chosen_for_function(f, file))
-                .collect();
-            let workloads = if by_function.is_empty() {
-                self.chosen_for(file)
-            } else {
-                by_function
-            };
+            // The functions its hunks are in that workloads run; where a
+            // hunk is in none of those (outside any function, or in one no
+            // profile shows, such as a static function inlined into its
+            // caller), the file's own workloads as well.
+            let mut workloads: Vec<&str> = Vec::new();
+            let mut whole_file = true;
+            if let Some(named) = functions.get(file) {
+                whole_file = false;
+                for f in named {
+                    let chosen = self.chosen_for_function(f, file);
+                    whole_file |= chosen.is_empty();
+                    workloads.extend(chosen);
+                }
+            }
+            if whole_file {
+                workloads.extend(self.chosen_for(file));
+            }
             if workloads.is_empty() {
                 selection.unexercised.push(file.clone());
             }
@@ -346,111 +246,11 @@ fn choose<'a>(candidates: impl Iterator<Item = (&'a str, f64)>) -> Vec<&'a str> 
     }
 }
 
-/// Reads the functions' text.
-fn parse_functions(text: &str) -> Result<Vec<RunsThrough>, Error> {
-    let mut out: Vec<RunsThrough> = Vec::new();
-    let mut columns = false;
-    for (i, line) in text.lines().enumerate() {
-        let bad = |message: String| Error::WorkloadMap {
-            line: i + 1,
-            message: format!("functions: {message}"),
-        };
-        if line.starts_with('#') || line.trim().is_empty() {
-            continue;
-        }
-        if !columns {
-            if line != FUNCTION_COLUMNS {
-                return Err(bad(format!("want the columns `{FUNCTION_COLUMNS}` first")));
-            }
-            columns = true;
-            continue;
-        }
-        let fields: Vec<&str> = line.split('\t').collect();
-        let [workload, function, files, share, seen_on] = fields[..] else {
-            return Err(bad(format!("{} fields; want 5", fields.len())));
-        };
-        if workload::find(workload).is_none() {
-            return Err(bad(format!("unknown workload {workload:?}")));
-        }
-        let is_symbol = !function.is_empty()
-            && function.len() <= 128
-            && function
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !is_symbol {
-            return Err(bad(format!("{function:?} is not a C function name")));
-        }
-        let files: Vec<String> = files
-            .split(',')
-            .filter(|f| !f.is_empty())
-            .map(str::to_string)
-            .collect();
-        if let Some(f) = files.iter().find(|f| !is_tree_path(f)) {
-            return Err(bad(format!("{f:?} is not a path in a kernel tree")));
-        }
-        let share: f64 = share
-            .parse()
-            .ok()
-            .filter(|s: &f64| s.is_finite() && (0.0..=100.0).contains(s))
-            .ok_or_else(|| bad(format!("share {share:?} is not a number from 0 to 100")))?;
-        let seen_on: Vec<String> = seen_on.split(',').map(str::to_string).collect();
-        if seen_on.iter().any(|r| !is_release(r)) {
-            return Err(bad(format!(
-                "seen_on {seen_on:?} is not a list of releases"
-            )));
-        }
-        if out
-            .iter()
-            .any(|r| r.workload == workload && r.function == function)
-        {
-            return Err(bad(format!("{workload} and {function} twice")));
-        }
-        out.push(RunsThrough {
-            workload: workload.to_string(),
-            function: function.to_string(),
-            files,
-            share,
-            seen_on,
-        });
-    }
-    if !columns && !text.trim().is_empty() {
-        return Err(Error::WorkloadMap {
-            line: text.lines().count(),
-            message: format!("functions: no `{FUNCTION_COLUMNS}` line"),
-        });
-    }
-    Ok(out)
-}
-
-/// A relative path inside a kernel tree: `dir/name`, no `..`, no spaces.
-fn is_tree_path(path: &str) -> bool {
-    !path.is_empty()
-        && path.len() <= 200
-        && !path.starts_with('/')
-        && path.split('/').all(|part| {
-            !part.is_empty()
-                && part != ".."
-                && part != "."
-                && part
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "._-+,".contains(c))
-        })
-}
-
-/// `6.12.118`: a kernel release's numbers.
-fn is_release(release: &str) -> bool {
-    !release.is_empty()
-        && release.len() <= 40
-        && release
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || ".-+".contains(c))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const SMALL: &str = "\
+    pub(super) const SMALL: &str = "\
 # a test map
 workload\tfile\tshare\tseen_on
 dup1\tfs/file.c\t60.00\t6.12.118
@@ -468,6 +268,7 @@ open-enoent\tfs/namei.c\t0.50\t6.1.192
     const SMALL_FUNCTIONS: &str = "\
 workload\tfunction\tfiles\tshare\tseen_on
 unlink1\tdo_unlinkat\tfs/namei.c,include/linux/fs.h\t22.50\t6.1.192
+unlink1\t__x64_sys_unlink\tfs/namei.c\t50.00\t6.1.192
 unlink1\tpath_openat\tfs/namei.c\t40.00\t6.1.192
 open1\tpath_openat\tfs/namei.c\t60.00\t6.1.192
 ";
@@ -551,8 +352,13 @@ open1\tpath_openat\tfs/namei.c\t60.00\t6.1.192
             map.select(&touched, &named(&["do_mknodat"])).workloads,
             ["open1", "open2", "open3", "open-creat"]
         );
-        // do_unlinkat holds code of fs.h, but a hunk of fs.h naming it is
-        // about another function of that name there: file-level there.
+        // A hunk in the unlink path and one outside any function: both.
+        assert_eq!(
+            map.select(&touched, &named(&["do_unlinkat", ""])).workloads,
+            ["open1", "open2", "open3", "open-creat", "unlink1"]
+        );
+        // A function counts in every file its code comes from (do_unlinkat
+        // holds inline code of fs.h), and in no other.
         assert_eq!(
             map.chosen_for_function("do_unlinkat", "include/linux/fs.h"),
             ["unlink1"]
@@ -561,61 +367,12 @@ open1\tpath_openat\tfs/namei.c\t60.00\t6.1.192
             map.chosen_for_function("do_unlinkat", "fs/open.c")
                 .is_empty()
         );
-    }
-
-    #[test]
-    fn a_broken_map_is_refused_with_its_line() {
-        let cases = [
-            ("dup1\tfs/file.c\t1\t6.1", "want the columns"),
-            (
-                "workload\tfile\tshare\tseen_on\ndup9\tfs/file.c\t1\t6.1",
-                "unknown workload",
-            ),
-            (
-                "workload\tfile\tshare\tseen_on\ndup1\t../file.c\t1\t6.1",
-                "not a path",
-            ),
-            (
-                "workload\tfile\tshare\tseen_on\ndup1\tfs/file.c\tNaN\t6.1",
-                "not a number",
-            ),
-            (
-                "workload\tfile\tshare\tseen_on\ndup1\tfs/file.c\t101\t6.1",
-                "not a number",
-            ),
-            (
-                "workload\tfile\tshare\tseen_on\ndup1\tfs/file.c\t1",
-                "3 fields",
-            ),
-            (
-                "workload\tfile\tshare\tseen_on\ndup1\tfs/file.c\t1\t6 1",
-                "releases",
-            ),
-            (
-                "workload\tfile\tshare\tseen_on\ndup1\tfs/file.c\t1\t6.1\ndup1\tfs/file.c\t2\t6.1",
-                "twice",
-            ),
-            ("# only a note", "no `workload"),
-        ];
-        for (text, want) in cases {
-            let err = WorkloadMap::parse_files(text).unwrap_err().to_string();
-            assert!(err.contains(want), "{text:?}: {err}");
-        }
-        let columns = "workload\tfunction\tfiles\tshare\tseen_on\n";
-        for (text, want) in [
-            ("dup1\talloc_fd\tfs/file.c\t1\t6.1", "want the columns"),
-            ("dup1\talloc fd\tfs/file.c\t1\t6.1", "not a C function"),
-            ("dup1\talloc_fd\t/fs/file.c\t1\t6.1", "not a path"),
-            ("dup1\talloc_fd\tfs/file.c\t-1\t6.1", "not a number"),
-        ] {
-            let text = if want == "want the columns" {
-                text.to_string()
-            } else {
-                format!("{columns}{text}")
-            };
-            let err = WorkloadMap::parse(SMALL, &text).unwrap_err().to_string();
-            assert!(err.contains(want), "{text:?}: {err}");
-        }
+        // SYSCALL_DEFINE1(unlink, …) is __do_sys_unlink in a hunk header,
+        // __x64_sys_unlink in a profile.
+        assert_eq!(
+            map.chosen_for_function("__do_sys_unlink", "fs/namei.c"),
+            ["unlink1"]
+        );
     }
 
     #[test]

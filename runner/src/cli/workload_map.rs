@@ -17,9 +17,10 @@ pub struct WorkloadMapArgs {
     #[arg(long, short = 'o', value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Measured seconds of each workload's profiled run (after 1 s of
-    /// warm-up): 2 s are ~2000 samples under tcg-icount, enough for the
-    /// 0.05% cut-off.
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=60))]
+    /// warm-up): the benchmark guest samples at its 250 Hz tick, so 4 s
+    /// are ~1000 samples, one sample 0.1% (the map keeps functions over
+    /// 0.05%).
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=60))]
     pub seconds: u32,
     /// Only these workloads (default: every workload).
     #[arg(long, short = 'w', value_delimiter = ',')]

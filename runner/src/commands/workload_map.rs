@@ -161,14 +161,31 @@ fn derive(
     let release = results
         .iter()
         .find_map(|r| r.kernel.as_ref().map(|k| k.release.clone()))
-        .ok_or_else(|| Error::Config(format!("{base}: the guest reported no kernel release")))?;
-    let paths = read_paths(&guest.join("boot-0"))?;
+        .ok_or_else(|| Error::Bench(format!("{base}: the guest reported no kernel release")))?;
+    let mut paths = read_paths(&guest.join("boot-0"))?;
+    paths.retain(|w, _| workloads.contains(w));
+    if let Some(missing) = workloads.iter().find(|w| !paths.contains_key(*w)) {
+        return Err(Error::Usage(format!(
+            "{base}: the boot kept in {} ran no {missing}; remove it to boot again",
+            out.display()
+        )));
+    }
 
     let lock = pipeline.cache.lock()?;
-    let setup = pipeline::prepare::fetch(&lock, &spec, &mut Quiet)
-        .map_err(|f| Error::Config(format!("{base}: {}", f.detail)))?;
-    let build = pipeline::prepare::base_build_dir(&lock, &setup);
-    let vmlinux = build.join("vmlinux");
+    let setup = pipeline::prepare::fetch(&lock, &spec, &mut Quiet).map_err(|f| Error::Job {
+        reason: f.reason.as_str().to_string(),
+        detail: format!("{base}: {}", f.detail),
+        log_tail: f.log_tail,
+    })?;
+    // The kernel the samples were taken on, kept beside them: a later
+    // fragment (another cache key) builds another kernel.
+    let vmlinux = out.join("vmlinux");
+    if !vmlinux.is_file() {
+        let built = pipeline::prepare::base_build_dir(&lock, &setup).join("vmlinux");
+        std::fs::hard_link(&built, &vmlinux)
+            .or_else(|_| std::fs::copy(&built, &vmlinux).map(drop))
+            .map_err(|e| Error::io(format!("keeping {}", built.display()), e))?;
+    }
     eprintln!("{base}: reading {}", vmlinux.display());
     let symbols = code_files::text_symbols(&vmlinux)?;
 
@@ -176,7 +193,7 @@ fn derive(
     let mut by_function: BTreeMap<(String, String), (f64, BTreeSet<String>)> = BTreeMap::new();
     for (workload, paths) in &paths {
         if paths.through == 0 {
-            return Err(Error::Config(format!(
+            return Err(Error::Bench(format!(
                 "{base}: no sample of {workload}'s tasks in a system call ({} samples in all)",
                 paths.samples
             )));
@@ -214,7 +231,7 @@ fn derive(
     }
     drop(lock);
     let note = format!(
-        "{base}: {release}, tcg-icount, 1 task, {seconds} s after 1 s, perf cpu-clock at 999 Hz, \
+        "{base}: {release}, tcg-icount, 1 task, {seconds} s after 1 s, perf cpu-clock at the 250 Hz tick, \
          kernel with line tables ({})",
         LINE_TABLES.trim().replace('\n', " ")
     );
@@ -316,7 +333,7 @@ fn read_paths(boot: &Path) -> Result<BTreeMap<String, SyscallPaths>, Error> {
         }
     }
     if !missing.is_empty() {
-        return Err(Error::Config(format!(
+        return Err(Error::Bench(format!(
             "no syscall paths for {}: did perf record run in the guest?",
             missing.into_iter().collect::<Vec<_>>().join(", ")
         )));

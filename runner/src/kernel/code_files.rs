@@ -109,7 +109,9 @@ pub fn tree_path(path: &str, source_root: &Path) -> Option<String> {
 
 /// The files each of `functions` holds code of, by `addr2line -i` over
 /// every byte of each of its extents in `vmlinux`. Functions `symbols`
-/// does not know map to nothing.
+/// does not know map to nothing; a static name several files define
+/// (`cmp`) maps to the files of each, since a profile names functions, not
+/// addresses.
 pub fn files_of(
     vmlinux: &Path,
     source_root: &Path,

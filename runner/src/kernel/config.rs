@@ -6,7 +6,7 @@
 //! The fragment is fitted to the tree first, from the tree's own Kconfig
 //! files, so that one fragment serves every tree from Linux 6.1 on: an
 //! option the tree names differently (the speculation mitigations renamed
-//! in 6.9, SLOB's successor SLUB_TINY) is taken under the tree's name; one
+//! in 6.9) is taken under the tree's name; one
 //! it does not have at all is left out if the fragment only wants it, and
 //! fails the step, naming it and why the guest needs it, if the guest
 //! cannot run without it. After `olddefconfig`, every option the guest
@@ -35,9 +35,6 @@ const RENAMED: &[(&str, &str)] = &[
     ("CPU_IBRS_ENTRY", "MITIGATION_IBRS_ENTRY"),
     ("CPU_SRSO", "MITIGATION_SRSO"),
     ("SLS", "MITIGATION_SLS"),
-    // 6.4 removed SLOB; SLUB_TINY is the kernel's allocator for the
-    // systems that used it (and what 6.4's tinyconfig turns on).
-    ("SLOB", "SLUB_TINY"),
 ];
 
 /// What decides a kernel's configuration, short of the source and compiler.
@@ -522,10 +519,11 @@ mod tests {
         // Linux 6.1 has no SLUB_TINY (nothing to turn off, nothing said).
         let fitted = fit(
             &plain,
-            &tree_with(&[], &["CONFIG_SLUB_TINY", "CONFIG_KERNEL_LZ4"]),
+            &tree_with(&["CONFIG_SLOB"], &["CONFIG_SLUB_TINY", "CONFIG_KERNEL_LZ4"]),
         )
         .unwrap();
         assert!(!fitted.text().contains("SLUB_TINY"), "{}", fitted.text());
+        assert!(!fitted.text().contains("SLOB"), "{}", fitted.text());
         assert!(!fitted.text().contains("KERNEL_LZ4"));
         assert_eq!(
             fitted.notes,

@@ -5,8 +5,9 @@
 //! ([`Tree::copy_of`]).
 //!
 //! Two kinds of source:
-//! - a tarball (`linux-source-6.1` is Debian's `/usr/src/linux-source-6.1.tar.xz`,
-//!   the built-in default), unpacked once into `sources/<name>/`;
+//! - a tarball (`linux-source-6.12` is Debian's
+//!   `/usr/src/linux-source-6.12.tar.xz`, the default; [`DEFAULT_TARBALL`]),
+//!   unpacked once into `sources/<name>/`;
 //! - a git URL and commit: a bare mirror under `git/` and a worktree of the
 //!   commit. Worktree files get the commit's time as mtime, like a tarball's
 //!   files carry theirs, so a patched tree that reuses the base build tree

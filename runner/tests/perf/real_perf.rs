@@ -351,25 +351,4 @@ fn the_guest_driver_collects_perf_when_the_request_asks_for_it() {
     );
     // perf writes its data with write(2) all the while; dup1 never does.
     assert!(!paths.functions.contains_key("ksys_write"), "{paths:?}");
-    // The functions dup1's own calls ran through, for the workload map:
-    // its two entry points and what they call, not perf's own work.
-    let paths: SyscallPaths =
-        serde_json::from_str(&std::fs::read_to_string(out.path().join("paths-000.json")).unwrap())
-            .unwrap();
-    assert_eq!(paths.workload, "dup1");
-    assert!(
-        paths.through > 0 && paths.through <= paths.samples,
-        "{paths:?}"
-    );
-    // Since 6.9 the small `__x64_sys_*` wrappers may be inlined into the
-    // dispatcher `x64_sys_call`.
-    assert!(paths.functions.contains_key("do_syscall_64"), "{paths:?}");
-    assert!(
-        ["__x64_sys_dup", "x64_sys_call"]
-            .iter()
-            .any(|f| paths.functions.contains_key(*f)),
-        "{paths:?}"
-    );
-    // perf writes its data with write(2) all the while; dup1 never does.
-    assert!(!paths.functions.contains_key("ksys_write"), "{paths:?}");
 }

@@ -210,8 +210,9 @@ pub async fn polled(conn: &mut PgConnection, id: i64) -> Result<(), sqlx::Error>
 }
 
 /// Notes that `head` was queued for testing now, its kernels built over
-/// `anchor`; or, with `not_measured` (why), that it was looked at and
-/// not measured.
+/// `anchor`; or, with `not_measured` (why), that it was looked at and not
+/// measured (the schedule's clock, `tested_at`, stays: nothing was
+/// tested).
 pub async fn tested(
     conn: &mut PgConnection,
     id: i64,
@@ -220,8 +221,8 @@ pub async fn tested(
     not_measured: Option<&str>,
 ) -> Result<(), sqlx::Error> {
     sqlx::query!(
-        "UPDATE trees SET tested_commit = $2, anchor_commit = $3, tested_at = now(),
-                          push_note = $4
+        "UPDATE trees SET tested_commit = $2, anchor_commit = $3, push_note = $4,
+                          tested_at = CASE WHEN $4::text IS NULL THEN now() ELSE tested_at END
          WHERE id = $1",
         id,
         head,

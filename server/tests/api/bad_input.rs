@@ -111,7 +111,7 @@ async fn invalid_submissions_are_422_naming_the_field(pool: PgPool) {
             "workloads must name at least one of: open1, open2, open3, open-enoent, open-creat, dup1, fstat, fstatat-empty, statx-empty, poll1, poll2, pipe1, read1, read2, write1, pread1, pwrite1, lseek1, lseek2, unlink1, unlink2, lock1, lock2, eventfd1, getppid1",
         ),
         (
-            json!({"workloads": [], "mbox": "From: A <a@b.org>\nSubject: [PATCH] ext4: x\n\n                   x\n---\ndiff --git a/fs/ext4/inode.c b/fs/ext4/inode.c\n--- a/fs/ext4/inode.c\n                   +++ b/fs/ext4/inode.c\n@@ -1 +1 @@\n-a\n+b\n"}),
+            json!({"workloads": [], "mbox": "From: A <a@b.org>\nSubject: [PATCH] ext4: x\n\nx\n---\ndiff --git a/fs/ext4/inode.c b/fs/ext4/inode.c\n--- a/fs/ext4/inode.c\n+++ b/fs/ext4/inode.c\n@@ -1 +1 @@\n-a\n+b\n"}),
             "not measured: no workload exercises fs/ext4/inode.c; name the workloads to measure it on anyway",
         ),
         (

@@ -180,7 +180,12 @@ async fn a_posted_series_is_measured_patch_by_patch_and_answered_in_its_thread(p
         reason.starts_with("no base-commit: based on the head of master when it arrived"),
         "{v1:#}"
     );
-    assert!(reason.ends_with("measuring open1"), "{v1:#}");
+    assert!(
+        reason.ends_with(
+            ". Measured on open1: the workloads the list's rules give the files it changes."
+        ),
+        "{v1:#}"
+    );
     let mm = by_subject(&all, "[PATCH] mm: faster fault");
     assert_eq!(mm["state"], "skipped");
     assert!(

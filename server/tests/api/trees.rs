@@ -561,11 +561,7 @@ async fn a_tree_without_workloads_measures_each_head_on_the_map_s(pool: PgPool) 
         2
     );
     let view = app.get(&format!("/api/v1/trees/{id}")).await;
-    assert!(
-        view.json["tree"].get("push_note").is_none(),
-        "{:?}",
-        view.json
-    );
+    assert!(view.json.get("push_note").is_none(), "{:?}", view.json);
     let page = app.get(&format!("/trees/{id}")).await;
     assert!(page.body.contains("from the workload map"), "{}", page.body);
 }

@@ -1,7 +1,8 @@
 //! lseek1 and lseek2: each task seeks its fd to the start of a 4 KiB file
-//! (will-it-scale's "Separate file lseek" and "Same file lseek"): the
-//! `f_pos` lock and `generic_file_llseek` and nothing else. lseek2's tasks
-//! seek in one file, each through a file description of its own.
+//! (will-it-scale's "Separate file lseek" and "Same file lseek"):
+//! `fdget_pos` and the file system's llseek (`generic_file_llseek_size`)
+//! and nothing else. lseek2's tasks seek in one file, each through a file
+//! description of its own, so none shares an `f_pos` lock.
 
 use std::io;
 use std::marker::PhantomData;

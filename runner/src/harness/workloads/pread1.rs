@@ -1,6 +1,6 @@
 //! pread1: each task reads the first 4 KiB of a file of its own with
 //! `pread64`, never moving the file position (will-it-scale's "Separate
-//! file pread"): no `f_pos` lock, unlike read1.
+//! file pread"): `fdget`, not read1's `fdget_pos`.
 
 use std::io;
 use std::path::Path;

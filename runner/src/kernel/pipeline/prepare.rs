@@ -314,13 +314,13 @@ fn settle_base_tree(
     make_bzimage(&base_make(lock, setup), events).map(|_| ())
 }
 
-/// Make for the base kernel, in the pristine tree.
 /// The base kernel's build tree (`vmlinux`, the objects), kept in the
 /// cache beside its source.
 pub fn base_build_dir(lock: &CacheLock, setup: &BuildSetup) -> std::path::PathBuf {
     base_make(lock, setup).build_dir()
 }
 
+/// Make for the base kernel, in the pristine tree.
 fn base_make(lock: &CacheLock, setup: &BuildSetup) -> Make {
     Make::new(
         &View::plain(&setup.pristine.dir),

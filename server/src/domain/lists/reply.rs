@@ -132,6 +132,13 @@ async fn answer(
     let series_url = format!("{}/series/{}", public.trim_end_matches('/'), row.id);
     let text = report::verdict::text_report_linking(&built, Some(&report_url));
     let reporter = NameAddr::parse(from).map_or_else(|| from.to_string(), |a| a.header());
+    // As decided when it was queued.
+    let scope = row
+        .reason
+        .as_deref()
+        .and_then(super::series::scope_of)
+        .map(|s| format!("{s}\n\n"))
+        .unwrap_or_default();
     let body = body(
         &reporter,
         row,
@@ -141,7 +148,7 @@ async fn answer(
         since.as_deref(),
         &report_url,
         &series_url,
-        &text,
+        &format!("{scope}{text}"),
     );
     let subject = series.reply_to.subject.clone();
     let references = references(series);

@@ -18,6 +18,7 @@ use patchperf_common::mail::{Message, Series, assemble};
 use patchperf_common::mbox::diff;
 use patchperf_common::protocol::BaseSource;
 use patchperf_common::run::MeasurementMode;
+use patchperf_common::workload::map::Selection;
 
 use crate::db::list_series::{Filter, NewSeries, SeriesRow};
 use crate::db::lists::ListRow;
@@ -272,12 +273,14 @@ async fn start(ctx: &Context, list: &ListRow, row: &SeriesRow) -> Result<(), Err
     let selection = workloads_for(&list.workload_map, &list.workloads, &mbox);
     if selection.workloads.is_empty() {
         let why = format!(
-            "not measured: no workload exercises {}",
+            "not measured: {} {}",
+            none_for(list),
             shortened(&selection.unexercised)
         );
         db::list_series::set_state(&ctx.db, row.id, SeriesState::Skipped, Some(&why), &[]).await?;
         return Ok(());
     }
+    let scope = scope(list, &selection);
     let workloads = selection.workloads;
     let (commit, base_note) = base(ctx, list, s.base_commit.as_deref()).await?;
     let req = ComparisonCreateRequest {
@@ -314,13 +317,7 @@ async fn start(ctx: &Context, list: &ListRow, row: &SeriesRow) -> Result<(), Err
         return Ok(());
     }
     let id = comparison::queue(&mut tx, &prepared.order, ctx.config.max_attempts).await?;
-    let mut note = format!("{base_note}; measuring {}", workloads.join(", "));
-    if !selection.unexercised.is_empty() {
-        note.push_str(&format!(
-            "; no workload exercises {}",
-            shortened(&selection.unexercised)
-        ));
-    }
+    let note = format!("{base_note}. {scope}");
     db::list_series::queued(&mut *tx, row.id, id, &note).await?;
     tx.commit().await?;
     ctx.jobs_changed.notify_waiters();
@@ -361,6 +358,47 @@ async fn base(
 }
 
 /// Up to five paths, and how many more.
+/// What a series is measured on and why, and which of its files are not:
+/// the sentence its page shows once it is queued and its reply repeats
+/// ([`scope_of`]), e.g. `Measured on lock1, lock2: the workloads the
+/// workload map gives the files and functions it changes.`
+fn scope(list: &ListRow, selection: &Selection) -> String {
+    let why = if selection.fallback {
+        "the list's workloads for a series its rules or the map say nothing of"
+    } else if list.workload_map.is_empty() {
+        "the workloads the workload map gives the files and functions it changes"
+    } else {
+        "the workloads the list's rules give the files it changes"
+    };
+    let mut out = format!("{SCOPE}{}: {why}.", selection.workloads.join(", "));
+    if !selection.unexercised.is_empty() {
+        out.push_str(&format!(
+            " Not measured: {} {}.",
+            none_for(list),
+            shortened(&selection.unexercised)
+        ));
+    }
+    out
+}
+
+/// How a series' scope sentence begins.
+const SCOPE: &str = "Measured on ";
+
+/// The scope sentence in a queued series' note (`reason`), as [`scope`]
+/// wrote it; `None` for a note written before it had one.
+pub(super) fn scope_of(note: &str) -> Option<&str> {
+    note.find(SCOPE).map(|at| &note[at..])
+}
+
+/// What "nothing measures this file" is in a list's words.
+fn none_for(list: &ListRow) -> &'static str {
+    if list.workload_map.is_empty() {
+        "no workload exercises"
+    } else {
+        "no rule of the list names"
+    }
+}
+
 fn shortened(paths: &[String]) -> String {
     let mut out = paths.iter().take(5).cloned().collect::<Vec<_>>().join(", ");
     if paths.len() > 5 {

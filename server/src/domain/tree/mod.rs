@@ -4,9 +4,13 @@
 //! git range comparison, one step per commit (see [`super::submit`]), its
 //! commits appended to the tree's tested line. Its kernels are built over
 //! the tree's anchor with the commits since carried as patches
-//! ([`carried`]), so a new head costs one incremental build. What a final
-//! comparison adds to the tree's histories is [`history`]'s; the change
-//! points found in them, [`changes`]'.
+//! ([`carried`]), so a new head costs one incremental build. A tree that
+//! names no workloads measures each head on the workload map's for the
+//! files its commits change; a head whose commits change only files no
+//! workload runs is not measured, and the tree says why (`push_note`)
+//! until a later head is. What a final comparison adds to the tree's
+//! histories is [`history`]'s; the change points found in them,
+//! [`changes`]'.
 
 pub mod changes;
 pub mod history;
@@ -108,11 +112,13 @@ pub async fn find(ctx: &Context, id: i64) -> Result<TreeRow, Error> {
 
 /// Looks at the tree's branch now: a head not tested yet is queued as a
 /// range comparison against the last one tested, unless the tree's
-/// schedule says it is too soon. Everything git is asked (the head, the
-/// range, the carried commits) is asked before any row is locked, and the
-/// comparison and the tree's new tested head are stored in one
-/// transaction: a server killed halfway leaves the push to do again, never
-/// done twice.
+/// schedule says it is too soon, or nothing in it is what a workload runs
+/// (a tree without workloads: its commits are noted, carried by the next
+/// head's kernels, and the head is not measured). Everything git is asked
+/// (the head, the range, the carried commits) is asked before any row is
+/// locked, and the comparison and the tree's new tested head are stored in
+/// one transaction: a server killed halfway leaves the push to do again,
+/// never done twice.
 pub async fn poll(ctx: &Context, id: i64) -> Result<PushResponse, Error> {
     let tree = {
         let mut conn = ctx.db.acquire().await?;
