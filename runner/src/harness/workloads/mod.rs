@@ -101,13 +101,24 @@ pub trait FileCase: Sync {
 }
 
 /// Issues `call` again while it is interrupted by a signal, as
-/// will-it-scale's pipe and eventfd loops do.
+/// will-it-scale's pipe and eventfd loops do. Nothing signals a running
+/// task, so the retry is out of the loop's way: a loop around every call
+/// cost pipe1 2% against the C loop.
 #[inline(always)]
 pub(crate) fn again<T>(mut call: impl FnMut() -> Result<T, Failure>) -> Result<T, Failure> {
+    match call() {
+        Err(f) if sys::interrupted(&f) => again_after_a_signal(call),
+        done => done,
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn again_after_a_signal<T>(mut call: impl FnMut() -> Result<T, Failure>) -> Result<T, Failure> {
     loop {
         match call() {
             Err(f) if sys::interrupted(&f) => continue,
-            other => return other,
+            done => return done,
         }
     }
 }

@@ -5,7 +5,7 @@
 use std::io;
 use std::path::Path;
 
-use super::read::BLOCK;
+use super::read::{BLOCK, Block};
 use super::{TaskFiles, Workload};
 use crate::harness::sys::{self, Failure, Fd};
 
@@ -17,7 +17,7 @@ pub struct Pwrite1 {
 
 impl Workload for Pwrite1 {
     const NAME: &'static str = "pwrite1";
-    type Task<'a> = (Fd, [u8; BLOCK]);
+    type Task<'a> = (Fd, Block);
 
     fn setup(scratch: &Path, nr_task: u32) -> io::Result<Self> {
         Ok(Pwrite1 {
@@ -25,13 +25,13 @@ impl Workload for Pwrite1 {
         })
     }
 
-    fn task_setup(&self, task: usize) -> Result<(Fd, [u8; BLOCK]), Failure> {
-        Ok((self.files.open(task)?, [0; BLOCK]))
+    fn task_setup(&self, task: usize) -> Result<(Fd, Block), Failure> {
+        Ok((self.files.open(task)?, Block::new()))
     }
 
     #[inline(always)]
-    fn iteration((fd, buf): &mut (Fd, [u8; BLOCK])) -> Result<(), Failure> {
-        let wrote = sys::pwrite(fd.raw(), buf, 0)?;
+    fn iteration((fd, buf): &mut (Fd, Block)) -> Result<(), Failure> {
+        let wrote = sys::pwrite(fd.raw(), &buf.0, 0)?;
         Failure::unless_whole(libc::SYS_pwrite64, wrote, BLOCK)
     }
 

@@ -5,7 +5,7 @@
 use std::io;
 use std::path::Path;
 
-use super::read::{BLOCK, FILE_BYTES};
+use super::read::{Block, FILE_BYTES};
 use super::{TaskFiles, Workload};
 use crate::harness::sys::{self, Failure, Fd};
 
@@ -19,7 +19,7 @@ pub struct Write1 {
 #[derive(Debug)]
 pub struct Writing {
     fd: Fd,
-    block: [u8; BLOCK],
+    block: Block,
     written: usize,
 }
 
@@ -36,14 +36,14 @@ impl Workload for Write1 {
     fn task_setup(&self, task: usize) -> Result<Writing, Failure> {
         Ok(Writing {
             fd: self.files.open(task)?,
-            block: [0; BLOCK],
+            block: Block::new(),
             written: 0,
         })
     }
 
     #[inline(always)]
     fn iteration(w: &mut Writing) -> Result<(), Failure> {
-        w.written += sys::write(w.fd.raw(), &w.block)?;
+        w.written += sys::write(w.fd.raw(), &w.block.0)?;
         if w.written >= FILE_BYTES {
             w.written = 0;
             sys::seek_to(w.fd.raw(), 0)?;
