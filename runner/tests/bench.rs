@@ -535,8 +535,13 @@ fn syscall_counts(workload: &str) -> std::collections::HashMap<String, u64> {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    strace_calls(&summary)
+}
+
+/// Calls per system call in a `strace -c` summary file.
+fn strace_calls(summary: &Path) -> std::collections::HashMap<String, u64> {
     // Lines of the table: "% time seconds usecs/call calls [errors] syscall".
-    std::fs::read_to_string(&summary)
+    std::fs::read_to_string(summary)
         .unwrap()
         .lines()
         .filter_map(|l| {
@@ -608,17 +613,7 @@ fn traced_run(workload: &str) -> (std::collections::HashMap<String, u64>, f64) {
     );
     let run: RunResult = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let ops = run.metric("will-it-scale.workload").unwrap();
-    let calls = std::fs::read_to_string(&summary)
-        .unwrap()
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            let calls = f.get(3)?.parse().ok()?;
-            let name = f.last()?;
-            (*name != "total").then(|| (name.to_string(), calls))
-        })
-        .collect();
-    (calls, ops)
+    (strace_calls(&summary), ops)
 }
 
 /// Every fs/ workload issues each system call its catalogue entry names

@@ -168,6 +168,56 @@ fn series_by_subject(url: &str, ci: &str, list: i64) -> BTreeMap<String, Value> 
         .collect()
 }
 
+/// What both list tests stand on: Debian's 6.1 as a git history for the
+/// list's base, an SMTP relay, an empty public-inbox archive served on
+/// loopback, and a server reading it and mailing through the relay, with
+/// a runner and a CI token. The scratch directory goes last.
+struct ListLab {
+    history: git_fixture::LinuxHistory,
+    relay: std::sync::Arc<Relay>,
+    archive: Archive,
+    served: patchperf_testkit::public_inbox::Served,
+    mirrors: std::path::PathBuf,
+    state: AppState,
+    server: TestServer,
+    runner: String,
+    ci: String,
+    url: String,
+    _dir: tempfile::TempDir,
+}
+
+impl ListLab {
+    /// The lab, or `None` after saying why the test skips.
+    async fn start(pool: &sqlx::PgPool) -> Option<ListLab> {
+        let history = history_or_skip(git_fixture::linux_history(&[]))?;
+        let dir = tempfile::tempdir().unwrap();
+        let relay = std::sync::Arc::new(Relay::start(free_port(), dir.path()));
+        let archive = Archive::create(dir.path(), "linux-fsdevel", LIST);
+        let served = archive.serve();
+        let mirrors = dir.path().join("mirrors");
+        let state = AppState::new(pool.clone(), config(&mirrors, relay.port));
+        let server = TestServer::serve(state.clone(), "127.0.0.1:0".parse().unwrap()).await;
+        let (runner, ci) = (
+            token(pool, TokenKind::Runner).await,
+            token(pool, TokenKind::Ci).await,
+        );
+        let url = server.url();
+        Some(ListLab {
+            history,
+            relay,
+            archive,
+            served,
+            mirrors,
+            state,
+            server,
+            runner,
+            ci,
+            url,
+            _dir: dir,
+        })
+    }
+}
+
 fn config(mirrors: &std::path::Path, smtp_port: u16) -> Config {
     Config {
         local_git: true,
@@ -184,21 +234,22 @@ fn config(mirrors: &std::path::Path, smtp_port: u16) -> Config {
 #[sqlx::test(migrations = "../migrations")]
 async fn a_list_is_read_measured_and_answered_in_its_threads(pool: sqlx::PgPool) {
     skip_without_tools!();
-    let Some(history) = history_or_skip(git_fixture::linux_history(&[])) else {
+    let Some(lab) = ListLab::start(&pool).await else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let relay = Relay::start(free_port(), dir.path());
-    let archive = Archive::create(dir.path(), "linux-fsdevel", LIST);
-    let served = archive.serve();
-    let mirrors = dir.path().join("mirrors");
-    let state = AppState::new(pool.clone(), config(&mirrors, relay.port));
-    let server = TestServer::serve(state.clone(), "127.0.0.1:0".parse().unwrap()).await;
-    let (runner, ci) = (
-        token(&pool, TokenKind::Runner).await,
-        token(&pool, TokenKind::Ci).await,
-    );
-    let url = server.url();
+    let ListLab {
+        history,
+        relay,
+        archive,
+        served,
+        mirrors,
+        state,
+        server,
+        runner,
+        ci,
+        url,
+        _dir,
+    } = lab;
 
     // What the list holds before it is followed.
     let chat = "Dev Eloper <dev@example.org>";
@@ -259,7 +310,6 @@ async fn a_list_is_read_measured_and_answered_in_its_threads(pool: sqlx::PgPool)
         ));
     }
 
-    let relay = std::sync::Arc::new(relay);
     let (list, mut timings) = {
         let (url, ci, runner, relay) = (url.clone(), ci.clone(), runner.clone(), relay.clone());
         let (archive_url, base_url) = (served.url.clone(), history.url());
@@ -487,21 +537,22 @@ fn fs_patch(name: &str) -> (String, String) {
 #[sqlx::test(migrations = "../migrations")]
 async fn a_list_measures_each_fs_series_on_the_workloads_that_run_it(pool: sqlx::PgPool) {
     skip_without_tools!();
-    let Some(history) = history_or_skip(git_fixture::linux_history(&[])) else {
+    let Some(lab) = ListLab::start(&pool).await else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let relay = Relay::start(free_port(), dir.path());
-    let archive = Archive::create(dir.path(), "linux-fsdevel", LIST);
-    let served = archive.serve();
-    let mirrors = dir.path().join("mirrors");
-    let state = AppState::new(pool.clone(), config(&mirrors, relay.port));
-    let server = TestServer::serve(state.clone(), "127.0.0.1:0".parse().unwrap()).await;
-    let (runner, ci) = (
-        token(&pool, TokenKind::Runner).await,
-        token(&pool, TokenKind::Ci).await,
-    );
-    let url = server.url();
+    let ListLab {
+        history,
+        relay,
+        archive,
+        served,
+        mirrors: _,
+        state,
+        server,
+        runner,
+        ci,
+        url,
+        _dir,
+    } = lab;
     // Each family: the fixture, the workloads its series may be measured
     // on (what runs that file or function), and whether it is measured.
     let families: [(&str, &[&str], bool); 6] = [
@@ -525,7 +576,6 @@ async fn a_list_measures_each_fs_series_on_the_workloads_that_run_it(pool: sqlx:
         ));
         subjects.insert(name, subject);
     }
-    let relay = std::sync::Arc::new(relay);
 
     let (series, queued, reports, page) = {
         let (url, ci, runner, relay) = (url.clone(), ci.clone(), runner.clone(), relay.clone());

@@ -55,17 +55,7 @@ impl WorkloadMap {
             if !is_tree_path(file) {
                 return Err(bad(format!("{file:?} is not a path in a kernel tree")));
             }
-            let share: f64 = share
-                .parse()
-                .ok()
-                .filter(|s: &f64| s.is_finite() && (0.0..=100.0).contains(s))
-                .ok_or_else(|| bad(format!("share {share:?} is not a number from 0 to 100")))?;
-            let seen_on: Vec<String> = seen_on.split(',').map(str::to_string).collect();
-            if seen_on.iter().any(|r| !is_release(r)) {
-                return Err(bad(format!(
-                    "seen_on {seen_on:?} is not a list of releases"
-                )));
-            }
+            let (share, seen_on) = share_and_releases(share, seen_on).map_err(bad)?;
             if map
                 .entries
                 .iter()
@@ -166,17 +156,7 @@ fn parse_functions(text: &str) -> Result<Vec<RunsThrough>, Error> {
         if let Some(f) = files.iter().find(|f| !is_tree_path(f)) {
             return Err(bad(format!("{f:?} is not a path in a kernel tree")));
         }
-        let share: f64 = share
-            .parse()
-            .ok()
-            .filter(|s: &f64| s.is_finite() && (0.0..=100.0).contains(s))
-            .ok_or_else(|| bad(format!("share {share:?} is not a number from 0 to 100")))?;
-        let seen_on: Vec<String> = seen_on.split(',').map(str::to_string).collect();
-        if seen_on.iter().any(|r| !is_release(r)) {
-            return Err(bad(format!(
-                "seen_on {seen_on:?} is not a list of releases"
-            )));
-        }
+        let (share, seen_on) = share_and_releases(share, seen_on).map_err(bad)?;
         if out
             .iter()
             .any(|r| r.workload == workload && r.function == function)
@@ -198,6 +178,21 @@ fn parse_functions(text: &str) -> Result<Vec<RunsThrough>, Error> {
         });
     }
     Ok(out)
+}
+
+/// The share column (a number from 0 to 100) and the releases column
+/// (`6.1.192,6.12.118`) of a line, or what is wrong with them.
+fn share_and_releases(share: &str, seen_on: &str) -> Result<(f64, Vec<String>), String> {
+    let share: f64 = share
+        .parse()
+        .ok()
+        .filter(|s: &f64| s.is_finite() && (0.0..=100.0).contains(s))
+        .ok_or_else(|| format!("share {share:?} is not a number from 0 to 100"))?;
+    let seen_on: Vec<String> = seen_on.split(',').map(str::to_string).collect();
+    if seen_on.iter().any(|r| !is_release(r)) {
+        return Err(format!("seen_on {seen_on:?} is not a list of releases"));
+    }
+    Ok((share, seen_on))
 }
 
 /// A relative path inside a kernel tree: `dir/name`, no `..`, no spaces.
