@@ -17,7 +17,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use patchperf_common::protocol::FinishRequest;
-use patchperf_server::domain::kernel_builds::{self, Origin};
+use patchperf_server::domain::jobs::kernel_builds::{self, Origin};
 use patchperf_server::domain::tokens::TokenKind;
 use patchperf_server::{AppState, Config};
 use patchperf_testkit::git_fixture::{self, LinuxHistory, Step};

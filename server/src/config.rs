@@ -62,7 +62,7 @@ pub struct Config {
     pub mail_from: Option<String>,
     /// Whether a machine gets an A/A comparison before it runs an A/B
     /// comparison of a kind of run no current A/A on it measured (see
-    /// [`crate::domain::calibrate`]). `serve` turns it on unless told not
+    /// [`crate::domain::calibration::automatic`]). `serve` turns it on unless told not
     /// to; off here, so that a test sees only the jobs it queued.
     pub auto_calibrate: bool,
     /// How long an A/A comparison calibrates δ for: a comparison created

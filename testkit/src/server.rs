@@ -31,7 +31,7 @@ impl TestServer {
     pub async fn serve(state: AppState, addr: SocketAddr) -> TestServer {
         patchperf_server::domain::bisection::spawn_driver(&state);
         patchperf_server::domain::tree::spawn_watcher(&state);
-        patchperf_server::domain::deliver::spawn_sender(&state).unwrap();
+        patchperf_server::domain::outbox::deliver::spawn_sender(&state).unwrap();
         patchperf_server::domain::lists::spawn_reader(&state);
         let listener = TcpListener::bind(addr).await.unwrap();
         let addr = listener.local_addr().unwrap();

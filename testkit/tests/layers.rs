@@ -25,6 +25,11 @@
 //! - `#[cfg(test)]` items and test-only files are left out: tests may reach
 //!   across layers to build what they check.
 //! - `main.rs` is the binary, a crate of its own above the library.
+//!
+//! No cycles is not yet the documented direction: the server's and the
+//! runner's top-level modules are also ranked (ARCHITECTURE.md's picture,
+//! `http → domain → db`, `commands → cli`), and every edge between them
+//! must point down the ranks.
 
 #[path = "layers/graph.rs"]
 mod graph;
@@ -65,6 +70,103 @@ fn runner_has_no_import_cycle() {
 #[test]
 fn server_has_no_import_cycle() {
     assert_acyclic("server");
+}
+
+/// The server's top-level modules, top first: each may use only those
+/// ranked below it. `state` is the HTTP layer's `AppState`, above the
+/// domain it holds; the leaves at the bottom use nothing of the crate.
+const SERVER_RANKS: &[&[&str]] = &[
+    &["commands"],
+    &["cli", "backup"],
+    &["http"],
+    &["state"],
+    &["domain"],
+    &["db", "git"],
+    &["config", "destination", "postgres"],
+    &["error"],
+];
+
+/// The runner's, top first, as ARCHITECTURE.md draws them.
+const RUNNER_RANKS: &[&[&str]] = &[
+    &["commands"],
+    &["cli"],
+    &["agent"],
+    &["kernel"],
+    &["perf"],
+    &["harness"],
+    &["proc"],
+    &["error"],
+];
+
+/// The edges between top-level modules that point up (or sideways) in
+/// `ranks`, and the modules that have no rank.
+fn against_the_ranks(edges: &graph::Edges, ranks: &[&[&str]]) -> Vec<String> {
+    let rank = |m: &str| ranks.iter().position(|r| r.contains(&m));
+    let mut wrong = Vec::new();
+    for (from, tos) in edges {
+        if from == "crate" {
+            continue;
+        }
+        let Some(up) = rank(from) else {
+            wrong.push(format!(
+                "{from} has no layer: give it one in the test and ARCHITECTURE.md"
+            ));
+            continue;
+        };
+        for (to, (file, line, path)) in tos {
+            match rank(to) {
+                Some(down) if down > up => {}
+                _ => wrong.push(format!(
+                    "{from} -> {to} points up ({}:{line}: {path})",
+                    file.display()
+                )),
+            }
+        }
+    }
+    wrong
+}
+
+fn assert_ranked(name: &str, ranks: &[&[&str]]) {
+    let krate = Crate::read(name, &workspace().join(name).join("src"));
+    let wrong = against_the_ranks(&krate.edges(true), ranks);
+    assert!(wrong.is_empty(), "{name}:\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_server_points_down_http_domain_db() {
+    assert_ranked("server", SERVER_RANKS);
+}
+
+#[test]
+fn the_runner_points_down_commands_cli_agent_kernel() {
+    assert_ranked("runner", RUNNER_RANKS);
+}
+
+/// The rank check itself: the domain naming the HTTP layer is refused, and
+/// so is a module no rank names.
+#[test]
+fn the_rank_check_sees_an_upward_edge() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path();
+    std::fs::write(src.join("lib.rs"), "mod domain;\nmod http;\nmod extra;\n").unwrap();
+    std::fs::write(src.join("http.rs"), "pub struct AppState;\n").unwrap();
+    std::fs::write(src.join("domain.rs"), "fn f(_: crate::http::AppState) {}\n").unwrap();
+    std::fs::write(src.join("extra.rs"), "\n").unwrap();
+    let wrong = against_the_ranks(
+        &Crate::read("made-up", src).edges(true),
+        &[&["http"], &["domain"]],
+    );
+    assert_eq!(wrong.len(), 2, "{wrong:?}");
+    assert!(
+        wrong
+            .iter()
+            .any(|w| w.starts_with("domain -> http points up")),
+        "{wrong:?}"
+    );
+    assert!(
+        wrong.iter().any(|w| w.starts_with("extra has no layer")),
+        "{wrong:?}"
+    );
 }
 
 /// The check itself: a loop that only shows once a re-export is followed

@@ -10,7 +10,8 @@ use tokio::net::TcpListener;
 use super::database::Database;
 use crate::cli::serve::ServeArgs;
 use crate::domain::{
-    Context, bisection, deliver, lifecycle, lists, queue, report, retention, tree,
+    Context, bisection, jobs::lifecycle, jobs::queue, lists, outbox::deliver, report, retention,
+    tree,
 };
 use crate::postgres::Create;
 use crate::{AppState, Config, Error, http};
@@ -119,7 +120,7 @@ fn local(listener: &TcpListener) -> Result<SocketAddr, Error> {
 }
 
 /// Starts every background worker of the server (see
-/// [`crate::domain::workers`]); each shows in `/healthz`.
+/// [`crate::domain::context::workers`]); each shows in `/healthz`.
 fn spawn_workers(ctx: &Context) -> Result<(), Error> {
     deliver::spawn_sender(ctx)?;
     queue::spawn_listener(ctx);

@@ -1,6 +1,6 @@
 //! Waking waiting claims when work appears. Submissions and requeues send a
 //! Postgres `NOTIFY` on [`CHANNEL`] inside their transaction; one listener
-//! per server (the `job-notifications` worker, `domain::queue`) turns it into
+//! per server (the `job-notifications` worker, `domain::jobs::queue`) turns it into
 //! an in-process [`tokio::sync::Notify`] that every long-polling claim waits
 //! on. Leases running out are announced by nobody, which is why waiting
 //! claims also poll (see `Config::claim_poll`).

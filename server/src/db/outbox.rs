@@ -1,6 +1,6 @@
 //! `outbox`: mails and webhook calls waiting to be sent, one row per
-//! (what is reported, channel, recipient). See `domain::notify` for what is
-//! queued and `domain::deliver` for how rows are sent.
+//! (what is reported, channel, recipient). See `domain::outbox::notify` for what is
+//! queued and `domain::outbox::deliver` for how rows are sent.
 
 use std::time::Duration;
 

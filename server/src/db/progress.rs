@@ -1,7 +1,7 @@
 //! How far comparisons have come, read from the jobs, boots and runs
 //! tables by counting alone: what the dashboard shows of a running
 //! comparison, and what tells a kept report (see
-//! `domain::report_cache`) whether new runs arrived since it was built.
+//! `domain::report::cache`) whether new runs arrived since it was built.
 
 use sqlx::PgExecutor;
 

@@ -1,6 +1,6 @@
 //! `run_length_pending`: comparisons whose run length waits for the
 //! measurement mode of the machine that claims them first
-//! ([`crate::domain::run_length`]).
+//! ([`crate::domain::jobs::run_length`]).
 
 use patchperf_common::api::submission::AskedParams;
 use sqlx::types::Json;

@@ -1,38 +1,26 @@
-//! What the server does, apart from how it is asked over HTTP: the job
-//! lifecycle (every state change with its event row), the queue runners
-//! claim from, the interleaved boot order, more runs while undecided, why a
-//! comparison waits, which kernels its jobs built, bisections, the
-//! reports built from stored runs, and what is pruned of old ones. Uses [`crate::db`] for storage; knows
-//! nothing of HTTP.
+//! What the server does, apart from how it is asked over HTTP, one folder
+//! per concept: a [`comparison`] created, named and viewed (and what asks
+//! for one: a submission, a git range, a per-patch series); the [`jobs`]
+//! its boots run as (the queue runners claim from, every state change, the
+//! boot order, more runs while undecided, why one waits); [`calibration`]
+//! (noise floors, δ, the A/A before a machine's first A/B); the [`report`]
+//! built from stored runs; tracked trees ([`tree`]: heads, histories,
+//! change points); mailing [`lists`]; [`bisection`]; runner [`machines`];
+//! the [`outbox`] that tells people; and the [`context`] every function
+//! takes, with the background workers' one shape. Uses [`crate::db`] for
+//! storage; knows nothing of HTTP.
 
 pub mod bisection;
-pub mod calibrate;
-pub mod changes;
+pub mod calibration;
 pub mod comparison;
 pub mod context;
-pub mod deliver;
-pub mod history_plot;
-pub mod interleave;
 pub mod jobs;
-pub mod kernel_builds;
-pub mod lifecycle;
 pub mod lists;
 pub mod machines;
-pub mod more_runs;
-pub mod notify;
-pub mod queue;
-pub mod range;
+pub mod outbox;
 pub mod report;
-pub mod report_cache;
 pub mod retention;
-pub mod run_length;
-pub mod steps;
-pub mod submit;
-pub mod telemetry;
 pub mod tokens;
 pub mod tree;
-pub mod waiting;
-pub mod worker_health;
-pub mod workers;
 
 pub use context::Context;

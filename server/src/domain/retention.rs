@@ -18,7 +18,7 @@ use sqlx::PgPool;
 
 use crate::db::retention::{self, Removed};
 use crate::domain::Context;
-use crate::domain::workers::{Done, Worker};
+use crate::domain::context::workers::{Done, Worker};
 use crate::{Error, db};
 
 /// How many comparisons one query picks; each is pruned in a transaction

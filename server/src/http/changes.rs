@@ -11,7 +11,7 @@ use utoipa_axum::routes;
 
 use crate::AppState;
 use crate::db::changes::{ChangeFilter, ChangeRow};
-use crate::domain::changes;
+use crate::domain::tree::triage;
 use crate::error::{Error, Result};
 use crate::http::auth::AdminAuth;
 use crate::http::extract::{Json, Path, Query};
@@ -79,7 +79,7 @@ async fn list(
         ChangeState::ALL,
         ChangeState::as_str,
     )?;
-    let changes = changes::list(
+    let changes = triage::list(
         &state,
         ChangeFilter {
             tree_id: q.tree,
@@ -144,6 +144,6 @@ async fn acknowledge(
     Path(id): Path<i64>,
     Json(req): Json<AcknowledgeRequest>,
 ) -> Result<Json<Acknowledged>> {
-    let marked = changes::acknowledge(&state, &auth.caller, id, &req.state, &req.note).await?;
+    let marked = triage::acknowledge(&state, &auth.caller, id, &req.state, &req.note).await?;
     Ok(Json(Acknowledged { id, state: marked }))
 }

@@ -19,7 +19,7 @@ use crate::db::{self, boots::BootRow, jobs::JobRow};
 use crate::domain::comparison::overview;
 use crate::domain::report::ComparisonReport;
 use crate::domain::report::verdict::VerdictView;
-use crate::domain::{comparison, interleave, submit};
+use crate::domain::{comparison, comparison::submit, jobs::interleave};
 use crate::error::Result;
 use crate::http::auth::CiAuth;
 use crate::http::extract::{Json, Path, Query};

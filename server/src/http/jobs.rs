@@ -21,7 +21,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::AppState;
-use crate::domain::{jobs, machines, queue};
+use crate::domain::{jobs, jobs::queue, machines};
 use crate::error::Result;
 use crate::http::auth::RunnerAuth;
 use crate::http::extract::Json;

@@ -3,7 +3,7 @@
 //! `serve --metrics-listen` (which the lab keeps to its monitoring
 //! network), and the middleware that counts every request by its route.
 //! What is exposed, and why gauges come from the database: see
-//! `domain::telemetry`.
+//! `domain::context::telemetry`.
 
 use std::time::Instant;
 
@@ -14,7 +14,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
-use crate::domain::telemetry::{self, scrape};
+use crate::domain::context::telemetry::{self, scrape};
 use crate::http::auth::AdminAuth;
 use crate::{AppState, Error};
 

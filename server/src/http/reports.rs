@@ -12,7 +12,7 @@ use utoipa_axum::routes;
 
 use crate::AppState;
 use crate::domain::comparison::overview;
-use crate::domain::steps;
+use crate::domain::comparison::steps;
 use crate::error::Result;
 use crate::http::extract::Path;
 

@@ -3,7 +3,7 @@
 
 use axum::http::StatusCode;
 use patchperf_common::run::Side;
-use patchperf_server::domain::interleave;
+use patchperf_server::domain::jobs::interleave;
 use serde_json::json;
 use sqlx::PgPool;
 

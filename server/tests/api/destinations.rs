@@ -13,7 +13,7 @@ use axum::response::IntoResponse;
 use axum::routing::post;
 use patchperf_server::Config;
 use patchperf_server::db::outbox;
-use patchperf_server::domain::deliver::Sender;
+use patchperf_server::domain::outbox::deliver::Sender;
 use patchperf_testkit::free_port;
 use serde_json::json;
 use sqlx::PgPool;

@@ -231,7 +231,7 @@ async fn a_call_on_a_job_never_claimed_says_so(pool: PgPool) {
     let first = app.claim(machine).await.unwrap();
     app.expire_leases().await;
     let mut tx = app.pool.begin().await.unwrap();
-    patchperf_server::domain::lifecycle::expire_leases(&mut tx)
+    patchperf_server::domain::jobs::lifecycle::expire_leases(&mut tx)
         .await
         .unwrap();
     tx.commit().await.unwrap();

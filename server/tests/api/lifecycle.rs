@@ -4,7 +4,7 @@
 
 use patchperf_common::comparison::ComparisonStatus;
 use patchperf_common::protocol::{FailureReason, JobState};
-use patchperf_server::domain::lifecycle;
+use patchperf_server::domain::jobs::lifecycle;
 use patchperf_server::{Error, db};
 use serde_json::json;
 use sqlx::PgPool;

@@ -9,8 +9,8 @@
 
 use axum::http::{Method, StatusCode};
 use patchperf_server::Config;
-use patchperf_server::domain::deliver::Sender;
 use patchperf_server::domain::lists;
+use patchperf_server::domain::outbox::deliver::Sender;
 use patchperf_testkit::free_port;
 use patchperf_testkit::smtp::{Relay, header};
 use serde_json::{Value, json};

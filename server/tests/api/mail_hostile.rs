@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use patchperf_server::Config;
 use patchperf_server::db::outbox;
-use patchperf_server::domain::deliver::Sender;
+use patchperf_server::domain::outbox::deliver::Sender;
 use patchperf_testkit::smtp::{Relay, header};
 use patchperf_testkit::{TestServer, free_port};
 use sqlx::PgPool;

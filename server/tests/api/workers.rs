@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use patchperf_server::domain::workers::{Done, Worker};
+use patchperf_server::domain::context::workers::{Done, Worker};
 use sqlx::PgPool;
 
 use crate::helpers::TestApp;

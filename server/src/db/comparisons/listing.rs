@@ -20,7 +20,7 @@ pub struct ListFilter<'a> {
     /// Runs this workload.
     pub workload: Option<&'a str>,
     /// Stored overall verdict equals (finished comparisons only; see
-    /// [`super::verdicts`]).
+    /// [`crate::db::verdicts`]).
     pub verdict: Option<OverallVerdict>,
     /// Only ids below this (the cursor of the previous page, newest first).
     pub before: Option<i64>,

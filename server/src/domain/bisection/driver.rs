@@ -16,7 +16,7 @@ use crate::db::bisections::BisectionRow;
 use crate::db::comparisons::ProbeRow;
 use crate::domain::Context;
 use crate::domain::comparison::{self, Order, Origin};
-use crate::domain::workers::{Done, Worker};
+use crate::domain::context::workers::{Done, Worker};
 use crate::{Error, db};
 
 use super::assess::assess;

@@ -33,7 +33,7 @@ use patchperf_common::run::MeasurementMode;
 
 use crate::db::bisections::{BisectionRow, NewBisection};
 use crate::domain::Context;
-use crate::domain::{lifecycle, machines, range};
+use crate::domain::{comparison::range, jobs::lifecycle, machines};
 use crate::{Error, db};
 
 /// Stores the bisection `req` asks for, submitted by token `submitted_by`,

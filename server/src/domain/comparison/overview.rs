@@ -12,7 +12,7 @@ use crate::db::comparisons::ComparisonRow;
 use crate::db::jobs::JobRow;
 use crate::db::patches::PatchRow;
 use crate::domain::report::{self, ComparisonReport};
-use crate::domain::{Context, steps, waiting};
+use crate::domain::{Context, comparison::steps, jobs::waiting};
 use crate::{Error, db};
 
 /// Comparison `id` and its report; `NotFound` when there is none.
@@ -68,7 +68,7 @@ pub struct Overview {
     /// Built over a tracked tree's anchor: how many commits ride on it.
     pub carried_commits: Option<usize>,
     /// Whether its run length still waits for the mode of the machine
-    /// that claims it ([`crate::domain::run_length`]).
+    /// that claims it ([`crate::domain::jobs::run_length`]).
     pub run_length_pending: bool,
 }
 

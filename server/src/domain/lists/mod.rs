@@ -15,7 +15,7 @@ use patchperf_common::api::{ListSubmission, ListView, SeriesListQuery, SeriesVie
 
 use crate::db::list_series::{Filter, SeriesRow};
 use crate::db::lists::ListRow;
-use crate::domain::workers::{Done, Worker};
+use crate::domain::context::workers::{Done, Worker};
 use crate::domain::{Context, machines};
 use crate::{Error, db};
 

@@ -22,8 +22,8 @@ use sqlx::PgConnection;
 use crate::db::comparisons::ComparisonRow;
 use crate::db::list_series::SeriesRow;
 use crate::db::lists::ListRow;
-use crate::domain::notify::{self, Mail};
-use crate::domain::{Context, report, steps};
+use crate::domain::outbox::notify::{self, Mail};
+use crate::domain::{Context, comparison::steps, report};
 use crate::{Error, db};
 
 /// Most ids a reply's `References:` carries: the thread's root and the

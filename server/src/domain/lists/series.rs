@@ -23,7 +23,7 @@ use patchperf_common::workload::map::Selection;
 use crate::db::list_series::{Filter, NewSeries, SeriesRow};
 use crate::db::lists::ListRow;
 use crate::domain::comparison::{self, Origin};
-use crate::domain::{Context, range, submit};
+use crate::domain::{Context, comparison::range, comparison::submit};
 use crate::{Error, db};
 
 /// Does what a list's new messages and the passing time call for: threads
@@ -167,7 +167,7 @@ async fn supersede(
     }
     let why = format!("superseded by v{version} before it was measured");
     if let (SeriesState::Queued, Some(id)) = (row.state, row.comparison_id) {
-        crate::domain::lifecycle::cancel(&mut *tx, id, &why).await?;
+        crate::domain::jobs::lifecycle::cancel(&mut *tx, id, &why).await?;
         ctx.jobs_changed.notify_waiters();
     }
     db::list_series::set_state(

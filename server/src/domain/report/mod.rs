@@ -4,12 +4,11 @@
 //! nr_task) with the shared crate's statistics. The JSON API, the text
 //! report and the HTML pages all render what this returns, so they show the
 //! same numbers. Each server keeps what it built in
-//! [`crate::domain::report_cache`] until the
+//! [`crate::domain::report::cache`] until the
 //! comparison's runs or verdict inputs change.
 
-pub mod calibration;
+pub mod cache;
 pub mod offload;
-pub mod plots;
 pub mod steps_text;
 pub mod stored;
 pub mod verdict;
@@ -17,6 +16,8 @@ pub mod verdict;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
 
 use patchperf_common::api::submission::{aligns_functions, code_layout_line};
 use patchperf_common::comparison::ComparisonKind;
@@ -32,12 +33,12 @@ use sqlx::PgPool;
 
 pub use patchperf_common::report::stored::{ComparisonReport, GroupReport, StoredRun};
 
-pub use self::calibration::{NoiseFloor, NoiseFloors, noise_floors};
 use crate::db::comparisons::ComparisonRow;
 use crate::db::runs::RunMeta;
 use crate::domain::Context;
+use crate::domain::calibration::{self, NoiseFloors};
 use crate::domain::comparison::name::{self, Named};
-use crate::domain::report_cache::Inputs;
+use crate::domain::report::cache::Inputs;
 use crate::{Error, db};
 
 /// What the report header knows of the comparison besides its runs.
@@ -88,6 +89,24 @@ pub async fn load_shared(ctx: &Context, c: &ComparisonRow) -> Result<Arc<Compari
     };
     ctx.reports.put(c.id, inputs, Arc::clone(&report));
     Ok(report)
+}
+
+/// Machine `machine_id`'s noise floors as of `as_of` (as `inventory`
+/// describes the machine then): read from the reports of the A/A
+/// comparisons that speak for it ([`calibration::speaking_aas`]), each
+/// built once like any other report.
+pub async fn noise_floors(
+    ctx: &Context,
+    machine_id: i64,
+    as_of: DateTime<Utc>,
+    inventory: Option<&serde_json::Value>,
+) -> Result<NoiseFloors, Error> {
+    let mut floors = NoiseFloors::none(&ctx.config);
+    for aa in calibration::speaking_aas(ctx, machine_id, as_of, inventory).await? {
+        let report = Box::pin(load_shared(ctx, &aa.row)).await?;
+        floors.add(&aa, &report);
+    }
+    Ok(floors)
 }
 
 /// What comparison `c`'s report would be built from now.

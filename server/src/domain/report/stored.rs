@@ -16,8 +16,8 @@ use patchperf_common::report::{format, importance, summary};
 use super::verdict::verdict_view;
 use super::{ComparisonReport, load_shared};
 use crate::domain::Context;
-use crate::domain::report_cache::Inputs;
-use crate::domain::workers::{Done, Worker};
+use crate::domain::context::workers::{Done, Worker};
+use crate::domain::report::cache::Inputs;
 use crate::{Error, db};
 
 /// How many marked comparisons one pass of the builder takes.

@@ -1,7 +1,7 @@
 //! A tracked tree's history: once a tree's comparison is final, each
 //! measured commit becomes a point of the history of every (workload, mode,
 //! nr_task, headline metric) on its machine, and the histories it touched
-//! are searched for change points ([`super::changes`]).
+//! are searched for change points ([`super::change_points`]).
 
 use std::collections::HashMap;
 
@@ -14,13 +14,13 @@ use patchperf_common::stats::summary;
 use patchperf_common::stats::verdict::VerdictPolicy;
 use patchperf_common::workload::TaskMode;
 
-use super::changes;
+use super::change_points;
 use crate::db::comparisons::ComparisonRow;
 use patchperf_common::api::HistoryQuery;
 
 use crate::db::history::{HistoryKey, HistoryRow, NewPoint};
 use crate::domain::Context;
-use crate::domain::report::{calibration, load_shared};
+use crate::domain::report::{load_shared, noise_floors};
 use crate::{Error, db};
 
 /// Writes the history points of every finished tree comparison not yet
@@ -46,7 +46,7 @@ pub async fn record_history(ctx: &Context) -> Result<usize, Error> {
         tx.commit().await?;
         if let Some(tree_id) = c.tree_id {
             for key in &touched {
-                changes::detect(ctx, tree_id, key).await?;
+                change_points::detect(ctx, tree_id, key).await?;
             }
         }
     }
@@ -194,7 +194,7 @@ pub async fn delta_percent(ctx: &Context, s: &HistoryRow) -> Result<Option<f64>,
     if metric::is_percentage(&s.metric) {
         return Ok(None);
     }
-    let floors = calibration::noise_floors(ctx, s.machine_id, chrono::Utc::now(), None).await?;
+    let floors = noise_floors(ctx, s.machine_id, chrono::Utc::now(), None).await?;
     let floor = floors.get(&s.workload, mode, nr_task, Some(measurement));
     let policy = patchperf_common::stats::calibration::policy(
         VerdictPolicy::default(),

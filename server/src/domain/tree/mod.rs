@@ -1,7 +1,7 @@
 //! Tracked trees: a branch patchperf measures by itself. Adding a tree
 //! notes its head; each new head (seen by the watcher's poll, or at once
 //! through the push hook) is measured against the last one tested as a
-//! git range comparison, one step per commit (see [`super::submit`]), its
+//! git range comparison, one step per commit (see [`crate::domain::comparison::submit`]), its
 //! commits appended to the tree's tested line. Its kernels are built over
 //! the tree's anchor with the commits since carried as patches
 //! ([`carried`]), so a new head costs one incremental build. A tree that
@@ -10,12 +10,14 @@
 //! workload runs is not measured, and the tree says why (`push_note`)
 //! until a later head is. What a final comparison adds to the tree's
 //! histories is [`history`]'s; the change points found in them,
-//! [`changes`]'.
+//! [`change_points`]', and marking one
+//! acknowledged or expected, [`triage`]'s.
 
-pub mod changes;
+pub mod change_points;
 pub mod history;
+pub mod triage;
 
-pub use self::changes::BISECTIONS_PER_DAY;
+pub use self::change_points::BISECTIONS_PER_DAY;
 pub use self::history::record_history;
 
 use std::time::Duration;
@@ -30,8 +32,8 @@ use patchperf_common::run::MeasurementMode;
 use crate::db::trees::{NewTree, TreeRow};
 use crate::domain::Context;
 use crate::domain::comparison::{self, Carried, Origin};
-use crate::domain::workers::{Done, Worker};
-use crate::domain::{machines, range, submit};
+use crate::domain::context::workers::{Done, Worker};
+use crate::domain::{comparison::range, comparison::submit, machines};
 use crate::{Error, db};
 
 /// Most commits a tree's kernels carry over its anchor: each rides on

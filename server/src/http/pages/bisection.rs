@@ -17,7 +17,7 @@ use patchperf_common::stats::ChangeUnit;
 
 use super::view;
 use crate::domain::bisection;
-use crate::domain::kernel_builds::{self, KernelBuilds, Origin};
+use crate::domain::jobs::kernel_builds::{self, KernelBuilds, Origin};
 use crate::error::Result;
 use crate::http::extract::Path;
 use crate::{AppState, Error, db};

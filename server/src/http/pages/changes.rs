@@ -15,7 +15,7 @@ use serde::Deserialize;
 
 use super::view;
 use crate::db::changes::ChangeRow;
-use crate::domain::changes;
+use crate::domain::tree::triage;
 use crate::error::Result;
 use crate::http::auth::Caller;
 use crate::http::extract::Path;
@@ -140,7 +140,7 @@ pub(super) async fn acknowledge(
         ));
     }
     let caller = Caller::of_token(&state.db, token).await?;
-    changes::acknowledge(&state, &caller, id, &f.state, &f.note).await?;
+    triage::acknowledge(&state, &caller, id, &f.state, &f.note).await?;
     Ok(Redirect::to(&back(&headers)))
 }
 

@@ -19,9 +19,10 @@ use super::super::view;
 use super::MAX_PLOTS;
 use crate::AppState;
 use crate::db::runs::PerSecondRow;
+use crate::domain::report::GroupReport;
 use crate::domain::report::offload::off_workers;
-use crate::domain::report::{GroupReport, plots};
 use crate::error::Result;
+use crate::http::pages::plot::svg;
 
 /// One metric row.
 #[derive(Debug)]
@@ -328,7 +329,7 @@ pub(super) async fn group_view(
         move || {
             plotted
                 .iter()
-                .map(|m| plots::runs_plot(m, &policy))
+                .map(|m| svg::runs_plot(m, &policy))
                 .collect::<Vec<_>>()
         },
     )
@@ -422,14 +423,14 @@ pub(super) async fn scaling_views(
         }
         seen.push(key.clone());
         let name = metric::wis_per_task_ops(h.mode);
-        let mut points: Vec<plots::ScalingPoint> = groups
+        let mut points: Vec<svg::ScalingPoint> = groups
             .iter()
             .filter(|o| {
                 o.comparison.header.workload == key.0 && o.comparison.header.mode.as_str() == key.1
             })
             .filter_map(|o| {
                 let m = o.comparison.metric(&name)?;
-                Some(plots::ScalingPoint {
+                Some(svg::ScalingPoint {
                     nr_task: o.comparison.header.nr_task,
                     base: m.base.mean,
                     patched: m.patched.mean,
@@ -449,7 +450,7 @@ pub(super) async fn scaling_views(
                 .filter_map(|(title, name, points)| {
                     Some(ScalingView {
                         title,
-                        svg: plots::scaling_plot(&name, &points)?,
+                        svg: svg::scaling_plot(&name, &points)?,
                     })
                 })
                 .collect()

@@ -17,7 +17,7 @@ use tokio::task::JoinHandle;
 
 use crate::Error;
 use crate::domain::Context;
-pub use crate::domain::worker_health::Done;
+pub use crate::domain::context::worker_health::Done;
 
 /// A background worker: its name (as `/healthz` and the log show it), how
 /// often it runs, and what may wake it sooner.

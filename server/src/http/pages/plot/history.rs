@@ -10,7 +10,7 @@
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::report::plots::{axis, described, escape, on_axis, short_number};
+use super::svg::{axis, described, escape, on_axis, short_number};
 
 /// Colour of the points and their intervals.
 const POINT: RGBColor = RGBColor(31, 119, 180);

@@ -17,7 +17,7 @@ use patchperf_common::stats::Verdict;
 use sqlx::PgConnection;
 
 use crate::domain::Context;
-use crate::domain::{interleave, lifecycle, report};
+use crate::domain::{jobs::interleave, jobs::lifecycle, report};
 use crate::{Error, db};
 
 /// Adds boots to comparison `id` if it is done, may grow and a headline

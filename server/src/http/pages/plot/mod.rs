@@ -2,6 +2,9 @@
 //! each plot of a report page on its own, as an SVG document, so a plot can
 //! be opened, linked from a mail or a bug, and saved.
 
+pub mod history;
+pub mod svg;
+
 use std::sync::Arc;
 
 use axum::extract::State;
@@ -14,7 +17,7 @@ use serde::Deserialize;
 
 use crate::db::runs::PerSecondRow;
 use crate::domain::report::offload::off_workers;
-use crate::domain::report::{ComparisonReport, GroupReport, plots};
+use crate::domain::report::{ComparisonReport, GroupReport};
 use crate::error::Result;
 use crate::http::extract::{Path, Query};
 use crate::{AppState, Error, db};
@@ -165,7 +168,7 @@ pub(super) async fn runs(
         off_workers(
             limit,
             &format!("the plot of `{name}` of comparison {id}"),
-            move || plots::runs_plot(&m, &policy),
+            move || svg::runs_plot(&m, &policy),
         )
         .await?
         .ok_or_else(|| Error::NotFound(format!("`{name}` has no values to plot")))
@@ -238,7 +241,7 @@ pub(super) async fn series_svg(
     off_workers(
         state.config.report_time_limit,
         &format!("the per-second plot of comparison {comparison_id}"),
-        move || plots::series_plot(&series_name, &series_runs),
+        move || svg::series_plot(&series_name, &series_runs),
     )
     .await
 }

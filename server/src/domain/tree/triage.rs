@@ -1,7 +1,7 @@
 //! Change points as people handle them: listing them, and marking one
 //! acknowledged (seen, being handled) or expected (meant; not a regression
 //! to chase) with a note, by an admin, from the API or the dashboard's
-//! form. Finding them is the tracked tree's (`domain::tree::changes`).
+//! form. Finding them is the tracked tree's (`domain::tree::change_points`).
 
 use patchperf_common::api::ChangeState;
 

@@ -3,11 +3,12 @@
 //! the A/A that measures a machine's noise, a mailing list's series — with
 //! its series, its jobs in interleaved boot order and, per
 //! patch or per commit, its steps, inside the caller's transaction. What
-//! asks builds an [`Order`] from its own request (`domain::submit` for a
+//! asks builds an [`Order`] from its own request ([`submit`] for a
 //! [`ComparisonSubmission`](patchperf_common::api::ComparisonSubmission));
 //! the rules of storing it are here once. What its views show is gathered
 //! in [`overview`], where it leads (which changes after it settled) in
-//! [`links`].
+//! [`links`]. A git range read into a series is [`range`]'s; the steps
+//! of a per-patch comparison are listed by [`steps`].
 
 use patchperf_common::api::submission::AskedParams;
 use patchperf_common::comparison::ComparisonKind;
@@ -16,12 +17,15 @@ use patchperf_common::protocol::{BaseSource, WorkloadParams};
 use sqlx::PgConnection;
 
 use crate::db::comparisons::NewComparison;
-use crate::domain::{Context, interleave, lifecycle};
+use crate::domain::{Context, jobs::interleave, jobs::lifecycle};
 use crate::{Error, db};
 
 pub mod links;
 pub mod name;
 pub mod overview;
+pub mod range;
+pub mod steps;
+pub mod submit;
 
 /// What asked for a comparison, and so how it relates to other things.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,7 +64,7 @@ pub const LIST_PRIORITY: i16 = -2;
 #[derive(Debug, Clone)]
 pub enum Carried {
     /// The carried commits as a series not stored yet (one message per
-    /// commit, as `domain::range` writes them).
+    /// commit, as `domain::comparison::range` writes them).
     New {
         /// The commit built over.
         over: String,
@@ -102,7 +106,7 @@ pub struct Order {
     pub params: WorkloadParams,
     /// The parameters as asked when their run length waits for the mode
     /// of the machine that claims the comparison
-    /// ([`run_length`](crate::domain::run_length)).
+    /// ([`run_length`](crate::domain::jobs::run_length)).
     pub run_length_pending: Option<AskedParams>,
     /// Boots a side.
     pub runs: u32,

@@ -3,7 +3,7 @@
 //! it, and only that token or an admin acts for it and its leased jobs;
 //! runner and server must speak a common protocol version), an admin
 //! steering one (drain, pause, resume, retire: its
-//! [`MachineState`], which `domain::queue` obeys at every claim) and
+//! [`MachineState`], which `domain::jobs::queue` obeys at every claim) and
 //! labelling it into pools, the fleet as the machine list shows it, and a
 //! machine or pool named in a request, which must be registered, not
 //! retired and able to measure as asked.

@@ -1,8 +1,20 @@
 //! What a runner does with a job it holds, apart from how it asks: extend
 //! the lease, report progress, hand in a run, finish. Every call names the
 //! machine and the attempt holding the lease and is refused unless that
-//! machine holds that attempt's lease; each is one transaction. Claiming is
-//! `domain::queue`'s.
+//! machine holds that attempt's lease; each is one transaction. Beside it,
+//! what happens to jobs apart from the runner holding one: claiming
+//! ([`queue`]), every state change with its event row ([`lifecycle`]), the
+//! boot order ([`interleave`]), more runs while undecided ([`more_runs`]),
+//! the run length left to the mode ([`run_length`]), why a comparison waits
+//! ([`waiting`]) and which kernels its jobs built ([`kernel_builds`]).
+
+pub mod interleave;
+pub mod kernel_builds;
+pub mod lifecycle;
+pub mod more_runs;
+pub mod queue;
+pub mod run_length;
+pub mod waiting;
 
 use std::collections::HashSet;
 
@@ -16,7 +28,7 @@ use sqlx::PgConnection;
 use crate::Error;
 use crate::db::comparisons::ComparisonRow;
 use crate::db::{self, jobs::JobRow, machines::MachineRow};
-use crate::domain::{Context, lifecycle, more_runs, queue};
+use crate::domain::Context;
 
 /// The lease a job call claims to hold: the machine and the attempt
 /// (`JobSpec.attempt`).

@@ -8,7 +8,7 @@
 //! ([`crate::db::jobs::next_claimable`]) on one machine
 //! ([`crate::db::comparisons::pin`]); a step whose patch does not
 //! apply or build fails the steps after it and the parent
-//! ([`crate::domain::lifecycle::finish_failed`]).
+//! ([`crate::domain::jobs::lifecycle::finish_failed`]).
 
 use patchperf_common::api::{StepHeadline, StepOf, StepView};
 

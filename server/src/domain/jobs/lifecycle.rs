@@ -14,7 +14,7 @@ use sqlx::PgConnection;
 
 use crate::Error;
 use crate::db::{self, jobs::JobRow, machines::MachineRow};
-use crate::domain::interleave::BootPlan;
+use crate::domain::jobs::interleave::BootPlan;
 
 /// The most of a runner's log tail a job and each of its events keep: the
 /// end of a build or boot log says what went wrong, and a runner sending
@@ -358,7 +358,7 @@ pub async fn add_runs(
 /// no runner is claiming, so progress pages do not show dead runners' jobs
 /// as running for ever.
 pub fn spawn_lease_sweeper(ctx: &crate::domain::Context) -> tokio::task::JoinHandle<()> {
-    use crate::domain::workers::{Done, Worker};
+    use crate::domain::context::workers::{Done, Worker};
     let period = (ctx.config.lease / 4).clamp(
         std::time::Duration::from_secs(1),
         std::time::Duration::from_secs(30),

@@ -1,7 +1,7 @@
 //! The job queue as the protocol sees it: handing the next claimable job to
 //! a machine with what it needs to run it. The state changes themselves
 //! (creating jobs, the lease, taking back expired ones) are
-//! [`crate::domain::lifecycle`]'s. Each function works inside the caller's
+//! [`crate::domain::jobs::lifecycle`]'s. Each function works inside the caller's
 //! transaction. A machine an admin drained, paused or retired claims
 //! nothing; its claim is told why.
 
@@ -12,8 +12,8 @@ use patchperf_common::protocol::{BaseSource, BootSlot, JobSpec};
 use sqlx::PgConnection;
 
 use crate::db::{self, jobs::JobRow, machines::MachineRow};
-use crate::domain::workers::{Done, Worker};
-use crate::domain::{Context, calibrate, lifecycle, run_length};
+use crate::domain::context::workers::{Done, Worker};
+use crate::domain::{Context, calibration::automatic, jobs::lifecycle, jobs::run_length};
 use crate::{Config, Error};
 
 /// What a claim comes back with.
@@ -52,7 +52,7 @@ pub async fn claim(
     run_length::settle(conn, next.comparison_id, machine).await?;
     // A first calibration of the machine goes before the job it is for.
     if config.auto_calibrate
-        && calibrate::before_claim(conn, machine, next.comparison_id, config)
+        && automatic::before_claim(conn, machine, next.comparison_id, config)
             .await?
             .is_some()
     {

@@ -13,7 +13,7 @@ use patchperf_common::workload::map::WorkloadMap;
 
 use crate::Error;
 use crate::domain::comparison::{self, Carried, Order, Origin};
-use crate::domain::{Context, machines, range, run_length};
+use crate::domain::{Context, comparison::range, jobs::run_length, machines};
 
 /// A submission read and checked, ready to queue.
 #[derive(Debug)]

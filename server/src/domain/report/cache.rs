@@ -84,7 +84,7 @@ struct Entry {
 }
 
 /// The reports this server holds, by comparison id, least recently used
-/// first to go. (How many it built is counted by `domain::telemetry`.)
+/// first to go. (How many it built is counted by `domain::context::telemetry`.)
 #[derive(Debug, Default)]
 pub struct ReportCache {
     entries: Mutex<HashMap<i64, Entry>>,

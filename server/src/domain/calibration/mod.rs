@@ -4,7 +4,10 @@
 //! measured on the machine as it was then: same CPU, memory and host
 //! kernel), and the δ a report judges with, with the sentence that says
 //! where it came from. The rule for δ is the shared crate's
-//! [`calibration`].
+//! [`calibration`]. The A/A queued before a machine's first A/B of a kind
+//! of run is [`automatic`]'s.
+
+pub mod automatic;
 
 use std::collections::HashMap;
 
@@ -13,13 +16,15 @@ use patchperf_common::run::{MeasurementMode, TaskMode};
 use patchperf_common::stats::calibration;
 use patchperf_common::stats::{Interval, VerdictPolicy};
 
-use super::load_shared;
+use patchperf_common::report::stored::ComparisonReport;
+
+use crate::db::comparisons::ComparisonRow;
 use crate::domain::Context;
 use crate::{Error, db};
 
 /// How many of a machine's newest A/A comparisons are looked at for the
 /// kinds of run the newest did not measure, here and when
-/// [`calibrate`](crate::domain::calibrate) asks whether a kind needs an A/A:
+/// [`calibrate`](crate::domain::calibration::automatic) asks whether a kind needs an A/A:
 /// one window for both, so a kind counted as measured there is judged with
 /// its A/A here.
 pub(crate) const AAS_LOOKED_AT: i64 = 16;
@@ -90,23 +95,22 @@ impl NoiseFloors {
     }
 }
 
-/// The noise floor of each kind of run on machine `machine_id` that speaks
-/// for a comparison created at `as_of` on the machine as `inventory`
-/// describes it: from the newest of its last [`AAS_LOOKED_AT`] finished A/A
-/// comparisons that measured that kind, finished at most the configured age
-/// before `as_of` and on the same machine. The floor is the largest change
-/// the A/A's 95% interval of the headline metric allows between two sets
-/// of boots of the same kernel.
-pub async fn noise_floors(
+/// The A/A comparisons that may give machine `machine_id` its noise
+/// floors as of `as_of`, newest first: the last [`AAS_LOOKED_AT`] finished
+/// ones, finished at most the configured age before `as_of`, measured on
+/// the machine as `inventory` describes it. Their reports are the report
+/// builder's to load ([`crate::domain::report::noise_floors`]): the floors
+/// are read from them with [`NoiseFloors::add`].
+pub async fn speaking_aas(
     ctx: &Context,
     machine_id: i64,
     as_of: DateTime<Utc>,
     inventory: Option<&serde_json::Value>,
-) -> Result<NoiseFloors, Error> {
-    let mut floors = NoiseFloors::none(&ctx.config);
+) -> Result<Vec<SpeakingAa>, Error> {
     let oldest = as_of
         - chrono::Duration::from_std(ctx.config.calibration_max_age)
             .unwrap_or(chrono::Duration::MAX);
+    let mut speaking = Vec::new();
     for aa in db::comparisons::finished_aas(&ctx.db, machine_id, AAS_LOOKED_AT).await? {
         if aa.finished_at < oldest {
             break;
@@ -114,12 +118,31 @@ pub async fn noise_floors(
         if !same_machine(aa.machine_inventory.as_ref(), inventory) {
             continue;
         }
-        let Some(row) = db::comparisons::find(&ctx.db, aa.id).await? else {
-            continue;
-        };
-        // The A/A comparison's own report, built once like any other (it
-        // has no floor of its own, so this does not recurse further).
-        let report = Box::pin(load_shared(ctx, &row)).await?;
+        if let Some(row) = db::comparisons::find(&ctx.db, aa.id).await? {
+            speaking.push(SpeakingAa {
+                row,
+                finished_at: aa.finished_at,
+            });
+        }
+    }
+    Ok(speaking)
+}
+
+/// An A/A comparison that speaks for a machine: its row, to load its
+/// report, and when it finished.
+#[derive(Debug)]
+pub struct SpeakingAa {
+    pub row: ComparisonRow,
+    pub finished_at: DateTime<Utc>,
+}
+
+impl NoiseFloors {
+    /// Takes the floors A/A comparison `aa` measured for the kinds of run
+    /// no newer one did (call newest first): for each kind, the largest
+    /// change the 95% interval of its headline metric allows between two
+    /// sets of boots of the same kernel. An A/A's own report has no floor,
+    /// so loading it never asks for floors again.
+    pub fn add(&mut self, aa: &SpeakingAa, report: &ComparisonReport) {
         for g in &report.groups {
             let h = &g.comparison.header;
             let (Some(measurement), Some(m)) = (h.measurement, g.comparison.headline_metric())
@@ -127,18 +150,16 @@ pub async fn noise_floors(
                 continue;
             };
             if let Some(Interval::Bounded { low, high }) = m.interval {
-                floors
-                    .by_kind
+                self.by_kind
                     .entry((h.workload.clone(), h.mode, h.nr_task, measurement))
                     .or_insert(NoiseFloor {
                         percent: low.abs().max(high.abs()),
-                        aa_comparison: aa.id,
+                        aa_comparison: aa.row.id,
                         measured_at: aa.finished_at,
                     });
             }
         }
     }
-    Ok(floors)
 }
 
 /// Whether an A/A measured on the machine as `then` describes it speaks

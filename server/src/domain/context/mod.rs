@@ -2,7 +2,13 @@
 //! the configuration, the git mirrors, the reports this server keeps, what
 //! it counts for `/metrics`, and the in-process wake-ups between them. The
 //! HTTP layer's state holds one and hands it down; commands and background
-//! workers build theirs the same way.
+//! workers build theirs the same way. Here too: what the server counts
+//! ([`telemetry`]) and the background workers' one shape ([`workers`]) with
+//! how each is doing ([`worker_health`]).
+
+pub mod telemetry;
+pub mod worker_health;
+pub mod workers;
 
 use std::sync::Arc;
 
@@ -10,9 +16,9 @@ use sqlx::PgPool;
 use tokio::sync::{Notify, watch};
 
 use crate::Config;
-use crate::domain::report_cache::ReportCache;
-use crate::domain::telemetry::Telemetry;
-use crate::domain::worker_health::Workers;
+use crate::domain::context::telemetry::Telemetry;
+use crate::domain::context::worker_health::Workers;
+use crate::domain::report::cache::ReportCache;
 use crate::git::Mirrors;
 
 /// Cheap to clone: every part is shared.

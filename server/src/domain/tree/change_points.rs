@@ -3,7 +3,7 @@
 //! old and new levels lie more than a commit apart starts a bisection
 //! between them (at most [`BISECTIONS_PER_DAY`] a tree a day); one at a
 //! single commit is mailed to its author and the tree's Cc
-//! ([`crate::domain::notify`]).
+//! ([`crate::domain::outbox::notify`]).
 
 use patchperf_common::api::{BisectionCreateRequest, BisectionSubmission, ChangeVerdict};
 use patchperf_common::metric::{self, Direction};
@@ -13,7 +13,7 @@ use patchperf_common::stats::{ChangePointPolicy, Interval, Shift, change_points}
 
 use crate::db::changes::NewChange;
 use crate::db::history::HistoryKey;
-use crate::domain::{Context, bisection, notify};
+use crate::domain::{Context, bisection, outbox::notify};
 use crate::{Error, db};
 
 /// Most bisections a tree's change points start in a day: a noisy tree

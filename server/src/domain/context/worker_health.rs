@@ -1,6 +1,6 @@
 //! How each background worker of this server is doing: its rounds, its
 //! last good one and its last failure, panics included. The workers
-//! (`domain::workers`) write it; `/healthz` reads it.
+//! (`domain::context::workers`) write it; `/healthz` reads it.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;

@@ -2,7 +2,7 @@
 //! A/A comparison first for the kinds of run (measurement mode, workload,
 //! mode, nr_task) that no A/A on it measures yet, so that the A/B report
 //! judges with the δ the machine can resolve
-//! ([`report::calibration`](crate::domain::report::calibration)) rather
+//! ([`report::calibration`](crate::domain::calibration)) rather
 //! than the mode's default. When the A/A that measured a kind is too old or
 //! was measured before the machine changed, a new one is queued behind the
 //! machine's other work: the A/B is judged with the default meanwhile and
@@ -21,9 +21,9 @@ use sqlx::PgConnection;
 
 use crate::db::comparisons::{AaOfMachine, ComparisonRow};
 use crate::db::machines::MachineRow;
+use crate::domain::calibration::{AAS_LOOKED_AT, same_machine};
 use crate::domain::comparison::{self, Carried, Order, Origin};
 use crate::domain::machines;
-use crate::domain::report::calibration::{AAS_LOOKED_AT, same_machine};
 use crate::{Config, Error, db};
 
 /// Boots a side of a calibration A/A comparison.

@@ -26,8 +26,8 @@ use patchperf_common::mail_header::{self, NameAddr};
 
 use crate::db::outbox::{self, Due};
 use crate::destination::{Destinations, Resolver};
-use crate::domain::workers::{Done, Worker};
-use crate::domain::{Context, notify};
+use crate::domain::context::workers::{Done, Worker};
+use crate::domain::{Context, outbox::notify};
 use crate::{Config, Error};
 
 /// Longest one SMTP conversation or webhook call may take.
