@@ -169,6 +169,88 @@ fn the_rank_check_sees_an_upward_edge() {
     );
 }
 
+/// The queries the HTTP layer names in `text` (a file's code before its
+/// tests and without comments): `db::table::function` paths, and `db::table` imported as a
+/// module to call through. Row types (`db::jobs::JobRow`) and the modules
+/// on the way to one are data, and allowed.
+fn queries_named(text: &str) -> Vec<String> {
+    let code: String = text
+        .split("#[cfg(test)]")
+        .next()
+        .unwrap_or_default()
+        .lines()
+        // Comments may name what a query does; only code calls one.
+        .map(|l| l.split("//").next().unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut found = Vec::new();
+    for (at, _) in code.match_indices("db::") {
+        if code[..at].chars().next_back().is_some_and(ident) {
+            continue;
+        }
+        let rest = &code[at + 4..];
+        let mut segments = Vec::new();
+        let mut tail = rest;
+        loop {
+            let len = tail.find(|c: char| !ident(c)).unwrap_or(tail.len());
+            if len == 0 {
+                break;
+            }
+            segments.push(&tail[..len]);
+            tail = &tail[len..];
+            match tail.strip_prefix("::") {
+                Some(t) if t.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') => tail = t,
+                _ => break,
+            }
+        }
+        let last = segments.last().copied().unwrap_or_default();
+        let lowercase = last.starts_with(|c: char| c.is_ascii_lowercase() || c == '_');
+        if lowercase && !tail.starts_with("::") {
+            found.push(format!("db::{}", segments.join("::")));
+        }
+    }
+    found
+}
+
+/// Pages and API handlers read through the domain's views, never a query
+/// of their own (ARCHITECTURE.md: handlers parse, call one domain
+/// function, render).
+#[test]
+fn the_http_layer_reads_through_the_domain() {
+    let http = workspace().join("server/src/http");
+    let mut named = Vec::new();
+    let mut stack = vec![http];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                for q in queries_named(&text) {
+                    named.push(format!("{}: {q}", path.display()));
+                }
+            }
+        }
+    }
+    assert!(
+        named.is_empty(),
+        "queries called from http/:\n{}",
+        named.join("\n")
+    );
+}
+
+#[test]
+fn the_query_check_tells_a_query_from_a_row() {
+    let text = "use crate::db::{self, jobs::JobRow};\n\
+                use crate::db::changes;\n\
+                fn f() { let _ = db::trees::ids(&db); let _: db::jobs::JobRow; }\n\
+                //! reads `db::progress::of` through the domain\n\
+                #[cfg(test)]\nmod tests { fn g() { db::runs::all(); } }\n";
+    assert_eq!(queries_named(text), ["db::changes", "db::trees::ids"]);
+}
+
 /// The check itself: a loop that only shows once a re-export is followed
 /// (`b` names `crate::Thing`, defined in `a`, which uses `b`) is found, and
 /// a parent that holds its children's trait is not one.

@@ -149,6 +149,11 @@ pub async fn create(
     })
 }
 
+/// Every token (its kind, name and dates; never its text), oldest first.
+pub async fn list(ctx: &crate::domain::Context) -> Result<Vec<db::tokens::TokenListing>, Error> {
+    Ok(db::tokens::list(&ctx.db).await?)
+}
+
 /// Revokes token `id`: its callers are refused from now on.
 pub async fn revoke(ctx: &crate::domain::Context, id: i64) -> Result<(), Error> {
     let mut conn = ctx.db.acquire().await?;

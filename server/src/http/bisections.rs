@@ -18,7 +18,7 @@ use crate::domain::bisection;
 use crate::error::Result;
 use crate::http::auth::CiAuth;
 use crate::http::extract::{Json, Path, Query};
-use crate::{AppState, Error, db};
+use crate::{AppState, Error};
 
 /// The bisection routes.
 pub fn router() -> OpenApiRouter<AppState> {
@@ -86,10 +86,7 @@ async fn create(
     )
 )]
 async fn show(State(state): State<AppState>, Path(id): Path<i64>) -> Result<Json<BisectionView>> {
-    let b = db::bisections::find(&state.db, id)
-        .await?
-        .ok_or_else(|| Error::NotFound(format!("no bisection {id}")))?;
-    Ok(Json(bisection::view(&state, &b).await?))
+    Ok(Json(bisection::find(&state, id).await?))
 }
 
 /// `GET /api/v1/bisections` query.
@@ -134,7 +131,7 @@ async fn list(
     if !(1..=500).contains(&limit) {
         return Err(Error::Malformed(format!("limit {limit} must be 1 to 500")));
     }
-    let bisections = db::bisections::list(&state.db, q.before, limit).await?;
+    let bisections = bisection::list(&state, q.before, limit).await?;
     let next_before = if bisections.len() == usize::try_from(limit).unwrap_or(usize::MAX) {
         bisections.last().map(|b| b.id)
     } else {

@@ -15,7 +15,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::db::comparisons::{ComparisonRow, ComparisonSummary, ListFilter, ListOrder};
-use crate::db::{self, boots::BootRow, jobs::JobRow};
+use crate::db::{boots::BootRow, jobs::JobRow};
 use crate::domain::comparison::overview;
 use crate::domain::report::ComparisonReport;
 use crate::domain::report::verdict::VerdictView;
@@ -319,7 +319,7 @@ async fn list(
         limit,
         ..filter
     };
-    let comparisons = db::comparisons::list(&state.db, &filter).await?;
+    let comparisons = comparison::listing::list(&state, &filter).await?;
     let cursor = if comparisons.len() == usize::try_from(limit).unwrap_or(usize::MAX) {
         comparisons.last().map(|c| c.id)
     } else {

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::{AppState, db};
+use crate::AppState;
 
 /// Routes of this module.
 pub fn router() -> OpenApiRouter<AppState> {
@@ -39,18 +39,13 @@ pub fn router() -> OpenApiRouter<AppState> {
     )
 )]
 async fn healthz(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
-    let counts = async {
-        let stale = db::reports::stale_count(&state.db).await?;
-        let mail = db::outbox::queued_mail(&state.db).await?;
-        Ok::<_, sqlx::Error>((stale, mail))
-    };
-    match counts.await {
-        Ok((n, mail)) => (
+    match state.backlog().await {
+        Ok(backlog) => (
             StatusCode::OK,
             Json(json!({
                 "status": "ok",
-                "reports_to_build": n,
-                "mail_queued": mail,
+                "reports_to_build": backlog.reports_to_build,
+                "mail_queued": backlog.mail_queued,
                 "mail_relay": state.config.smtp_url.is_some(),
                 "workers": state.workers.snapshot(),
                 "worker_panics": state.workers.panics(),

@@ -10,7 +10,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::AppState;
-use crate::db::{self, tokens::TokenListing};
+use crate::db::tokens::TokenListing;
 use crate::domain::tokens::{self, TokenCreated, TokenKind};
 use crate::error::Result;
 use crate::http::auth::AdminAuth;
@@ -46,7 +46,7 @@ pub struct TokenList {
 )]
 async fn list(State(state): State<AppState>, _admin: AdminAuth) -> Result<Json<TokenList>> {
     Ok(Json(TokenList {
-        tokens: db::tokens::list(&state.db).await?,
+        tokens: tokens::list(&state).await?,
     }))
 }
 

@@ -20,7 +20,7 @@ use crate::domain::tree;
 use crate::error::Result;
 use crate::http::auth::{CiAuth, Reader};
 use crate::http::extract::{Json, Path, Query};
-use crate::{AppState, Error, db};
+use crate::{AppState, Error};
 
 /// The tree routes.
 pub fn router() -> OpenApiRouter<AppState> {
@@ -90,11 +90,8 @@ pub struct TreeList {
 )]
 async fn list(State(state): State<AppState>, reader: Reader) -> Result<Json<TreeList>> {
     let mut trees = Vec::new();
-    for id in db::trees::ids(&state.db).await? {
-        trees.push(shown(
-            tree::view(&state, tree::find(&state, id).await?),
-            &reader,
-        ));
+    for t in tree::list(&state).await? {
+        trees.push(shown(tree::view(&state, t), &reader));
     }
     Ok(Json(TreeList { trees }))
 }
@@ -184,10 +181,7 @@ async fn history(
     Path(id): Path<i64>,
     Query(q): Query<HistoryQuery>,
 ) -> Result<Json<HistoryView>> {
-    tree::find(&state, id).await?;
-    let all = db::history::of_tree(&state.db, id).await?;
-    let s = tree::history::pick(id, &all, &q)?;
-    let points = db::history::points(&state.db, &s.key(id)).await?;
+    let tree::history::History { row: s, points } = tree::history::named(&state, id, &q).await?;
     Ok(Json(HistoryView {
         tree_id: id,
         workload: s.workload.clone(),

@@ -3,12 +3,29 @@
 
 use patchperf_common::api::{BisectCommit, BisectionView, ProbeView};
 
-use crate::db::bisections::BisectionRow;
+use crate::db::bisections::{BisectionRow, BisectionSummary};
 use crate::domain::Context;
 use crate::{Error, db};
 
 use super::assess::assess;
 use super::commits;
+
+/// Bisection `id` as the API and its page show it.
+pub async fn find(ctx: &Context, id: i64) -> Result<BisectionView, Error> {
+    let b = db::bisections::find(&ctx.db, id)
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("no bisection {id}")))?;
+    view(ctx, &b).await
+}
+
+/// A page of bisections, newest first: at most `limit`, below id `before`.
+pub async fn list(
+    ctx: &Context,
+    before: Option<i64>,
+    limit: i64,
+) -> Result<Vec<BisectionSummary>, Error> {
+    Ok(db::bisections::list(&ctx.db, before, limit).await?)
+}
 
 /// The bisection as the API and its page show it.
 pub async fn view(ctx: &Context, b: &BisectionRow) -> Result<BisectionView, Error> {

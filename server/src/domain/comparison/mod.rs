@@ -8,7 +8,8 @@
 //! the rules of storing it are here once. What its views show is gathered
 //! in [`overview`], where it leads (which changes after it settled) in
 //! [`links`]. A git range read into a series is [`range`]'s; the steps
-//! of a per-patch comparison are listed by [`steps`].
+//! of a per-patch comparison are listed by [`steps`]; comparisons are
+//! listed, many at once, by [`listing`].
 
 use patchperf_common::api::submission::AskedParams;
 use patchperf_common::comparison::ComparisonKind;
@@ -21,6 +22,7 @@ use crate::domain::{Context, jobs::interleave, jobs::lifecycle};
 use crate::{Error, db};
 
 pub mod links;
+pub mod listing;
 pub mod name;
 pub mod overview;
 pub mod range;

@@ -11,6 +11,7 @@ use crate::db::boots::BootRow;
 use crate::db::comparisons::ComparisonRow;
 use crate::db::jobs::JobRow;
 use crate::db::patches::PatchRow;
+use crate::db::runs::PerSecondRow;
 use crate::domain::report::{self, ComparisonReport};
 use crate::domain::{Context, comparison::steps, jobs::waiting};
 use crate::{Error, db};
@@ -27,6 +28,21 @@ pub async fn row(ctx: &Context, id: i64) -> Result<ComparisonRow, Error> {
     db::comparisons::find(&ctx.db, id)
         .await?
         .ok_or_else(|| Error::NotFound(format!("no comparison {id}")))
+}
+
+/// The series comparison `c` measured, as its mbox was stored (or read
+/// from its git range); empty when it boots the base kernel on both sides.
+pub async fn mbox(ctx: &Context, c: &ComparisonRow) -> Result<String, Error> {
+    Ok(db::patches::mbox(&ctx.db, c.series_id).await?.0)
+}
+
+/// The per-second series called `names` of comparison `id`'s runs.
+pub async fn per_second(
+    ctx: &Context,
+    id: i64,
+    names: &[String],
+) -> Result<Vec<PerSecondRow>, Error> {
+    Ok(db::runs::per_second(&ctx.db, id, names).await?)
 }
 
 /// On a bisection's probe: which bisection, which commit of how many.

@@ -84,4 +84,22 @@ impl Context {
     pub fn is_shutting_down(&self) -> bool {
         *self.shutting_down.borrow()
     }
+
+    /// What the background workers have still to do, as `/healthz` shows
+    /// it; an error when the database does not answer.
+    pub async fn backlog(&self) -> Result<Backlog, crate::Error> {
+        Ok(Backlog {
+            reports_to_build: crate::db::reports::stale_count(&self.db).await?,
+            mail_queued: crate::db::outbox::queued_mail(&self.db).await?,
+        })
+    }
+}
+
+/// What the background workers have still to do.
+#[derive(Debug, Clone, Copy)]
+pub struct Backlog {
+    /// Comparisons whose stored report is out of date.
+    pub reports_to_build: i64,
+    /// Mail waiting in the outbox.
+    pub mail_queued: i64,
 }

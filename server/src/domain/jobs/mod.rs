@@ -6,11 +6,13 @@
 //! ([`queue`]), every state change with its event row ([`lifecycle`]), the
 //! boot order ([`interleave`]), more runs while undecided ([`more_runs`]),
 //! the run length left to the mode ([`run_length`]), why a comparison waits
-//! ([`waiting`]) and which kernels its jobs built ([`kernel_builds`]).
+//! ([`waiting`]), which kernels its jobs built ([`kernel_builds`]) and a
+//! job's log as its page shows it ([`log`]).
 
 pub mod interleave;
 pub mod kernel_builds;
 pub mod lifecycle;
+pub mod log;
 pub mod more_runs;
 pub mod queue;
 pub mod run_length;

@@ -10,7 +10,10 @@ use patchperf_common::machine_state::MachineState;
 use patchperf_common::run::{MeasurementMode, TaskMode};
 use serde::Serialize;
 
+use crate::db::comparisons::{ComparisonSummary, ListFilter};
+use crate::db::jobs::MachineJob;
 use crate::db::machines::{HeldJob, MachineRow};
+use crate::domain::comparison::listing;
 use crate::domain::{Context, report};
 use crate::{Error, db};
 
@@ -152,4 +155,40 @@ pub(super) fn unknown(name: &str) -> Error {
     Error::NotFound(format!(
         "no machine named `{name}`; GET /api/v1/machines?retired=true lists them all"
     ))
+}
+
+/// What a machine's page shows beside its fleet entry: its latest jobs and
+/// comparisons, and its newest A/A comparison.
+#[derive(Debug)]
+pub struct MachineHistory {
+    pub fleet: FleetMachine,
+    /// Newest first, at most the `jobs` asked for.
+    pub jobs: Vec<MachineJob>,
+    /// Newest first, at most the `comparisons` asked for.
+    pub comparisons: Vec<ComparisonSummary>,
+    /// Its newest finished A/A comparison.
+    pub latest_aa: Option<i64>,
+}
+
+/// Machine `name`'s page: its fleet entry, its last `jobs` jobs and
+/// `comparisons` comparisons.
+pub async fn history(
+    ctx: &Context,
+    name: &str,
+    jobs: i64,
+    comparisons: i64,
+) -> Result<MachineHistory, Error> {
+    let fleet = fleet_machine(ctx, name).await?;
+    let id = fleet.machine.id;
+    let filter = ListFilter {
+        machine: Some(name),
+        limit: comparisons,
+        ..ListFilter::default()
+    };
+    Ok(MachineHistory {
+        jobs: db::jobs::of_machine(&ctx.db, id, jobs).await?,
+        comparisons: listing::list(ctx, &filter).await?,
+        latest_aa: db::comparisons::latest_aa(&ctx.db, id).await?,
+        fleet,
+    })
 }

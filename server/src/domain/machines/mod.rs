@@ -18,7 +18,7 @@ use crate::domain::Context;
 use crate::domain::tokens::{Caller, TokenKind};
 use crate::{Error, db};
 
-pub use fleet::{Fleet, FleetMachine, FloorEntry, fleet, fleet_machine};
+pub use fleet::{Fleet, FleetMachine, FloorEntry, MachineHistory, fleet, fleet_machine, history};
 
 mod fleet;
 
@@ -223,6 +223,16 @@ pub fn check_machine_owner(caller: &Caller, machine: &MachineRow) -> Result<(), 
             machine.name, caller.name
         )))
     }
+}
+
+/// The names of every machine that ever registered, retired ones too:
+/// their comparisons stay to be found.
+pub async fn names(ctx: &Context) -> Result<Vec<String>, Error> {
+    Ok(db::machines::list(&ctx.db, true)
+        .await?
+        .into_iter()
+        .map(|m| m.name)
+        .collect())
 }
 
 /// The registered machine `id` that `caller` may act for.

@@ -16,7 +16,7 @@ use patchperf_common::workload::TaskMode;
 
 use super::change_points;
 use crate::db::comparisons::ComparisonRow;
-use patchperf_common::api::HistoryQuery;
+use patchperf_common::api::{HistoryPoint, HistoryQuery};
 
 use crate::db::history::{HistoryKey, HistoryRow, NewPoint};
 use crate::domain::Context;
@@ -131,6 +131,33 @@ async fn points(
         }
     }
     Ok(out)
+}
+
+/// One history of a tracked tree with its points, oldest commit first.
+#[derive(Debug)]
+pub struct History {
+    pub row: HistoryRow,
+    pub points: Vec<HistoryPoint>,
+}
+
+/// Every history of tree `id`, with its points.
+pub async fn of_tree(ctx: &Context, id: i64) -> Result<Vec<History>, Error> {
+    let mut all = Vec::new();
+    for row in db::history::of_tree(&ctx.db, id).await? {
+        let points = db::history::points(&ctx.db, &row.key(id)).await?;
+        all.push(History { row, points });
+    }
+    Ok(all)
+}
+
+/// The history of tree `id` that `q` names, with its points: `NotFound`
+/// without the tree, and as [`pick`] says when `q` names several or none.
+pub async fn named(ctx: &Context, id: i64, q: &HistoryQuery) -> Result<History, Error> {
+    super::find(ctx, id).await?;
+    let all = db::history::of_tree(&ctx.db, id).await?;
+    let row = pick(id, &all, q)?.clone();
+    let points = db::history::points(&ctx.db, &row.key(id)).await?;
+    Ok(History { row, points })
 }
 
 /// The one history of tree `id` that `q` names (a part left out matches

@@ -112,6 +112,17 @@ pub async fn find(ctx: &Context, id: i64) -> Result<TreeRow, Error> {
         .ok_or_else(|| Error::NotFound(format!("no tree {id}")))
 }
 
+/// Every tracked tree, oldest first.
+pub async fn list(ctx: &Context) -> Result<Vec<TreeRow>, Error> {
+    let mut conn = ctx.db.acquire().await?;
+    let mut trees = Vec::new();
+    for id in db::trees::ids(&mut *conn).await? {
+        // One removed meanwhile is not listed.
+        trees.extend(db::trees::find(&mut conn, id, false).await?);
+    }
+    Ok(trees)
+}
+
 /// Looks at the tree's branch now: a head not tested yet is queued as a
 /// range comparison against the last one tested, unless the tree's
 /// schedule says it is too soon, or nothing in it is what a workload runs

@@ -18,6 +18,11 @@ pub async fn list(ctx: &Context, filter: ChangeFilter) -> Result<Vec<ChangeRow>,
     Ok(db::changes::list(&ctx.db, filter).await?)
 }
 
+/// The open change points of each tree that has any: (tree id, count).
+pub async fn open_counts(ctx: &Context) -> Result<Vec<(i64, i64)>, Error> {
+    Ok(db::changes::open_counts(&ctx.db).await?)
+}
+
 /// Marks change point `id` as `state` (spelled as asked) with `note`, for
 /// `by`, who must be an admin; the state it is in now.
 pub async fn acknowledge(

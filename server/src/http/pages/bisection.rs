@@ -16,11 +16,11 @@ use patchperf_common::report::format::change_column;
 use patchperf_common::stats::ChangeUnit;
 
 use super::view;
+use crate::AppState;
 use crate::domain::bisection;
 use crate::domain::jobs::kernel_builds::{self, KernelBuilds, Origin};
 use crate::error::Result;
 use crate::http::extract::Path;
-use crate::{AppState, Error, db};
 
 /// One probe, in the order made.
 #[derive(Debug)]
@@ -86,10 +86,7 @@ pub(super) async fn page(
     State(state): State<AppState>,
     Path(id): Path<i64>,
 ) -> Result<BisectionPage> {
-    let b = db::bisections::find(&state.db, id)
-        .await?
-        .ok_or_else(|| Error::NotFound(format!("no bisection {id}")))?;
-    let v = bisection::view(&state, &b).await?;
+    let v = bisection::find(&state, id).await?;
     let ids: Vec<i64> = v.probes.iter().map(|p| p.comparison_id).collect();
     let kernels = kernel_builds::of_comparisons(&state.db, &ids).await?;
     Ok(page_of(&v, &kernels))

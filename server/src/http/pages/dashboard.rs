@@ -18,14 +18,16 @@ use serde::Deserialize;
 
 use super::changes::ChangeView;
 use super::view;
+use crate::AppState;
 use crate::db::bisections::BisectionSummary;
 use crate::db::changes::ChangeFilter;
 use crate::db::comparisons::{ComparisonSummary, ListFilter, ListOrder};
 use crate::db::progress::Progress;
+use crate::domain::comparison::listing;
+use crate::domain::tree::triage;
 use crate::error::{Error, Result};
 use crate::http::extract::Query;
 use crate::http::listing::{ComparisonQuery, comparison_filter};
-use crate::{AppState, db};
 
 /// How many comparisons a page of the dashboard shows.
 const SHOWN: i64 = 30;
@@ -324,8 +326,8 @@ pub(super) async fn page(
             "page {page}: pages of comparisons are 1 to {MAX_PAGE}; a filter reaches older ones"
         )));
     }
-    let mut listed = db::comparisons::list(
-        &state.db,
+    let mut listed = listing::list(
+        &state,
         &ListFilter {
             offset: (page - 1) * SHOWN,
             limit: SHOWN + 1,
@@ -368,7 +370,7 @@ pub(super) async fn page(
         .filter(|s| s.verdict.is_none())
         .map(|s| s.id)
         .collect();
-    let progress = db::progress::of_comparisons(&state.db, &unfinished).await?;
+    let progress = listing::progress(&state, &unfinished).await?;
     let mut rows: Vec<Row> = listed
         .into_iter()
         .map(|s| {
@@ -399,13 +401,8 @@ pub(super) async fn page(
     if order == ListOrder::Newest {
         rows.sort_by_key(|r| (r.rank, std::cmp::Reverse(r.id)));
     }
-    // Retired machines too: their comparisons stay to be found.
-    let machine_names: Vec<String> = db::machines::list(&state.db, true)
-        .await?
-        .into_iter()
-        .map(|m| m.name)
-        .collect();
-    let bisections = db::bisections::list(&state.db, None, BISECTIONS_SHOWN)
+    let machine_names = crate::domain::machines::names(&state).await?;
+    let bisections = crate::domain::bisection::list(&state, None, BISECTIONS_SHOWN)
         .await?
         .into_iter()
         .map(BisectionRow::from)
@@ -442,8 +439,8 @@ async fn open_changes(
     state: &AppState,
     before: Option<i64>,
 ) -> Result<(Vec<ChangeView>, Option<String>)> {
-    let mut page = db::changes::list(
-        &state.db,
+    let mut page = triage::list(
+        state,
         ChangeFilter {
             tree_id: None,
             state: Some(patchperf_common::api::ChangeState::Open),

@@ -12,9 +12,11 @@ use axum::http::header;
 use axum::response::IntoResponse;
 
 use super::view;
+use crate::AppState;
+use crate::db::events::EventRow;
+use crate::domain::jobs::log::{self, JobLog};
 use crate::error::Result;
 use crate::http::extract::Path;
-use crate::{AppState, Error, db};
 
 /// A run of consecutive events with the same state, attempt and message.
 #[derive(Debug)]
@@ -50,7 +52,7 @@ pub(super) struct JobLogPage {
 }
 
 /// Collapses runs of events with the same state, attempt and message.
-fn collapse(stored: Vec<db::events::EventRow>) -> Vec<EventLine> {
+fn collapse(stored: Vec<EventRow>) -> Vec<EventLine> {
     let mut lines: Vec<EventLine> = Vec::new();
     for e in stored {
         let state = e.state.as_str();
@@ -79,16 +81,14 @@ fn collapse(stored: Vec<db::events::EventRow>) -> Vec<EventLine> {
 }
 
 pub(super) async fn page(State(state): State<AppState>, Path(id): Path<i64>) -> Result<JobLogPage> {
-    let job = db::jobs::by_id(&state.db, id)
-        .await?
-        .ok_or_else(|| Error::NotFound(format!("no job {id}")))?;
-    let stored = db::events::for_job(&state.db, id).await?;
+    let JobLog {
+        job,
+        events: stored,
+        blocks,
+    } = log::of_job(&state, id).await?;
     let since = stored.first().map(|e| view::time(e.at));
     let count = stored.len();
     let events = collapse(stored);
-    let blocks = db::jobs::for_comparison(&state.db, job.comparison_id)
-        .await?
-        .len();
     let failure = job
         .failure_reason
         .map(|r| view::failure_text(r, job.failure_detail.as_deref()));
@@ -112,11 +112,9 @@ pub(super) async fn raw(
     State(state): State<AppState>,
     Path(id): Path<i64>,
 ) -> Result<impl IntoResponse> {
-    let job = db::jobs::by_id(&state.db, id)
-        .await?
-        .ok_or_else(|| Error::NotFound(format!("no job {id}")))?;
+    let JobLog { job, events, .. } = log::of_job(&state, id).await?;
     let mut text = format!("job {id} of comparison {}\n", job.comparison_id);
-    for e in db::events::for_job(&state.db, id).await? {
+    for e in events {
         text.push_str(&format!(
             "{} {} attempt {} {}\n",
             view::time(e.at),

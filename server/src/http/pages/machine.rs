@@ -13,11 +13,10 @@ use patchperf_common::run::MeasurementMode;
 use patchperf_common::stats::calibration;
 
 use super::view;
-use crate::db::comparisons::ListFilter;
-use crate::domain::machines::{self, FleetMachine};
+use crate::AppState;
+use crate::domain::machines::{self, FleetMachine, MachineHistory};
 use crate::error::Result;
 use crate::http::extract::{Path, Query};
-use crate::{AppState, db};
 
 /// How many jobs a machine page lists.
 const RECENT_JOBS: i64 = 50;
@@ -230,10 +229,14 @@ pub(super) async fn page(
     State(state): State<AppState>,
     Path(name): Path<String>,
 ) -> Result<MachinePage> {
-    let fleet = machines::fleet_machine(&state, &name).await?;
-    let m = &fleet.machine;
-    let jobs = db::jobs::of_machine(&state.db, m.id, RECENT_JOBS)
-        .await?
+    let MachineHistory {
+        fleet,
+        jobs,
+        comparisons,
+        latest_aa: aa,
+    } = machines::history(&state, &name, RECENT_JOBS, RECENT_COMPARISONS).await?;
+    let _m = &fleet.machine;
+    let jobs = jobs
         .into_iter()
         .map(|j| JobLine {
             id: j.id,
@@ -244,7 +247,6 @@ pub(super) async fn page(
             updated: view::time(j.updated_at),
         })
         .collect();
-    let aa = db::comparisons::latest_aa(&state.db, m.id).await?;
     let floors: Vec<FloorLine> = fleet
         .noise_floors
         .iter()
@@ -260,16 +262,7 @@ pub(super) async fn page(
             measured: view::time(f.measured_at),
         })
         .collect();
-    let filter = ListFilter {
-        status: None,
-        machine: Some(&m.name),
-        workload: None,
-        verdict: None,
-        limit: RECENT_COMPARISONS,
-        ..ListFilter::default()
-    };
-    let comparisons = db::comparisons::list(&state.db, &filter)
-        .await?
+    let comparisons = comparisons
         .into_iter()
         .map(|c| {
             let (verdict, verdict_class) = match c.verdict {

@@ -6,16 +6,17 @@ use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
 
+use crate::domain::comparison::overview;
 use crate::error::Result;
 use crate::http::extract::Path;
-use crate::{AppState, Error, db};
+use crate::{AppState, Error};
 
 pub(super) async fn mbox(
     State(state): State<AppState>,
     Path(id): Path<i64>,
 ) -> Result<impl IntoResponse> {
-    let c = crate::domain::comparison::overview::row(&state, id).await?;
-    let (text, _) = db::patches::mbox(&state.db, c.series_id).await?;
+    let c = overview::row(&state, id).await?;
+    let text = overview::mbox(&state, &c).await?;
     if text.trim().is_empty() {
         return Err(Error::NotFound(format!(
             "comparison {id} boots the base kernel on both sides: it has no series"

@@ -18,11 +18,12 @@ use super::view;
 use crate::db::changes::{ChangeFilter, ChangeRow};
 use crate::db::history::HistoryRow;
 use crate::domain::report::offload::off_workers;
-use crate::domain::tree::{self, history};
+use crate::domain::tree::history::{self, History};
+use crate::domain::tree::{self, triage};
 use crate::error::Result;
 use crate::http::extract::{Path, Query};
 use crate::http::pages::plot::history::{self as history_plot, HistoryPlot, PlotChange, PlotPoint};
-use crate::{AppState, Error, db};
+use crate::{AppState, Error};
 use patchperf_common::api::HistoryPoint;
 use patchperf_common::api::HistoryQuery;
 
@@ -49,10 +50,10 @@ pub(super) struct TreesPage {
 
 /// The tracked trees, oldest first.
 pub(super) async fn list(State(state): State<AppState>) -> Result<TreesPage> {
-    let open = db::changes::open_counts(&state.db).await?;
+    let open = triage::open_counts(&state).await?;
     let mut trees = Vec::new();
-    for id in db::trees::ids(&state.db).await? {
-        let t = tree::find(&state, id).await?;
+    for t in tree::list(&state).await? {
+        let id = t.id;
         trees.push(TreeItem {
             id,
             tested: view::short_commit(&t.tested_commit).to_string(),
@@ -192,7 +193,7 @@ async fn tree_changes(state: &AppState, id: i64) -> Result<Vec<ChangeRow>> {
         before: None,
         limit: CHANGES_SHOWN,
     };
-    Ok(db::changes::list(&state.db, filter).await?)
+    triage::list(state, filter).await
 }
 
 /// Renders `plot` off the request workers (a long history is many marks).
@@ -261,8 +262,7 @@ pub(super) async fn page(State(state): State<AppState>, Path(id): Path<i64>) -> 
     let t = tree::find(&state, id).await?;
     let changes = tree_changes(&state, id).await?;
     let (mut changed, mut flat) = (Vec::new(), Vec::new());
-    for s in db::history::of_tree(&state.db, id).await? {
-        let points = db::history::points(&state.db, &s.key(id)).await?;
+    for History { row: s, points } in history::of_tree(&state, id).await? {
         let here: Vec<&ChangeRow> = changes.iter().filter(|c| in_history(c, &s)).collect();
         let delta = history::delta_percent(&state, &s).await?;
         let svg = render(&state, plot_of(&s, &points, &here, delta)).await?;
@@ -353,14 +353,11 @@ pub(super) async fn history_svg(
     Path(id): Path<i64>,
     Query(q): Query<HistoryQuery>,
 ) -> Result<impl IntoResponse> {
-    tree::find(&state, id).await?;
-    let all = db::history::of_tree(&state.db, id).await?;
-    let s = history::pick(id, &all, &q)?;
-    let points = db::history::points(&state.db, &s.key(id)).await?;
+    let History { row: s, points } = history::named(&state, id, &q).await?;
     let changes = tree_changes(&state, id).await?;
-    let here: Vec<&ChangeRow> = changes.iter().filter(|c| in_history(c, s)).collect();
-    let delta = history::delta_percent(&state, s).await?;
-    let svg = render(&state, plot_of(s, &points, &here, delta)).await?;
+    let here: Vec<&ChangeRow> = changes.iter().filter(|c| in_history(c, &s)).collect();
+    let delta = history::delta_percent(&state, &s).await?;
+    let svg = render(&state, plot_of(&s, &points, &here, delta)).await?;
     Ok((
         [(header::CONTENT_TYPE, "image/svg+xml; charset=utf-8")],
         svg,

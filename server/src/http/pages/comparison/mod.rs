@@ -27,7 +27,7 @@ use crate::domain::report::verdict::verdict_view;
 use crate::domain::report::{ComparisonReport, GroupReport};
 use crate::error::Result;
 use crate::http::extract::Path;
-use crate::{AppState, Error, db};
+use crate::{AppState, Error};
 
 /// Most per-metric plots shown per report (headline first, then the
 /// changed metrics in table order).
@@ -175,7 +175,7 @@ pub(super) async fn page(
 /// The patch's author, date, posting and size, from its stored mbox (the
 /// first patch's headers for a series); `None` for an A/A comparison.
 async fn patch_facts(state: &AppState, c: &ComparisonRow) -> Result<Option<PatchFacts>> {
-    let (text, _) = db::patches::mbox(&state.db, c.series_id).await?;
+    let text = overview::mbox(state, c).await?;
     if text.trim().is_empty() {
         return Ok(None);
     }
@@ -243,7 +243,7 @@ async fn page_of(
     });
 
     let names: Vec<String> = built.groups.iter().map(plot::series_name).collect();
-    let series = db::runs::per_second(&state.db, id, &names).await?;
+    let series = overview::per_second(state, id, &names).await?;
     let mut groups = Vec::with_capacity(built.groups.len());
     for g in &built.groups {
         groups.push(group_view(state, id, g, &series).await?);

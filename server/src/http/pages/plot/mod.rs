@@ -16,11 +16,12 @@ use patchperf_common::run::Side;
 use serde::Deserialize;
 
 use crate::db::runs::PerSecondRow;
+use crate::domain::comparison::overview;
 use crate::domain::report::offload::off_workers;
 use crate::domain::report::{ComparisonReport, GroupReport};
 use crate::error::Result;
 use crate::http::extract::{Path, Query};
-use crate::{AppState, Error, db};
+use crate::{AppState, Error};
 
 /// Which report of a comparison (one workload, mode and nr_task) and, for
 /// the per-run plot, which metric. Each is optional: the first report that
@@ -186,7 +187,7 @@ pub(super) async fn series(
     let kept_as = PlotQuery::kept_as("series.svg", &report.groups[at], "");
     once(&state, id, &report, &kept_as, async {
         let g = &report.groups[at];
-        let rows = db::runs::per_second(&state.db, id, &[series_name(g)]).await?;
+        let rows = overview::per_second(&state, id, &[series_name(g)]).await?;
         series_svg(&state, id, g, &rows)
             .await?
             .ok_or_else(|| Error::NotFound("these runs stored no per-second series".into()))
