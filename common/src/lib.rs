@@ -38,6 +38,7 @@ pub mod naming;
 pub mod protocol;
 pub mod report;
 pub mod run;
+pub mod run_length;
 pub mod settings;
 pub mod stats;
 pub mod workload;

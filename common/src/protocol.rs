@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::machine_state::MachineState;
 use crate::run::{MeasurementMode, RunResult, Side, TaskMode};
+use crate::run_length::{self, Asker};
 
 /// The version of this protocol this build speaks. It changes only when a
 /// change is one the other side cannot ignore (a field it must read, a
@@ -300,16 +301,15 @@ pub struct WorkloadParams {
 /// What a comparison measures when it says nothing: one process, 5
 /// measured seconds after 2 of warm-up, no perf. A bisection without
 /// `params`, a runner job file's `[params]` and `submit`/`track`'s options
-/// all start here. (`bench` on its own defaults to will-it-scale's 10 s and
-/// 5 s instead, and a followed list to what a list bot can afford per
-/// series: those are choices of their own, not this default.)
+/// all start here. (`bench` on its own and a followed list have lengths
+/// of their own: every default is in [`run_length`]'s one table.)
 impl Default for WorkloadParams {
     fn default() -> Self {
         WorkloadParams {
             mode: TaskMode::Process,
             nr_task: vec![NrTask::Count(1)],
-            seconds: 5,
-            warmup_seconds: 2,
+            seconds: COMPARISON.seconds,
+            warmup_seconds: COMPARISON.warmup_seconds,
             perf_stat: false,
             perf_profile: false,
         }
@@ -317,24 +317,15 @@ impl Default for WorkloadParams {
 }
 
 /// How long each run of a comparison measures, when its submission leaves
-/// it to the measurement mode: under `tcg-icount` 1 s after 1 s of warm-up
-/// (guest time counts instructions, and BENCHMARKS' "How long a tcg-icount
-/// run needs to be" found seed 002's and seed 004's changes at 1 s / 1 s
-/// within 0.004 points of 5 s / 2 s, at less than half the wall time a
-/// boot); in every wall-clock mode the 5 s after 2 s of
-/// [`WorkloadParams::default`], where a longer run averages out noise.
+/// it to the measurement mode: [`run_length::default_for`]'s table (1 s
+/// after 1 s under `tcg-icount`, 5 s after 2 s on wall clock).
 pub fn run_length_of(mode: MeasurementMode) -> (u32, u32) {
-    match mode {
-        MeasurementMode::TcgIcount => (1, 1),
-        MeasurementMode::Host
-        | MeasurementMode::Kvm
-        | MeasurementMode::Tcg
-        | MeasurementMode::Kexec => {
-            let d = WorkloadParams::default();
-            (d.seconds, d.warmup_seconds)
-        }
-    }
+    let l = run_length::default_for(Asker::Comparison, Some(mode));
+    (l.seconds, l.warmup_seconds)
 }
+
+/// A comparison's run length while its mode is not known.
+const COMPARISON: run_length::RunLength = run_length::default_for(Asker::Comparison, None);
 
 /// One boot a job must perform, in the order given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -136,8 +136,10 @@ pub struct ListCreateRequest {
 /// afford per boot for every series posted (a second of warm-up less than
 /// a comparison's default).
 fn list_params() -> WorkloadParams {
+    let l = crate::run_length::default_for(crate::run_length::Asker::ListSeries, None);
     WorkloadParams {
-        warmup_seconds: 1,
+        seconds: l.seconds,
+        warmup_seconds: l.warmup_seconds,
         ..WorkloadParams::default()
     }
 }

@@ -64,9 +64,10 @@ pub fn calibrated_percent(mode: MeasurementMode, aa_bound_percent: f64) -> Optio
 /// floor for that kind of run is `noise_floor` (the ± bound in percent an
 /// A/A comparison measured), when one was measured: `base` with δ the
 /// mode's default before calibration and [`calibrated_percent`] after.
-/// Without a mode, `base`'s δ stays. The server's reports and `runner
-/// compare` both judge with it, so that a terminal and a report agree.
-pub fn policy(
+/// Without a mode, `base`'s δ stays. Only [`judging`] calls it: every
+/// verdict is judged through that one function, so that a terminal and a
+/// report agree.
+fn policy(
     base: VerdictPolicy,
     mode: Option<MeasurementMode>,
     noise_floor: Option<f64>,
@@ -81,6 +82,48 @@ pub fn policy(
     }
 }
 
+/// Where a verdict stands among the looks its comparison may take: look
+/// `look` (from 1) of `of` (see [`super::looks`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Look {
+    pub look: u32,
+    pub of: u32,
+}
+
+impl Look {
+    /// A comparison that adds no boots: one look at the full level.
+    pub const ONLY: Look = Look { look: 1, of: 1 };
+
+    /// Look `done_adds + 1` of a comparison that started at `first_runs` a
+    /// side and may double up to `max_runs`.
+    pub fn of_comparison(first_runs: u32, max_runs: Option<u32>, done_adds: u32) -> Look {
+        Look {
+            look: done_adds.saturating_add(1),
+            of: super::looks::looks(first_runs, max_runs),
+        }
+    }
+}
+
+/// The one verdict rule, for the server's reports, a tracked tree's
+/// history bands and `runner compare` alike: [`policy`]'s δ for runs
+/// measured in `mode` with the machine's `noise_floor`, and the level
+/// (confidence and the FDR bound) that `look` may spend.
+pub fn judging(
+    base: VerdictPolicy,
+    mode: Option<MeasurementMode>,
+    noise_floor: Option<f64>,
+    look: Look,
+) -> VerdictPolicy {
+    let judged = policy(base, mode, noise_floor);
+    let alpha = 1.0 - base.confidence;
+    let spent = super::looks::alpha_at(alpha, look.look, look.of);
+    VerdictPolicy {
+        confidence: 1.0 - spent,
+        fdr: base.fdr * spent / alpha,
+        ..judged
+    }
+}
+
 /// Whether the floor, not the measured noise, set δ.
 pub fn floor_binds(mode: MeasurementMode, aa_bound_percent: f64) -> bool {
     NOISE_MULTIPLE * aa_bound_percent <= floor_percent(mode)
@@ -89,6 +132,20 @@ pub fn floor_binds(mode: MeasurementMode, aa_bound_percent: f64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn judging_a_later_look_spends_less_of_the_level_with_the_same_delta() {
+        let base = VerdictPolicy::default();
+        let icount = Some(MeasurementMode::TcgIcount);
+        let once = judging(base, icount, Some(0.02), Look::ONLY);
+        assert_eq!(once, policy(base, icount, Some(0.02)));
+        let look = Look::of_comparison(3, Some(12), 1);
+        assert_eq!(look, Look { look: 2, of: 3 });
+        let second = judging(base, icount, Some(0.02), look);
+        assert_eq!(second.threshold(super::super::ChangeUnit::Percent), 0.1);
+        assert!((second.confidence - (1.0 - 0.0125)).abs() < 1e-12);
+        assert!((second.fdr - base.fdr * 0.25).abs() < 1e-12);
+    }
 
     #[test]
     fn the_policy_takes_the_modes_delta_then_the_calibrated_one() {

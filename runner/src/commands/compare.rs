@@ -61,7 +61,12 @@ pub fn compare_dirs(
             continue;
         };
         let header = header_from_runs(machine, base_runs, patched_runs);
-        let policy = calibration::policy(VerdictPolicy::default(), header.measurement, noise_floor);
+        let policy = calibration::judging(
+            VerdictPolicy::default(),
+            header.measurement,
+            noise_floor,
+            calibration::Look::ONLY,
+        );
         let comparison = build_comparison(header, base_runs, patched_runs, &policy)
             .map_err(|e| Error::Usage(e.to_string()))?;
         reports.push(comparison);

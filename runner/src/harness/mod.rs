@@ -38,12 +38,17 @@ mod workloads;
 pub use collector::Collector;
 pub use scratch::ScratchKind;
 
+use patchperf_common::run_length::{self, Asker, RunLength};
+
 use crate::Error;
 
+/// `bench`'s run length when not given: will-it-scale's (common's
+/// [`run_length`](patchperf_common::run_length) table).
+const BENCH: RunLength = run_length::default_for(Asker::Bench, None);
 /// Measured seconds when not given.
-pub const DEFAULT_SECONDS: u32 = 10;
+pub const DEFAULT_SECONDS: u32 = BENCH.seconds;
 /// Warm-up seconds when not given (will-it-scale drops its first 5 too).
-pub const DEFAULT_WARMUP: u32 = 5;
+pub const DEFAULT_WARMUP: u32 = BENCH.warmup_seconds;
 
 /// One run of one workload with one task count.
 #[derive(Debug, Clone, PartialEq)]

@@ -189,16 +189,19 @@ pub struct Delta {
     pub source: String,
 }
 
-/// δ for runs of `measurement` of the kind `kind` says in words (`open1 ·
-/// process · 1 task`), calibrated by `floor` when an A/A measured one;
-/// `fallback` without a measurement mode.
+/// What δ a report of runs of `measurement`, of the kind `kind` says in
+/// words (`open1 · process · 1 task`), is `judged` with and where it came
+/// from: the numbers are common's one rule
+/// ([`calibration::judging`], which `runner compare` uses too), given
+/// `floor` when an A/A measured one; this says where they came from.
 pub fn delta(
     measurement: Option<MeasurementMode>,
     kind: &str,
     floor: Option<NoiseFloor>,
-    fallback: f64,
+    judged: &VerdictPolicy,
     max_age_days: u64,
 ) -> Delta {
+    let fallback = judged.min_change_percent;
     let Some(mode) = measurement else {
         return Delta {
             default_percent: fallback,
@@ -207,13 +210,6 @@ pub fn delta(
             source: format!("δ {fallback:.2}%: the default (the measurement mode is unknown)"),
         };
     };
-    // The numbers are common's one policy, which `runner compare` uses too;
-    // this only says where they came from.
-    let judged = calibration::policy(
-        VerdictPolicy::default(),
-        Some(mode),
-        floor.map(|f| f.percent),
-    );
     let default_percent = judged.min_change_percent;
     let calibrated = floor.zip(judged.calibrated_percent);
     let Some((f, percent)) = calibrated else {
@@ -274,28 +270,54 @@ mod tests {
     fn delta_says_where_it_came_from() {
         let icount = Some(MeasurementMode::TcgIcount);
         let kind = "open1 · process · 1 task";
-        let quiet = delta(icount, kind, Some(floor(0.02)), 1.0, 30);
+        let judged = |mode, floor: Option<NoiseFloor>| {
+            calibration::judging(
+                VerdictPolicy::default(),
+                mode,
+                floor.map(|f| f.percent),
+                calibration::Look::ONLY,
+            )
+        };
+        let quiet = delta(
+            icount,
+            kind,
+            Some(floor(0.02)),
+            &judged(icount, Some(floor(0.02))),
+            30,
+        );
         assert_eq!(quiet.calibrated_percent, Some(0.1));
         assert_eq!(
             quiet.source,
             "δ 0.10%: tcg-icount's minimum δ; A/A comparison 12 measured ±0.020% (tcg-icount, \
              open1 · process · 1 task, 2026-12-01), and 2 × that is below it"
         );
-        let noisy = delta(icount, kind, Some(floor(0.105)), 1.0, 30);
+        let noisy = delta(
+            icount,
+            kind,
+            Some(floor(0.105)),
+            &judged(icount, Some(floor(0.105))),
+            30,
+        );
         assert_eq!(noisy.calibrated_percent, Some(0.21));
         assert_eq!(
             noisy.source,
             "δ 0.21%: 2 × the ±0.105% that A/A comparison 12 measured (tcg-icount, \
              open1 · process · 1 task, 2026-12-01)"
         );
-        let none = delta(icount, kind, None, 1.0, 30);
+        let none = delta(icount, kind, None, &judged(icount, None), 30);
         assert_eq!((none.calibrated_percent, none.default_percent), (None, 0.5));
         assert_eq!(
             none.source,
             "δ 0.50%: tcg-icount's default, no A/A comparison of open1 · process · 1 task on \
              this machine as it is, within 30 days"
         );
-        let unknown = delta(None, kind, Some(floor(0.02)), 1.0, 30);
+        let unknown = delta(
+            None,
+            kind,
+            Some(floor(0.02)),
+            &judged(None, Some(floor(0.02))),
+            30,
+        );
         assert_eq!(unknown.calibrated_percent, None);
     }
 

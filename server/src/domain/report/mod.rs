@@ -27,8 +27,9 @@ use patchperf_common::report::{
     KernelLabel, ReportHeader, build_comparison, group_by_report, header_from_runs,
 };
 use patchperf_common::run::{MeasurementMode, MetricValue, RunResult, Side, TaskMode};
+use patchperf_common::stats::VerdictPolicy;
+use patchperf_common::stats::calibration::{Look, judging};
 use patchperf_common::stats::verdict::delta_text;
-use patchperf_common::stats::{VerdictPolicy, looks};
 use sqlx::PgPool;
 
 pub use patchperf_common::report::stored::{ComparisonReport, GroupReport, StoredRun};
@@ -255,11 +256,21 @@ pub fn group_reports(
                 header.nr_task,
                 if header.nr_task == 1 { "" } else { "s" }
             );
+            // A comparison that may add boots spends its level over the
+            // looks it may take.
+            let first = c.runs_added_at.first().copied().unwrap_or(c.runs_per_side);
+            let look = Look::of_comparison(
+                u32::try_from(first).unwrap_or(0),
+                c.max_runs_per_side.and_then(|m| u32::try_from(m).ok()),
+                u32::try_from(c.runs_added_at.len()).unwrap_or(u32::MAX - 1),
+            );
+            header.looks = (look.of > 1).then_some([look.look.min(look.of), look.of]);
+            let policy = judging(*policy, header.measurement, floor.map(|f| f.percent), look);
             let mut delta = calibration::delta(
                 header.measurement,
                 &kind,
                 floor,
-                policy.min_change_percent,
+                &policy,
                 floors.max_age_days(),
             );
             if c.kind == ComparisonKind::Aa {
@@ -271,24 +282,6 @@ pub fn group_reports(
                     delta_text(delta.default_percent)
                 );
             }
-            // A comparison that may add boots spends its level over the
-            // looks it may take.
-            let first = c.runs_added_at.first().copied().unwrap_or(c.runs_per_side);
-            let of = looks::looks(
-                u32::try_from(first).unwrap_or(0),
-                c.max_runs_per_side.and_then(|m| u32::try_from(m).ok()),
-            );
-            let look = u32::try_from(c.runs_added_at.len()).unwrap_or(u32::MAX - 1) + 1;
-            let alpha = 1.0 - policy.confidence;
-            let spent = looks::alpha_at(alpha, look, of);
-            header.looks = (of > 1).then_some([look.min(of), of]);
-            let policy = VerdictPolicy {
-                min_change_percent: delta.default_percent,
-                calibrated_percent: delta.calibrated_percent,
-                confidence: 1.0 - spent,
-                fdr: policy.fdr * spent / alpha,
-                ..*policy
-            };
             header.delta_source = Some(delta.source);
             header.delta_aa = delta.aa_comparison;
             let comparison = build_comparison(header, &base, &patched, &policy)

@@ -9,6 +9,7 @@ use patchperf_common::comparison::ComparisonStatus;
 use patchperf_common::metric;
 use patchperf_common::protocol::BaseSource;
 use patchperf_common::run::{MeasurementMode, Side};
+use patchperf_common::stats::calibration;
 use patchperf_common::stats::change::ChangeUnit;
 use patchperf_common::stats::summary;
 use patchperf_common::stats::verdict::VerdictPolicy;
@@ -223,10 +224,11 @@ pub async fn delta_percent(ctx: &Context, s: &HistoryRow) -> Result<Option<f64>,
     }
     let floors = noise_floors(ctx, s.machine_id, chrono::Utc::now(), None).await?;
     let floor = floors.get(&s.workload, mode, nr_task, Some(measurement));
-    let policy = patchperf_common::stats::calibration::policy(
+    let policy = calibration::judging(
         VerdictPolicy::default(),
         Some(measurement),
         floor.map(|f| f.percent),
+        calibration::Look::ONLY,
     );
     Ok(Some(policy.threshold(ChangeUnit::Percent)))
 }
