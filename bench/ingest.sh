@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Ingest benchmark: a real `patchperf-server serve` (release build) with its
 # private Postgres under a temporary data directory, on 127.0.0.1 only,
-# driven by server/examples/ingest.rs: uploaders that only claim jobs and
+# driven by testkit/examples/ingest.rs: uploaders that only claim jobs and
 # upload lab-sized runs (~250 metrics, 15 series of 30 points), first 1 of
 # them, then 8. Prints per phase the metric values stored a second and the
 # CPU the server and Postgres spent per value, and the load average.
@@ -22,7 +22,7 @@ if ! [[ "$SECONDS_WANTED" =~ ^[0-9]+$ ]] || ((SECONDS_WANTED < 1 || SECONDS_WANT
     exit 2
 fi
 
-cargo build --release -p patchperf-server --bin patchperf-server --example ingest
+cargo build --release -p patchperf-server --bin patchperf-server -p patchperf-testkit --example ingest
 . "$ROOT/bench/lib.sh"
 bench_start_server ingest
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Load benchmark: a real `patchperf-server serve` (release build) with its
 # private Postgres under a temporary data directory, listening on 127.0.0.1
-# only (started by bench/lib.sh), driven by server/examples/load.rs: 100 simulated runners (register,
+# only (started by bench/lib.sh), driven by testkit/examples/load.rs: 100 simulated runners (register,
 # claim, state, heartbeat, upload runs, finish; each submits the next
 # comparison for its machine with the CI token when it has no job) and 50
 # browsers (dashboard, comparison page, its JSON, its text report, its runs
@@ -24,7 +24,7 @@ if ! [[ "$SECONDS_WANTED" =~ ^[0-9]+$ ]] || ((SECONDS_WANTED < 1 || SECONDS_WANT
     exit 2
 fi
 
-cargo build --release -p patchperf-server --bin patchperf-server --example load
+cargo build --release -p patchperf-server --bin patchperf-server -p patchperf-testkit --example load
 load="$ROOT/target/release/examples/load"
 . "$ROOT/bench/lib.sh"
 bench_start_server load

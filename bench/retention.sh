@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What the retention policy (issue 28) frees: a real release
 # `patchperf-server serve` with its private Postgres (bench/lib.sh) filled
-# through its API as bench/server.sh fills it (server/examples/labscale/
+# through its API as bench/server.sh fills it (testkit/examples/labscale/
 # --fill-only: default 10^4 comparisons, ~10^6 metric values, ~3x10^6
 # series points; --small: a tenth), then `patchperf-server prune
 # --older-than-days 0` (every comparison is finished by then). Prints the
@@ -18,7 +18,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 echo "retention: load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-cargo build --release -p patchperf-server --bin patchperf-server --example labscale
+cargo build --release -p patchperf-server --bin patchperf-server -p patchperf-testkit --example labscale
 server="${CARGO_TARGET_DIR:-$ROOT/target}/release/patchperf-server"
 . "$ROOT/bench/lib.sh"
 bench_start_server retention

@@ -2,7 +2,7 @@
 # Lab-scale benchmark (issue 13), the one server changes are judged by: a
 # real `patchperf-server serve` (release build) with its private Postgres
 # under a temporary directory (bench/lib.sh), filled through its API by
-# server/examples/labscale/ as a lab's runners and CI would (default 10^4
+# testkit/examples/labscale/ as a lab's runners and CI would (default 10^4
 # comparisons, ~10^6 metric values; --small: a tenth), then measured:
 # ingest values/s with 1 and 8 uploaders and server + Postgres CPU per
 # value; idle CPU once filled; p50/p99/max and CPU-ms per request of every
@@ -15,13 +15,13 @@
 #
 # usage: bench/server.sh [--small] [labscale options]
 #   e.g. --comparisons N --typical N --large N --machines N --ingest N
-#        --seconds S (see server/examples/labscale/main.rs)
+#        --seconds S (see testkit/examples/labscale/main.rs)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-cargo build --release -p patchperf-server --bin patchperf-server --example labscale
+cargo build --release -p patchperf-server --bin patchperf-server -p patchperf-testkit --example labscale
 . "$ROOT/bench/lib.sh"
 bench_start_server labscale
 

@@ -25,14 +25,10 @@ impl TestServer {
         Self::serve(AppState::new(pool, Config::default()), addr).await
     }
 
-    /// Serves the app on `state` on `addr`, with the bisection driver, the
-    /// tracked trees' watcher, the lists' reader and the outbox's sender
-    /// running as `serve` runs them.
+    /// Serves the app on `state` on `addr`, with every background worker
+    /// `serve` runs (`domain::spawn_workers`).
     pub async fn serve(state: AppState, addr: SocketAddr) -> TestServer {
-        patchperf_server::domain::bisection::spawn_driver(&state);
-        patchperf_server::domain::tree::spawn_watcher(&state);
-        patchperf_server::domain::outbox::deliver::spawn_sender(&state).unwrap();
-        patchperf_server::domain::lists::spawn_reader(&state);
+        patchperf_server::domain::spawn_workers(&state).unwrap();
         let listener = TcpListener::bind(addr).await.unwrap();
         let addr = listener.local_addr().unwrap();
         let app = patchperf_server::app(state);

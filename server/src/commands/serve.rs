@@ -9,10 +9,7 @@ use tokio::net::TcpListener;
 
 use super::database::Database;
 use crate::cli::serve::ServeArgs;
-use crate::domain::{
-    Context, bisection, jobs::lifecycle, jobs::queue, lists, outbox::deliver, report, retention,
-    tree,
-};
+use crate::domain;
 use crate::postgres::Create;
 use crate::{AppState, Config, Error, http};
 
@@ -48,7 +45,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
         None => config,
     };
     let state = AppState::new(database.pool.clone(), config);
-    if let Err(e) = spawn_workers(&state) {
+    if let Err(e) = domain::spawn_workers(&state) {
         database.close().await;
         return Err(e);
     }
@@ -117,20 +114,6 @@ fn local(listener: &TcpListener) -> Result<SocketAddr, Error> {
     listener
         .local_addr()
         .map_err(|e| Error::Setup(format!("listening socket: {e}")))
-}
-
-/// Starts every background worker of the server (see
-/// [`crate::domain::context::workers`]); each shows in `/healthz`.
-fn spawn_workers(ctx: &Context) -> Result<(), Error> {
-    deliver::spawn_sender(ctx)?;
-    queue::spawn_listener(ctx);
-    lifecycle::spawn_lease_sweeper(ctx);
-    report::stored::spawn_keeper(ctx);
-    bisection::spawn_driver(ctx);
-    tree::spawn_watcher(ctx);
-    lists::spawn_reader(ctx);
-    retention::spawn_pruner(ctx);
-    Ok(())
 }
 
 async fn shutdown_signal() {

@@ -5,19 +5,39 @@
 //! on. Leases running out are announced by nobody, which is why waiting
 //! claims also poll (see `Config::claim_poll`).
 
+use std::time::Duration;
+
 use sqlx::PgPool;
 use sqlx::postgres::PgListener;
 
 /// The Postgres notification channel.
 pub const CHANNEL: &str = "patchperf_jobs";
 
-/// Listens on [`CHANNEL`] and wakes `wake`'s waiters at each notification;
-/// returns only when the connection fails.
-pub async fn wake_on_notify(pool: &PgPool, wake: &tokio::sync::Notify) -> Result<(), sqlx::Error> {
+/// A connection listening on [`CHANNEL`].
+pub async fn listen(pool: &PgPool) -> Result<PgListener, sqlx::Error> {
     let mut listener = PgListener::connect_with(pool).await?;
     listener.listen(CHANNEL).await?;
+    Ok(listener)
+}
+
+/// Wakes `wake`'s waiters at each notification `listener` receives for
+/// `span`; how many arrived. Fails when the connection does: a listener
+/// that failed is not used again.
+pub async fn wake_for(
+    listener: &mut PgListener,
+    wake: &tokio::sync::Notify,
+    span: Duration,
+) -> Result<usize, sqlx::Error> {
+    let until = tokio::time::Instant::now() + span;
+    let mut n = 0;
     loop {
-        listener.recv().await?;
-        wake.notify_waiters();
+        match tokio::time::timeout_at(until, listener.recv()).await {
+            Ok(received) => {
+                received?;
+                n += 1;
+                wake.notify_waiters();
+            }
+            Err(_) => return Ok(n),
+        }
     }
 }

@@ -24,3 +24,18 @@ pub mod tokens;
 pub mod tree;
 
 pub use context::Context;
+
+/// Starts every background worker of the server (each has the one shape
+/// of [`context::workers`] and shows in `/healthz`): what `serve` runs,
+/// and what a test's server runs, so that they are the same list.
+pub fn spawn_workers(ctx: &Context) -> Result<(), crate::Error> {
+    outbox::deliver::spawn_sender(ctx)?;
+    jobs::queue::spawn_listener(ctx);
+    jobs::lifecycle::spawn_lease_sweeper(ctx);
+    report::stored::spawn_keeper(ctx);
+    bisection::spawn_driver(ctx);
+    tree::spawn_watcher(ctx);
+    lists::spawn_reader(ctx);
+    retention::spawn_pruner(ctx);
+    Ok(())
+}

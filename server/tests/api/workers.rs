@@ -76,3 +76,33 @@ async fn the_finish_that_ends_a_comparison_wakes_the_workers_waiting_on_it(pool:
     let view = app.get(&format!("/api/v1/comparisons/{id}")).await.json;
     assert_eq!(view["status"], "done", "{view:#}");
 }
+
+/// The `job-notifications` listener's rounds end (`wake_for` listens for a
+/// span, then says how many notifications came), so `/healthz` can show
+/// it alive; a notification inside the span wakes the waiting claims.
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn a_listening_round_ends_counting_the_notifications(pool: PgPool) {
+    use patchperf_server::db::listen;
+    let wake = Arc::new(tokio::sync::Notify::new());
+    let mut listener = listen::listen(&pool).await.unwrap();
+    let woken = Arc::clone(&wake);
+    let waiter = tokio::spawn(async move { woken.notified().await });
+    tokio::task::yield_now().await;
+    sqlx::query(&format!("NOTIFY {}", listen::CHANNEL))
+        .execute(&pool)
+        .await
+        .unwrap();
+    let n = listen::wake_for(&mut listener, &wake, Duration::from_millis(500))
+        .await
+        .unwrap();
+    assert_eq!(n, 1);
+    tokio::time::timeout(Duration::from_secs(5), waiter)
+        .await
+        .expect("the waiting claim was woken")
+        .unwrap();
+    // A quiet span ends too, with nothing counted.
+    let n = listen::wake_for(&mut listener, &wake, Duration::from_millis(100))
+        .await
+        .unwrap();
+    assert_eq!(n, 0);
+}

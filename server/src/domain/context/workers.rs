@@ -6,7 +6,8 @@
 //! for everyone else.
 //!
 //! To add a worker: write its round as `async fn(Context) -> Result<Done>`
-//! and start it from `commands::serve` with [`Worker::spawn`].
+//! and start it with [`Worker::spawn`] from `domain::spawn_workers`, the
+//! one list that `serve` and a test's server both start.
 
 use std::future::Future;
 use std::sync::Arc;

@@ -5,11 +5,14 @@
 //! transaction. A machine an admin drained, paused or retired claims
 //! nothing; its claim is told why.
 
+use std::sync::Arc;
+
 use patchperf_common::comparison::ComparisonKind;
 use patchperf_common::digest::sha256_hex;
 use patchperf_common::machine_state::MachineState;
 use patchperf_common::protocol::{BaseSource, BootSlot, JobSpec};
 use sqlx::PgConnection;
+use sqlx::postgres::PgListener;
 
 use crate::db::{self, jobs::JobRow, machines::MachineRow};
 use crate::domain::context::workers::{Done, Worker};
@@ -146,17 +149,35 @@ pub fn lease_seconds(config: &Config) -> u32 {
         .max(1)
 }
 
+/// How long one round of the `job-notifications` worker listens: its
+/// rounds end, so `/healthz` shows it alive (`last_ok_at`) and a stale
+/// one is seen.
+const LISTEN_ROUND: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// Starts this server's `job-notifications` worker: it turns the database's
-/// notifications of new work into wake-ups of the claims waiting here, and
-/// listens again 5 s after its connection fails.
+/// notifications of new work into wake-ups of the claims waiting here.
+/// Each round listens for [`LISTEN_ROUND`] on the connection the last one
+/// kept, counts what arrived, and the next starts at once; after the
+/// connection fails, it connects again 5 s later.
 pub fn spawn_listener(ctx: &Context) -> tokio::task::JoinHandle<()> {
-    Worker::every("job-notifications", std::time::Duration::from_secs(5)).spawn(
-        ctx,
-        |ctx| async move {
-            db::listen::wake_on_notify(&ctx.db, &ctx.jobs_changed).await?;
-            Ok(Done::Handled(0))
-        },
-    )
+    let kept: Arc<tokio::sync::Mutex<Option<PgListener>>> = Arc::default();
+    Worker::every("job-notifications", std::time::Duration::from_secs(5)).spawn(ctx, move |ctx| {
+        let kept = Arc::clone(&kept);
+        async move {
+            let mut kept = kept.lock().await;
+            let listener = match kept.take() {
+                Some(l) => kept.insert(l),
+                None => kept.insert(db::listen::listen(&ctx.db).await?),
+            };
+            match db::listen::wake_for(listener, &ctx.jobs_changed, LISTEN_ROUND).await {
+                Ok(n) => Ok(Done::More(n)),
+                Err(e) => {
+                    *kept = None;
+                    Err(e.into())
+                }
+            }
+        }
+    })
 }
 
 /// Leases the next claimable job to `machine`, waiting up to `wait` (at
