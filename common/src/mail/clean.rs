@@ -9,10 +9,14 @@ pub use crate::mail_header::{
     one_line,
 };
 
-/// Longest Message-ID kept, in bytes: RFC 5322's line limit. Real ones are
-/// under 100 (`20240806-openfast-v2-1-42da45981811@kernel.org`); a longer
-/// one is dropped, never cut, so it cannot collide with a real one.
-pub const MAX_MESSAGE_ID_LEN: usize = 998;
+/// Longest Message-ID kept, in bytes: what still fits RFC 5322's 998
+/// octets a line in the longest header line patchperf writes with one
+/// id, `In-Reply-To: <id>` (15 octets around it; `References` folds one
+/// id a line). Real ones are under 100
+/// (`20240806-openfast-v2-1-42da45981811@kernel.org`); a longer one is
+/// dropped, never cut, so it cannot collide with a real one, and a
+/// message without a usable id is not read.
+pub const MAX_MESSAGE_ID_LEN: usize = 998 - "In-Reply-To: <>".len();
 
 /// Most characters of any other header value kept (`List-Id`, a trailer's
 /// value, `Auto-Submitted`).

@@ -17,7 +17,9 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use lettre::address::Envelope;
-use lettre::message::header::{ContentTransferEncoding, ContentType};
+use lettre::message::header::{
+    ContentTransferEncoding, ContentType, Header, HeaderName, HeaderValue,
+};
 use lettre::message::{Body, Mailbox};
 use lettre::{Address, AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 
@@ -266,7 +268,8 @@ fn build(from: &Mailbox, row: &Due) -> Result<Message, String> {
             "<{}>",
             notify::message_id(&row.key, from.email.as_ref())
         )))
-        .header(ContentType::TEXT_PLAIN);
+        .header(ContentType::TEXT_PLAIN)
+        .header(AutoSubmitted);
     // Ids as the door read them; checked again, since a header must never
     // carry more than ids.
     if let Some(id) = row.in_reply_to.as_deref() {
@@ -291,6 +294,30 @@ fn build(from: &Mailbox, row: &Due) -> Result<Message, String> {
         m = m.cc(mailbox(&a)?);
     }
     m.body(body(&row.body)).map_err(|e| e.to_string())
+}
+
+/// `Auto-Submitted: auto-generated` (RFC 3834): every mail patchperf sends
+/// is a robot's, so that vacation responders and other robots do not
+/// answer it, and list software and filters can tell it apart.
+#[derive(Debug, Clone, Copy)]
+struct AutoSubmitted;
+
+impl Header for AutoSubmitted {
+    fn name() -> HeaderName {
+        HeaderName::new_from_ascii_str("Auto-Submitted")
+    }
+
+    fn parse(s: &str) -> Result<Self, Box<dyn std::error::Error + Send + Sync>> {
+        if s.trim().eq_ignore_ascii_case("auto-generated") {
+            Ok(AutoSubmitted)
+        } else {
+            Err(format!("Auto-Submitted: {s:?} is not ours").into())
+        }
+    }
+
+    fn display(&self) -> HeaderValue {
+        HeaderValue::new(Self::name(), "auto-generated".to_string())
+    }
 }
 
 /// `id` when it is a Message-ID as list mail is read
@@ -428,7 +455,8 @@ mod tests {
     }
 
     /// What `compose` may write: these headers, each once at most.
-    const OURS: [&str; 11] = [
+    const OURS: [&str; 12] = [
+        "auto-submitted",
         "from",
         "in-reply-to",
         "references",
@@ -501,10 +529,38 @@ mod tests {
             mail.contains("\r\nReferences: <root@example.org> <cover@example.org>\r\n"),
             "{mail}"
         );
+        assert!(
+            mail.contains("\r\nAuto-Submitted: auto-generated\r\n"),
+            "{mail}"
+        );
         for bad in ["a@b>\r\nBcc: x@y.org", "a b@c", "<a@b>", ""] {
             r.in_reply_to = Some(bad.into());
             assert!(compose(&from(), &r).is_err(), "{bad:?}");
         }
+    }
+
+    /// The longest ids the door takes still make header lines within
+    /// 998 octets: `In-Reply-To` holds one, `References` one a line.
+    #[test]
+    fn the_longest_message_ids_fit_their_header_lines() {
+        let long = |c: &str| format!("{}@example.org", c.repeat(clean::MAX_MESSAGE_ID_LEN - 12));
+        let (root, cover) = (long("r"), long("c"));
+        assert_eq!(clean::message_id(&root).as_deref(), Some(root.as_str()));
+        let mut r = row(Some("kh@example.org".into()), None, "Re: [PATCH] x", "b");
+        r.in_reply_to = Some(cover.clone());
+        r.refs = Some(format!("{root} {cover}"));
+        let mail = compose(&from(), &r).unwrap();
+        let text = String::from_utf8(mail.clone()).unwrap();
+        wire_headers(&mail).unwrap();
+        assert!(
+            text.contains(&format!("In-Reply-To: <{cover}>\r\n")),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("References: <{root}>\r\n <{cover}>\r\n")),
+            "{text}"
+        );
+        assert_eq!(clean::message_id(&format!("x{root}")), None);
     }
 
     #[test]
