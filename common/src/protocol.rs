@@ -192,10 +192,26 @@ pub enum BaseSource {
 }
 
 impl BaseSource {
-    /// Short human form: `linux-source-6.1` or `<url>@<commit>`.
+    /// The same base as anyone may read it: a git URL without credentials.
+    #[must_use]
+    pub fn without_credentials(&self) -> BaseSource {
+        match self {
+            BaseSource::Git { url, commit } => BaseSource::Git {
+                url: crate::api::git::without_credentials(url),
+                commit: commit.clone(),
+            },
+            BaseSource::Tarball { .. } => self.clone(),
+        }
+    }
+
+    /// Short human form: `linux-source-6.1` or `<url>@<commit>`, the URL
+    /// without credentials ([`without_credentials`](crate::api::git::without_credentials)):
+    /// what pages, reports and logs show.
     pub fn describe(&self) -> String {
         match self {
-            BaseSource::Git { url, commit } => format!("{url}@{commit}"),
+            BaseSource::Git { url, commit } => {
+                format!("{}@{commit}", crate::api::git::without_credentials(url))
+            }
             BaseSource::Tarball { name } => name.clone(),
         }
     }

@@ -166,7 +166,9 @@ async fn view(
         created_at: c.created_at,
         updated_at: c.updated_at,
         finished_at: c.finished_at,
-        base: c.base.0,
+        // One answer for every reader (it is kept per report): the git
+        // URL without credentials; runners get it whole in their jobs.
+        base: c.base.0.without_credentials(),
         git_range: c.git_range,
         commit: c.commit_sha,
         patches: PatchesView {

@@ -15,9 +15,10 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use crate::db::lists::ListRow;
 use crate::domain::lists;
 use crate::error::Result;
-use crate::http::auth::{AdminAuth, CiAuth};
+use crate::http::auth::{AdminAuth, CiAuth, Reader};
 use crate::http::extract::{Json, Path, Query};
 use crate::{AppState, Error};
 
@@ -80,11 +81,11 @@ pub struct ListList {
     path = "/api/v1/lists",
     responses((status = 200, description = "The lists.", body = ListList))
 )]
-async fn list(State(state): State<AppState>) -> Result<Json<ListList>> {
+async fn list(State(state): State<AppState>, reader: Reader) -> Result<Json<ListList>> {
     let lists = lists::all(&state)
         .await?
         .into_iter()
-        .map(|l| lists::view(&state, l))
+        .map(|l| shown(&state, l, &reader))
         .collect();
     Ok(Json(ListList { lists }))
 }
@@ -99,8 +100,24 @@ async fn list(State(state): State<AppState>) -> Result<Json<ListList>> {
         (status = 404, description = "No such list.", body = ErrorBody),
     )
 )]
-async fn show(State(state): State<AppState>, Path(id): Path<i64>) -> Result<Json<ListView>> {
-    Ok(Json(lists::view(&state, lists::find(&state, id).await?)))
+async fn show(
+    State(state): State<AppState>,
+    reader: Reader,
+    Path(id): Path<i64>,
+) -> Result<Json<ListView>> {
+    Ok(Json(shown(&state, lists::find(&state, id).await?, &reader)))
+}
+
+/// List `l` as `reader` may see it: the archive's URL whole only to a ci
+/// or admin token (who may have to check it), to anyone else without the
+/// credentials it may carry.
+fn shown(state: &AppState, l: ListRow, reader: &Reader) -> ListView {
+    let whole = l.archive_url.clone();
+    let mut view = lists::view(state, l);
+    if reader.is_ci_or_admin() {
+        view.archive_url = whole;
+    }
+    view
 }
 
 /// Stop following a list.

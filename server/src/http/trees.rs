@@ -5,6 +5,7 @@
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
+use patchperf_common::api::git::without_credentials;
 use patchperf_common::api::{
     HistoryQuery, HistoryView, PushResponse, TreeCreateRequest, TreeCreated, TreeSubmission,
     TreeView,
@@ -98,10 +99,12 @@ async fn list(State(state): State<AppState>, reader: Reader) -> Result<Json<Tree
 
 /// `view` as `reader` may see it: the webhook URL whole only to a ci or
 /// admin token, since its user and password, path or query are commonly
-/// the hook's secret; to anyone else its scheme and host.
+/// the hook's secret; to anyone else its scheme and host. The tree's own
+/// URL likewise, without the credentials it may carry.
 fn shown(mut view: TreeView, reader: &Reader) -> TreeView {
     if !reader.is_ci_or_admin() {
         view.webhook_url = view.webhook_url.as_deref().map(webhook_host);
+        view.url = without_credentials(&view.url);
     }
     view
 }

@@ -484,3 +484,58 @@ async fn lists_are_checked_added_by_ci_and_removed_by_an_admin(pool: PgPool) {
     assert_eq!(a.status, StatusCode::NO_CONTENT);
     assert_eq!(app.get("/api/v1/lists").await.json["lists"], json!([]));
 }
+
+/// A user and password in a list's archive or base URL are the list's
+/// secret: anonymous readers (the API without a token, the pages) see the
+/// URLs without them; a ci or admin token sees them whole.
+#[sqlx::test(migrations = "../migrations")]
+async fn credentials_in_a_lists_urls_are_shown_only_to_ci_and_admin(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let body = json!({
+        "name": "fsdevel", "address": LIST,
+        "archive_url": "https://bot:arch1ve-s3cret@lore.example.org/linux-fsdevel",
+        "base_url": "https://bot:base-s3cret@git.example.org/vfs.git", "base_branch": "master",
+    });
+    let a = app.post("/api/v1/lists", &app.ci, body).await;
+    assert_eq!(a.status, StatusCode::CREATED, "{a:?}");
+    let id = a.json["id"].as_i64().unwrap();
+    for path in [
+        format!("/api/v1/lists/{id}"),
+        "/api/v1/lists".to_string(),
+        format!("/lists/{id}"),
+        "/lists".to_string(),
+    ] {
+        let a = app.get(&path).await;
+        assert_eq!(a.status, StatusCode::OK, "{path}: {a:?}");
+        assert!(!a.body.contains("s3cret"), "{path}: {}", a.body);
+        assert!(
+            a.body.contains("lore.example.org/linux-fsdevel"),
+            "{path}: {}",
+            a.body
+        );
+    }
+    let a = app.get(&format!("/api/v1/lists/{id}")).await;
+    assert_eq!(
+        a.json["archive_url"],
+        "https://lore.example.org/linux-fsdevel"
+    );
+    assert!(
+        a.json["base"]
+            .as_str()
+            .unwrap()
+            .contains("https://git.example.org/vfs.git")
+    );
+    let a = app
+        .send(
+            Method::GET,
+            &format!("/api/v1/lists/{id}"),
+            Some(&app.ci),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(
+        a.json["archive_url"],
+        "https://bot:arch1ve-s3cret@lore.example.org/linux-fsdevel"
+    );
+}

@@ -77,7 +77,7 @@ pub async fn view(ctx: &Context, b: &BisectionRow) -> Result<BisectionView, Erro
         submitted_by: b.submitted_by_name.clone(),
         created_at: b.created_at,
         finished_at: b.finished_at,
-        base: b.base.0.clone(),
+        base: b.base.0.without_credentials(),
         git_range: b.git_range.clone(),
         comparison_id: b.from_comparison_id,
         workload: b.workload.clone(),

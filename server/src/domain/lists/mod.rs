@@ -9,6 +9,7 @@ pub mod intake;
 pub mod reply;
 pub mod series;
 
+use patchperf_common::api::git::without_credentials;
 use std::time::Duration;
 
 use patchperf_common::api::{ListSubmission, ListView, SeriesListQuery, SeriesView};
@@ -86,18 +87,20 @@ pub async fn push(ctx: &Context, id: i64) -> Result<usize, Error> {
     Ok(taken)
 }
 
-/// The list as the API shows it.
+/// The list as anyone may read it: its URLs without the credentials they
+/// may carry (the API shows the archive's whole to a ci or admin token).
 pub fn view(ctx: &Context, l: ListRow) -> ListView {
+    let base_url = without_credentials(&l.base_url);
     let base = match &l.tree_name {
-        Some(tree) => format!("the head of tree {tree} ({} {})", l.base_url, l.base_branch),
-        None => format!("the head of {} {}", l.base_url, l.base_branch),
+        Some(tree) => format!("the head of tree {tree} ({base_url} {})", l.base_branch),
+        None => format!("the head of {base_url} {}", l.base_branch),
     };
     ListView {
         id: l.id,
         page_url: ctx.config.link(&format!("/lists/{}", l.id)),
         name: l.name,
         address: l.address,
-        archive_url: l.archive_url,
+        archive_url: l.archive_url.as_deref().map(without_credentials),
         read_history: l.read_history,
         base,
         paths: l.paths,

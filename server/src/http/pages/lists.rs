@@ -5,6 +5,7 @@
 //! page linking its other versions, its comparison and the reply sent.
 
 use axum::extract::State;
+use patchperf_common::api::git::without_credentials;
 use patchperf_common::api::{SeriesListQuery, SeriesView};
 
 use super::view;
@@ -41,7 +42,11 @@ pub(super) async fn list(State(state): State<AppState>) -> Result<ListsPage> {
         .into_iter()
         .map(|l| ListItem {
             id: l.id,
-            archive: l.archive_url.unwrap_or_default(),
+            archive: l
+                .archive_url
+                .as_deref()
+                .map(without_credentials)
+                .unwrap_or_default(),
             messages: l.messages,
             polled: l.polled_at.map(view::time).unwrap_or_default(),
             error: l.poll_error.unwrap_or_default(),

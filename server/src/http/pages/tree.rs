@@ -9,6 +9,7 @@
 use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
+use patchperf_common::api::git::without_credentials;
 use patchperf_common::report::format::mean_column;
 use patchperf_common::run::TaskMode;
 
@@ -61,7 +62,7 @@ pub(super) async fn list(State(state): State<AppState>) -> Result<TreesPage> {
             open: open.iter().find(|o| o.0 == id).map_or(0, |o| o.1),
             name: t.name,
             branch: t.branch,
-            url: t.url,
+            url: without_credentials(&t.url),
         });
     }
     Ok(TreesPage { trees })
@@ -312,7 +313,7 @@ pub(super) async fn page(State(state): State<AppState>, Path(id): Path<i64>) -> 
         rewritten: t.rewrite_note.clone().unwrap_or_default(),
         not_measured: t.push_note.clone().unwrap_or_default(),
         name: t.name,
-        url: t.url,
+        url: without_credentials(&t.url),
         branch: t.branch,
         workloads: if t.workloads.is_empty() {
             "each new head's, from the workload map: those that run the files its commits touch"
