@@ -241,6 +241,21 @@ pub async fn previous_version(
     .await
 }
 
+/// The newest version of `key` on the list, if any.
+pub async fn newest_version(
+    db: impl PgExecutor<'_>,
+    list_id: i64,
+    key: &str,
+) -> Result<Option<i32>, sqlx::Error> {
+    sqlx::query_scalar!(
+        "SELECT max(version) FROM list_series WHERE list_id = $1 AND series_key = $2",
+        list_id,
+        key
+    )
+    .fetch_one(db)
+    .await
+}
+
 /// Whether a later version of `key` than `version` is on the list.
 pub async fn has_later_version(
     db: impl PgExecutor<'_>,

@@ -386,6 +386,87 @@ async fn a_new_version_supersedes_one_still_queued(pool: PgPool) {
     );
 }
 
+/// A version whose measuring has begun when the next is posted is not
+/// thrown away: it is finished and answered, and its answer says that a
+/// newer version came (issue 40: v1 was cancelled as superseded and never
+/// answered).
+#[sqlx::test(migrations = "../migrations")]
+async fn a_version_being_measured_when_the_next_arrives_is_finished_and_answered(pool: PgPool) {
+    let dir = tempfile::tempdir().unwrap();
+    let relay = Relay::start(free_port(), dir.path());
+    let config = config(dir.path(), relay.port);
+    let app = TestApp::with_config(pool, config.clone()).await;
+    let (repo, ids) = linear(0);
+    let machine = app.register("lab-1").await;
+    let only_open1 = json!({"workload_map": [{"paths": ["fs/**"], "workloads": ["open1"]}]});
+    let list = follow(&app, repo.path().to_str().unwrap(), only_open1).await;
+    hand_in(
+        &app,
+        list,
+        "application/mbox",
+        &series("s", 1, &["fs/open.c"]),
+    )
+    .await;
+    lists::round(&app.state).await.unwrap();
+    let lab = Lab {
+        culprit: Some(1),
+        broken: Vec::new(),
+        ids,
+    };
+    // One of v1's jobs runs: v1 is being measured.
+    let job = app.claim(machine).await.expect("v1's first job");
+    lab.run(&app, machine, &job).await;
+
+    hand_in(
+        &app,
+        list,
+        "application/mbox",
+        &series("s", 2, &["fs/open.c"]),
+    )
+    .await;
+    lists::round(&app.state).await.unwrap();
+    let all = series_of(&app, list).await;
+    let v1 = by_subject(&all, "[PATCH 0/1] fs: faster s").clone();
+    assert_eq!(v1["state"], "queued", "{v1:#}");
+    assert!(
+        v1["reason"].as_str().unwrap().starts_with(
+            "v2 was posted while this version was measured: it is finished and answered."
+        ),
+        "{v1:#}"
+    );
+    let c = app.comparison(v1["comparison_id"].as_i64().unwrap()).await;
+    assert_ne!(c["status"], "cancelled", "{c:#}");
+    assert_eq!(
+        by_subject(&all, "[PATCH v2 0/1] fs: faster s")["state"],
+        "queued"
+    );
+
+    lab.drain(&app, machine).await;
+    lists::round(&app.state).await.unwrap();
+    let all = series_of(&app, list).await;
+    for subject in ["[PATCH 0/1] fs: faster s", "[PATCH v2 0/1] fs: faster s"] {
+        assert_eq!(by_subject(&all, subject)["state"], "reported", "{all:#?}");
+    }
+    let sender = Sender::new(&config).unwrap();
+    sender.send_due(&app.state).await.unwrap();
+    let mails = relay.mails();
+    let (_, v1_body) = mails
+        .iter()
+        .find(|(h, _)| header(h, "in-reply-to") == "<s-v1-0@example.org>")
+        .expect("v1 answered in its thread");
+    assert!(
+        v1_body.contains(
+            "v2 of this series was posted while v1 was measured; v2 is measured and answered on its own."
+        ),
+        "{v1_body}"
+    );
+    let (_, v2_body) = mails
+        .iter()
+        .find(|(h, _)| header(h, "in-reply-to") == "<s-v2-0@example.org>")
+        .expect("v2 answered in its thread");
+    assert!(!v2_body.contains("was posted while"), "{v2_body}");
+}
+
 #[sqlx::test(migrations = "../migrations")]
 async fn hostile_mail_is_refused_at_the_door_and_the_rest_goes_on(pool: PgPool) {
     let dir = tempfile::tempdir().unwrap();

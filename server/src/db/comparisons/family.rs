@@ -106,3 +106,17 @@ pub async fn probe_of(db: impl PgExecutor<'_>, id: i64) -> Result<Option<(i64, i
     .await?;
     Ok(row.map(|r| (r.bisection_id, r.probe)))
 }
+
+/// Whether comparison `id` has started: a job of it or of its steps was
+/// ever claimed.
+pub async fn started(db: impl PgExecutor<'_>, id: i64) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"SELECT EXISTS (
+               SELECT 1 FROM jobs j JOIN comparisons c ON c.id = j.comparison_id
+               WHERE (c.id = $1 OR c.parent_id = $1)
+                 AND (j.attempt > 0 OR j.state <> 'queued')) AS "x!""#,
+        id
+    )
+    .fetch_one(db)
+    .await
+}

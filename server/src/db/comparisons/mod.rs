@@ -10,7 +10,9 @@ pub use self::calibration::{
     AaOfMachine, FinishedAa, aas_of_machine, calibration_of, finished_aas, has_calibration,
     latest_aa, mark_calibration, set_family_priority,
 };
-pub use self::family::{ProbeRow, StepRow, after_step, probe_of, probes, step_count, steps};
+pub use self::family::{
+    ProbeRow, StepRow, after_step, probe_of, probes, started, step_count, steps,
+};
 pub use self::listing::{ComparisonSummary, ListFilter, ListOrder, list};
 
 use chrono::{DateTime, Utc};

@@ -128,6 +128,22 @@ async fn answer(
     let cc = copies(list, series, &author.address);
     let steps = steps::views(ctx, c).await?;
     let since = since_previous(ctx, tx, row, &built).await?;
+    // A version already being measured when the next was posted is
+    // answered all the same, and says so.
+    let newer = db::list_series::newest_version(&mut *tx, list.id, &row.series_key)
+        .await?
+        .filter(|&v| v > row.version)
+        .map(|v| {
+            format!(
+                "v{v} of this series was posted while v{} was measured; v{v} is measured \
+                 and answered on its own.",
+                row.version
+            )
+        });
+    let since = match (since, newer) {
+        (Some(s), Some(n)) => Some(format!("{s}\n\n{n}")),
+        (s, n) => s.or(n),
+    };
     let report_url = format!("{}/comparisons/{}", public.trim_end_matches('/'), c.id);
     let series_url = format!("{}/series/{}", public.trim_end_matches('/'), row.id);
     let text = report::verdict::text_report_linking(&built, Some(&report_url));

@@ -8,7 +8,8 @@
 //! commit, else the branch head now, and is queued as a per-patch
 //! comparison through [`comparison::queue`] — behind CI's work, at most
 //! the list's `max_in_flight` at once. A newer version supersedes an
-//! older one still waiting or queued (a queued one is cancelled).
+//! older one still waiting or queued with nothing claimed (its comparison
+//! cancelled); one already being measured is finished and answered.
 
 use chrono::{TimeZone, Utc};
 use patchperf_common::api::list::{touches, workloads_for};
@@ -151,8 +152,10 @@ fn numbers(missing: &[i32], total: u32) -> String {
         .join(", ")
 }
 
-/// Series `previous` was superseded by version `version`: waiting, it is
-/// dropped; queued, its comparison is cancelled. 1 when it changed.
+/// Series `previous` was superseded by version `version`: waiting, or
+/// queued with nothing measured yet, it is dropped (its comparison
+/// cancelled); already being measured, it is finished and answered, its
+/// answer saying that a newer version was posted. 1 when it changed.
 async fn supersede(
     ctx: &Context,
     tx: &mut sqlx::PgConnection,
@@ -167,6 +170,25 @@ async fn supersede(
     }
     let why = format!("superseded by v{version} before it was measured");
     if let (SeriesState::Queued, Some(id)) = (row.state, row.comparison_id) {
+        if db::comparisons::started(&mut *tx, id).await? {
+            let note = format!("v{version} was posted while this version was measured");
+            if row.reason.as_deref().is_some_and(|r| r.contains(&note)) {
+                return Ok(0);
+            }
+            let reason = match row.reason.as_deref() {
+                Some(r) => format!("{note}: it is finished and answered. {r}"),
+                None => format!("{note}: it is finished and answered."),
+            };
+            db::list_series::set_state(
+                &mut *tx,
+                row.id,
+                SeriesState::Queued,
+                Some(&reason),
+                &row.missing,
+            )
+            .await?;
+            return Ok(1);
+        }
         crate::domain::jobs::lifecycle::cancel(&mut *tx, id, &why).await?;
         ctx.jobs_changed.notify_waiters();
     }
