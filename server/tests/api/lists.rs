@@ -467,6 +467,57 @@ async fn a_version_being_measured_when_the_next_arrives_is_finished_and_answered
     assert!(!v2_body.contains("was posted while"), "{v2_body}");
 }
 
+/// A robot's patch (Auto-Submitted, Precedence: bulk) and our own mail
+/// are not measured at all: no lab time goes to them.
+#[sqlx::test(migrations = "../migrations")]
+async fn a_robots_series_is_not_measured(pool: PgPool) {
+    let dir = tempfile::tempdir().unwrap();
+    let app = TestApp::with_config(pool, config(dir.path(), free_port())).await;
+    let (repo, _) = linear(0);
+    let list = follow(&app, repo.path().to_str().unwrap(), json!({})).await;
+    let robot = message(
+        "robot@example.org",
+        "[PATCH] fs: automated fix",
+        None,
+        &patch("fs/open.c", "int robot;"),
+    )
+    .replace(
+        "MIME-Version",
+        "Auto-Submitted: auto-generated\nMIME-Version",
+    );
+    let ours = message(
+        "ours@example.org",
+        "[PATCH] fs: our own",
+        None,
+        &patch("fs/open.c", "int ours;"),
+    )
+    .replace(
+        &format!("From: {AUTHOR}"),
+        "From: patchperf <perf@example.org>",
+    );
+    for raw in [robot, ours] {
+        let a = hand_in(&app, list, "message/rfc822", &raw).await;
+        assert_eq!(a.status, StatusCode::OK, "{a:?}");
+    }
+    lists::round(&app.state).await.unwrap();
+    let all = series_of(&app, list).await;
+    for (subject, why) in [
+        (
+            "[PATCH] fs: automated fix",
+            "not measured: it was sent by a robot (Auto-Submitted or bulk)",
+        ),
+        ("[PATCH] fs: our own", "not measured: it is our own mail"),
+    ] {
+        let s = by_subject(&all, subject);
+        assert_eq!(
+            (s["state"].as_str(), s["reason"].as_str()),
+            (Some("skipped"), Some(why)),
+            "{s:#}"
+        );
+        assert!(s["comparison_id"].is_null(), "{s:#}");
+    }
+}
+
 #[sqlx::test(migrations = "../migrations")]
 async fn hostile_mail_is_refused_at_the_door_and_the_rest_goes_on(pool: PgPool) {
     let dir = tempfile::tempdir().unwrap();

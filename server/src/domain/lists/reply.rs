@@ -118,8 +118,8 @@ async fn answer(
     let Some(series) = all.iter().find(|s| s.reply_to.message_id == row.anchor) else {
         return measured(tx, row, "not answered: its messages are gone").await;
     };
-    if let Some(why) = not_to_answer(&messages, series, from) {
-        return measured(tx, row, why).await;
+    if let Some(why) = not_ours_to_answer(&messages, series, Some(from)) {
+        return measured(tx, row, &format!("not answered: {why}")).await;
     }
     let Some(author) = series.author.as_ref() else {
         return measured(tx, row, "not answered: it names no author").await;
@@ -189,20 +189,27 @@ async fn measured(tx: &mut PgConnection, row: &SeriesRow, why: &str) -> Result<(
     Ok(())
 }
 
-/// Why a series must not be answered: it is our own mail, or a robot's.
-fn not_to_answer(messages: &[Message], s: &Series, from: &str) -> Option<&'static str> {
+/// Why a series is neither measured nor answered: it is our own mail
+/// (sent from `from`, the server's `--mail-from`), or a robot's.
+pub(super) fn not_ours_to_answer(
+    messages: &[Message],
+    s: &Series,
+    from: Option<&str>,
+) -> Option<&'static str> {
     let anchor = messages
         .iter()
         .find(|m| m.id() == Some(s.reply_to.message_id.as_str()))?;
     if anchor.is_automatic() {
-        return Some("not answered: it was sent by a robot (Auto-Submitted or bulk)");
+        return Some("it was sent by a robot (Auto-Submitted or bulk)");
     }
-    let ours = NameAddr::parse(from).map(|a| mail_header::address_key(&a.address));
+    let ours = from
+        .and_then(NameAddr::parse)
+        .map(|a| mail_header::address_key(&a.address));
     let sender = anchor
         .sender()
         .map(|m| mail_header::address_key(&m.address));
     if ours.is_some() && ours == sender {
-        return Some("not answered: it is our own mail");
+        return Some("it is our own mail");
     }
     None
 }
@@ -460,7 +467,7 @@ mod tests {
             let series = assemble(&messages);
             let answers = series
                 .first()
-                .is_some_and(|s| not_to_answer(&messages, s, from).is_none());
+                .is_some_and(|s| not_ours_to_answer(&messages, s, Some(from)).is_none());
             assert_eq!(answers, answered, "{extra:?} {sender:?}");
         }
     }

@@ -281,6 +281,13 @@ async fn start(ctx: &Context, list: &ListRow, row: &SeriesRow) -> Result<(), Err
     else {
         return Err(Error::Invalid("its patches are no longer all there".into()));
     };
+    if let Some(why) =
+        super::reply::not_ours_to_answer(&messages, &s, ctx.config.mail_from.as_deref())
+    {
+        let why = format!("not measured: {why}");
+        db::list_series::set_state(&ctx.db, row.id, SeriesState::Skipped, Some(&why), &[]).await?;
+        return Ok(());
+    }
     let mbox = s.mbox(&messages);
     let touched: Vec<String> = diff::paths(&mbox).into_iter().collect();
     if !touches(&list.paths, &touched) {
