@@ -169,12 +169,27 @@ checked!(
     check
 );
 
+/// What an archive URL may not carry beyond a clone URL: the epochs'
+/// repositories are found by appending `/git/N.git` to it, so a query or
+/// fragment would end up in the middle of each, and a `..` segment would
+/// walk out of the archive to other repositories of the host.
+fn check_archive(url: &str) -> Result<(), String> {
+    if url.contains(['?', '#']) {
+        return Err("an archive URL has no query or fragment".into());
+    }
+    if url.split('/').any(|segment| segment == "..") {
+        return Err("an archive URL has no `..` segment".into());
+    }
+    Ok(())
+}
+
 fn check(mut req: ListCreateRequest) -> Result<ListCreateRequest, Error> {
     super::tree::check_name(&req.name)?;
     mail_header::check_address(&req.address)
         .or_else(|why| invalid(format!("address {:?}: {why}", req.address)))?;
     if let Some(url) = &req.archive_url {
         git::check_url(url).or_else(|why| invalid(format!("archive_url {url:?}: {why}")))?;
+        check_archive(url).or_else(|why| invalid(format!("archive_url {url:?}: {why}")))?;
     }
     match (&req.tree, &req.base_url, &req.base_branch) {
         (Some(_), None, None) => {}
@@ -634,6 +649,10 @@ mod tests {
             serde_json::json!({"workloads": ["nope"]}),
             serde_json::json!({"max_in_flight": 0}),
             serde_json::json!({"archive_url": "ftp://x"}),
+            serde_json::json!({"archive_url": "https://lore.example.org/fsdevel?x=1"}),
+            serde_json::json!({"archive_url": "https://lore.example.org/fsdevel#0"}),
+            serde_json::json!({"archive_url": "https://lore.example.org/fsdevel/../lkml"}),
+            serde_json::json!({"archive_url": "/srv/pi/../../etc"}),
         ] {
             let mut v = serde_json::to_value(request()).unwrap();
             for (k, x) in bad.as_object().unwrap() {
