@@ -518,6 +518,52 @@ async fn a_robots_series_is_not_measured(pool: PgPool) {
     }
 }
 
+/// A list's series whose comparison is cancelled frees its slot in the
+/// same round: the next complete series is queued at once.
+#[sqlx::test(migrations = "../migrations")]
+async fn a_cancelled_series_frees_its_slot_at_once(pool: PgPool) {
+    let dir = tempfile::tempdir().unwrap();
+    let app = TestApp::with_config(pool, config(dir.path(), free_port())).await;
+    let (repo, _) = linear(0);
+    let list = follow(
+        &app,
+        repo.path().to_str().unwrap(),
+        json!({"max_in_flight": 1}),
+    )
+    .await;
+    let mut mbox = series("a", 1, &["fs/open.c"]);
+    mbox.push_str(&series("b", 1, &["fs/open.c"]));
+    hand_in(&app, list, "application/mbox", &mbox).await;
+    lists::round(&app.state).await.unwrap();
+    let all = series_of(&app, list).await;
+    let a = by_subject(&all, "[PATCH 0/1] fs: faster a").clone();
+    assert_eq!(a["state"], "queued", "{a:#}");
+    assert_eq!(
+        by_subject(&all, "[PATCH 0/1] fs: faster b")["state"],
+        "waiting"
+    );
+    let id = a["comparison_id"].as_i64().unwrap();
+    let c = app
+        .post(
+            &format!("/api/v1/comparisons/{id}/cancel"),
+            &app.ci,
+            json!({}),
+        )
+        .await;
+    assert!(c.status.is_success(), "{c:?}");
+    lists::round(&app.state).await.unwrap();
+    let all = series_of(&app, list).await;
+    assert_eq!(
+        by_subject(&all, "[PATCH 0/1] fs: faster a")["state"],
+        "failed"
+    );
+    assert_eq!(
+        by_subject(&all, "[PATCH 0/1] fs: faster b")["state"],
+        "queued",
+        "{all:#?}"
+    );
+}
+
 #[sqlx::test(migrations = "../migrations")]
 async fn hostile_mail_is_refused_at_the_door_and_the_rest_goes_on(pool: PgPool) {
     let dir = tempfile::tempdir().unwrap();

@@ -207,6 +207,9 @@ pub async fn cancel(ctx: &Context, id: i64, by: &str) -> Result<(), Error> {
     lifecycle::cancel(&mut tx, id, by).await?;
     tx.commit().await?;
     ctx.jobs_changed.notify_waiters();
+    // Settled as much as a finish: a list's slot frees now, not at the
+    // reader's next poll.
+    ctx.comparison_settled.notify_waiters();
     Ok(())
 }
 

@@ -189,13 +189,15 @@ pub async fn round(ctx: &Context) -> Result<usize, Error> {
         }
     }
     for list in all(ctx).await? {
-        match series::settle(ctx, &list).await {
-            Ok(n) => handled += n,
-            Err(e) => tracing::warn!(list = %list.name, error = %e, "assembling series failed"),
-        }
+        // Finished (or cancelled) series first: their slots are free for
+        // the complete ones settling starts.
         match reply::answer_measured(ctx, &list).await {
             Ok(n) => handled += n,
             Err(e) => tracing::warn!(list = %list.name, error = %e, "answering series failed"),
+        }
+        match series::settle(ctx, &list).await {
+            Ok(n) => handled += n,
+            Err(e) => tracing::warn!(list = %list.name, error = %e, "assembling series failed"),
         }
     }
     Ok(handled)
