@@ -564,6 +564,74 @@ async fn a_cancelled_series_frees_its_slot_at_once(pool: PgPool) {
     );
 }
 
+/// Nobody takes over someone's series (issue 40): a "patch 1/1" another
+/// sender posts into the thread with an earlier `Date:` is not measured
+/// in place of the author's, and the series says so; a "v2" from another
+/// sender with the author's b4 change-id does not supersede v1.
+#[sqlx::test(migrations = "../migrations")]
+async fn another_sender_cannot_take_over_a_series(pool: PgPool) {
+    let dir = tempfile::tempdir().unwrap();
+    let app = TestApp::with_config(pool, config(dir.path(), free_port())).await;
+    let (repo, _) = linear(0);
+    let list = follow(
+        &app,
+        repo.path().to_str().unwrap(),
+        json!({"max_in_flight": 3}),
+    )
+    .await;
+    let mallory = "Mallory <m@evil.example>";
+    let forged = message(
+        "forged-1@evil.example",
+        "[PATCH 1/1] fs: step 1",
+        Some("t-v1-0@example.org"),
+        &patch("fs/namei.c", "int mallory;"),
+    )
+    .replace(&format!("From: {AUTHOR}"), &format!("From: {mallory}"))
+    .replace(
+        "Date: Wed, 2 Dec 2026 10:00:00",
+        "Date: Wed, 2 Dec 2026 09:00:00",
+    );
+    let mut mbox = series("t", 1, &["fs/open.c"]);
+    mbox.push_str(&format!("From x Thu Jan  1 00:00:00 1970\n{forged}\n"));
+    // b4's change-id on the author's own single patch, and on a "v2"
+    // from Mallory.
+    let b4 = |id: &str, v: &str, from: &str| {
+        message(
+            id,
+            &format!("[PATCH{v}] fs: b4 open"),
+            None,
+            &patch("fs/open.c", "int b4;")
+                .replace("\n-- \n", "\nchange-id: 20261206-open-0123456789ab\n-- \n"),
+        )
+        .replace(&format!("From: {AUTHOR}"), &format!("From: {from}"))
+    };
+    for raw in [
+        b4("b4-v1@example.org", "", AUTHOR),
+        b4("b4-v2@evil.example", " v2", mallory),
+    ] {
+        mbox.push_str(&format!("From x Thu Jan  1 00:00:00 1970\n{raw}\n"));
+    }
+    let a = hand_in(&app, list, "application/mbox", &mbox).await;
+    assert_eq!(a.status, StatusCode::OK, "{a:?}");
+    lists::round(&app.state).await.unwrap();
+    let all = series_of(&app, list).await;
+    let t = by_subject(&all, "[PATCH 0/1] fs: faster t");
+    assert_eq!(t["state"], "queued", "{t:#}");
+    assert!(
+        t["reason"].as_str().unwrap().contains(
+            "Not taken, not being from the series' sender: a patch 1/1 from m@evil.example <forged-1@evil.example>"
+        ),
+        "{t:#}"
+    );
+    let mbox = app
+        .get(&format!("/comparisons/{}/series.mbox", t["comparison_id"]))
+        .await;
+    assert!(mbox.body.contains("int step1_v1;"), "{}", mbox.body);
+    assert!(!mbox.body.contains("mallory"), "{}", mbox.body);
+    let v1 = by_subject(&all, "[PATCH] fs: b4 open");
+    assert_eq!(v1["state"], "queued", "{v1:#}");
+}
+
 #[sqlx::test(migrations = "../migrations")]
 async fn hostile_mail_is_refused_at_the_door_and_the_rest_goes_on(pool: PgPool) {
     let dir = tempfile::tempdir().unwrap();

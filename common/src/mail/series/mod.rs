@@ -6,7 +6,11 @@
 //! letter and its patches, or patches 2..N under patch 1, chained or not)
 //! is one series version; it is complete when 1..N are all there. Replies,
 //! reviews and tags are not patches. The key of a series ([`Series::key`])
-//! tells that vN+1 supersedes vN.
+//! tells that vN+1 supersedes vN. A posting belongs to the sender of its
+//! first message in the thread (the cover letter, else the patch the
+//! others answer): a "patch" or cover letter another sender posts into it
+//! is not taken, whatever its `Date:` says, and is named in
+//! [`Series::ignored`].
 
 mod thread;
 
@@ -36,6 +40,18 @@ pub struct PatchRef {
     pub id: String,
     /// Its index in the messages [`assemble`] was given.
     pub index: usize,
+}
+
+/// A message that looked like part of a posting but came from another
+/// sender than the posting's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ignored {
+    /// 0 for a cover letter, else the patch number it claimed.
+    pub number: u32,
+    /// Its Message-ID.
+    pub id: String,
+    /// Its sender's address.
+    pub sender: String,
 }
 
 /// Where the answer to a series goes.
@@ -86,12 +102,16 @@ pub struct Series {
     pub base_commit: Option<String>,
     /// `change-id:` of the cover letter, else of patch 1 (b4).
     pub change_id: Option<String>,
-    /// What the versions of one series share: `change-id:<id>` when b4
-    /// wrote one, else `title:<sender>:<title>` (lower case, white space
-    /// collapsed).
+    /// What the versions of one series share: `change-id:<sender>:<id>`
+    /// when b4 wrote one, else `title:<sender>:<title>` (lower case, white
+    /// space collapsed). The sender is in both, so nobody else's posting
+    /// can pass for (and supersede) someone's next version.
     pub key: String,
     /// Where an answer goes.
     pub reply_to: ReplyTo,
+    /// Cover letters and patches posted into this posting by someone
+    /// other than its sender, not taken.
+    pub ignored: Vec<Ignored>,
     /// Senders, real authors, To and Cc of the cover letter and patches,
     /// without repeats (by address, any case); at most
     /// [`MAX_PARTICIPANTS`].
@@ -221,22 +241,55 @@ pub fn assemble(messages: &[Message]) -> Vec<Series> {
         postings.entry(anchor).or_default().push(i);
     }
     let mut series: Vec<Series> = postings
-        .into_values()
-        .map(|members| build(messages, &threads, &roles, &members))
+        .into_iter()
+        .filter_map(|(anchor, members)| {
+            // The posting is its first message's sender's: the message the
+            // others answer, found by the thread, not by `Date:`, which any
+            // sender writes. Without it in the set, the earliest member's.
+            let first = match anchor {
+                Anchor::Message(start) => start,
+                Anchor::Absent(..) => members[0],
+            };
+            let owner = messages[first].sender().map(Mailbox::key);
+            build(messages, &threads, &roles, &members, owner.as_deref())
+        })
         .collect();
     series.sort_by(|a, b| (a.date, &a.thread, a.version).cmp(&(b.date, &b.thread, b.version)));
     series
 }
 
 /// One series of `members` (cover letter and patches of one posting,
-/// oldest first).
+/// oldest first), of those `owner` (a sender's address key) sent; none
+/// when `owner` sent none of them.
 fn build(
     messages: &[Message],
     threads: &Threads<'_>,
     roles: &[Option<Role>],
     members: &[usize],
-) -> Series {
-    let start = members[0];
+    owner: Option<&str>,
+) -> Option<Series> {
+    let mut ignored = Vec::new();
+    let members: Vec<usize> = members
+        .iter()
+        .copied()
+        .filter(|&i| {
+            let sender = messages[i].sender().map(Mailbox::key);
+            let own = owner.is_none() || sender.as_deref() == owner;
+            if !own {
+                ignored.push(Ignored {
+                    number: match roles[i] {
+                        Some(Role::Patch { number, .. }) => number,
+                        _ => 0,
+                    },
+                    id: messages[i].id().unwrap_or_default().to_string(),
+                    sender: sender.unwrap_or_default(),
+                });
+            }
+            own
+        })
+        .collect();
+    let members = &members[..];
+    let start = *members.first()?;
     let at = |i: usize, number: u32| PatchRef {
         number,
         id: messages[i].id().unwrap_or_default().to_string(),
@@ -283,11 +336,11 @@ fn build(
     let author = messages[lead].sender().cloned();
     let title = parsed.title.clone();
     let change_id = from_lead_or_first(|m| m.change_id.clone());
+    let sender = author.as_ref().map(Mailbox::key).unwrap_or_default();
     let key = match &change_id {
-        Some(id) => format!("change-id:{id}"),
+        Some(id) => format!("change-id:{sender}:{id}"),
         None => format!(
-            "title:{}:{}",
-            author.as_ref().map(Mailbox::key).unwrap_or_default(),
+            "title:{sender}:{}",
             title
                 .split_whitespace()
                 .collect::<Vec<_>>()
@@ -296,7 +349,7 @@ fn build(
         ),
     };
     let own: Vec<usize> = cover.iter().chain(&patches).map(|p| p.index).collect();
-    Series {
+    Some(Series {
         thread: threads.root(start).unwrap_or_default(),
         version,
         total,
@@ -306,6 +359,7 @@ fn build(
         key,
         reply_to: reply_to(&messages[lead]),
         participants: participants(own.iter().map(|&i| &messages[i])),
+        ignored,
         rfc: parsed.tags.iter().any(|t| t.eq_ignore_ascii_case("rfc")),
         tags: parsed
             .tags
@@ -319,7 +373,7 @@ fn build(
         subject,
         title,
         author,
-    }
+    })
 }
 
 fn reply_to(target: &Message) -> ReplyTo {

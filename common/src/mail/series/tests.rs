@@ -252,8 +252,61 @@ fn a_change_id_ties_versions_whose_titles_differ() {
         b4("b@k.org", 2, "fs: faster open"),
     ]);
     assert_eq!(found.len(), 2);
-    assert_eq!(found[0].key, "change-id:20240723-openfast-ac49a7b6ade2");
+    assert_eq!(
+        found[0].key,
+        "change-id:jlayton@kernel.org:20240723-openfast-ac49a7b6ade2"
+    );
     assert!(found[1].supersedes(&found[0]));
+}
+
+/// issue 40's takeover: another sender's "v2" with the victim's b4
+/// change-id does not supersede the victim's series, and a "patch 1/2"
+/// posted into the victim's thread with an earlier `Date:` is not taken
+/// in place of the author's.
+#[test]
+fn nobody_else_takes_over_a_series() {
+    let b4 = |id: &str, v: u32, from: &str| {
+        mail(
+            id,
+            &[],
+            from,
+            &format!("[PATCH v{v}] fs: fast open"),
+            "Why.\n---\nchange-id: 20240723-openfast-ac49a7b6ade2",
+            true,
+            v,
+        )
+    };
+    let found = assemble(&[
+        b4("a@k.org", 1, AUTHOR),
+        b4("m@evil.example", 2, "Mallory <m@evil.example>"),
+    ]);
+    assert_eq!(found.len(), 2);
+    assert!(!found[1].supersedes(&found[0]), "{found:#?}");
+
+    let mut thread = series("own", None, 2, &[], 10);
+    thread.push(mail(
+        "forged-1@evil.example",
+        &["own-0@kernel.org"],
+        "Mallory <m@evil.example>",
+        "[PATCH 1/2] fs: step 1",
+        "Signed-off-by: Mallory <m@evil.example>",
+        true,
+        // Dated before the author's own 1/2.
+        5,
+    ));
+    let found = assemble(&thread);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let s = &found[0];
+    assert!(s.is_complete());
+    assert_eq!(s.patches[0].id, "own-1@kernel.org");
+    assert_eq!(
+        s.ignored,
+        [Ignored {
+            number: 1,
+            id: "forged-1@evil.example".into(),
+            sender: "m@evil.example".into(),
+        }]
+    );
 }
 
 #[test]

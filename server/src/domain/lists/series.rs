@@ -114,6 +114,7 @@ async fn record(conn: &mut sqlx::PgConnection, row: &SeriesRow, s: &Series) -> R
             .await?;
         return Ok(true);
     }
+    let not_taken = not_taken(s);
     let reason = if s.patches.is_empty() {
         format!(
             "waiting for the patches of the cover letter (0/{})",
@@ -124,6 +125,7 @@ async fn record(conn: &mut sqlx::PgConnection, row: &SeriesRow, s: &Series) -> R
     } else {
         format!("waiting for {}", numbers(&missing, s.total))
     };
+    let reason = format!("{reason}{not_taken}");
     let missing = if s.patches.is_empty() {
         (1..=i32::try_from(s.total).unwrap_or(0)).collect()
     } else {
@@ -141,6 +143,37 @@ async fn record(conn: &mut sqlx::PgConnection, row: &SeriesRow, s: &Series) -> R
     )
     .await?;
     Ok(true)
+}
+
+/// What of the thread was not taken into series `s`, in words (empty when
+/// nothing was): messages another sender posted as its cover letter or
+/// patches.
+fn not_taken(s: &Series) -> String {
+    if s.ignored.is_empty() {
+        return String::new();
+    }
+    let each: Vec<String> = s
+        .ignored
+        .iter()
+        .take(5)
+        .map(|i| {
+            let what = match i.number {
+                0 => "a cover letter".to_string(),
+                n => format!("a patch {n}/{}", s.total),
+            };
+            format!("{what} from {} <{}>", i.sender, i.id)
+        })
+        .collect();
+    let more = s.ignored.len().saturating_sub(each.len());
+    let more = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    format!(
+        ". Not taken, not being from the series' sender: {}{more}",
+        each.join(", ")
+    )
 }
 
 /// `2/5, 4/5`.
@@ -346,7 +379,7 @@ async fn start(ctx: &Context, list: &ListRow, row: &SeriesRow) -> Result<(), Err
         return Ok(());
     }
     let id = comparison::queue(&mut tx, &prepared.order, ctx.config.max_attempts).await?;
-    let note = format!("{base_note}. {scope}");
+    let note = format!("{base_note}{}. {scope}", not_taken(&s));
     db::list_series::queued(&mut *tx, row.id, id, &note).await?;
     tx.commit().await?;
     ctx.jobs_changed.notify_waiters();
