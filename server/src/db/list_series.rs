@@ -241,6 +241,45 @@ pub async fn previous_version(
     .await
 }
 
+/// The same posting (by `anchor`) on another list than `list_id`, already
+/// measuring or measured there: (its series id, its list's name), locked
+/// for the caller's transaction.
+pub async fn measured_elsewhere(
+    conn: &mut PgConnection,
+    anchor: &str,
+    list_id: i64,
+) -> Result<Option<(i64, String)>, sqlx::Error> {
+    let row = sqlx::query!(
+        "SELECT s.id, l.name FROM list_series s JOIN lists l ON l.id = s.list_id
+         WHERE s.anchor = $1 AND s.list_id <> $2
+           AND s.state IN ('queued', 'measured', 'reported', 'failed')
+         ORDER BY s.id LIMIT 1 FOR UPDATE OF s",
+        anchor,
+        list_id
+    )
+    .fetch_optional(conn)
+    .await?;
+    Ok(row.map(|r| (r.id, r.name)))
+}
+
+/// The addresses of the other followed lists that carry the posting
+/// `anchor` and want their copy of its answer (`cc_list`).
+pub async fn other_lists_carrying(
+    db: impl PgExecutor<'_>,
+    anchor: &str,
+    list_id: i64,
+) -> Result<Vec<String>, sqlx::Error> {
+    sqlx::query_scalar!(
+        "SELECT DISTINCT l.address FROM list_series s JOIN lists l ON l.id = s.list_id
+         WHERE s.anchor = $1 AND s.list_id <> $2 AND l.cc_list
+         ORDER BY l.address",
+        anchor,
+        list_id
+    )
+    .fetch_all(db)
+    .await
+}
+
 /// The newest version of `key` on the list, if any.
 pub async fn newest_version(
     db: impl PgExecutor<'_>,

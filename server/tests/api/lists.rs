@@ -632,6 +632,78 @@ async fn another_sender_cannot_take_over_a_series(pool: PgPool) {
     assert_eq!(v1["state"], "queued", "{v1:#}");
 }
 
+/// A series cross-posted to two followed lists (the subsystem's and
+/// LKML) is measured once and answered once, Cc both lists (issue 40: it
+/// was measured and answered twice).
+#[sqlx::test(migrations = "../migrations")]
+async fn a_cross_posted_series_is_measured_and_answered_once(pool: PgPool) {
+    const LKML: &str = "linux-kernel@vger.kernel.org";
+    let dir = tempfile::tempdir().unwrap();
+    let relay = Relay::start(free_port(), dir.path());
+    let config = config(dir.path(), relay.port);
+    let app = TestApp::with_config(pool, config.clone()).await;
+    let (repo, ids) = linear(0);
+    let machine = app.register("lab-1").await;
+    let only_open1 = json!({"workload_map": [{"paths": ["fs/**"], "workloads": ["open1"]}]});
+    let fsdevel = follow(&app, repo.path().to_str().unwrap(), only_open1.clone()).await;
+    let mut body = json!({
+        "name": "lkml", "address": LKML, "base_url": repo.path().to_str().unwrap(),
+        "base_branch": "master", "runs": 3, "report_improvements": true,
+    });
+    body["workload_map"] = only_open1["workload_map"].clone();
+    let a = app.post("/api/v1/lists", &app.ci, body).await;
+    assert_eq!(a.status, StatusCode::CREATED, "{a:?}");
+    let lkml = a.json["id"].as_i64().unwrap();
+    let mbox = series("x", 1, &["fs/open.c"]).replace(
+        "Cc: Al Viro <viro@zeniv.linux.org.uk>",
+        &format!("Cc: Al Viro <viro@zeniv.linux.org.uk>, {LKML}"),
+    );
+    for list in [fsdevel, lkml] {
+        let a = hand_in(&app, list, "application/mbox", &mbox).await;
+        assert_eq!(a.status, StatusCode::OK, "{a:?}");
+    }
+    lists::round(&app.state).await.unwrap();
+    let first = &series_of(&app, fsdevel).await[0];
+    assert_eq!(first["state"], "queued", "{first:#}");
+    let second = &series_of(&app, lkml).await[0];
+    assert_eq!(second["state"], "skipped", "{second:#}");
+    assert_eq!(
+        second["reason"],
+        format!(
+            "cross-posted: measured and answered once, as series {} of linux-fsdevel",
+            first["id"]
+        )
+    );
+    assert!(second["comparison_id"].is_null());
+
+    Lab {
+        culprit: Some(1),
+        broken: Vec::new(),
+        ids,
+    }
+    .drain(&app, machine)
+    .await;
+    lists::round(&app.state).await.unwrap();
+    Sender::new(&config)
+        .unwrap()
+        .send_due(&app.state)
+        .await
+        .unwrap();
+    let answers: Vec<_> = relay
+        .mails()
+        .into_iter()
+        .filter(|(h, _)| header(h, "in-reply-to") == "<x-v1-0@example.org>")
+        .collect();
+    // One mail, its recipients each sent a copy by the relay.
+    let ids: std::collections::HashSet<&str> = answers
+        .iter()
+        .map(|(h, _)| header(h, "message-id"))
+        .collect();
+    assert_eq!(ids.len(), 1, "{answers:#?}");
+    let cc = header(&answers[0].0, "cc");
+    assert!(cc.contains(LIST) && cc.contains(LKML), "{cc}");
+}
+
 #[sqlx::test(migrations = "../migrations")]
 async fn hostile_mail_is_refused_at_the_door_and_the_rest_goes_on(pool: PgPool) {
     let dir = tempfile::tempdir().unwrap();

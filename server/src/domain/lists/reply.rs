@@ -125,7 +125,19 @@ async fn answer(
         return measured(tx, row, "not answered: it names no author").await;
     };
     let to = NameAddr::new(&author.name, &author.address);
-    let cc = copies(list, series, &author.address);
+    let mut cc = copies(list, series, &author.address);
+    // The other followed lists carrying this posting: it was measured
+    // once, here, and this is the one answer.
+    let key = |a: &str| mail_header::address_key(a);
+    for other in db::list_series::other_lists_carrying(&mut *tx, &row.anchor, list.id).await? {
+        let in_thread = series
+            .participants
+            .iter()
+            .any(|p| key(&p.address) == key(&other));
+        if in_thread && !cc.iter().any(|c| key(c) == key(&other)) {
+            cc.push(other);
+        }
+    }
     let steps = steps::views(ctx, c).await?;
     let since = since_previous(ctx, tx, row, &built).await?;
     // A version already being measured when the next was posted is

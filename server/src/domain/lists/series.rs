@@ -378,6 +378,17 @@ async fn start(ctx: &Context, list: &ListRow, row: &SeriesRow) -> Result<(), Err
     if !db::list_series::lock_in_state(&mut tx, row.id, SeriesState::Waiting).await? {
         return Ok(());
     }
+    // Cross-posted (a subsystem list and LKML): one measurement, one
+    // answer, Cc every followed list that carries it.
+    if let Some((other, list_name)) =
+        db::list_series::measured_elsewhere(&mut tx, &row.anchor, list.id).await?
+    {
+        let why =
+            format!("cross-posted: measured and answered once, as series {other} of {list_name}");
+        db::list_series::set_state(&mut *tx, row.id, SeriesState::Skipped, Some(&why), &[]).await?;
+        tx.commit().await?;
+        return Ok(());
+    }
     let id = comparison::queue(&mut tx, &prepared.order, ctx.config.max_attempts).await?;
     let note = format!("{base_note}{}. {scope}", not_taken(&s));
     db::list_series::queued(&mut *tx, row.id, id, &note).await?;
