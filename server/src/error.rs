@@ -70,6 +70,15 @@ pub enum Error {
         /// Seconds after which a retry may succeed.
         retry_after: Option<u64>,
     },
+    /// Too many requests of this kind are running (for this token, or in
+    /// all); try again after `retry_after` seconds.
+    #[error("{message}")]
+    Busy {
+        /// What is running and the bound.
+        message: String,
+        /// Seconds after which a retry may be admitted.
+        retry_after: u64,
+    },
     /// A database error.
     #[error("database error: {0}")]
     Database(#[from] sqlx::Error),

@@ -21,6 +21,7 @@ pub fn status(e: &Error) -> StatusCode {
         Error::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
         Error::Invalid(_) | Error::NotMeasured(_) => StatusCode::UNPROCESSABLE_ENTITY,
         Error::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
+        Error::Busy { .. } => StatusCode::TOO_MANY_REQUESTS,
         Error::Database(_) | Error::Internal(_) | Error::Setup(_) => {
             StatusCode::INTERNAL_SERVER_ERROR
         }
@@ -39,6 +40,14 @@ impl IntoResponse for Error {
             } => {
                 tracing::warn!(error = %message, "request given up");
                 retry_after = *after;
+                message.clone()
+            }
+            Error::Busy {
+                message,
+                retry_after: after,
+            } => {
+                tracing::info!(error = %message, "request refused: busy");
+                retry_after = Some(*after);
                 message.clone()
             }
             _ if status.is_server_error() => {

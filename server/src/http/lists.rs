@@ -166,11 +166,12 @@ async fn remove(
         (status = 400, description = "Not mail: another Content-Type.", body = ErrorBody),
         (status = 413, description = "Larger than the server takes.", body = ErrorBody),
         (status = 422, description = "No message in the body.", body = ErrorBody),
+        (status = 429, description = "This token (or every caller) has as much mail being stored as the server takes at once; `Retry-After` says when to try again.", body = ErrorBody),
     )
 )]
 async fn messages(
     State(state): State<AppState>,
-    _auth: CiAuth,
+    auth: CiAuth,
     Path(id): Path<i64>,
     headers: HeaderMap,
     body: Bytes,
@@ -193,6 +194,7 @@ async fn messages(
         )));
     }
     lists::find(&state, id).await?;
+    let _admitted = state.intake.enter(auth.caller.token_id)?;
     Ok(Json(lists::intake::take(&state, id, &body).await?))
 }
 

@@ -704,6 +704,35 @@ async fn a_cross_posted_series_is_measured_and_answered_once(pool: PgPool) {
     assert!(cc.contains(LIST) && cc.contains(LKML), "{cc}");
 }
 
+/// Mail handed in is bounded per token (and in all): a token already
+/// storing an mbox is told to come back (429, `Retry-After`) instead of
+/// taking more of the pool that runner claims and pages need (issue 40:
+/// 22 concurrent 10,000-message mboxes exhausted it).
+#[sqlx::test(migrations = "../migrations")]
+async fn a_token_stores_one_mbox_at_a_time(pool: PgPool) {
+    let dir = tempfile::tempdir().unwrap();
+    let app = TestApp::with_config(pool, config(dir.path(), free_port())).await;
+    let (repo, _) = linear(0);
+    let list = follow(&app, repo.path().to_str().unwrap(), json!({})).await;
+    let ci: i64 = sqlx::query_scalar("SELECT id FROM tokens WHERE kind = 'ci' ORDER BY id LIMIT 1")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    let mbox = series("q", 1, &["fs/open.c"]);
+    let storing = app.state.intake.enter(ci).unwrap();
+    let a = hand_in(&app, list, "application/mbox", &mbox).await;
+    assert_eq!(a.status, StatusCode::TOO_MANY_REQUESTS, "{a:?}");
+    assert_eq!(a.headers["retry-after"], "5");
+    assert_eq!(
+        a.error(),
+        "mail handed in: this token already has 1 running, the most one token may at once: \
+         try again in 5 s"
+    );
+    drop(storing);
+    let a = hand_in(&app, list, "application/mbox", &mbox).await;
+    assert_eq!(a.status, StatusCode::OK, "{a:?}");
+}
+
 #[sqlx::test(migrations = "../migrations")]
 async fn hostile_mail_is_refused_at_the_door_and_the_rest_goes_on(pool: PgPool) {
     let dir = tempfile::tempdir().unwrap();

@@ -6,6 +6,7 @@
 //! ([`telemetry`]) and the background workers' one shape ([`workers`]) with
 //! how each is doing ([`worker_health`]).
 
+pub mod admission;
 pub mod telemetry;
 pub mod worker_health;
 pub mod workers;
@@ -50,6 +51,8 @@ pub struct Context {
     pub workers: Arc<Workers>,
     /// What `/metrics` counts (requests, report builds).
     pub telemetry: Arc<Telemetry>,
+    /// Mail handed in at once: in all, and per token.
+    pub intake: Arc<admission::Admission>,
     /// Becomes true when the server starts shutting down: long-polling
     /// claims answer at once and workers stop after their current round.
     pub shutting_down: Arc<watch::Sender<bool>>,
@@ -59,6 +62,9 @@ impl Context {
     /// A context over an already migrated pool.
     pub fn new(db: PgPool, config: Config) -> Self {
         let git = Mirrors::new(&config);
+        // A quarter of the pool at most, one a token: claims and pages
+        // keep the rest.
+        let intake_slots = usize::try_from(db.options().get_max_connections() / 4).unwrap_or(1);
         Context {
             git: Arc::new(git),
             db,
@@ -70,6 +76,7 @@ impl Context {
             comparison_settled: Arc::new(Notify::new()),
             workers: Arc::new(Workers::default()),
             telemetry: Arc::new(Telemetry::default()),
+            intake: admission::Admission::new("mail handed in", intake_slots, 1),
             shutting_down: Arc::new(watch::Sender::new(false)),
         }
     }

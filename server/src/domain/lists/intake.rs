@@ -24,6 +24,9 @@ const MAX_PER_ROUND: usize = 2_000;
 /// Most refusals listed in an answer.
 const MAX_REFUSALS: usize = 20;
 
+/// Messages stored on one connection before it is given back.
+const INTAKE_BATCH: usize = 200;
+
 /// Stores the raw mail `body` (one message, or an mbox) on list `list_id`.
 pub async fn take(ctx: &Context, list_id: i64, body: &[u8]) -> Result<MessagesTaken, Error> {
     let raws = split_mbox(body).map_err(|e| Error::Invalid(format!("the mbox: {e}")))?;
@@ -35,15 +38,21 @@ pub async fn take(ctx: &Context, list_id: i64, body: &[u8]) -> Result<MessagesTa
         known: 0,
         refused: Vec::new(),
     };
-    let mut conn = ctx.db.acquire().await?;
-    for (i, raw) in raws.iter().enumerate() {
-        match store(&mut conn, list_id, raw).await? {
-            Ok(true) => taken.taken += 1,
-            Ok(false) => taken.known += 1,
-            Err(why) if taken.refused.len() < MAX_REFUSALS => {
-                taken.refused.push(format!("message {}: {why}", i + 1));
+    // A connection a batch, given back between batches: a large mbox
+    // shares the pool with claims and pages instead of holding a
+    // connection until its last message.
+    for (b, batch) in raws.chunks(INTAKE_BATCH).enumerate() {
+        let mut conn = ctx.db.acquire().await?;
+        for (k, raw) in batch.iter().enumerate() {
+            let i = b * INTAKE_BATCH + k;
+            match store(&mut conn, list_id, raw).await? {
+                Ok(true) => taken.taken += 1,
+                Ok(false) => taken.known += 1,
+                Err(why) if taken.refused.len() < MAX_REFUSALS => {
+                    taken.refused.push(format!("message {}: {why}", i + 1));
+                }
+                Err(_) => {}
             }
-            Err(_) => {}
         }
     }
     if taken.taken > 0 {
