@@ -42,6 +42,11 @@ pub struct Config {
     /// that accepts and never answers is given up after this, not after
     /// `git_timeout`).
     pub git_stall_timeout: Duration,
+    /// Longest one read of a list's archive may take, its git commands
+    /// included: a remote that drips a byte now and then (never stalling)
+    /// holds one list's read this long at most, never the other lists'.
+    /// A push hook's read is bounded by a tenth of it.
+    pub list_read_timeout: Duration,
     /// Most git commands this server runs at once; a request that finds
     /// none free within a moment is answered 503 with `Retry-After`.
     pub git_jobs: usize,
@@ -97,6 +102,7 @@ impl Default for Config {
             local_git: false,
             git_timeout: Duration::from_secs(1800),
             git_stall_timeout: Duration::from_secs(60),
+            list_read_timeout: Duration::from_secs(300),
             git_jobs: 8,
             git_jobs_per_remote: 2,
             git_cache_max_bytes: 32 << 30,

@@ -34,7 +34,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     get,
     path = "/healthz",
     responses(
-        (status = 200, description = "Healthy: `{\"status\": \"ok\", \"reports_to_build\": N, \"mail_queued\": N, \"mail_relay\": bool, \"workers\": {name: {rounds, running, last_run_at, last_ok_at, errors, panics, last_error, …}}, \"worker_panics\": N, \"git_mirrors\": {mirrors, bytes, max_bytes, evicted, dropped, running}, \"protocol_version\": N, \"oldest_protocol_version\": N}`."),
+        (status = 200, description = "Healthy: `{\"status\": \"ok\", \"reports_to_build\": N, \"mail_queued\": N, \"mail_relay\": bool, \"workers\": {name: {rounds, running, stuck, last_run_at, last_ok_at, errors, panics, last_error, …}}, \"worker_panics\": N, \"git_mirrors\": {mirrors, bytes, max_bytes, evicted, dropped, running}, \"protocol_version\": N, \"oldest_protocol_version\": N}`."),
         (status = 503, description = "Database unreachable."),
     )
 )]

@@ -471,3 +471,62 @@ async fn a_remote_that_never_answers_is_given_up_after_the_stall_limit(pool: PgP
     );
     assert!(git_processes(silent.port).is_empty());
 }
+
+/// A list whose archive answers too slowly (accepts, never sends enough
+/// to finish, never quite stalls) holds its own read for
+/// `list_read_timeout` at most, never the reader's other lists; its git is
+/// killed, the list says why, and its push hook is answered 503 within a
+/// tenth of the bound (issue 40: such a remote held requests 1800 s and
+/// wedged the one reader of every list).
+#[sqlx::test(migrations = "../migrations")]
+async fn a_slow_archive_holds_only_its_own_list_and_not_for_long(pool: PgPool) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config {
+        list_read_timeout: Duration::from_secs(3),
+        // Not the stall check: the drip never stalls.
+        git_stall_timeout: Duration::from_secs(600),
+        ..config(dir.path())
+    };
+    let app = TestApp::with_config(pool, config).await;
+    let silent = Silent::start().await;
+    let (repo, _) = linear(0);
+    let base = repo.path().to_str().unwrap();
+    let slow = json!({
+        "name": "slow", "address": "slow@example.org", "base_url": base,
+        "base_branch": "master", "archive_url": silent.url("slow"),
+    });
+    let a = app.post("/api/v1/lists", &app.ci, slow).await;
+    assert_eq!(a.status, StatusCode::CREATED, "{a:?}");
+    let id = a.json["id"].as_i64().unwrap();
+
+    let started = Instant::now();
+    patchperf_server::domain::lists::round(&app.state)
+        .await
+        .unwrap();
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(30), "the round took {took:?}");
+    let list = app.get(&format!("/api/v1/lists/{id}")).await.json;
+    let error = list["poll_error"].as_str().unwrap_or_default();
+    assert!(
+        error.starts_with("reading the archive took longer than 3 s"),
+        "{list:#}"
+    );
+    wait_for("the slow read's git is killed", 10, || {
+        git_processes(silent.port).is_empty()
+    })
+    .await;
+
+    // The hook: bounded by a tenth of the reader's bound, then told to
+    // come back.
+    let started = Instant::now();
+    let a = app
+        .post(&format!("/api/v1/lists/{id}/push"), &app.ci, json!({}))
+        .await;
+    assert_eq!(a.status, StatusCode::SERVICE_UNAVAILABLE, "{a:?}");
+    assert!(a.headers.contains_key("retry-after"), "{a:?}");
+    assert!(started.elapsed() < Duration::from_secs(30));
+    wait_for("the hook's git is killed", 10, || {
+        git_processes(silent.port).is_empty()
+    })
+    .await;
+}

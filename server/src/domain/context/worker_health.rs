@@ -27,6 +27,9 @@ pub struct WorkerHealth {
     pub rounds: u64,
     /// Whether a round is running now.
     pub running: bool,
+    /// Whether the running round has run far longer than any round should
+    /// ([`STUCK_AFTER`], and ten periods): what an admin alerts on.
+    pub stuck: bool,
     /// When the last round started.
     pub last_run_at: Option<DateTime<Utc>>,
     /// When the last round that went well ended.
@@ -48,6 +51,11 @@ pub struct WorkerHealth {
 pub struct Workers {
     health: Mutex<BTreeMap<&'static str, WorkerHealth>>,
 }
+
+/// How long a round may run before `/healthz` calls its worker stuck
+/// (and at least ten of its periods): the longest bounded work of a round
+/// (an archive read, `list_read_timeout`, 5 minutes) with room to spare.
+pub const STUCK_AFTER: Duration = Duration::from_secs(15 * 60);
 
 /// Longest failure text kept per worker.
 const MAX_ERROR_CHARS: usize = 500;
@@ -95,14 +103,52 @@ impl Workers {
 
     /// Each worker's health, by name.
     pub fn snapshot(&self) -> BTreeMap<&'static str, WorkerHealth> {
-        self.health
+        let mut all = self
+            .health
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .clone()
+            .clone();
+        let now = Utc::now();
+        for h in all.values_mut() {
+            let periods = Duration::try_from_secs_f64(h.period_seconds * 10.0).unwrap_or_default();
+            let bound = STUCK_AFTER.max(periods);
+            let running_for = h
+                .last_run_at
+                .and_then(|at| (now - at).to_std().ok())
+                .unwrap_or_default();
+            h.stuck = h.running && running_for > bound;
+        }
+        all
     }
 
     /// Panics over all workers since the server started.
     pub fn panics(&self) -> u64 {
         self.snapshot().values().map(|h| h.panics).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_round_running_far_too_long_is_stuck() {
+        let w = Workers::default();
+        w.register("list-reader", Duration::from_secs(30));
+        w.started("list-reader");
+        assert!(!w.snapshot()["list-reader"].stuck);
+        w.with("list-reader", |h| {
+            h.last_run_at = Some(Utc::now() - chrono::Duration::minutes(16));
+        });
+        assert!(w.snapshot()["list-reader"].stuck);
+        w.succeeded("list-reader", Done::Handled(0));
+        assert!(!w.snapshot()["list-reader"].stuck);
+        // A slow worker's bound is ten of its periods.
+        w.register("slow", Duration::from_secs(3600));
+        w.started("slow");
+        w.with("slow", |h| {
+            h.last_run_at = Some(Utc::now() - chrono::Duration::minutes(16));
+        });
+        assert!(!w.snapshot()["slow"].stuck);
     }
 }

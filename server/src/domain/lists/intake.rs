@@ -89,7 +89,27 @@ async fn store(
 /// commit read last, then any epoch after the newest. The count of
 /// messages stored; the failure is noted on the list too.
 pub async fn read_archive(ctx: &Context, list: &ListRow) -> Result<usize, Error> {
-    let result = read_epochs(ctx, list).await;
+    read_archive_within(ctx, list, ctx.config.list_read_timeout).await
+}
+
+/// [`read_archive`] given up after `limit`, its git commands killed; what
+/// was stored stays, and the next read goes on from there.
+pub async fn read_archive_within(
+    ctx: &Context,
+    list: &ListRow,
+    limit: std::time::Duration,
+) -> Result<usize, Error> {
+    let result = match tokio::time::timeout(limit, read_epochs(ctx, list)).await {
+        Ok(result) => result,
+        Err(_) => Err(Error::Unavailable {
+            message: format!(
+                "reading the archive took longer than {} s (a remote that answers too \
+                 slowly); the next read goes on from where this one stopped",
+                limit.as_secs()
+            ),
+            retry_after: Some(60),
+        }),
+    };
     let error = result.as_ref().err().map(ToString::to_string);
     db::lists::polled(&ctx.db, list.id, error.as_deref()).await?;
     result

@@ -82,7 +82,16 @@ pub async fn push(ctx: &Context, id: i64) -> Result<usize, Error> {
             "list {id} has no archive to read: hand its mail to /api/v1/lists/{id}/messages"
         )));
     }
-    let taken = intake::read_archive(ctx, &list).await?;
+    // A request's read is bounded tighter than the reader's own: the hook
+    // is told to come back, and the reader goes on in the background.
+    let taken =
+        match intake::read_archive_within(ctx, &list, ctx.config.list_read_timeout / 10).await {
+            Ok(n) => n,
+            Err(e) => {
+                ctx.mail_arrived.notify_one();
+                return Err(e);
+            }
+        };
     ctx.mail_arrived.notify_one();
     Ok(taken)
 }
@@ -181,11 +190,25 @@ pub fn series_view(ctx: &Context, s: SeriesRow) -> SeriesView {
 /// list and does not stop the others.
 pub async fn round(ctx: &Context) -> Result<usize, Error> {
     let mut handled = 0;
+    // Each archive read on its own, side by side and each bounded
+    // (`list_read_timeout`): one slow remote holds only its own list.
+    let mut reads = tokio::task::JoinSet::new();
     for id in db::lists::due(&ctx.db).await? {
-        let list = find(ctx, id).await?;
-        match intake::read_archive(ctx, &list).await {
-            Ok(n) => handled += n,
-            Err(e) => tracing::warn!(list = %list.name, error = %e, "reading the archive failed"),
+        let ctx = ctx.clone();
+        reads.spawn(async move {
+            let list = find(&ctx, id).await?;
+            let read = intake::read_archive(&ctx, &list).await;
+            Ok::<_, Error>((list.name, read))
+        });
+    }
+    while let Some(joined) = reads.join_next().await {
+        match joined {
+            Ok(Ok((_, Ok(n)))) => handled += n,
+            Ok(Ok((name, Err(e)))) => {
+                tracing::warn!(list = %name, error = %e, "reading the archive failed");
+            }
+            Ok(Err(e)) => tracing::warn!(error = %e, "a list to read is gone"),
+            Err(e) => tracing::error!(error = %e, "reading an archive panicked"),
         }
     }
     for list in all(ctx).await? {
