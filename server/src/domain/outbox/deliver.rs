@@ -539,6 +539,32 @@ mod tests {
         }
     }
 
+    /// A mail sent again (the server killed while the relay held it, its
+    /// row still due) and each recipient's copy carry one Message-ID, from
+    /// the row's key, so archives and mail clients drop the repeat.
+    #[test]
+    fn a_repeat_and_every_copy_carry_one_message_id() {
+        let id = |mail: Vec<u8>| {
+            String::from_utf8(mail)
+                .unwrap()
+                .lines()
+                .find(|l| l.starts_with("Message-ID: "))
+                .unwrap()
+                .to_string()
+        };
+        let to = Some("kh@example.org".to_string());
+        let cc = Some("list@example.org".to_string());
+        let first = id(compose(&from(), &row(to.clone(), cc.clone(), "s", "b")).unwrap());
+        let again = id(compose(&from(), &row(to.clone(), cc.clone(), "s", "b")).unwrap());
+        let mut copy = row(to, cc, "s", "b");
+        copy.id = 2;
+        copy.recipient = "list@example.org".into();
+        copy.attempts = 3;
+        assert_eq!(first, again);
+        assert_eq!(first, id(compose(&from(), &copy).unwrap()));
+        assert_eq!(first, "Message-ID: <patchperf.change.1@example.org>");
+    }
+
     /// The longest ids the door takes still make header lines within
     /// 998 octets: `In-Reply-To` holds one, `References` one a line.
     #[test]
