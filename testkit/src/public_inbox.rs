@@ -286,6 +286,13 @@ impl Archive {
     }
 
     /// `git <args>` in epoch `epoch`'s repository; its output.
+    /// Rewrites epoch `epoch`'s history as a purge does: its branch goes
+    /// back to `commit`, and the next [`add`](Self::add) writes a new
+    /// history from there; what came after `commit` is no longer in it.
+    pub fn rewrite_from(&self, epoch: u32, commit: &str) {
+        self.git(epoch, &["update-ref", "refs/heads/master", commit]);
+    }
+
     fn git(&self, epoch: u32, args: &[&str]) -> Vec<u8> {
         let git_dir = self.inbox.join(format!("git/{epoch}.git"));
         run(

@@ -149,3 +149,76 @@ async fn a_public_inbox_archive_is_read_by_poll_and_hook_across_epochs(pool: PgP
     assert!(page.body.contains("gone"), "{}", page.body);
     assert!(page.body.contains(&served.url), "{}", page.body);
 }
+
+/// An archive whose epoch was rewritten (public-inbox's purge rewrites the
+/// history after the purged message) goes on being read: from where the
+/// histories fork when the commit read last is still known, else from
+/// the new head, the list saying which (issue 40: it stopped the list for
+/// good with 422).
+#[sqlx::test(migrations = "../migrations")]
+async fn a_rewritten_archive_is_read_on_and_says_so(pool: PgPool) {
+    let dir = tempfile::tempdir().unwrap();
+    let archive = Archive::create(dir.path(), "linux-fsdevel", LIST);
+    let add = |id: &str| {
+        archive.add(
+            message(
+                id,
+                &format!("[PATCH] fs: {id}"),
+                None,
+                &patch("fs/open.c", "int x;"),
+            )
+            .as_bytes(),
+        )
+    };
+    let first = add("m1@example.org");
+    add("m2@example.org");
+    let served = archive.serve();
+    let app = TestApp::with_config(pool, config(dir.path(), free_port())).await;
+    let (repo, _) = linear(0);
+    let list = follow(
+        &app,
+        repo.path().to_str().unwrap(),
+        json!({"archive_url": served.url, "read_history": true}),
+    )
+    .await;
+    let path = format!("/api/v1/lists/{list}");
+    lists::round(&app.state).await.unwrap();
+    assert_eq!(app.get(&path).await.json["messages"], 2);
+
+    // A purge: m2 is gone, m3 written after m1.
+    archive.rewrite_from(first.epoch, &first.commit);
+    add("m3@example.org");
+    push(&app, list).await;
+    let l = app.get(&path).await.json;
+    assert_eq!(l["messages"], 3, "{l:#}");
+    assert_eq!(
+        l["poll_error"],
+        format!(
+            "epoch 0 was rewritten (a purge?) after {}: read again from there",
+            &first.commit[..12]
+        )
+    );
+
+    // Again, and this time the server's mirror is gone too (evicted):
+    // the commit read last is unknown, so reading goes on from the head.
+    archive.rewrite_from(first.epoch, &first.commit);
+    let m4 = add("m4@example.org");
+    std::fs::remove_dir_all(dir.path().join("mirrors")).unwrap();
+    push(&app, list).await;
+    let l = app.get(&path).await.json;
+    assert_eq!(l["messages"], 3, "m4 is not read: {l:#}");
+    let said = l["poll_error"].as_str().unwrap();
+    assert!(
+        said.starts_with("epoch 0 was rewritten and the commit read last (")
+            && said.contains(&format!(
+                "reading goes on from its head {}",
+                &m4.commit[..12]
+            )),
+        "{said}"
+    );
+    add("m5@example.org");
+    push(&app, list).await;
+    let l = app.get(&path).await.json;
+    assert_eq!(l["messages"], 4, "{l:#}");
+    assert!(l["poll_error"].is_null(), "{l:#}");
+}

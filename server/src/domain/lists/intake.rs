@@ -99,7 +99,8 @@ pub async fn read_archive_within(
     list: &ListRow,
     limit: std::time::Duration,
 ) -> Result<usize, Error> {
-    let result = match tokio::time::timeout(limit, read_epochs(ctx, list)).await {
+    let mut notes = Vec::new();
+    let result = match tokio::time::timeout(limit, read_epochs(ctx, list, &mut notes)).await {
         Ok(result) => result,
         Err(_) => Err(Error::Unavailable {
             message: format!(
@@ -110,12 +111,21 @@ pub async fn read_archive_within(
             retry_after: Some(60),
         }),
     };
-    let error = result.as_ref().err().map(ToString::to_string);
-    db::lists::polled(&ctx.db, list.id, error.as_deref()).await?;
+    // What went wrong, else what the read had to work around (a rewritten
+    // epoch), is the list's word until its next read.
+    let said = match &result {
+        Err(e) => Some(e.to_string()),
+        Ok(_) => (!notes.is_empty()).then(|| notes.join("; ")),
+    };
+    db::lists::polled(&ctx.db, list.id, said.as_deref()).await?;
     result
 }
 
-async fn read_epochs(ctx: &Context, list: &ListRow) -> Result<usize, Error> {
+async fn read_epochs(
+    ctx: &Context,
+    list: &ListRow,
+    notes: &mut Vec<String>,
+) -> Result<usize, Error> {
     let Some(archive) = list.archive_url.as_deref() else {
         return Ok(0);
     };
@@ -131,7 +141,7 @@ async fn read_epochs(ctx: &Context, list: &ListRow) -> Result<usize, Error> {
             // Older epochs are full: only the newest two can still grow
             // (a message may land in the old one while the new one starts).
             if e.epoch + 1 >= last.epoch {
-                stored += read_epoch(ctx, list.id, e).await?;
+                stored += read_epoch(ctx, list.id, e, notes).await?;
             }
         }
         let Some(next) = next_epoch(ctx, archive, &last).await else {
@@ -206,11 +216,43 @@ async fn first_epoch(ctx: &Context, archive: &str) -> Result<Epoch, Error> {
 
 /// Stores the messages of epoch `e` added since its last commit read,
 /// oldest first, at most [`MAX_PER_ROUND`]; notes how far it read.
-async fn read_epoch(ctx: &Context, list_id: i64, e: &Epoch) -> Result<usize, Error> {
+async fn read_epoch(
+    ctx: &Context,
+    list_id: i64,
+    e: &Epoch,
+    notes: &mut Vec<String>,
+) -> Result<usize, Error> {
     let mut mirror = ctx.git.open(&e.url, &["HEAD"]).await?;
     mirror.keep();
     let range = match &e.last_commit {
-        Some(last) => format!("{last}..HEAD"),
+        Some(last) => match place_in(&mirror, last).await? {
+            Place::Ahead => format!("{last}..HEAD"),
+            // A purge rewrites an epoch from the purged message on: what
+            // came after the fork is read again (known messages are
+            // known by their Message-ID).
+            Place::Rewritten(fork) => {
+                notes.push(format!(
+                    "epoch {} was rewritten (a purge?) after {}: read again from there",
+                    e.epoch,
+                    short(&fork)
+                ));
+                format!("{fork}..HEAD")
+            }
+            // The commit read last is gone (the history rewritten and the
+            // mirror cloned again): go on from the epoch's head.
+            Place::Lost => {
+                let head = mirror.resolve("HEAD").await?;
+                notes.push(format!(
+                    "epoch {} was rewritten and the commit read last ({}) is gone: reading \
+                     goes on from its head {}; messages posted in between were not read",
+                    e.epoch,
+                    short(last),
+                    short(&head)
+                ));
+                db::lists::read_up_to(&ctx.db, list_id, e.epoch, &e.url, Some(&head)).await?;
+                return Ok(0);
+            }
+        },
         None => "HEAD".to_string(),
     };
     let listed = mirror
@@ -239,6 +281,51 @@ async fn read_epoch(ctx: &Context, list_id: i64, e: &Epoch) -> Result<usize, Err
         db::lists::read_up_to(&mut *conn, list_id, e.epoch, &e.url, None).await?;
     }
     Ok(stored)
+}
+
+/// Where the commit read last stands in an epoch's history now.
+enum Place {
+    /// An ancestor of the head: read on from it.
+    Ahead,
+    /// Not an ancestor (the history was rewritten); the newest commit both
+    /// histories share, where the rewrite began.
+    Rewritten(String),
+    /// Unknown to the mirror, or sharing nothing with the head.
+    Lost,
+}
+
+async fn place_in(mirror: &Mirror, last: &str) -> Result<Place, Error> {
+    let object = format!("{last}^{{commit}}");
+    let known = mirror
+        .git(
+            &["cat-file", "-t", "--end-of-options", &object],
+            64,
+            "the commit read last",
+        )
+        .await
+        .is_ok();
+    if !known {
+        return Ok(Place::Lost);
+    }
+    let fork = mirror
+        .git(
+            &["merge-base", "--end-of-options", last, "HEAD"],
+            256,
+            "where the epoch was rewritten",
+        )
+        .await
+        .ok()
+        .map(|out| out.trim().to_string())
+        .filter(|f| !f.is_empty());
+    Ok(match fork {
+        Some(f) if f == last => Place::Ahead,
+        Some(f) => Place::Rewritten(f),
+        None => Place::Lost,
+    })
+}
+
+fn short(commit: &str) -> &str {
+    commit.get(..12).unwrap_or(commit)
 }
 
 /// The raw message commit `commit` adds (its blob `m`), if it adds one.
