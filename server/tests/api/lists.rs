@@ -118,6 +118,44 @@ pub async fn series_of(app: &TestApp, list: i64) -> Vec<Value> {
     a.json["series"].as_array().unwrap().clone()
 }
 
+/// Where most list tests start: a one-commit base repository, the app
+/// (its mail to a relay on a free port, running when `relay`), one list
+/// followed with `extra` over it, and a registered lab machine.
+pub struct ListLab {
+    pub app: TestApp,
+    pub config: Config,
+    pub list: i64,
+    pub relay: Option<Relay>,
+    pub machine: i64,
+    /// The base repository's commits, for a played `Lab`.
+    pub ids: Vec<String>,
+    pub repo: tempfile::TempDir,
+    _dir: tempfile::TempDir,
+}
+
+pub async fn list_lab(pool: PgPool, relay: bool, extra: Value) -> ListLab {
+    let dir = tempfile::tempdir().unwrap();
+    let relay = relay.then(|| Relay::start(free_port(), dir.path()));
+    let config = config(
+        dir.path(),
+        relay.as_ref().map_or_else(free_port, |r| r.port),
+    );
+    let app = TestApp::with_config(pool, config.clone()).await;
+    let (repo, ids) = linear(0);
+    let machine = app.register("lab-1").await;
+    let list = follow(&app, repo.path().to_str().unwrap(), extra).await;
+    ListLab {
+        app,
+        config,
+        list,
+        relay,
+        machine,
+        ids,
+        repo,
+        _dir: dir,
+    }
+}
+
 pub fn by_subject<'a>(all: &'a [Value], subject: &str) -> &'a Value {
     all.iter()
         .find(|s| s["subject"] == subject)
@@ -355,12 +393,10 @@ async fn a_posted_series_is_measured_patch_by_patch_and_answered_in_its_thread(p
 
 #[sqlx::test(migrations = "../migrations")]
 async fn a_new_version_supersedes_one_still_queued(pool: PgPool) {
-    let dir = tempfile::tempdir().unwrap();
-    let app = TestApp::with_config(pool, config(dir.path(), free_port())).await;
-    let (repo, _) = linear(0);
-    let list = follow(&app, repo.path().to_str().unwrap(), json!({})).await;
+    let lab = list_lab(pool, false, json!({})).await;
+    let (app, list) = (&lab.app, lab.list);
     hand_in(
-        &app,
+        app,
         list,
         "application/mbox",
         &series("s", 1, &["fs/open.c"]),
@@ -368,14 +404,14 @@ async fn a_new_version_supersedes_one_still_queued(pool: PgPool) {
     .await;
     lists::round(&app.state).await.unwrap();
     hand_in(
-        &app,
+        app,
         list,
         "application/mbox",
         &series("s", 2, &["fs/open.c"]),
     )
     .await;
     lists::round(&app.state).await.unwrap();
-    let all = series_of(&app, list).await;
+    let all = series_of(app, list).await;
     let v1 = by_subject(&all, "[PATCH 0/1] fs: faster s");
     assert_eq!(v1["state"], "superseded", "{v1:#}");
     let c = app.comparison(v1["comparison_id"].as_i64().unwrap()).await;
@@ -392,16 +428,13 @@ async fn a_new_version_supersedes_one_still_queued(pool: PgPool) {
 /// answered).
 #[sqlx::test(migrations = "../migrations")]
 async fn a_version_being_measured_when_the_next_arrives_is_finished_and_answered(pool: PgPool) {
-    let dir = tempfile::tempdir().unwrap();
-    let relay = Relay::start(free_port(), dir.path());
-    let config = config(dir.path(), relay.port);
-    let app = TestApp::with_config(pool, config.clone()).await;
-    let (repo, ids) = linear(0);
-    let machine = app.register("lab-1").await;
     let only_open1 = json!({"workload_map": [{"paths": ["fs/**"], "workloads": ["open1"]}]});
-    let list = follow(&app, repo.path().to_str().unwrap(), only_open1).await;
+    let lab = list_lab(pool, true, only_open1).await;
+    let (app, list, machine, config) = (&lab.app, lab.list, lab.machine, &lab.config);
+    let relay = lab.relay.as_ref().unwrap();
+    let ids = lab.ids.clone();
     hand_in(
-        &app,
+        app,
         list,
         "application/mbox",
         &series("s", 1, &["fs/open.c"]),
@@ -415,17 +448,17 @@ async fn a_version_being_measured_when_the_next_arrives_is_finished_and_answered
     };
     // One of v1's jobs runs: v1 is being measured.
     let job = app.claim(machine).await.expect("v1's first job");
-    lab.run(&app, machine, &job).await;
+    lab.run(app, machine, &job).await;
 
     hand_in(
-        &app,
+        app,
         list,
         "application/mbox",
         &series("s", 2, &["fs/open.c"]),
     )
     .await;
     lists::round(&app.state).await.unwrap();
-    let all = series_of(&app, list).await;
+    let all = series_of(app, list).await;
     let v1 = by_subject(&all, "[PATCH 0/1] fs: faster s").clone();
     assert_eq!(v1["state"], "queued", "{v1:#}");
     assert!(
@@ -441,13 +474,13 @@ async fn a_version_being_measured_when_the_next_arrives_is_finished_and_answered
         "queued"
     );
 
-    lab.drain(&app, machine).await;
+    lab.drain(app, machine).await;
     lists::round(&app.state).await.unwrap();
-    let all = series_of(&app, list).await;
+    let all = series_of(app, list).await;
     for subject in ["[PATCH 0/1] fs: faster s", "[PATCH v2 0/1] fs: faster s"] {
         assert_eq!(by_subject(&all, subject)["state"], "reported", "{all:#?}");
     }
-    let sender = Sender::new(&config).unwrap();
+    let sender = Sender::new(config).unwrap();
     sender.send_due(&app.state).await.unwrap();
     let mails = relay.mails();
     let (_, v1_body) = mails
@@ -471,10 +504,8 @@ async fn a_version_being_measured_when_the_next_arrives_is_finished_and_answered
 /// are not measured at all: no lab time goes to them.
 #[sqlx::test(migrations = "../migrations")]
 async fn a_robots_series_is_not_measured(pool: PgPool) {
-    let dir = tempfile::tempdir().unwrap();
-    let app = TestApp::with_config(pool, config(dir.path(), free_port())).await;
-    let (repo, _) = linear(0);
-    let list = follow(&app, repo.path().to_str().unwrap(), json!({})).await;
+    let lab = list_lab(pool, false, json!({})).await;
+    let (app, list) = (&lab.app, lab.list);
     let robot = message(
         "robot@example.org",
         "[PATCH] fs: automated fix",
@@ -496,11 +527,11 @@ async fn a_robots_series_is_not_measured(pool: PgPool) {
         "From: patchperf <perf@example.org>",
     );
     for raw in [robot, ours] {
-        let a = hand_in(&app, list, "message/rfc822", &raw).await;
+        let a = hand_in(app, list, "message/rfc822", &raw).await;
         assert_eq!(a.status, StatusCode::OK, "{a:?}");
     }
     lists::round(&app.state).await.unwrap();
-    let all = series_of(&app, list).await;
+    let all = series_of(app, list).await;
     for (subject, why) in [
         (
             "[PATCH] fs: automated fix",
@@ -522,20 +553,13 @@ async fn a_robots_series_is_not_measured(pool: PgPool) {
 /// same round: the next complete series is queued at once.
 #[sqlx::test(migrations = "../migrations")]
 async fn a_cancelled_series_frees_its_slot_at_once(pool: PgPool) {
-    let dir = tempfile::tempdir().unwrap();
-    let app = TestApp::with_config(pool, config(dir.path(), free_port())).await;
-    let (repo, _) = linear(0);
-    let list = follow(
-        &app,
-        repo.path().to_str().unwrap(),
-        json!({"max_in_flight": 1}),
-    )
-    .await;
+    let lab = list_lab(pool, false, json!({"max_in_flight": 1})).await;
+    let (app, list) = (&lab.app, lab.list);
     let mut mbox = series("a", 1, &["fs/open.c"]);
     mbox.push_str(&series("b", 1, &["fs/open.c"]));
-    hand_in(&app, list, "application/mbox", &mbox).await;
+    hand_in(app, list, "application/mbox", &mbox).await;
     lists::round(&app.state).await.unwrap();
-    let all = series_of(&app, list).await;
+    let all = series_of(app, list).await;
     let a = by_subject(&all, "[PATCH 0/1] fs: faster a").clone();
     assert_eq!(a["state"], "queued", "{a:#}");
     assert_eq!(
@@ -552,7 +576,7 @@ async fn a_cancelled_series_frees_its_slot_at_once(pool: PgPool) {
         .await;
     assert!(c.status.is_success(), "{c:?}");
     lists::round(&app.state).await.unwrap();
-    let all = series_of(&app, list).await;
+    let all = series_of(app, list).await;
     assert_eq!(
         by_subject(&all, "[PATCH 0/1] fs: faster a")["state"],
         "failed"
@@ -570,15 +594,8 @@ async fn a_cancelled_series_frees_its_slot_at_once(pool: PgPool) {
 /// sender with the author's b4 change-id does not supersede v1.
 #[sqlx::test(migrations = "../migrations")]
 async fn another_sender_cannot_take_over_a_series(pool: PgPool) {
-    let dir = tempfile::tempdir().unwrap();
-    let app = TestApp::with_config(pool, config(dir.path(), free_port())).await;
-    let (repo, _) = linear(0);
-    let list = follow(
-        &app,
-        repo.path().to_str().unwrap(),
-        json!({"max_in_flight": 3}),
-    )
-    .await;
+    let lab = list_lab(pool, false, json!({"max_in_flight": 3})).await;
+    let (app, list) = (&lab.app, lab.list);
     let mallory = "Mallory <m@evil.example>";
     let forged = message(
         "forged-1@evil.example",
@@ -611,10 +628,10 @@ async fn another_sender_cannot_take_over_a_series(pool: PgPool) {
     ] {
         mbox.push_str(&format!("From x Thu Jan  1 00:00:00 1970\n{raw}\n"));
     }
-    let a = hand_in(&app, list, "application/mbox", &mbox).await;
+    let a = hand_in(app, list, "application/mbox", &mbox).await;
     assert_eq!(a.status, StatusCode::OK, "{a:?}");
     lists::round(&app.state).await.unwrap();
-    let all = series_of(&app, list).await;
+    let all = series_of(app, list).await;
     let t = by_subject(&all, "[PATCH 0/1] fs: faster t");
     assert_eq!(t["state"], "queued", "{t:#}");
     assert!(
@@ -638,16 +655,13 @@ async fn another_sender_cannot_take_over_a_series(pool: PgPool) {
 #[sqlx::test(migrations = "../migrations")]
 async fn a_cross_posted_series_is_measured_and_answered_once(pool: PgPool) {
     const LKML: &str = "linux-kernel@vger.kernel.org";
-    let dir = tempfile::tempdir().unwrap();
-    let relay = Relay::start(free_port(), dir.path());
-    let config = config(dir.path(), relay.port);
-    let app = TestApp::with_config(pool, config.clone()).await;
-    let (repo, ids) = linear(0);
-    let machine = app.register("lab-1").await;
     let only_open1 = json!({"workload_map": [{"paths": ["fs/**"], "workloads": ["open1"]}]});
-    let fsdevel = follow(&app, repo.path().to_str().unwrap(), only_open1.clone()).await;
+    let lab = list_lab(pool, true, only_open1.clone()).await;
+    let (app, fsdevel, machine, config) = (&lab.app, lab.list, lab.machine, &lab.config);
+    let relay = lab.relay.as_ref().unwrap();
+    let ids = lab.ids.clone();
     let mut body = json!({
-        "name": "lkml", "address": LKML, "base_url": repo.path().to_str().unwrap(),
+        "name": "lkml", "address": LKML, "base_url": lab.repo.path().to_str().unwrap(),
         "base_branch": "master", "runs": 3, "report_improvements": true,
     });
     body["workload_map"] = only_open1["workload_map"].clone();
@@ -659,13 +673,13 @@ async fn a_cross_posted_series_is_measured_and_answered_once(pool: PgPool) {
         &format!("Cc: Al Viro <viro@zeniv.linux.org.uk>, {LKML}"),
     );
     for list in [fsdevel, lkml] {
-        let a = hand_in(&app, list, "application/mbox", &mbox).await;
+        let a = hand_in(app, list, "application/mbox", &mbox).await;
         assert_eq!(a.status, StatusCode::OK, "{a:?}");
     }
     lists::round(&app.state).await.unwrap();
-    let first = &series_of(&app, fsdevel).await[0];
+    let first = &series_of(app, fsdevel).await[0];
     assert_eq!(first["state"], "queued", "{first:#}");
-    let second = &series_of(&app, lkml).await[0];
+    let second = &series_of(app, lkml).await[0];
     assert_eq!(second["state"], "skipped", "{second:#}");
     assert_eq!(
         second["reason"],
@@ -681,10 +695,10 @@ async fn a_cross_posted_series_is_measured_and_answered_once(pool: PgPool) {
         broken: Vec::new(),
         ids,
     }
-    .drain(&app, machine)
+    .drain(app, machine)
     .await;
     lists::round(&app.state).await.unwrap();
-    Sender::new(&config)
+    Sender::new(config)
         .unwrap()
         .send_due(&app.state)
         .await
@@ -710,17 +724,15 @@ async fn a_cross_posted_series_is_measured_and_answered_once(pool: PgPool) {
 /// 22 concurrent 10,000-message mboxes exhausted it).
 #[sqlx::test(migrations = "../migrations")]
 async fn a_token_stores_one_mbox_at_a_time(pool: PgPool) {
-    let dir = tempfile::tempdir().unwrap();
-    let app = TestApp::with_config(pool, config(dir.path(), free_port())).await;
-    let (repo, _) = linear(0);
-    let list = follow(&app, repo.path().to_str().unwrap(), json!({})).await;
+    let lab = list_lab(pool, false, json!({})).await;
+    let (app, list) = (&lab.app, lab.list);
     let ci: i64 = sqlx::query_scalar("SELECT id FROM tokens WHERE kind = 'ci' ORDER BY id LIMIT 1")
         .fetch_one(&app.pool)
         .await
         .unwrap();
     let mbox = series("q", 1, &["fs/open.c"]);
     let storing = app.state.intake.enter(ci).unwrap();
-    let a = hand_in(&app, list, "application/mbox", &mbox).await;
+    let a = hand_in(app, list, "application/mbox", &mbox).await;
     assert_eq!(a.status, StatusCode::TOO_MANY_REQUESTS, "{a:?}");
     assert_eq!(a.headers["retry-after"], "5");
     assert_eq!(
@@ -729,22 +741,20 @@ async fn a_token_stores_one_mbox_at_a_time(pool: PgPool) {
          try again in 5 s"
     );
     drop(storing);
-    let a = hand_in(&app, list, "application/mbox", &mbox).await;
+    let a = hand_in(app, list, "application/mbox", &mbox).await;
     assert_eq!(a.status, StatusCode::OK, "{a:?}");
 }
 
 #[sqlx::test(migrations = "../migrations")]
 async fn hostile_mail_is_refused_at_the_door_and_the_rest_goes_on(pool: PgPool) {
-    let dir = tempfile::tempdir().unwrap();
-    let app = TestApp::with_config(pool, config(dir.path(), free_port())).await;
-    let (repo, _) = linear(0);
-    let list = follow(&app, repo.path().to_str().unwrap(), json!({})).await;
-    let a = hand_in(&app, list, "application/json", "{}").await;
+    let lab = list_lab(pool, false, json!({})).await;
+    let (app, list) = (&lab.app, lab.list);
+    let a = hand_in(app, list, "application/json", "{}").await;
     assert_eq!(a.status, StatusCode::BAD_REQUEST, "{a:?}");
-    let a = hand_in(&app, list, "message/rfc822", "   \n").await;
+    let a = hand_in(app, list, "message/rfc822", "   \n").await;
     assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY, "{a:?}");
     let no_id = "From: a@example.org\nSubject: [PATCH] x\n\nbody\n";
-    let a = hand_in(&app, list, "message/rfc822", no_id).await;
+    let a = hand_in(app, list, "message/rfc822", no_id).await;
     assert_eq!(
         a.json["refused"],
         json!(["message 1: it has no Message-ID"]),
@@ -761,10 +771,10 @@ async fn hostile_mail_is_refused_at_the_door_and_the_rest_goes_on(pool: PgPool) 
         &format!("From: {AUTHOR}"),
         "From: =?utf-8?q?Mallory=0D=0ABcc=3A_victim=40example=2Eorg?= <m@example.org>",
     );
-    let a = hand_in(&app, list, "message/rfc822", &evil).await;
+    let a = hand_in(app, list, "message/rfc822", &evil).await;
     assert_eq!(a.json["taken"], 1, "{a:?}");
     lists::round(&app.state).await.unwrap();
-    let all = series_of(&app, list).await;
+    let all = series_of(app, list).await;
     assert_eq!(all.len(), 1, "{all:#?}");
     let s = &all[0];
     assert!(
