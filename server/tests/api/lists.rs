@@ -112,6 +112,15 @@ pub async fn follow(app: &TestApp, repo: &str, extra: Value) -> i64 {
     a.json["id"].as_i64().unwrap()
 }
 
+/// Hands `mbox` in to `list`, runs one reader round, and returns the
+/// list's series: a list test's usual step.
+pub async fn post(app: &TestApp, list: i64, mbox: &str) -> Vec<Value> {
+    let a = hand_in(app, list, "application/mbox", mbox).await;
+    assert_eq!(a.status, StatusCode::OK, "{a:?}");
+    lists::round(&app.state).await.unwrap();
+    series_of(app, list).await
+}
+
 pub async fn series_of(app: &TestApp, list: i64) -> Vec<Value> {
     let a = app.get(&format!("/api/v1/series?list={list}")).await;
     assert_eq!(a.status, StatusCode::OK, "{a:?}");
@@ -403,15 +412,7 @@ async fn a_new_version_supersedes_one_still_queued(pool: PgPool) {
     )
     .await;
     lists::round(&app.state).await.unwrap();
-    hand_in(
-        app,
-        list,
-        "application/mbox",
-        &series("s", 2, &["fs/open.c"]),
-    )
-    .await;
-    lists::round(&app.state).await.unwrap();
-    let all = series_of(app, list).await;
+    let all = post(app, list, &series("s", 2, &["fs/open.c"])).await;
     let v1 = by_subject(&all, "[PATCH 0/1] fs: faster s");
     assert_eq!(v1["state"], "superseded", "{v1:#}");
     let c = app.comparison(v1["comparison_id"].as_i64().unwrap()).await;
@@ -450,15 +451,7 @@ async fn a_version_being_measured_when_the_next_arrives_is_finished_and_answered
     let job = app.claim(machine).await.expect("v1's first job");
     lab.run(app, machine, &job).await;
 
-    hand_in(
-        app,
-        list,
-        "application/mbox",
-        &series("s", 2, &["fs/open.c"]),
-    )
-    .await;
-    lists::round(&app.state).await.unwrap();
-    let all = series_of(app, list).await;
+    let all = post(app, list, &series("s", 2, &["fs/open.c"])).await;
     let v1 = by_subject(&all, "[PATCH 0/1] fs: faster s").clone();
     assert_eq!(v1["state"], "queued", "{v1:#}");
     assert!(
@@ -557,9 +550,7 @@ async fn a_cancelled_series_frees_its_slot_at_once(pool: PgPool) {
     let (app, list) = (&lab.app, lab.list);
     let mut mbox = series("a", 1, &["fs/open.c"]);
     mbox.push_str(&series("b", 1, &["fs/open.c"]));
-    hand_in(app, list, "application/mbox", &mbox).await;
-    lists::round(&app.state).await.unwrap();
-    let all = series_of(app, list).await;
+    let all = post(app, list, &mbox).await;
     let a = by_subject(&all, "[PATCH 0/1] fs: faster a").clone();
     assert_eq!(a["state"], "queued", "{a:#}");
     assert_eq!(
