@@ -158,7 +158,7 @@ async fn answer(
     };
     let report_url = format!("{}/comparisons/{}", public.trim_end_matches('/'), c.id);
     let series_url = format!("{}/series/{}", public.trim_end_matches('/'), row.id);
-    let text = report::verdict::text_report_linking(&built, Some(&report_url));
+    let text = report::verdict::text_for_mail(&built, &report_url);
     let reporter = NameAddr::parse(from).map_or_else(|| from.to_string(), |a| a.header());
     // As decided when it was queued.
     let scope = row

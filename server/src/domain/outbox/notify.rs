@@ -57,7 +57,7 @@ pub async fn queue_report(
         .ok_or_else(|| Error::NotFound(format!("no comparison {comparison_id}")))?;
     let report_url = ctx.config.link(&format!("/comparisons/{comparison_id}"));
     let built = report::load_shared(ctx, &comparison).await?;
-    let text = report::verdict::text_report_linking(&built, Some(&report_url));
+    let text = report::verdict::text_for_mail(&built, &report_url);
 
     // The subject names the comparison's most important verdict, as the
     // report's first line does; the change point's own words when that is

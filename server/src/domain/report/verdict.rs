@@ -96,6 +96,42 @@ pub fn text_report_linking(report: &ComparisonReport, report_url: Option<&str>) 
         .join("\n\n")
 }
 
+/// The text report as a mail carries it (a list's reply, a tree's change
+/// mail): every report whose headline moved in full, the most important
+/// first; those that showed no change beyond the noise in one line naming
+/// them, their tables a link away. A mail about one change need not carry
+/// every unchanged workload's table (a two-patch reply ran to 217 lines).
+pub fn text_for_mail(report: &ComparisonReport, report_url: &str) -> String {
+    let moved = |g: &&super::GroupReport| {
+        g.comparison
+            .headline_metric()
+            .is_some_and(|m| m.verdict.is_change())
+    };
+    let (changed, calm): (Vec<_>, Vec<_>) = report.groups.iter().partition(moved);
+    if changed.is_empty() {
+        return text_report_linking(report, Some(report_url));
+    }
+    let shown = ComparisonReport {
+        groups: changed.into_iter().cloned().collect(),
+    };
+    let mut text = text_report_linking(&shown, Some(report_url));
+    if !calm.is_empty() {
+        let kinds: Vec<String> = calm
+            .iter()
+            .map(|g| {
+                let h = &g.comparison.header;
+                format!("{} ({} · {})", h.workload, h.mode.as_str(), h.nr_task)
+            })
+            .collect();
+        text.truncate(text.trim_end().len());
+        text.push_str(&format!(
+            "\n\nAlso measured, no change beyond the noise: {}.\nTheir tables: {report_url}\n",
+            kinds.join(", ")
+        ));
+    }
+    text
+}
+
 /// Comparison `c`'s text report (`report.txt`), rendered once per built
 /// report and kept with it.
 pub async fn text(ctx: &Context, c: &ComparisonRow) -> Result<Arc<str>, Error> {
@@ -106,4 +142,86 @@ pub async fn text(ctx: &Context, c: &ComparisonRow) -> Result<Arc<str>, Error> {
             .reports
             .keep_rendered(c.id, &built, "text", text_report(&built)),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use patchperf_common::report::build::{build_comparison, header_from_runs};
+    use patchperf_common::run::{MeasurementMode, MetricValue, RunResult, TaskMode};
+    use patchperf_common::stats::VerdictPolicy;
+
+    use super::*;
+    use crate::domain::report::GroupReport;
+
+    fn run(workload: &str, ops: f64) -> RunResult {
+        RunResult {
+            workload: workload.into(),
+            mode: TaskMode::Process,
+            nr_task: 1,
+            warmup_seconds: 1,
+            seconds: 1,
+            measurement: MeasurementMode::TcgIcount,
+            kernel: None,
+            samples: Vec::new(),
+            metrics: vec![MetricValue {
+                name: "will-it-scale.per_process_ops".into(),
+                value: ops,
+            }],
+            series: Vec::new(),
+            unsupported: Vec::new(),
+            profile_event: None,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// `workload`'s report: patched runs `factor` times as fast.
+    fn group(workload: &str, factor: f64) -> GroupReport {
+        let side = |f: f64| -> Vec<RunResult> {
+            (0..4)
+                .map(|i| run(workload, 1000.0 * f * (1.0 + 0.0001 * f64::from(i))))
+                .collect()
+        };
+        let (base, patched) = (side(1.0), side(factor));
+        let header = header_from_runs("lab-1", &base, &patched);
+        GroupReport {
+            comparison: build_comparison(header, &base, &patched, &VerdictPolicy::default())
+                .unwrap(),
+            runs: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_mail_carries_the_reports_that_moved_and_names_the_rest() {
+        let report = ComparisonReport {
+            groups: vec![
+                group("dup1", 1.0),
+                group("open1", 0.9),
+                group("fstat1", 1.0),
+            ],
+        };
+        let url = "https://perf.example.org/comparisons/7";
+        let mail = text_for_mail(&report, url);
+        assert!(mail.contains("on open1 · process"), "{mail}");
+        assert!(
+            !mail.contains("on dup1 ·") && !mail.contains("on fstat1 ·"),
+            "{mail}"
+        );
+        assert!(!mail.contains("\n\n\n"), "{mail}");
+        assert!(
+            mail.ends_with(
+                "Also measured, no change beyond the noise: dup1 (process · 1), fstat1 \
+                 (process · 1).\nTheir tables: https://perf.example.org/comparisons/7\n"
+            ),
+            "{mail}"
+        );
+        assert!(mail.lines().count() < text_report_linking(&report, Some(url)).lines().count());
+        // Nothing moved: the whole report, as before.
+        let calm = ComparisonReport {
+            groups: vec![group("dup1", 1.0)],
+        };
+        assert_eq!(
+            text_for_mail(&calm, url),
+            text_report_linking(&calm, Some(url))
+        );
+    }
 }
