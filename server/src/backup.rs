@@ -11,6 +11,7 @@
 
 use std::ffi::OsString;
 use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -127,7 +128,14 @@ pub fn write(file: &Path, target: &Target, manifest: &Manifest) -> Result<(), Er
     run(pg_dump, "pg_dump")?;
 
     let partial = work.path().join("backup.tar");
-    let out = std::fs::File::create(&partial).map_err(|e| io("creating the backup", e))?;
+    // The database within holds webhook credentials and token hashes:
+    // readable by its owner only, whatever the umask.
+    let out = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&partial)
+        .map_err(|e| io("creating the backup", e))?;
     let mut tar = tar::Builder::new(out);
     let json = serde_json::to_vec_pretty(manifest)
         .map_err(|e| Error::Internal(format!("encoding the manifest: {e}")))?;

@@ -20,8 +20,14 @@ pub struct ServeArgs {
     /// --listen always needs an admin token.
     #[arg(long, env = "PATCHPERF_METRICS_LISTEN", value_name = "ADDR")]
     pub metrics_listen: Option<SocketAddr>,
-    /// Seconds a claim or heartbeat keeps a job leased.
-    #[arg(long, env = "PATCHPERF_LEASE_SECONDS", default_value_t = 120)]
+    /// Seconds a claim or heartbeat keeps a job leased (10 to 86400: a
+    /// runner heartbeats a few times a lease).
+    #[arg(
+        long,
+        env = "PATCHPERF_LEASE_SECONDS",
+        default_value_t = 120,
+        value_parser = clap::value_parser!(u64).range(10..=86_400)
+    )]
     pub lease_seconds: u64,
     /// Claims per job before a lease that runs out fails it.
     #[arg(long, env = "PATCHPERF_MAX_ATTEMPTS", default_value_t = 3)]
@@ -31,7 +37,7 @@ pub struct ServeArgs {
     pub body_limit: usize,
     /// Absolute URL of this server for links in answers (e.g.
     /// https://perf.example.org); links are relative when unset.
-    #[arg(long, env = "PATCHPERF_PUBLIC_URL")]
+    #[arg(long, env = "PATCHPERF_PUBLIC_URL", value_parser = public_url)]
     pub public_url: Option<String>,
     /// Require a token (of any kind) to read: the pages and every GET of the
     /// API but /healthz answer 401 without one. Off: reads are public.
@@ -118,4 +124,21 @@ pub struct ServeArgs {
     /// comparisons created within that time after it).
     #[arg(long, env = "PATCHPERF_CALIBRATION_MAX_AGE_DAYS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3650))]
     pub calibration_max_age_days: u64,
+}
+
+/// `--public-url`: an absolute `http://` or `https://` URL with a host and
+/// nothing after its path (mail and answers link below it).
+fn public_url(text: &str) -> Result<String, String> {
+    let url = url::Url::parse(text).map_err(|e| format!("{text:?} is not a URL: {e}"))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none_or(str::is_empty) {
+        return Err(format!(
+            "{text:?}: the public URL is http:// or https:// and a host (https://perf.example.org)"
+        ));
+    }
+    if url.query().is_some() || url.fragment().is_some() || !url.username().is_empty() {
+        return Err(format!(
+            "{text:?}: the public URL has no user, query or fragment"
+        ));
+    }
+    Ok(text.to_string())
 }

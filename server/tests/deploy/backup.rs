@@ -156,6 +156,11 @@ async fn backup_drop_restore_reads_every_page_and_report_the_same() {
     )
     .await);
     assert!(said.contains("1 mirrored repositories"), "{said}");
+    // It holds the database, webhook credentials among it: the owner's
+    // only.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "backup mode {mode:o}");
 
     db.recreate().await;
     // The mirrors are gone too, as on a new machine.

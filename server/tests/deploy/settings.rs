@@ -179,3 +179,59 @@ fn an_unknown_key_stops_the_server_before_it_starts_naming_the_key_and_the_file(
         "{err}"
     );
 }
+
+/// A setting that cannot work stops `serve` before it starts, with exit
+/// status 2 (the unit does not restart on it): a lease of nothing, a
+/// public URL that is no absolute http(s) URL (links in mail would be
+/// broken), from a flag or from the file.
+#[test]
+fn a_lease_of_nothing_or_a_public_url_that_is_not_one_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("server.toml");
+    std::fs::write(&file, "lease-seconds = 0\n").unwrap();
+    let file = file.to_str().unwrap().to_string();
+    for args in [
+        vec!["--lease-seconds", "0"],
+        vec!["--lease-seconds", "5"],
+        vec!["--public-url", "not a url"],
+        vec!["--public-url", "ftp://perf.example.org"],
+        vec!["--public-url", "https://perf.example.org/?page=1"],
+        vec!["--config", &file],
+    ] {
+        let line: Vec<std::ffi::OsString> = ["patchperf-server", "serve"]
+            .into_iter()
+            .chain(args.iter().copied())
+            .map(Into::into)
+            .collect();
+        let parsed = settings::parse_command_line::<patchperf_server::cli::Cli, _>(
+            line,
+            &patchperf_server::cli::SETTINGS,
+            |p| std::fs::File::open(p),
+        );
+        match parsed {
+            Err(settings::Failure::Usage(e)) => assert_eq!(e.exit_code(), 2, "{args:?}: {e}"),
+            // `main` exits 2 on a file's failure too, naming the file.
+            Err(settings::Failure::File(why)) => {
+                assert!(why.contains("0 is not in 10..=86400"), "{args:?}: {why}");
+            }
+            Ok(_) => panic!("{args:?} accepted"),
+        }
+    }
+    for ok in [
+        "https://perf.example.org",
+        "http://10.0.0.5:8080/patchperf/",
+    ] {
+        let line = ["patchperf-server", "serve", "--public-url", ok]
+            .map(Into::into)
+            .to_vec();
+        assert!(
+            settings::parse_command_line::<patchperf_server::cli::Cli, _>(
+                line,
+                &patchperf_server::cli::SETTINGS,
+                |p| std::fs::File::open(p),
+            )
+            .is_ok(),
+            "{ok}"
+        );
+    }
+}

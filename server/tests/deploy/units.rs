@@ -63,3 +63,28 @@ fn the_server_runs_as_its_own_user_with_its_state_under_var_lib_patchperf() {
         "{sysusers}"
     );
 }
+
+/// A unit that restarts on failure does not on exit status 2 (a setting
+/// that cannot work, an incompatible server): it would restart for ever.
+#[test]
+fn units_do_not_restart_on_a_bad_setting() {
+    let dir = patchperf_testkit::deploy::deploy_dir().join("systemd");
+    let mut units = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "service") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        if text.lines().any(|l| l.trim() == "Restart=on-failure") {
+            units += 1;
+            assert!(
+                text.lines()
+                    .any(|l| l.trim() == "RestartPreventExitStatus=2"),
+                "{} restarts on exit status 2",
+                path.display()
+            );
+        }
+    }
+    assert_eq!(units, 3);
+}
