@@ -60,7 +60,11 @@ pub struct PruneArgs {
     /// Database location.
     #[command(flatten)]
     pub db: DatabaseArgs,
-    /// Prune comparisons finished more than this many days ago.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=36_500))]
+    /// Prune comparisons finished more than this many days ago (1 or more:
+    /// 0 would take every finished comparison's series at once).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=36_500))]
     pub older_than_days: u64,
+    /// Say what would be pruned, and prune nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }

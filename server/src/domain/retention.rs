@@ -34,12 +34,48 @@ pub struct Pruned {
     pub removed: Removed,
 }
 
+/// What [`prune`] would remove now, removing nothing: the same pass in one
+/// transaction, rolled back.
+pub async fn prune_dry_run(db: &PgPool, older_than: Duration) -> Result<Pruned, Error> {
+    let cutoff = cutoff(older_than)?;
+    let mut tx = db.begin().await?;
+    let mut done = Pruned::default();
+    loop {
+        let ids = retention::prunable(&mut *tx, cutoff, BATCH).await?;
+        let mut marked = false;
+        for &id in &ids {
+            if !retention::mark_pruned(&mut tx, id, cutoff).await? {
+                continue;
+            }
+            marked = true;
+            done.add(retention::remove_bulk(&mut tx, id).await?);
+        }
+        if !marked {
+            tx.rollback().await?;
+            return Ok(done);
+        }
+    }
+}
+
+fn cutoff(older_than: Duration) -> Result<chrono::DateTime<Utc>, Error> {
+    let age = chrono::Duration::from_std(older_than)
+        .map_err(|_| Error::Setup(format!("an age of {older_than:?} is too long")))?;
+    Ok(Utc::now() - age)
+}
+
+impl Pruned {
+    fn add(&mut self, removed: Removed) {
+        self.comparisons += 1;
+        self.removed.series += removed.series;
+        self.removed.profile_values += removed.profile_values;
+        self.removed.runs_sampled += removed.runs_sampled;
+    }
+}
+
 /// Prunes every comparison that finished more than `older_than` ago and
 /// has a current stored report (see [`retention::prunable`]).
 pub async fn prune(db: &PgPool, older_than: Duration) -> Result<Pruned, Error> {
-    let age = chrono::Duration::from_std(older_than)
-        .map_err(|_| Error::Setup(format!("an age of {older_than:?} is too long")))?;
-    let cutoff = Utc::now() - age;
+    let cutoff = cutoff(older_than)?;
     let mut done = Pruned::default();
     loop {
         let ids = retention::prunable(db, cutoff, BATCH).await?;
@@ -53,10 +89,7 @@ pub async fn prune(db: &PgPool, older_than: Duration) -> Result<Pruned, Error> {
             marked = true;
             let removed = retention::remove_bulk(&mut tx, id).await?;
             tx.commit().await?;
-            done.comparisons += 1;
-            done.removed.series += removed.series;
-            done.removed.profile_values += removed.profile_values;
-            done.removed.runs_sampled += removed.runs_sampled;
+            done.add(removed);
         }
         if !marked {
             return Ok(done);

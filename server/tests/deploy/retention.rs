@@ -148,16 +148,34 @@ async fn prune_from_the_command_line_says_what_it_removed(pool: PgPool) {
     let (_app, _ids) = lab::fill(pool.clone()).await;
     age(&pool, 100).await;
     let url = patchperf_testkit::database_url(&pool);
-    let out = tokio::task::spawn_blocking(move || {
-        std::process::Command::new(env!("CARGO_BIN_EXE_patchperf-server"))
-            .args(["prune", "--older-than-days", "90"])
-            .env("DATABASE_URL", url)
-            .env_remove("PATCHPERF_CONFIG")
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap();
+    let prune = |args: &'static [&'static str]| {
+        let url = url.clone();
+        tokio::task::spawn_blocking(move || {
+            std::process::Command::new(env!("CARGO_BIN_EXE_patchperf-server"))
+                .arg("prune")
+                .args(args)
+                .env("DATABASE_URL", url)
+                .env_remove("PATCHPERF_CONFIG")
+                .output()
+                .unwrap()
+        })
+    };
+    // 0 days would take everything finished: refused, as a usage error.
+    let out = prune(&["--older-than-days", "0"]).await.unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    // A dry run says what a pass would remove, and removes nothing.
+    for _ in 0..2 {
+        let out = prune(&["--older-than-days", "90", "--dry-run"])
+            .await
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).trim(),
+            "would prune 2 comparisons finished more than 90 days ago: 12 per-second series, \
+             36 perf-profile values, samples of 12 runs"
+        );
+    }
+    let out = prune(&["--older-than-days", "90"]).await.unwrap();
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{out:?}");
     assert_eq!(
