@@ -42,13 +42,52 @@ pub struct PrivatePostgres {
     owned: bool,
 }
 
-/// Debian's newest Postgres `bin/` directory (`/usr/lib/postgresql/<v>/bin`),
-/// or `$PATCHPERF_PG_BIN`.
-pub fn find_bin() -> Result<PathBuf, Error> {
+/// The Postgres `bin/` directory for the cluster in `data`: `$PATCHPERF_PG_BIN`;
+/// else the version that created the cluster (its `PG_VERSION`), whose
+/// binaries must be there (a distribution upgrade brings a newer Postgres,
+/// which cannot start an older cluster); else, for a new cluster, Debian's
+/// newest (`/usr/lib/postgresql/<v>/bin`).
+pub fn find_bin(data: &Path) -> Result<PathBuf, Error> {
     if let Some(dir) = std::env::var_os("PATCHPERF_PG_BIN") {
         return Ok(PathBuf::from(dir));
     }
-    let root = Path::new("/usr/lib/postgresql");
+    bin_for(data, Path::new("/usr/lib/postgresql"))
+}
+
+/// The Postgres a new cluster would be made with: `$PATCHPERF_PG_BIN`, else
+/// Debian's newest; an error saying what to install when there is none.
+pub fn newest_installed() -> Result<PathBuf, Error> {
+    if let Some(dir) = std::env::var_os("PATCHPERF_PG_BIN") {
+        return Ok(PathBuf::from(dir));
+    }
+    newest_bin(Path::new("/usr/lib/postgresql"))
+}
+
+fn bin_for(data: &Path, root: &Path) -> Result<PathBuf, Error> {
+    if let Ok(version) = std::fs::read_to_string(data.join("PG_VERSION")) {
+        let version = version.trim();
+        if version.parse::<u32>().is_err() {
+            return Err(Error::Setup(format!(
+                "{}: {version:?} is no Postgres version",
+                data.join("PG_VERSION").display()
+            )));
+        }
+        let bin = root.join(version).join("bin");
+        if bin.join("pg_ctl").exists() {
+            return Ok(bin);
+        }
+        return Err(Error::Setup(format!(
+            "the database under {} was created by Postgres {version}, whose programs are not \
+             installed ({}): install Debian's `postgresql-{version}` (then `pg_upgradecluster` \
+             can move the data to a newer one), or set PATCHPERF_PG_BIN",
+            data.display(),
+            bin.display()
+        )));
+    }
+    newest_bin(root)
+}
+
+fn newest_bin(root: &Path) -> Result<PathBuf, Error> {
     let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir(root)
         .into_iter()
         .flatten()
@@ -172,8 +211,8 @@ impl PrivatePostgres {
     /// command pointed at the wrong directory must fail, not make an empty
     /// database the real server never reads. Blocking: call at startup.
     pub fn start(data_dir: &Path, create: Create) -> Result<Self, Error> {
-        let bin = find_bin()?;
         let root = data_dir.join("pg");
+        let bin = find_bin(&root.join("data"))?;
         if create == Create::Never && !root.join("data").join("PG_VERSION").exists() {
             return Err(Error::Setup(format!(
                 "no patchperf database under {}: give the server's --data-dir (or set \
@@ -339,5 +378,37 @@ impl PrivatePostgres {
 impl Drop for PrivatePostgres {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cluster is started by the Postgres that created it, never by a
+    /// newer one a distribution upgrade brought; without its programs,
+    /// the error says what to install.
+    #[test]
+    fn a_cluster_is_run_by_the_version_that_made_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("usr-lib-postgresql");
+        for v in ["15", "17"] {
+            let bin = root.join(v).join("bin");
+            std::fs::create_dir_all(&bin).unwrap();
+            std::fs::write(bin.join("pg_ctl"), "").unwrap();
+            std::fs::write(bin.join("initdb"), "").unwrap();
+        }
+        let data = dir.path().join("data");
+        std::fs::create_dir_all(&data).unwrap();
+        // New: the newest.
+        assert_eq!(bin_for(&data, &root).unwrap(), root.join("17/bin"));
+        std::fs::write(data.join("PG_VERSION"), "15\n").unwrap();
+        assert_eq!(bin_for(&data, &root).unwrap(), root.join("15/bin"));
+        std::fs::write(data.join("PG_VERSION"), "13\n").unwrap();
+        let Err(Error::Setup(why)) = bin_for(&data, &root) else {
+            panic!("a cluster of a version not installed was started");
+        };
+        assert!(why.contains("created by Postgres 13"), "{why}");
+        assert!(why.contains("install Debian's `postgresql-13`"), "{why}");
     }
 }

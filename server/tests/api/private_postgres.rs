@@ -98,7 +98,7 @@ impl Drop for ClusterGuard {
         if !self.0.join("postmaster.pid").exists() {
             return;
         }
-        let Ok(bin) = patchperf_server::postgres::find_bin() else {
+        let Ok(bin) = patchperf_server::postgres::find_bin(&self.0) else {
             return;
         };
         let as_postgres = Command::new("runuser")
@@ -118,7 +118,7 @@ impl Drop for ClusterGuard {
 
 #[test]
 fn serve_without_database_url_runs_its_own_postgres_and_stops_it() {
-    if let Err(e) = patchperf_server::postgres::find_bin() {
+    if let Err(e) = patchperf_server::postgres::newest_installed() {
         println!("skipped: {e}");
         return;
     }
@@ -138,7 +138,7 @@ fn serve_without_database_url_runs_its_own_postgres_and_stops_it() {
 
 #[test]
 fn a_cluster_left_running_by_a_crash_is_adopted_and_stopped() {
-    if let Err(e) = patchperf_server::postgres::find_bin() {
+    if let Err(e) = patchperf_server::postgres::newest_installed() {
         println!("skipped: {e}");
         return;
     }
@@ -166,7 +166,7 @@ fn a_cluster_left_running_by_a_crash_is_adopted_and_stopped() {
 
 #[test]
 fn a_command_beside_a_running_server_leaves_its_cluster_running() {
-    if let Err(e) = patchperf_server::postgres::find_bin() {
+    if let Err(e) = patchperf_server::postgres::newest_installed() {
         println!("skipped: {e}");
         return;
     }
@@ -196,7 +196,7 @@ fn a_command_beside_a_running_server_leaves_its_cluster_running() {
 
 #[test]
 fn admin_commands_on_a_directory_without_a_cluster_fail_and_create_nothing() {
-    if let Err(e) = patchperf_server::postgres::find_bin() {
+    if let Err(e) = patchperf_server::postgres::newest_installed() {
         println!("skipped: {e}");
         return;
     }
