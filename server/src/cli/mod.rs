@@ -79,7 +79,7 @@ pub enum Command {
     /// Serve the API (and start a private Postgres when DATABASE_URL is unset).
     Serve(serve::ServeArgs),
     /// Apply the database migrations and exit.
-    Migrate(DatabaseArgs),
+    Migrate(MigrateArgs),
     /// Create, list or revoke API tokens.
     Token(token::TokenArgs),
     /// Write the database (pg_dump) and the list of mirrored repositories
@@ -91,6 +91,18 @@ pub enum Command {
     /// Remove the per-second series, perf-profile values and samples of
     /// comparisons finished long ago (their reports and verdicts stay).
     Prune(backup::PruneArgs),
+}
+
+/// Arguments of `migrate`.
+#[derive(Debug, Args)]
+pub struct MigrateArgs {
+    /// Database location.
+    #[command(flatten)]
+    pub db: DatabaseArgs,
+    /// List each migration with whether the database has it; apply
+    /// nothing.
+    #[arg(long)]
+    pub status: bool,
 }
 
 /// Where the data lives.

@@ -21,11 +21,23 @@ impl Database {
     /// as `create` allows) and migrates.
     pub async fn open(args: &DatabaseArgs, create: Create) -> Result<Self, Error> {
         let database = Self::connect(args, create).await?;
-        if let Err(e) = database.migrate().await {
-            database.close().await;
-            return Err(e);
+        match database.migrate().await {
+            Ok(schema) => {
+                let applied: Vec<String> =
+                    schema.applied_now.iter().map(|m| m.to_string()).collect();
+                tracing::info!(
+                    schema = schema.version,
+                    applied = applied.len(),
+                    migrations = %applied.join(", "),
+                    "database schema"
+                );
+                Ok(database)
+            }
+            Err(e) => {
+                database.close().await;
+                Err(e)
+            }
         }
-        Ok(database)
     }
 
     /// Connects (starting the private cluster if needed), leaving the
@@ -55,12 +67,61 @@ impl Database {
         Ok(Database { pool, private })
     }
 
-    /// Applies the migrations this server has and the database lacks.
-    pub async fn migrate(&self) -> Result<(), Error> {
+    /// Applies the migrations this server has and the database lacks;
+    /// which those were, and the schema's version now.
+    pub async fn migrate(&self) -> Result<Schema, Error> {
+        let before = self.applied().await?;
         MIGRATOR
             .run(&self.pool)
             .await
-            .map_err(|e| Error::Setup(format!("database migration failed: {e}")))
+            .map_err(|e| Error::Setup(format!("database migration failed: {e}")))?;
+        let applied_now = MIGRATOR
+            .iter()
+            .filter(|m| !m.migration_type.is_down_migration() && !before.contains(&m.version))
+            .map(|m| Migration {
+                version: m.version,
+                description: m.description.to_string(),
+            })
+            .collect();
+        Ok(Schema {
+            version: self.applied().await?.into_iter().max().unwrap_or(0),
+            applied_now,
+        })
+    }
+
+    /// Each migration this server has, and whether the database has it:
+    /// what `migrate --status` prints, applying nothing.
+    pub async fn status(&self) -> Result<Vec<(Migration, bool)>, Error> {
+        let applied = self.applied().await?;
+        Ok(MIGRATOR
+            .iter()
+            .filter(|m| !m.migration_type.is_down_migration())
+            .map(|m| {
+                (
+                    Migration {
+                        version: m.version,
+                        description: m.description.to_string(),
+                    },
+                    applied.contains(&m.version),
+                )
+            })
+            .collect())
+    }
+
+    /// The versions of the migrations the database has (none before the
+    /// first).
+    async fn applied(&self) -> Result<Vec<i64>, Error> {
+        let exists: bool = sqlx::query_scalar("SELECT to_regclass('_sqlx_migrations') IS NOT NULL")
+            .fetch_one(&self.pool)
+            .await?;
+        if !exists {
+            return Ok(Vec::new());
+        }
+        Ok(sqlx::query_scalar(
+            "SELECT version FROM _sqlx_migrations WHERE success ORDER BY version",
+        )
+        .fetch_all(&self.pool)
+        .await?)
     }
 
     /// How pg_dump and pg_restore reach this database.
@@ -99,4 +160,26 @@ async fn create_database(pg: &PrivatePostgres) -> Result<(), Error> {
     }
     conn.close().await?;
     Ok(())
+}
+
+/// One migration: its version (the file's timestamp) and description.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Migration {
+    pub version: i64,
+    pub description: String,
+}
+
+impl std::fmt::Display for Migration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.version, self.description)
+    }
+}
+
+/// What a migration pass did.
+#[derive(Debug, Clone)]
+pub struct Schema {
+    /// The newest migration the database has now.
+    pub version: i64,
+    /// The migrations this pass applied, oldest first.
+    pub applied_now: Vec<Migration>,
 }

@@ -15,6 +15,10 @@ use crate::{AppState, Config, Error, http};
 
 /// Runs `serve`.
 pub async fn run(args: ServeArgs) -> Result<(), Error> {
+    tracing::info!(
+        version = env!("CARGO_PKG_VERSION"),
+        "patchperf-server starting"
+    );
     let database = Database::open(&args.db, Create::IfMissing).await?;
     let config = Config {
         lease: Duration::from_secs(args.lease_seconds.max(1)),

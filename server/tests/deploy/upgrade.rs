@@ -53,8 +53,27 @@ fn rolling_upgrade(url: &str) {
     let first = old_client.submit("fs: before the upgrade");
     assert!(old_client.run_one_job().is_some());
 
-    // The new release migrates the database under the running old one.
-    run(NEW, &["migrate"], url);
+    // The new release migrates the database under the running old one,
+    // saying what it applied; `--status` then has nothing pending, and a
+    // second pass nothing to apply.
+    let said = String::from_utf8_lossy(&run(NEW, &["migrate"], url).stdout).to_string();
+    assert!(said.starts_with("applied "), "{said}");
+    assert!(said.contains("the schema is at "), "{said}");
+    let status =
+        String::from_utf8_lossy(&run(NEW, &["migrate", "--status"], url).stdout).to_string();
+    assert!(
+        status.starts_with("applied 20261130000000 foundation\n"),
+        "{status}"
+    );
+    assert!(
+        status.ends_with("\n0 pending of ") || status.contains("\n0 pending of "),
+        "{status}"
+    );
+    let again = String::from_utf8_lossy(&run(NEW, &["migrate"], url).stdout).to_string();
+    assert!(
+        again.starts_with("nothing to apply: the schema is at "),
+        "{again}"
+    );
 
     // The old server goes on: the rest of the comparison, a new one, pages.
     while old_client.run_one_job().is_some() {}
