@@ -129,6 +129,15 @@ async fn a_retired_machine_leaves_the_lists_keeps_its_history_and_cannot_be_name
     let a = app.steer("m1", "retire", "").await;
     assert_eq!(a.status, StatusCode::OK, "{a:?}");
     assert_eq!(held(&app.claim_as(m1, None).await), Some("retired"));
+    // Its unfinished comparison, whose boots must all come from m1, ends
+    // (issue 42: it stayed running for good and `submit --wait` with it).
+    let c = app.comparison(id).await;
+    assert_eq!(c["status"], "cancelled", "{c:#}");
+    let c = c.to_string();
+    assert!(
+        c.contains("the retirement of machine m1, which its boots must come from"),
+        "{c}"
+    );
 
     let names = |list: &Value| -> Vec<String> {
         list["machines"]
@@ -168,6 +177,7 @@ async fn a_retired_machine_leaves_the_lists_keeps_its_history_and_cannot_be_name
         .await;
     assert_eq!(a.json["state"], "retired");
     assert_eq!(app.steer("m1", "resume", "").await.json["state"], "active");
+    app.submit(3, json!({ "machine": "m1" })).await;
     assert!(app.claim(m1).await.is_some());
 }
 

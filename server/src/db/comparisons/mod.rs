@@ -221,6 +221,23 @@ pub async fn find(db: impl PgExecutor<'_>, id: i64) -> Result<Option<ComparisonR
     .await
 }
 
+/// The comparisons not final whose boots must all come from machine
+/// `machine_id` (pinned by a claim, or named at submission): the
+/// stand-alone ones and the parents of per-patch ones, locked.
+pub async fn unfinished_on(
+    conn: &mut PgConnection,
+    machine_id: i64,
+) -> Result<Vec<i64>, sqlx::Error> {
+    sqlx::query_scalar!(
+        "SELECT id FROM comparisons
+         WHERE machine_id = $1 AND parent_id IS NULL AND status IN ('queued', 'running')
+         ORDER BY id FOR UPDATE",
+        machine_id
+    )
+    .fetch_all(conn)
+    .await
+}
+
 /// Pins comparison `id` and its per-patch family to machine `machine_id`
 /// (those not pinned yet). With `start`, as the first claim of one of them
 /// does, every member is pinned and the claimed one and its parent are

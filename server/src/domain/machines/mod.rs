@@ -15,6 +15,7 @@ use sqlx::{PgConnection, PgExecutor};
 
 use crate::db::machines::MachineRow;
 use crate::domain::Context;
+use crate::domain::jobs::lifecycle;
 use crate::domain::tokens::{Caller, TokenKind};
 use crate::{Error, db};
 
@@ -76,8 +77,11 @@ pub fn check_protocol(version: u32) -> Result<(), Error> {
 /// (shown on the pages); the machine as the list shows it afterwards.
 /// Draining or pausing never touches a job in hand: it finishes. Retiring
 /// a machine that holds a job is refused (drain it first), so a retired
-/// machine never has work in flight. Resuming (back to active) wakes the
-/// claims waiting on every server.
+/// machine never has work in flight; the comparisons whose boots must come
+/// from it and are not finished are cancelled, saying so, since no other
+/// machine may finish them (nothing waits for good on a machine that is
+/// gone). Resuming (back to active) wakes the claims waiting on every
+/// server.
 pub async fn set_state(
     ctx: &Context,
     name: &str,
@@ -102,6 +106,11 @@ pub async fn set_state(
                  or its lease has run out",
                 job.id, job.state
             )));
+        }
+        let by = format!("the retirement of machine {name}, which its boots must come from");
+        for comparison in db::comparisons::unfinished_on(&mut tx, id).await? {
+            lifecycle::cancel(&mut tx, comparison, &by).await?;
+            tracing::info!(comparison, machine = %name, "comparison cancelled: its machine retired");
         }
     }
     if state.claims() {
