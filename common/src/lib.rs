@@ -26,6 +26,7 @@ mod text_column;
 pub mod api;
 pub mod bisect;
 pub mod comparison;
+pub mod credentials;
 pub mod digest;
 pub mod error;
 pub mod limits;

@@ -197,7 +197,7 @@ impl BaseSource {
     pub fn without_credentials(&self) -> BaseSource {
         match self {
             BaseSource::Git { url, commit } => BaseSource::Git {
-                url: crate::api::git::without_credentials(url),
+                url: crate::credentials::without_credentials(url),
                 commit: commit.clone(),
             },
             BaseSource::Tarball { .. } => self.clone(),
@@ -205,12 +205,12 @@ impl BaseSource {
     }
 
     /// Short human form: `linux-source-6.1` or `<url>@<commit>`, the URL
-    /// without credentials ([`without_credentials`](crate::api::git::without_credentials)):
+    /// without credentials ([`without_credentials`](crate::credentials::without_credentials)):
     /// what pages, reports and logs show.
     pub fn describe(&self) -> String {
         match self {
             BaseSource::Git { url, commit } => {
-                format!("{}@{commit}", crate::api::git::without_credentials(url))
+                format!("{}@{commit}", crate::credentials::without_credentials(url))
             }
             BaseSource::Tarball { name } => name.clone(),
         }

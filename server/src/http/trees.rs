@@ -5,11 +5,11 @@
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
-use patchperf_common::api::git::without_credentials;
 use patchperf_common::api::{
     HistoryQuery, HistoryView, PushResponse, TreeCreateRequest, TreeCreated, TreeSubmission,
     TreeView,
 };
+use patchperf_common::credentials::without_credentials;
 use patchperf_common::protocol::ErrorBody;
 use patchperf_common::run::TaskMode;
 use serde::Serialize;

@@ -7,9 +7,10 @@
 
 pub mod intake;
 pub mod reply;
+pub mod senders;
 pub mod series;
 
-use patchperf_common::api::git::without_credentials;
+use patchperf_common::credentials::without_credentials;
 use std::time::Duration;
 
 use patchperf_common::api::{ListSubmission, ListView, SeriesListQuery, SeriesView};

@@ -11,7 +11,7 @@
 
 use patchperf_common::api::{SeriesState, StepView};
 use patchperf_common::comparison::ComparisonStatus;
-use patchperf_common::mail::{Message, Series, assemble};
+use patchperf_common::mail::{Series, assemble};
 use patchperf_common::mail_header::{self, NameAddr};
 use patchperf_common::mbox::subject::Subject;
 use patchperf_common::report::importance;
@@ -19,6 +19,7 @@ use patchperf_common::report::stored::ComparisonReport;
 use patchperf_common::stats::Verdict;
 use sqlx::PgConnection;
 
+use super::senders;
 use crate::db::comparisons::ComparisonRow;
 use crate::db::list_series::SeriesRow;
 use crate::db::lists::ListRow;
@@ -118,7 +119,7 @@ async fn answer(
     let Some(series) = all.iter().find(|s| s.reply_to.message_id == row.anchor) else {
         return measured(tx, row, "not answered: its messages are gone").await;
     };
-    if let Some(why) = not_ours_to_answer(&messages, series, Some(from)) {
+    if let Some(why) = senders::not_ours_to_answer(&messages, series, Some(from)) {
         return measured(tx, row, &format!("not answered: {why}")).await;
     }
     let Some(author) = series.author.as_ref() else {
@@ -199,31 +200,6 @@ async fn answer(
 async fn measured(tx: &mut PgConnection, row: &SeriesRow, why: &str) -> Result<(), Error> {
     db::list_series::set_state(tx, row.id, SeriesState::Measured, Some(why), &[]).await?;
     Ok(())
-}
-
-/// Why a series is neither measured nor answered: it is our own mail
-/// (sent from `from`, the server's `--mail-from`), or a robot's.
-pub(super) fn not_ours_to_answer(
-    messages: &[Message],
-    s: &Series,
-    from: Option<&str>,
-) -> Option<&'static str> {
-    let anchor = messages
-        .iter()
-        .find(|m| m.id() == Some(s.reply_to.message_id.as_str()))?;
-    if anchor.is_automatic() {
-        return Some("it was sent by a robot (Auto-Submitted or bulk)");
-    }
-    let ours = from
-        .and_then(NameAddr::parse)
-        .map(|a| mail_header::address_key(&a.address));
-    let sender = anchor
-        .sender()
-        .map(|m| mail_header::address_key(&m.address));
-    if ours.is_some() && ours == sender {
-        return Some("it is our own mail");
-    }
-    None
 }
 
 /// Who is copied: the list when it asks and is in the thread, and the
@@ -412,6 +388,8 @@ fn body(
 
 #[cfg(test)]
 mod tests {
+    use patchperf_common::mail::Message;
+
     use super::*;
 
     fn read(raw: &str) -> Message {
@@ -477,9 +455,9 @@ mod tests {
             // A robot's patch may not even be a series (assembly passes
             // it over); if it is, it is not answered.
             let series = assemble(&messages);
-            let answers = series
-                .first()
-                .is_some_and(|s| not_ours_to_answer(&messages, s, Some(from)).is_none());
+            let answers = series.first().is_some_and(|s| {
+                super::senders::not_ours_to_answer(&messages, s, Some(from)).is_none()
+            });
             assert_eq!(answers, answered, "{extra:?} {sender:?}");
         }
     }

@@ -315,7 +315,7 @@ async fn start(ctx: &Context, list: &ListRow, row: &SeriesRow) -> Result<(), Err
         return Err(Error::Invalid("its patches are no longer all there".into()));
     };
     if let Some(why) =
-        super::reply::not_ours_to_answer(&messages, &s, ctx.config.mail_from.as_deref())
+        super::senders::not_ours_to_answer(&messages, &s, ctx.config.mail_from.as_deref())
     {
         let why = format!("not measured: {why}");
         db::list_series::set_state(&ctx.db, row.id, SeriesState::Skipped, Some(&why), &[]).await?;

@@ -5,8 +5,8 @@
 //! page linking its other versions, its comparison and the reply sent.
 
 use axum::extract::State;
-use patchperf_common::api::git::without_credentials;
 use patchperf_common::api::{SeriesListQuery, SeriesView};
+use patchperf_common::credentials::without_credentials;
 
 use super::view;
 use crate::AppState;

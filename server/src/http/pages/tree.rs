@@ -9,7 +9,7 @@
 use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
-use patchperf_common::api::git::without_credentials;
+use patchperf_common::credentials::without_credentials;
 use patchperf_common::report::format::mean_column;
 use patchperf_common::run::TaskMode;
 
