@@ -23,6 +23,7 @@ use super::senders;
 use crate::db::comparisons::ComparisonRow;
 use crate::db::list_series::SeriesRow;
 use crate::db::lists::ListRow;
+use crate::domain::outbox::compose;
 use crate::domain::outbox::notify::{self, Mail};
 use crate::domain::{Context, comparison::steps, report};
 use crate::{Error, db};
@@ -89,13 +90,16 @@ async fn answer(
     c: &ComparisonRow,
 ) -> Result<(), Error> {
     let built = report::load_shared(ctx, c).await?;
-    let Some(headline) = worst_change(&built) else {
+    let Some(headline) = compose::headline(&built) else {
         return measured(tx, row, "no change beyond the noise: not answered").await;
     };
     if headline.verdict == Verdict::Improvement && !list.report_improvements {
         return measured(tx, row, "an improvement; the list answers regressions only").await;
     }
-    let Some(public) = ctx.config.public_url.as_deref() else {
+    let (Some(report_url), Some(series_url)) = (
+        compose::link(&ctx.config, &format!("/comparisons/{}", c.id)),
+        compose::link(&ctx.config, &format!("/series/{}", row.id)),
+    ) else {
         return measured(
             tx,
             row,
@@ -157,9 +161,7 @@ async fn answer(
         (Some(s), Some(n)) => Some(format!("{s}\n\n{n}")),
         (s, n) => s.or(n),
     };
-    let report_url = format!("{}/comparisons/{}", public.trim_end_matches('/'), c.id);
-    let series_url = format!("{}/series/{}", public.trim_end_matches('/'), row.id);
-    let text = report::verdict::text_for_mail(&built, &report_url);
+    let text = compose::report_text(&built, &report_url);
     let reporter = NameAddr::parse(from).map_or_else(|| from.to_string(), |a| a.header());
     // As decided when it was queued.
     let scope = row
@@ -235,33 +237,9 @@ fn references(s: &Series) -> String {
     ids.join(" ")
 }
 
-/// The most important real change of a report, in words.
-#[derive(Debug, Clone)]
-struct Headline {
-    /// Regression or improvement.
-    verdict: Verdict,
-    /// Its workload.
-    workload: String,
-    /// `-12.3% regression of will-it-scale.per_process_ops (fstat)`.
-    words: String,
-}
-
-fn worst_change(report: &ComparisonReport) -> Option<Headline> {
-    let g = importance::most_important(&report.groups, |g| &g.comparison)?;
-    let m = g.comparison.headline_metric()?;
-    if !matches!(m.verdict, Verdict::Regression | Verdict::Improvement) {
-        return None;
-    }
-    Some(Headline {
-        verdict: m.verdict,
-        workload: g.comparison.header.workload.clone(),
-        words: importance::subject_line(&g.comparison)?,
-    })
-}
-
 /// The patch whose step moved the headline's workload most in its
 /// direction, as `patch 2/3 ("fs: …")`.
-fn moved_by(steps: &[StepView], h: &Headline, total: i32) -> Option<String> {
+fn moved_by(steps: &[StepView], h: &compose::Headline, total: i32) -> Option<String> {
     steps
         .iter()
         .filter_map(|s| {
@@ -351,7 +329,7 @@ fn body(
     row: &SeriesRow,
     s: &Series,
     steps: &[StepView],
-    h: &Headline,
+    h: &compose::Headline,
     since: Option<&str>,
     report_url: &str,
     series_url: &str,

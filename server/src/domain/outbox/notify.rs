@@ -9,7 +9,6 @@ use std::str::FromStr;
 
 use lettre::Address;
 use patchperf_common::mail_header::{self, NameAddr};
-use patchperf_common::report::importance;
 use serde_json::json;
 use sqlx::PgConnection;
 
@@ -57,18 +56,12 @@ pub async fn queue_report(
         .ok_or_else(|| Error::NotFound(format!("no comparison {comparison_id}")))?;
     let report_url = ctx.config.link(&format!("/comparisons/{comparison_id}"));
     let built = report::load_shared(ctx, &comparison).await?;
-    let text = report::verdict::text_for_mail(&built, &report_url);
+    let text = super::compose::report_text(&built, &report_url);
 
     // The subject names the comparison's most important verdict, as the
     // report's first line does; the change point's own words when that is
     // no real change (a history can see what one comparison cannot).
-    let worst = importance::most_important(&built.groups, |g| &g.comparison)
-        .filter(|g| {
-            g.comparison
-                .headline_metric()
-                .is_some_and(|m| m.verdict.is_change())
-        })
-        .and_then(|g| importance::subject_line(&g.comparison));
+    let worst = super::compose::headline(&built).map(|h| h.words);
     let headline = one_line(worst.as_deref().unwrap_or(headline));
     let short: String = commit_sha.chars().take(10).collect();
     let subject = format!("[{}] {short}: {headline}", audience.tree);
