@@ -48,6 +48,10 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
         },
         None => config,
     };
+    if let Err(e) = writable(&config.git_dir) {
+        database.close().await;
+        return Err(e);
+    }
     let state = AppState::new(database.pool.clone(), config);
     if let Err(e) = domain::spawn_workers(&state) {
         database.close().await;
@@ -137,4 +141,20 @@ async fn shutdown_signal() {
         () = term => {}
     }
     tracing::info!("shutting down");
+}
+
+/// Checks at start that the mirrors' directory can be written (made when
+/// missing), so an unusable `--git-dir` stops the server naming it instead
+/// of answering the first tree or range 500.
+fn writable(dir: &std::path::Path) -> Result<(), Error> {
+    let unusable = |e: std::io::Error| {
+        Error::Setup(format!(
+            "--git-dir {}: this user cannot write there ({e}); give a directory the \
+             server's user owns",
+            dir.display()
+        ))
+    };
+    std::fs::create_dir_all(dir).map_err(unusable)?;
+    tempfile::tempfile_in(dir).map_err(unusable)?;
+    Ok(())
 }

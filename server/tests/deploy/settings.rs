@@ -235,3 +235,34 @@ fn a_lease_of_nothing_or_a_public_url_that_is_not_one_is_refused() {
         );
     }
 }
+
+/// A `--git-dir` the server cannot write stops it at start, naming it,
+/// instead of answering the first tree 500 (issue 42).
+#[sqlx::test(migrations = "../migrations")]
+async fn an_unwritable_git_dir_stops_the_server_at_start(pool: PgPool) {
+    let dir = tempfile::tempdir().unwrap();
+    // Below a plain file: no user can make it, root included.
+    let file = dir.path().join("file");
+    std::fs::write(&file, "").unwrap();
+    let git_dir = file.join("mirrors");
+    let url = database_url(&pool);
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_patchperf-server"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--git-dir"])
+            .arg(&git_dir)
+            .env("DATABASE_URL", url)
+            .env_remove("PATCHPERF_CONFIG")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(!out.status.success(), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("/file/mirrors: this user cannot write there"),
+        "{said}"
+    );
+}
