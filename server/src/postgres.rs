@@ -42,6 +42,16 @@ pub struct PrivatePostgres {
     owned: bool,
 }
 
+/// Whether the postmaster of `pid_file` ([`PrivatePostgres::pid_file`])
+/// runs: the file is there and names a live process. Read, never spawned,
+/// so a watcher may ask every few seconds.
+pub fn postmaster_alive(pid_file: &Path) -> bool {
+    std::fs::read_to_string(pid_file)
+        .ok()
+        .and_then(|text| text.lines().next()?.trim().parse::<u32>().ok())
+        .is_some_and(|pid| Path::new(&format!("/proc/{pid}")).exists())
+}
+
 /// The Postgres `bin/` directory for the cluster in `data`: `$PATCHPERF_PG_BIN`;
 /// else the version that created the cluster (its `PG_VERSION`), whose
 /// binaries must be there (a distribution upgrade brings a newer Postgres,
@@ -351,6 +361,12 @@ impl PrivatePostgres {
             args.push(arg.into());
         }
         args
+    }
+
+    /// Where the running cluster's postmaster writes its pid: what
+    /// [`postmaster_alive`] reads.
+    pub fn pid_file(&self) -> PathBuf {
+        self.data.join("postmaster.pid")
     }
 
     /// Stops the cluster (fast shutdown: open sessions are ended, data is

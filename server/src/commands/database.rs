@@ -133,6 +133,11 @@ impl Database {
         }
     }
 
+    /// The private cluster's pid file, when this database is one.
+    pub fn private_pid_file(&self) -> Option<std::path::PathBuf> {
+        self.private.as_ref().map(PrivatePostgres::pid_file)
+    }
+
     /// Closes the pool, then stops the private cluster if we started it.
     pub async fn close(mut self) {
         self.pool.close().await;

@@ -58,7 +58,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
         return Err(e);
     }
 
-    let result = serve(&state, &args).await;
+    let result = serve(&state, &args, database.private_pid_file()).await;
     // No git command outlives the server (those of requests still open
     // were killed when the shutdown began).
     state.git.stop();
@@ -66,7 +66,11 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
     result
 }
 
-async fn serve(state: &AppState, args: &ServeArgs) -> Result<(), Error> {
+async fn serve(
+    state: &AppState,
+    args: &ServeArgs,
+    private_postgres: Option<std::path::PathBuf>,
+) -> Result<(), Error> {
     let listener = bind(args.listen).await?;
     tracing::info!(
         private_reads = state.config.private_reads,
@@ -90,16 +94,33 @@ async fn serve(state: &AppState, args: &ServeArgs) -> Result<(), Error> {
         None => None,
     };
     let stopping = state.clone();
+    let (died_tx, mut died) = tokio::sync::oneshot::channel();
     let served = axum::serve(listener, crate::app(state.clone()))
         .with_graceful_shutdown(async move {
-            shutdown_signal().await;
+            tokio::select! {
+                () = shutdown_signal() => {}
+                () = postgres_died(private_postgres) => {
+                    let _ = died_tx.send(());
+                }
+            }
             stopping.begin_shutdown();
             // A request waiting on git (a clone of minutes) must not hold
             // the shutdown: its git is killed and it answers at once.
             stopping.git.stop();
         })
         .await
-        .map_err(|e| Error::Setup(format!("server failed: {e}")));
+        .map_err(|e| Error::Setup(format!("server failed: {e}")))
+        .and_then(|()| match died.try_recv() {
+            // Exits unsuccessfully, so the service manager starts the
+            // server again, and with it the cluster: serving 503 until
+            // someone notices is the outage nobody's monitoring sees.
+            Ok(()) => Err(Error::Setup(
+                "the private Postgres stopped under the server; exiting so that it is started \
+                 again with the server"
+                    .into(),
+            )),
+            Err(_) => Ok(()),
+        });
     // The exporter stops with the server (a failed main listener included).
     state.begin_shutdown();
     if let Some(exporter) = exporter {
@@ -157,4 +178,25 @@ fn writable(dir: &std::path::Path) -> Result<(), Error> {
     std::fs::create_dir_all(dir).map_err(unusable)?;
     tempfile::tempfile_in(dir).map_err(unusable)?;
     Ok(())
+}
+
+/// Resolves when the private cluster's postmaster (its `pid_file`) is gone
+/// for two looks in a row, 2 s apart; never for a database given by URL.
+async fn postgres_died(pid_file: Option<std::path::PathBuf>) {
+    let Some(pid_file) = pid_file else {
+        return std::future::pending().await;
+    };
+    let mut missed = 0;
+    loop {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        if crate::postgres::postmaster_alive(&pid_file) {
+            missed = 0;
+        } else {
+            missed += 1;
+            if missed >= 2 {
+                tracing::error!(pid_file = %pid_file.display(), "the private Postgres stopped");
+                return;
+            }
+        }
+    }
 }

@@ -236,3 +236,45 @@ fn admin_commands_on_a_directory_without_a_cluster_fail_and_create_nothing() {
         );
     }
 }
+
+/// The private cluster dying under a running server (killed, OOM, an
+/// admin's `pg_ctl stop -m immediate`) ends the server unsuccessfully, so
+/// its unit starts both again, instead of a process answering 503 for
+/// ever (issue 42: /healthz said 503 for minutes while `Restart=` never
+/// fired).
+#[test]
+fn the_private_cluster_dying_ends_the_server_unsuccessfully() {
+    let Ok(bin) = patchperf_server::postgres::newest_installed() else {
+        println!("skipped: no Postgres installed");
+        return;
+    };
+    let (_dir, data_dir) = data_dir();
+    let data = data_dir.join("pg/data");
+    let _guard = ClusterGuard(data.clone());
+    let mut server = serve(&data_dir, free_port());
+    let stop = Command::new("runuser")
+        .args(["-u", "postgres", "--"])
+        .arg(bin.join("pg_ctl"))
+        .args(["stop", "-m", "immediate", "-D"])
+        .arg(&data)
+        .status()
+        .unwrap();
+    assert!(stop.success());
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = server.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the server still runs 60 s after its Postgres stopped"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let err = stderr(&mut server);
+    assert!(!status.success(), "exit {status}: {err}");
+    assert!(
+        err.contains("the private Postgres stopped under the server"),
+        "{err}"
+    );
+}
