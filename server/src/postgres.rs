@@ -40,6 +40,8 @@ pub struct PrivatePostgres {
     /// Another patchperf process (a `token create` beside a running
     /// `serve`) may find it running under a live owner and just use it.
     owned: bool,
+    /// Who runs it when we are root (see [`cluster_user`]).
+    user: Option<String>,
 }
 
 /// Whether the postmaster of `pid_file` ([`PrivatePostgres::pid_file`])
@@ -152,16 +154,48 @@ fn is_root() -> bool {
         .unwrap_or(false)
 }
 
-/// Runs a Postgres binary, as the `postgres` user when we are root.
-fn pg_command(bin: &Path, program: &str) -> Command {
+/// Runs a Postgres binary, as `user` when we are root (`None`: as we are).
+fn pg_command(bin: &Path, program: &str, user: Option<&str>) -> Command {
     let path = bin.join(program);
-    if is_root() {
-        let mut c = Command::new("runuser");
-        c.args(["-u", "postgres", "--"]).arg(path);
-        c
-    } else {
-        Command::new(path)
+    match user {
+        Some(user) => {
+            let mut c = Command::new("runuser");
+            c.args(["-u", user, "--"]).arg(path);
+            c
+        }
+        None => Command::new(path),
     }
+}
+
+/// Who the cluster in `data` runs as when we are root: the owner of an
+/// existing cluster (the service's user, say `patchperf`: an admin command
+/// run as root must not hand the cluster to anyone else, or the service
+/// cannot start it again), else `postgres` for a new one. `None` when we
+/// are not root: the cluster runs as we are.
+fn cluster_user(data: &Path) -> Result<Option<String>, Error> {
+    if !is_root() {
+        return Ok(None);
+    }
+    if !data.join("PG_VERSION").exists() {
+        return Ok(Some("postgres".to_string()));
+    }
+    let owner = run(
+        {
+            let mut stat = Command::new("stat");
+            stat.args(["-c", "%U"]).arg(data);
+            stat
+        },
+        "reading who owns the cluster",
+    )?;
+    let owner = owner.trim();
+    if owner.is_empty() || owner == "UNKNOWN" || owner == "root" {
+        return Err(Error::Setup(format!(
+            "{} belongs to {owner:?}; Postgres runs as the user that owns its cluster (not \
+             root): give it to the server's user",
+            data.display()
+        )));
+    }
+    Ok(Some(owner.to_string()))
 }
 
 fn run(mut cmd: Command, what: &str) -> Result<String, Error> {
@@ -254,17 +288,18 @@ impl PrivatePostgres {
                 "data directory path must not contain a quote".into(),
             ));
         }
-        if is_root() {
+        let user = cluster_user(&data)?;
+        if let Some(user) = &user {
+            // Everything under pg/ to the cluster's user (what root may have
+            // made just now: run/, a new data/), never to another one.
             let mut chown = Command::new("chown");
-            chown.arg("-R").arg("postgres:postgres").arg(&root);
-            run(chown, "handing the cluster directory to the postgres user")?;
+            chown.arg("-R").arg(format!("{user}:")).arg(&root);
+            run(chown, "handing the cluster directory to its user")?;
             let mut probe = Command::new("runuser");
-            probe
-                .args(["-u", "postgres", "--", "test", "-w"])
-                .arg(&data);
+            probe.args(["-u", user, "--", "test", "-w"]).arg(&data);
             if !probe.status().map(|s| s.success()).unwrap_or(false) {
                 return Err(Error::Setup(format!(
-                    "the postgres user cannot reach {}; make its parent directories \
+                    "the {user} user cannot reach {}; make its parent directories \
                      traversable (chmod o+x) or choose another --data-dir",
                     data.display()
                 )));
@@ -278,7 +313,7 @@ impl PrivatePostgres {
 
         if !data.join("PG_VERSION").exists() {
             tracing::info!(dir = %data.display(), "creating a private Postgres cluster");
-            let mut initdb = pg_command(&bin, "initdb");
+            let mut initdb = pg_command(&bin, "initdb", user.as_deref());
             initdb.arg("-D").arg(&data).args([
                 "-U",
                 "postgres",
@@ -290,7 +325,7 @@ impl PrivatePostgres {
             ]);
             run(initdb, "initdb")?;
         }
-        let mut status = pg_command(&bin, "pg_ctl");
+        let mut status = pg_command(&bin, "pg_ctl", user.as_deref());
         status.arg("status").arg("-D").arg(&data);
         let running = status.output().map(|o| o.status.success()).unwrap_or(false);
         let owner_file = root.join("owner.pid");
@@ -310,7 +345,7 @@ impl PrivatePostgres {
             tracing::warn!(dir = %data.display(), "private Postgres left running by a process that is gone; adopting it (it stops on shutdown)");
         } else {
             tracing::info!(dir = %data.display(), "starting private Postgres");
-            let mut start = pg_command(&bin, "pg_ctl");
+            let mut start = pg_command(&bin, "pg_ctl", user.as_deref());
             start
                 .arg("start")
                 .arg("-D")
@@ -334,6 +369,7 @@ impl PrivatePostgres {
             run: run_dir,
             owner_file,
             owned,
+            user,
         })
     }
 
@@ -376,7 +412,7 @@ impl PrivatePostgres {
             return;
         }
         self.owned = false;
-        let mut stop = pg_command(&self.bin, "pg_ctl");
+        let mut stop = pg_command(&self.bin, "pg_ctl", self.user.as_deref());
         stop.arg("stop")
             .arg("-D")
             .arg(&self.data)

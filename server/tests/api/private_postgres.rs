@@ -278,3 +278,52 @@ fn the_private_cluster_dying_ends_the_server_unsuccessfully() {
         "{err}"
     );
 }
+
+/// An admin command run as root against the service's cluster (a root
+/// cron's `backup`, a `token create` with sudo) runs Postgres as the user
+/// that owns the cluster and leaves it theirs (issue 42: it was handed to
+/// `postgres`, and the service, running as its own user, could not start
+/// it again).
+#[test]
+fn root_leaves_the_cluster_to_its_owner() {
+    if patchperf_server::postgres::newest_installed().is_err() {
+        println!("skipped: no Postgres installed");
+        return;
+    }
+    let root = Command::new("id").arg("-u").output().unwrap();
+    if String::from_utf8_lossy(&root.stdout).trim() != "0" {
+        println!("skipped: not root");
+        return;
+    }
+    let (_dir, data_dir) = data_dir();
+    let _guard = ClusterGuard(data_dir.join("pg/data"));
+    let server = serve(&data_dir, free_port());
+    terminate(server);
+    // The service's own user owns it, as on a lab's machine.
+    let chown = Command::new("chown")
+        .args(["-R", "nobody:"])
+        .arg(data_dir.join("pg"))
+        .status()
+        .unwrap();
+    assert!(chown.success());
+    let owner = |path: &Path| {
+        let out = Command::new("stat")
+            .args(["-c", "%U"])
+            .arg(path)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let out = Command::new(env!("CARGO_BIN_EXE_patchperf-server"))
+        .args(["token", "create", "--kind", "ci", "--label", "cron"])
+        .arg("--data-dir")
+        .arg(&data_dir)
+        .env_remove("DATABASE_URL")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    for path in ["pg", "pg/data", "pg/data/base", "pg/run"] {
+        assert_eq!(owner(&data_dir.join(path)), "nobody", "{path}");
+    }
+}
