@@ -61,6 +61,9 @@ impl Database {
         };
         let pool = PgPoolOptions::new()
             .max_connections(20)
+            // A request finds out in seconds that the database is gone,
+            // not after sqlx's 30 s default.
+            .acquire_timeout(std::time::Duration::from_secs(5))
             .connect_with(options)
             .await
             .map_err(|e| Error::Setup(format!("cannot connect to Postgres: {e}")))?;

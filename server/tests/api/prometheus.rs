@@ -188,3 +188,49 @@ async fn every_answer_carries_a_request_id_and_a_proxys_plain_one_is_kept(pool: 
     assert!(!id.contains('"') && !id.is_empty(), "{id}");
     assert_eq!(id_answered(&app, "lb-7f3a").await, "lb-7f3a");
 }
+
+/// The database gone: a scrape still answers, with this process's own
+/// series and `patchperf_database_up` 0, instead of 500 (issue 42: the
+/// counters vanished with the database). Read on the `--metrics-listen`
+/// router, whose answer needs no token, so no token lookup is asked of
+/// the database.
+#[sqlx::test(migrations = "../migrations")]
+async fn a_scrape_without_the_database_says_so_and_keeps_the_rest(pool: PgPool) {
+    use tower::ServiceExt;
+    let app = TestApp::new(pool.clone()).await;
+    let exporter = patchperf_server::http::prometheus::exporter(app.state.clone());
+    let read = |exporter: axum::Router| async move {
+        let answer = exporter
+            .oneshot(
+                axum::http::Request::get("/metrics")
+                    .body(axum::body::Body::empty())
+                    .unwrap(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), StatusCode::OK);
+        let body = axum::body::to_bytes(answer.into_body(), 1 << 24)
+            .await
+            .unwrap();
+        String::from_utf8(body.to_vec()).unwrap()
+    };
+    let text = read(exporter.clone()).await;
+    let samples = openmetrics::parse(&text);
+    assert_eq!(
+        openmetrics::value(&samples, "patchperf_database_up", &[]),
+        Some(1.0)
+    );
+    assert!(openmetrics::value(&samples, "patchperf_jobs", &[("state", "queued")]).is_some());
+    assert_eq!(text.matches("# EOF").count(), 1, "{text}");
+
+    pool.close().await;
+    let text = read(exporter).await;
+    let samples = openmetrics::parse(&text);
+    assert_eq!(
+        openmetrics::value(&samples, "patchperf_database_up", &[]),
+        Some(0.0)
+    );
+    assert!(openmetrics::value(&samples, "patchperf_jobs", &[("state", "queued")]).is_none());
+    assert!(openmetrics::value(&samples, "patchperf_db_pool_max_connections", &[]).is_some());
+    assert!(text.ends_with("# EOF\n"), "{text}");
+}

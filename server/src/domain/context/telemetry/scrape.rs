@@ -44,16 +44,48 @@ fn label(key: &'static str, value: impl Into<String>) -> Labels {
 /// The exposition of this moment, ready to serve with
 /// [`super::CONTENT_TYPE`].
 pub async fn exposition(ctx: &Context) -> Result<String, Error> {
+    // What the database says goes in a registry of its own: when the
+    // database does not answer (within DATABASE_LIMIT) the scrape still
+    // carries this process's own series, with `database_up` 0, instead of
+    // failing and blinding the monitoring just when it matters.
+    let mut from_database = Registry::with_prefix("patchperf");
+    let up = match tokio::time::timeout(DATABASE_LIMIT, database(ctx, &mut from_database)).await {
+        Ok(Ok(())) => true,
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "/metrics: the database did not answer");
+            false
+        }
+        Err(_) => {
+            tracing::warn!("/metrics: the database did not answer in time");
+            false
+        }
+    };
     let mut registry = Registry::with_prefix("patchperf");
-    database(ctx, &mut registry).await?;
+    let database_up: Gauge = Gauge::default();
+    database_up.set(i64::from(up));
+    registry.register(
+        "database_up",
+        "Whether this scrape read the database (1) or it did not answer (0)",
+        database_up,
+    );
     workers(ctx, &mut registry);
     pool_and_mirrors(ctx, &mut registry).await;
     own(&ctx.telemetry, &mut registry);
     let mut text = String::new();
-    encode(&mut text, &registry)
-        .map_err(|e| Error::Internal(format!("writing the metrics: {e}")))?;
+    let write = |e: std::fmt::Error| Error::Internal(format!("writing the metrics: {e}"));
+    if up {
+        encode(&mut text, &from_database).map_err(write)?;
+        // One exposition: the second registry's text ends it.
+        if let Some(body) = text.strip_suffix("# EOF\n") {
+            text.truncate(body.len());
+        }
+    }
+    encode(&mut text, &registry).map_err(write)?;
     Ok(text)
 }
+
+/// How long a scrape waits for the database's answers.
+const DATABASE_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 async fn database(ctx: &Context, registry: &mut Registry) -> Result<(), Error> {
     // Every state is shown, 0 when none is in it: a job that leaves
