@@ -54,7 +54,12 @@ impl IntoResponse for Error {
                 tracing::error!(error = %self, "request failed");
                 "internal server error; the server log has the details".to_string()
             }
-            _ => self.to_string(),
+            // Refusals with their reason (a 401's, a 422's): what an admin
+            // reads when a runner or CI says it was turned away.
+            _ => {
+                tracing::info!(status = status.as_u16(), error = %self, "request refused");
+                self.to_string()
+            }
         };
         let mut response = (status, Json(ErrorBody { error: message })).into_response();
         if let Some(seconds) = retry_after {

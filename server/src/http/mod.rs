@@ -7,7 +7,7 @@
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use tower_http::compression::CompressionLayer;
-use tower_http::trace::TraceLayer;
+use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 
@@ -72,7 +72,13 @@ pub fn app(state: AppState) -> Router {
         // Reports, pages and their tables are text that shrinks ~10×; a
         // client that does not ask gets it as is.
         .layer(CompressionLayer::new())
-        .layer(TraceLayer::new_for_http().make_span_with(request_span))
+        // The access log: one line at info for every answer (status and
+        // latency, in the request's span with its id, method and path).
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(request_span)
+                .on_response(DefaultOnResponse::new().level(tracing::Level::INFO)),
+        )
         .layer(axum::middleware::from_fn(request_id::assign))
         .with_state(state)
 }

@@ -81,6 +81,14 @@ async fn prometheus_reads_its_own_address_and_the_log_names_each_request(pool: P
 
     let log = tokio::task::spawn_blocking(move || {
         assert_eq!(get(&format!("{main}/metrics")).0, 401);
+        // Refusals are logged with their reason, and every answer in the
+        // access log, at the default level.
+        let refused = log.wait_for("request refused");
+        assert_eq!(refused["fields"]["status"], 401, "{refused}");
+        assert_eq!(refused["span"]["path"], "/metrics", "{refused}");
+        let access = log.wait_for("finished processing request");
+        assert_eq!(access["fields"]["status"], 401, "{access}");
+        assert!(access["fields"]["latency"].is_string(), "{access}");
         let (status, text) = get(&format!("{exporter}/metrics"));
         assert_eq!(status, 200, "{text}");
         let samples = openmetrics::parse(&text);
