@@ -65,6 +65,19 @@ fn serve(data_dir: &Path, port: u16) -> Child {
     server
 }
 
+/// `patchperf-server ARGS --data-dir DATA_DIR` without DATABASE_URL, as
+/// an admin runs a command against the server's cluster; its output.
+fn admin(data_dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_patchperf-server"))
+        .args(args)
+        .arg("--data-dir")
+        .arg(data_dir)
+        .env_remove("DATABASE_URL")
+        .env_remove("PATCHPERF_DATA_DIR")
+        .output()
+        .unwrap()
+}
+
 fn stderr(server: &mut Child) -> String {
     let mut err = String::new();
     server
@@ -176,13 +189,10 @@ fn a_command_beside_a_running_server_leaves_its_cluster_running() {
     let port = free_port();
     let server = serve(&data_dir, port);
 
-    let out = Command::new(env!("CARGO_BIN_EXE_patchperf-server"))
-        .args(["token", "create", "--kind", "ci", "--label", "beside"])
-        .arg("--data-dir")
-        .arg(&data_dir)
-        .env_remove("DATABASE_URL")
-        .output()
-        .unwrap();
+    let out = admin(
+        &data_dir,
+        &["token", "create", "--kind", "ci", "--label", "beside"],
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(!err.contains("adopting"), "{err}");
@@ -207,14 +217,7 @@ fn admin_commands_on_a_directory_without_a_cluster_fail_and_create_nothing() {
         &["migrate"],
         &["prune", "--older-than-days", "90"],
     ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_patchperf-server"))
-            .args(args)
-            .arg("--data-dir")
-            .arg(&data_dir)
-            .env_remove("DATABASE_URL")
-            .env_remove("PATCHPERF_DATA_DIR")
-            .output()
-            .unwrap();
+        let out = admin(&data_dir, args);
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{args:?} succeeded: {err}");
         assert!(
@@ -314,13 +317,10 @@ fn root_leaves_the_cluster_to_its_owner() {
             .unwrap();
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     };
-    let out = Command::new(env!("CARGO_BIN_EXE_patchperf-server"))
-        .args(["token", "create", "--kind", "ci", "--label", "cron"])
-        .arg("--data-dir")
-        .arg(&data_dir)
-        .env_remove("DATABASE_URL")
-        .output()
-        .unwrap();
+    let out = admin(
+        &data_dir,
+        &["token", "create", "--kind", "ci", "--label", "cron"],
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     for path in ["pg", "pg/data", "pg/data/base", "pg/run"] {
