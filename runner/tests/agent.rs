@@ -584,3 +584,24 @@ async fn a_console_with_nuls_reaches_the_server_with_them_replaced(pool: PgPool)
     assert_eq!(tail, "[    0.0] Linux\u{FFFD}\u{FFFD}");
     server.stop().await;
 }
+
+/// `agent --once` against a server that is down ends as a temporary
+/// failure (exit status 75: try again later), not as a success (issue 43:
+/// it exited 0).
+#[test]
+fn one_try_at_a_server_that_is_down_is_a_temporary_failure() {
+    let spool = tempfile::tempdir().unwrap();
+    // Bound, then closed: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut agent = agent(
+        &format!("http://127.0.0.1:{port}"),
+        "ppf_runner_x",
+        spool.path(),
+    );
+    let err = agent.run(&mut UploadingExecutor, true).unwrap_err();
+    assert_eq!(err.exit_code(), 75, "{err}");
+}

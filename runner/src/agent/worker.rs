@@ -209,14 +209,15 @@ impl Agent {
             match self.step(executor)? {
                 Step::Ran { job_id, finish } => log_finish(job_id, &finish),
                 Step::Idle | Step::Held(_) => {}
+                // One try asked for: the server being down is its answer
+                // (exit 75, try again later), not a success.
+                Step::ServerDown(why) if once => return Err(Error::Unreachable(why)),
                 Step::ServerDown(why) => {
                     agent_log!(
                         "{why}; retrying in {} s",
                         self.core.options.idle_retry.as_secs()
                     );
-                    if !once {
-                        std::thread::sleep(self.core.options.idle_retry);
-                    }
+                    std::thread::sleep(self.core.options.idle_retry);
                 }
             }
             if once {

@@ -12,7 +12,7 @@ pub struct AgentArgs {
     #[arg(long, env = "PATCHPERF_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// The patchperf server, e.g. http://perf.example.org:8080.
-    #[arg(long, env = "PATCHPERF_SERVER")]
+    #[arg(long, env = "PATCHPERF_SERVER", value_parser = super::server_url)]
     pub server: String,
     /// A runner token (`patchperf-server token create --kind runner`).
     #[arg(long, env = "PATCHPERF_TOKEN", hide_env_values = true)]

@@ -69,6 +69,23 @@ pub const SETTINGS: Program<'static> = Program {
 
 /// `args` with the settings file's values where no flag or environment
 /// variable gave one.
+/// `--server`: `http://` or `https://` and a host (a URL without its
+/// scheme is a mistake to say at once, with exit status 2, not a server
+/// to retry for ever).
+pub fn server_url(text: &str) -> Result<String, String> {
+    let rest = text
+        .strip_prefix("http://")
+        .or_else(|| text.strip_prefix("https://"))
+        .ok_or_else(|| {
+            format!("{text:?}: give the server as http://host[:port] or https://host[:port]")
+        })?;
+    let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    if host.is_empty() || host.contains(char::is_whitespace) {
+        return Err(format!("{text:?}: no host after the scheme"));
+    }
+    Ok(text.to_string())
+}
+
 pub fn try_parse(args: Vec<OsString>, program: &Program<'_>) -> Result<Cli, Failure> {
     settings::parse_command_line(args, program, |p| std::fs::File::open(p))
 }
@@ -140,6 +157,28 @@ mod tests {
         let a = agent(&["r", "agent", "--config", file.to_str().unwrap()]).unwrap();
         assert_eq!(a.server, "http://perf.example.org:8080");
         assert_eq!(a.cache, Path::new("/var/cache/patchperf"));
+    }
+
+    #[test]
+    fn a_server_without_its_scheme_is_a_usage_error() {
+        for bad in [
+            "perf.example.org:8080",
+            "ftp://perf.example.org",
+            "http://",
+            "http:// x",
+        ] {
+            let Err(Failure::Usage(e)) = agent(&["r", "agent", "--server", bad, "--token", "t"])
+            else {
+                panic!("{bad:?} accepted");
+            };
+            assert_eq!(e.exit_code(), 2, "{bad}: {e}");
+        }
+        for good in [
+            "http://perf.example.org:8080",
+            "https://perf.example.org/patchperf/",
+        ] {
+            assert!(agent(&["r", "agent", "--server", good, "--token", "t"]).is_ok());
+        }
     }
 
     #[test]

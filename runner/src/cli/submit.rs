@@ -22,7 +22,7 @@ gave up (--timeout passed, or no runner took the work for --stall-timeout); \
 interrupted.")]
 pub struct SubmitArgs {
     /// The patchperf server, e.g. http://perf.example.org:8080.
-    #[arg(long, env = "PATCHPERF_SERVER")]
+    #[arg(long, env = "PATCHPERF_SERVER", value_parser = super::server_url)]
     pub server: String,
     /// A CI token (`patchperf-server token create --kind ci`).
     #[arg(long, env = "PATCHPERF_CI_TOKEN", hide_env_values = true)]

@@ -12,7 +12,7 @@ makes it look at once), keeps each metric's history, and mails a change point \
 to the author of the commit that made it, Cc --cc.")]
 pub struct TrackArgs {
     /// The patchperf server, e.g. http://perf.example.org:8080.
-    #[arg(long, env = "PATCHPERF_SERVER")]
+    #[arg(long, env = "PATCHPERF_SERVER", value_parser = super::server_url)]
     pub server: String,
     /// A CI or admin token (`patchperf-server token create --kind ci`).
     #[arg(long, env = "PATCHPERF_CI_TOKEN", hide_env_values = true)]
