@@ -42,8 +42,8 @@ pub fn link(config: &Config, path: &str) -> Option<String> {
     config.public_url.as_ref().map(|_| config.link(path))
 }
 
-/// The mail's report text for comparison `id`'s `report`, its links
-/// absolute ([`verdict::text_for_mail`]).
+/// The report text a mail carries about `report`, its links absolute
+/// below `report_url` ([`verdict::text_for_mail`]).
 pub fn report_text(report: &ComparisonReport, report_url: &str) -> String {
     verdict::text_for_mail(report, report_url)
 }
