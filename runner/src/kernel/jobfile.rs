@@ -8,7 +8,7 @@
 //! patches = "fs-close.mbox"          # the series, relative to this file
 //! # config = "extra.config"          # optional Kconfig fragment for both sides
 //! workloads = ["open1", "dup1"]
-//! runs = 3                           # boots per side (1 to 100), in randomized ABBA blocks
+//! runs = 3                           # boots per side (3 to 100), in randomized ABBA blocks
 //! backend = "tcg-icount"             # kvm | tcg | tcg-icount; default: best here
 //! # seed = 42                        # fixes the boot order
 //! # per_patch = true                 # also each patch against the ones before it
@@ -24,6 +24,7 @@
 
 use std::path::{Path, PathBuf};
 
+use patchperf_common::api::submission::MIN_RUNS;
 use patchperf_common::api::{MAX_RUNS, git};
 use patchperf_common::mbox;
 use patchperf_common::protocol::{BaseSource, BootSlot, JobSpec, NrTask, WorkloadParams};
@@ -154,10 +155,12 @@ impl JobFile {
         }
         // The boot order is built in memory: billions of runs would
         // exhaust it before the first boot.
-        if !(1..=MAX_RUNS).contains(&job.runs) {
+        // As the server takes them: fewer than 3 a side give no interval.
+        if !(MIN_RUNS..=MAX_RUNS).contains(&job.runs) {
             return Err(Error::Usage(format!(
-                "job file {}: runs must be 1 to {MAX_RUNS}",
-                path.display()
+                "job file {}: runs is {}; a comparison needs {MIN_RUNS} to {MAX_RUNS} a side",
+                path.display(),
+                job.runs
             )));
         }
         if job.params.nr_task.is_empty() || job.params.seconds == 0 {
@@ -429,7 +432,10 @@ mod tests {
         .unwrap();
         match JobFile::load(&path) {
             Err(Error::Usage(message)) => {
-                assert!(message.contains("runs must be 1 to 100"), "{message}")
+                assert!(
+                    message.contains("a comparison needs 3 to 100 a side"),
+                    "{message}"
+                )
             }
             other => panic!("expected a usage error, got {other:?}"),
         }
@@ -501,6 +507,7 @@ mod tests {
             "patches = \"s\"\nworkloads = []\n",
             "patches = \"s\"\nworkloads = [\"nosuch\"]\n",
             "patches = \"s\"\nworkloads = [\"open1\"]\nruns = 0\n",
+            "patches = \"s\"\nworkloads = [\"open1\"]\nruns = 2\n",
             "patches = \"s\"\nworkloads = [\"open1\"]\nruns = 101\n",
             "patches = \"s\"\nworkloads = [\"open1\"]\n[params]\nnr_task = [0]\n",
             "patches = \"s\"\nworkloads = [\"open1\"]\nbackend = \"vmware\"\n",
