@@ -13,8 +13,8 @@
 
 use std::time::Duration;
 
-use chrono::Utc;
-use sqlx::PgPool;
+use chrono::{DateTime, Utc};
+use sqlx::{Acquire, PgConnection, PgPool};
 
 use crate::db::retention::{self, Removed};
 use crate::domain::Context;
@@ -34,54 +34,35 @@ pub struct Pruned {
     pub removed: Removed,
 }
 
-/// What [`prune`] would remove now, removing nothing: the same pass in one
-/// transaction, rolled back.
+/// What [`prune`] would remove now, removing nothing: the same pass inside
+/// one transaction (each comparison's own transaction a savepoint in it),
+/// rolled back.
 pub async fn prune_dry_run(db: &PgPool, older_than: Duration) -> Result<Pruned, Error> {
     let cutoff = cutoff(older_than)?;
     let mut tx = db.begin().await?;
-    let mut done = Pruned::default();
-    loop {
-        let ids = retention::prunable(&mut *tx, cutoff, BATCH).await?;
-        let mut marked = false;
-        for &id in &ids {
-            if !retention::mark_pruned(&mut tx, id, cutoff).await? {
-                continue;
-            }
-            marked = true;
-            done.add(retention::remove_bulk(&mut tx, id).await?);
-        }
-        if !marked {
-            tx.rollback().await?;
-            return Ok(done);
-        }
-    }
-}
-
-fn cutoff(older_than: Duration) -> Result<chrono::DateTime<Utc>, Error> {
-    let age = chrono::Duration::from_std(older_than)
-        .map_err(|_| Error::Setup(format!("an age of {older_than:?} is too long")))?;
-    Ok(Utc::now() - age)
-}
-
-impl Pruned {
-    fn add(&mut self, removed: Removed) {
-        self.comparisons += 1;
-        self.removed.series += removed.series;
-        self.removed.profile_values += removed.profile_values;
-        self.removed.runs_sampled += removed.runs_sampled;
-    }
+    let done = pass(&mut tx, cutoff).await?;
+    tx.rollback().await?;
+    Ok(done)
 }
 
 /// Prunes every comparison that finished more than `older_than` ago and
 /// has a current stored report (see [`retention::prunable`]).
 pub async fn prune(db: &PgPool, older_than: Duration) -> Result<Pruned, Error> {
     let cutoff = cutoff(older_than)?;
+    let mut conn = db.acquire().await?;
+    pass(&mut conn, cutoff).await
+}
+
+/// One pass over what may be pruned, each comparison in a transaction of
+/// its own begun on `conn` (on a plain connection a transaction, inside
+/// one a savepoint).
+async fn pass(conn: &mut PgConnection, cutoff: DateTime<Utc>) -> Result<Pruned, Error> {
     let mut done = Pruned::default();
     loop {
-        let ids = retention::prunable(db, cutoff, BATCH).await?;
+        let ids = retention::prunable(&mut *conn, cutoff, BATCH).await?;
         let mut marked = false;
         for &id in &ids {
-            let mut tx = db.begin().await?;
+            let mut tx = conn.begin().await?;
             // Checked again under the update: a change may have come since.
             if !retention::mark_pruned(&mut tx, id, cutoff).await? {
                 continue;
@@ -94,6 +75,21 @@ pub async fn prune(db: &PgPool, older_than: Duration) -> Result<Pruned, Error> {
         if !marked {
             return Ok(done);
         }
+    }
+}
+
+fn cutoff(older_than: Duration) -> Result<DateTime<Utc>, Error> {
+    let age = chrono::Duration::from_std(older_than)
+        .map_err(|_| Error::Setup(format!("an age of {older_than:?} is too long")))?;
+    Ok(Utc::now() - age)
+}
+
+impl Pruned {
+    fn add(&mut self, removed: Removed) {
+        self.comparisons += 1;
+        self.removed.series += removed.series;
+        self.removed.profile_values += removed.profile_values;
+        self.removed.runs_sampled += removed.runs_sampled;
     }
 }
 
