@@ -218,7 +218,7 @@ impl NameAddr {
 }
 
 /// A mailbox: display name and address.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Mailbox {
     /// The display name (`Jörg Hacker`), one clean line; empty when the
     /// header has none.

@@ -13,7 +13,7 @@ pub const MAX_TRAILERS: usize = 64;
 
 /// The `From:`, `Subject:` and `Date:` lines at the start of a body, as
 /// `git mailinfo` reads them.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct InBody {
     /// The real author, when the body names one.
     pub from: Option<Mailbox>,
@@ -24,7 +24,7 @@ pub struct InBody {
 }
 
 /// A trailer line: `Reviewed-by: Jan Kara <jack@suse.cz>`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Trailer {
     /// The name as written (`Reviewed-by`).
     pub name: String,

@@ -77,7 +77,7 @@ fn loose(value: &str) -> Vec<(String, String)> {
 }
 
 /// The header fields a list bot reads.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Fields {
     /// `Message-ID:` without angle brackets.
     pub message_id: Option<String>,

@@ -13,8 +13,16 @@ use crate::mbox::{Subject, has_diff};
 /// hundred; vger refuses far smaller messages than this.
 pub const MAX_MESSAGE_BYTES: usize = 8 << 20;
 
-/// A message read from the wire.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The edition of [`Message::read`] whose result a server stores with each
+/// message (so a thread is read at the door once, never parsed again).
+/// Raise it whenever `read` comes to read the same bytes differently (a
+/// fixed decoder, a new field): messages stored by an older edition are
+/// then read again from their raw form, once, and stored anew.
+pub const READ_EDITION: i16 = 1;
+
+/// A message read from the wire; its serialized form is what a server
+/// stores, tagged with [`READ_EDITION`].
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Message {
     /// The header fields (thread links, subject, mailboxes, date, list,
     /// automation marks).

@@ -19,7 +19,7 @@ pub mod split;
 
 pub use body::{InBody, Trailer};
 pub use header::Fields;
-pub use message::{MAX_MESSAGE_BYTES, Message};
+pub use message::{MAX_MESSAGE_BYTES, Message, READ_EDITION};
 pub use series::{Series, assemble};
 pub use split::{MAX_MBOX_MESSAGES, split_mbox};
 

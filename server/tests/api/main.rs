@@ -17,6 +17,7 @@ mod helpers;
 mod leases;
 mod lifecycle;
 mod list_archive;
+mod list_messages;
 mod lists;
 mod machines;
 mod mail;

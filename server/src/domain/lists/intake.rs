@@ -3,15 +3,15 @@
 //! epoch, `<archive>/git/0.git`, `1.git`, …; v1 is one repository at the
 //! archive's URL), each commit adding one raw message as the blob `m`; or
 //! raw mail handed to the API (one message or an mbox). Either way each
-//! message is read at the door ([`Message::read`]: bounded, MIME decoded),
-//! stored raw with the thread it belongs to, and its thread marked for
-//! [`super::series`] to assemble again. A message that cannot be read is
-//! refused with why and the others go on.
+//! message is read at the door ([`super::messages::keep`]: bounded, MIME
+//! decoded), stored raw and as read with the thread it belongs to, and its
+//! thread marked for [`super::series`] to assemble again. A message that
+//! cannot be read is refused with why and the others go on.
 
 use patchperf_common::api::MessagesTaken;
-use patchperf_common::mail::{MAX_MESSAGE_BYTES, Message, split_mbox};
-use sqlx::PgConnection;
+use patchperf_common::mail::{MAX_MESSAGE_BYTES, split_mbox};
 
+use super::messages::keep;
 use crate::db::lists::{Epoch, ListRow};
 use crate::domain::Context;
 use crate::git::Mirror;
@@ -45,7 +45,7 @@ pub async fn take(ctx: &Context, list_id: i64, body: &[u8]) -> Result<MessagesTa
         let mut conn = ctx.db.acquire().await?;
         for (k, raw) in batch.iter().enumerate() {
             let i = b * INTAKE_BATCH + k;
-            match store(&mut conn, list_id, raw).await? {
+            match keep(&mut conn, list_id, raw).await? {
                 Ok(true) => taken.taken += 1,
                 Ok(false) => taken.known += 1,
                 Err(why) if taken.refused.len() < MAX_REFUSALS => {
@@ -59,30 +59,6 @@ pub async fn take(ctx: &Context, list_id: i64, body: &[u8]) -> Result<MessagesTa
         ctx.mail_arrived.notify_one();
     }
     Ok(taken)
-}
-
-/// Stores one raw message: `Ok(Ok(new))`, or `Ok(Err(why))` when it is
-/// refused. Its thread is its root's, or, when the root given is itself a
-/// stored reply, that message's thread.
-async fn store(
-    conn: &mut PgConnection,
-    list_id: i64,
-    raw: &[u8],
-) -> Result<Result<bool, String>, Error> {
-    let message = match Message::read(raw) {
-        Ok(m) => m,
-        Err(e) => return Ok(Err(e.to_string())),
-    };
-    let Some(id) = message.id() else {
-        return Ok(Err("it has no Message-ID".into()));
-    };
-    let named = message.thread_root().unwrap_or(id);
-    let root = db::list_messages::thread_of(&mut *conn, list_id, named)
-        .await?
-        .unwrap_or_else(|| named.to_string());
-    Ok(Ok(
-        db::list_messages::insert(conn, list_id, id, &root, raw).await?
-    ))
 }
 
 /// Reads what is new in list `list`'s archive: each known epoch from the
@@ -267,7 +243,7 @@ async fn read_epoch(
     let mut conn = ctx.db.acquire().await?;
     for commit in &commits {
         match message_of(&mirror, commit).await {
-            Ok(Some(raw)) => match store(&mut conn, list_id, &raw).await? {
+            Ok(Some(raw)) => match keep(&mut conn, list_id, &raw).await? {
                 Ok(new) => stored += usize::from(new),
                 Err(why) => tracing::info!(%commit, %why, "an archived message is refused"),
             },

@@ -11,7 +11,7 @@
 
 use patchperf_common::api::{SeriesState, StepView};
 use patchperf_common::comparison::ComparisonStatus;
-use patchperf_common::mail::{Series, assemble};
+use patchperf_common::mail::Series;
 use patchperf_common::mail_header::{self, NameAddr};
 use patchperf_common::mbox::subject::Subject;
 use patchperf_common::report::importance;
@@ -118,11 +118,12 @@ async fn answer(
         );
         return measured(tx, row, &why).await;
     }
-    let messages = super::series::thread(ctx, list.id, &row.thread_root).await?;
-    let all = assemble(&messages);
-    let Some(series) = all.iter().find(|s| s.reply_to.message_id == row.anchor) else {
+    let Some((messages, series)) =
+        super::messages::posting(ctx, list.id, &row.thread_root, &row.anchor).await?
+    else {
         return measured(tx, row, "not answered: its messages are gone").await;
     };
+    let series = &series;
     if let Some(why) = senders::not_ours_to_answer(&messages, series, Some(from)) {
         return measured(tx, row, &format!("not answered: {why}")).await;
     }
@@ -366,7 +367,7 @@ fn body(
 
 #[cfg(test)]
 mod tests {
-    use patchperf_common::mail::Message;
+    use patchperf_common::mail::{Message, assemble};
 
     use super::*;
 

@@ -14,13 +14,13 @@
 use chrono::{TimeZone, Utc};
 use patchperf_common::api::list::{touches, workloads_for};
 use patchperf_common::api::{ComparisonCreateRequest, ComparisonSubmission, SeriesState};
-use patchperf_common::mail::series::MAX_THREAD_MESSAGES;
-use patchperf_common::mail::{Message, Series, assemble};
+use patchperf_common::mail::{Series, assemble};
 use patchperf_common::mbox::diff;
 use patchperf_common::protocol::BaseSource;
 use patchperf_common::run::MeasurementMode;
 use patchperf_common::workload::map::Selection;
 
+use super::messages;
 use crate::db::list_series::{Filter, NewSeries, SeriesRow};
 use crate::db::lists::ListRow;
 use crate::domain::comparison::{self, Origin};
@@ -40,23 +40,9 @@ pub async fn settle(ctx: &Context, list: &ListRow) -> Result<usize, Error> {
     Ok(changed)
 }
 
-/// Most bytes of a thread read at once: a thread of 2000 messages of the
-/// largest size taken would be 16 GiB; a real one (a long LKML thread of a
-/// 20-patch series and its reviews) is a few MiB.
-const MAX_THREAD_BYTES: i64 = 64 << 20;
-
-/// The messages of a thread, read (a stored message always reads: it was
-/// read at the door), the oldest first, at most [`MAX_THREAD_MESSAGES`]
-/// and [`MAX_THREAD_BYTES`].
-pub(super) async fn thread(ctx: &Context, list_id: i64, root: &str) -> Result<Vec<Message>, Error> {
-    let limit = i64::try_from(MAX_THREAD_MESSAGES).unwrap_or(i64::MAX);
-    let raws = db::list_messages::thread(&ctx.db, list_id, root, limit, MAX_THREAD_BYTES).await?;
-    Ok(raws.iter().filter_map(|r| Message::read(r).ok()).collect())
-}
-
 /// Records every series version of thread `root`.
 async fn assemble_thread(ctx: &Context, list: &ListRow, root: &str) -> Result<usize, Error> {
-    let messages = thread(ctx, list.id, root).await?;
+    let messages = messages::thread(ctx, list.id, root).await?;
     let mut changed = 0;
     for s in assemble(&messages) {
         if s.patches.is_empty() {
@@ -307,10 +293,9 @@ async fn start(ctx: &Context, list: &ListRow, row: &SeriesRow) -> Result<(), Err
             .await?;
         return Ok(());
     }
-    let messages = thread(ctx, list.id, &row.thread_root).await?;
-    let Some(s) = assemble(&messages)
-        .into_iter()
-        .find(|s| s.reply_to.message_id == row.anchor && s.is_complete())
+    let Some((messages, s)) = messages::posting(ctx, list.id, &row.thread_root, &row.anchor)
+        .await?
+        .filter(|(_, s)| s.is_complete())
     else {
         return Err(Error::Invalid("its patches are no longer all there".into()));
     };
