@@ -15,6 +15,7 @@
 //! request that is refused is removed again, and the mirrors together stay
 //! under a size bound, the least recently used going first ([`cache`]).
 
+mod batch;
 mod cache;
 mod process;
 pub mod remote;
@@ -24,6 +25,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+pub use batch::{Batch, Object};
 pub use cache::Usage;
 use patchperf_common::digest::sha256_hex;
 pub use process::bytes;
@@ -433,6 +435,21 @@ fn command(args: &[&str], route: &Route) -> Command {
     cmd
 }
 
+/// The caller's error for a local git command's `failure`; `what` names
+/// its output.
+fn failed(what: &str, failure: Failure) -> Error {
+    match failure {
+        Failure::TooLarge(cap) => Error::TooLarge(format!("{what} is more than {}", bytes(cap))),
+        Failure::Failed(why) => Error::Invalid(format!("{what}: {why}")),
+        Failure::TimedOut(limit) => Error::Unavailable {
+            message: format!("{what}: git took longer than {} s", limit.as_secs()),
+            retry_after: None,
+        },
+        Failure::Stopping => stopping(),
+        Failure::Broken(why) => Error::Internal(format!("{what}: {why}")),
+    }
+}
+
 impl Mirror {
     /// Runs `git --git-dir=<mirror> args`: its standard output, at most
     /// `limit` bytes (0: output is not wanted). `what` names that output
@@ -465,18 +482,26 @@ impl Mirror {
             limit,
         )
         .await
-        .map_err(|failure| match failure {
-            Failure::TooLarge(cap) => {
-                Error::TooLarge(format!("{what} is more than {}", bytes(cap)))
-            }
-            Failure::Failed(why) => Error::Invalid(format!("{what}: {why}")),
-            Failure::TimedOut(limit) => Error::Unavailable {
-                message: format!("{what}: git took longer than {} s", limit.as_secs()),
-                retry_after: None,
-            },
-            Failure::Stopping => stopping(),
-            Failure::Broken(why) => Error::Internal(format!("{what}: {why}")),
-        })
+        .map_err(|failure| failed(what, failure))
+    }
+
+    /// One `git cat-file --batch` over the mirror, to read many objects
+    /// with one process; it holds a git slot until it is closed or dropped.
+    pub async fn batch(&self) -> Result<Batch, Error> {
+        let slot = take(
+            Arc::clone(&self.slots),
+            "every git slot of this server is busy",
+        )
+        .await?;
+        let git_dir = self.path.to_string_lossy();
+        let args = ["--git-dir", &git_dir, "cat-file", "--batch"];
+        Batch::start(
+            command(&args, &Route::default()),
+            &self.groups,
+            self.timeout,
+            slot,
+        )
+        .map_err(|failure| failed("git cat-file", failure))
     }
 
     /// The full object id of the commit `name` names.

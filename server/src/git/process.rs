@@ -84,7 +84,7 @@ impl Groups {
 }
 
 /// One spawned command's group: killed when dropped before it was ended.
-struct Group {
+pub(super) struct Group {
     groups: Arc<Groups>,
     pgid: i32,
 }
@@ -98,45 +98,12 @@ impl Drop for Group {
 /// Runs `cmd` (its environment already set) to its end within `timeout`;
 /// its standard output when it succeeds and printed at most `limit` bytes.
 pub async fn run(
-    mut cmd: Command,
+    cmd: Command,
     groups: &Arc<Groups>,
     timeout: Duration,
     limit: usize,
 ) -> Result<Vec<u8>, Failure> {
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    // SAFETY: the closure runs in the forked child before exec and makes
-    // one async-signal-safe system call (prctl): git is killed when the
-    // thread that spawned it ends, which for a tokio worker thread is the
-    // server's end, even when that end is a SIGKILL.
-    unsafe {
-        cmd.pre_exec(|| {
-            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(std::io::Error::from)
-        });
-    }
-    // Registered under the same lock that a stop takes, so no group
-    // starts after `kill_all` unseen.
-    let (mut child, group) = {
-        let mut set = groups.inner.lock().unwrap_or_else(|p| p.into_inner());
-        if set.stopped {
-            return Err(Failure::Stopping);
-        }
-        let child = cmd
-            .spawn()
-            .map_err(|e| Failure::Broken(format!("cannot run git: {e}")))?;
-        let Some(pgid) = child.id().and_then(|id| i32::try_from(id).ok()) else {
-            return Err(Failure::Broken("git has no process id".into()));
-        };
-        set.running.insert(pgid);
-        let group = Group {
-            groups: Arc::clone(groups),
-            pgid,
-        };
-        (child, group)
-    };
+    let (mut child, group) = spawn(cmd, groups, Stdio::null())?;
     let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
         return Err(Failure::Broken("git's output was not captured".into()));
     };
@@ -162,6 +129,47 @@ pub async fn run(
     }
 }
 
+/// Starts `cmd` in a process group of its own, registered in `groups`,
+/// its standard output and error piped and its standard input `stdin`.
+pub(super) fn spawn(
+    mut cmd: Command,
+    groups: &Arc<Groups>,
+    stdin: Stdio,
+) -> Result<(Child, Group), Failure> {
+    cmd.stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    // SAFETY: the closure runs in the forked child before exec and makes
+    // one async-signal-safe system call (prctl): git is killed when the
+    // thread that spawned it ends, which for a tokio worker thread is the
+    // server's end, even when that end is a SIGKILL.
+    unsafe {
+        cmd.pre_exec(|| {
+            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(std::io::Error::from)
+        });
+    }
+    // Registered under the same lock that a stop takes, so no group
+    // starts after `kill_all` unseen.
+    let mut set = groups.inner.lock().unwrap_or_else(|p| p.into_inner());
+    if set.stopped {
+        return Err(Failure::Stopping);
+    }
+    let child = cmd
+        .spawn()
+        .map_err(|e| Failure::Broken(format!("cannot run git: {e}")))?;
+    let Some(pgid) = child.id().and_then(|id| i32::try_from(id).ok()) else {
+        return Err(Failure::Broken("git has no process id".into()));
+    };
+    set.running.insert(pgid);
+    let group = Group {
+        groups: Arc::clone(groups),
+        pgid,
+    };
+    Ok((child, group))
+}
+
 /// All of `pipe`, or [`Failure::TooLarge`] as soon as it passes `limit`.
 async fn read_capped(mut pipe: impl AsyncRead + Unpin, limit: usize) -> Result<Vec<u8>, Failure> {
     let mut out = Vec::new();
@@ -182,7 +190,7 @@ async fn read_capped(mut pipe: impl AsyncRead + Unpin, limit: usize) -> Result<V
 }
 
 /// The last [`STDERR_TAIL`] bytes of `pipe`, read to its end.
-async fn read_tail(mut pipe: impl AsyncRead + Unpin) -> Result<Vec<u8>, Failure> {
+pub(super) async fn read_tail(mut pipe: impl AsyncRead + Unpin) -> Result<Vec<u8>, Failure> {
     let mut tail = Vec::new();
     let mut chunk = vec![0; 8 << 10];
     loop {
@@ -203,7 +211,7 @@ async fn read_tail(mut pipe: impl AsyncRead + Unpin) -> Result<Vec<u8>, Failure>
 
 /// Waits until git exits (its pipes are closed already), kills what is
 /// left of its group while its id still names it, then reaps it.
-async fn finish(child: &mut Child, group: Group) -> Result<ExitStatus, Failure> {
+pub(super) async fn finish(child: &mut Child, group: Group) -> Result<ExitStatus, Failure> {
     let pid = Pid::from_raw(group.pgid);
     let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT | WaitPidFlag::WNOHANG;
     let mut pause = Duration::from_millis(1);

@@ -14,7 +14,7 @@ use patchperf_common::mail::{MAX_MESSAGE_BYTES, split_mbox};
 use super::messages::keep;
 use crate::db::lists::{Epoch, ListRow};
 use crate::domain::Context;
-use crate::git::Mirror;
+use crate::git::{Mirror, Object};
 use crate::{Error, db};
 
 /// Most messages read from one epoch in one round; the rest wait for the
@@ -239,23 +239,41 @@ async fn read_epoch(
         )
         .await?;
     let commits: Vec<&str> = listed.lines().take(MAX_PER_ROUND).collect();
-    let mut stored = 0;
-    let mut conn = ctx.db.acquire().await?;
-    for commit in &commits {
-        match message_of(&mirror, commit).await {
-            Ok(Some(raw)) => match keep(&mut conn, list_id, &raw).await? {
-                Ok(new) => stored += usize::from(new),
-                Err(why) => tracing::info!(%commit, %why, "an archived message is refused"),
-            },
-            Ok(None) => {}
-            Err(e) => tracing::info!(%commit, error = %e, "an archived message is unreadable"),
+    if commits.is_empty() {
+        if e.last_commit.is_none() {
+            db::lists::read_up_to(&ctx.db, list_id, e.epoch, &e.url, None).await?;
         }
+        return Ok(0);
     }
-    if let Some(last) = commits.last() {
-        db::lists::read_up_to(&mut *conn, list_id, e.epoch, &e.url, Some(last)).await?;
-    } else if e.last_commit.is_none() {
-        db::lists::read_up_to(&mut *conn, list_id, e.epoch, &e.url, None).await?;
+    // One git for all the round's messages, and one transaction a batch:
+    // a first read of a lore list is a hundred thousand messages.
+    let mut blobs = mirror.batch().await?;
+    let mut stored = 0;
+    for batch in commits.chunks(INTAKE_BATCH) {
+        let mut tx = ctx.db.begin().await?;
+        for commit in batch {
+            let spec = format!("{commit}:m");
+            match blobs
+                .blob(&spec, MAX_MESSAGE_BYTES, "the archived message")
+                .await?
+            {
+                Object::Blob(raw) => match keep(&mut tx, list_id, &raw).await? {
+                    Ok(new) => stored += usize::from(new),
+                    Err(why) => tracing::info!(%commit, %why, "an archived message is refused"),
+                },
+                // No `m`: the commit removes a message (public-inbox's
+                // purge).
+                Object::Missing => {}
+                other => {
+                    tracing::info!(%commit, found = ?other, "an archived message is unreadable")
+                }
+            }
+        }
+        let last = batch.last().copied();
+        db::lists::read_up_to(&mut *tx, list_id, e.epoch, &e.url, last).await?;
+        tx.commit().await?;
     }
+    blobs.close().await?;
     Ok(stored)
 }
 
@@ -302,22 +320,4 @@ async fn place_in(mirror: &Mirror, last: &str) -> Result<Place, Error> {
 
 fn short(commit: &str) -> &str {
     commit.get(..12).unwrap_or(commit)
-}
-
-/// The raw message commit `commit` adds (its blob `m`), if it adds one.
-async fn message_of(mirror: &Mirror, commit: &str) -> Result<Option<Vec<u8>>, Error> {
-    let spec = format!("{commit}:m");
-    match mirror
-        .git_bytes(
-            &["cat-file", "blob", &spec],
-            MAX_MESSAGE_BYTES,
-            "the archived message",
-        )
-        .await
-    {
-        Ok(raw) => Ok(Some(raw)),
-        // No `m`: the commit removes a message (public-inbox's purge).
-        Err(Error::Invalid(_)) => Ok(None),
-        Err(e) => Err(e),
-    }
 }
