@@ -160,16 +160,21 @@ pub async fn due(db: impl PgExecutor<'_>) -> Result<Vec<i64>, sqlx::Error> {
     .await
 }
 
-/// Notes a read of the archive and its failure, if any.
+/// Notes a read of the archive and its failure, if any; a read that
+/// left messages for the next round (not `whole`) keeps the list due.
 pub async fn polled(
     db: impl PgExecutor<'_>,
     id: i64,
     error: Option<&str>,
+    whole: bool,
 ) -> Result<(), sqlx::Error> {
     sqlx::query!(
-        "UPDATE lists SET polled_at = now(), poll_error = $2 WHERE id = $1",
+        "UPDATE lists SET polled_at = CASE WHEN $3 THEN now() ELSE polled_at END,
+                          poll_error = $2
+         WHERE id = $1",
         id,
-        error
+        error,
+        whole
     )
     .execute(db)
     .await?;

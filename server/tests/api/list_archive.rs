@@ -222,3 +222,55 @@ async fn a_rewritten_archive_is_read_on_and_says_so(pool: PgPool) {
     assert_eq!(l["messages"], 4, "{l:#}");
     assert!(l["poll_error"].is_null(), "{l:#}");
 }
+
+/// A history longer than a round reads (10,000 messages an epoch) is read
+/// over rounds that follow one another at once, epoch by epoch: the first
+/// round stops in epoch 0 and leaves the list due, the next reads the
+/// rest of epoch 0 before epoch 1.
+#[sqlx::test(migrations = "../migrations")]
+async fn a_long_history_is_read_in_rounds_epoch_by_epoch(pool: PgPool) {
+    let dir = tempfile::tempdir().unwrap();
+    let archive = Archive::create(dir.path(), "linux-fsdevel", LIST);
+    // 100 threads of chat, each a root and its replies.
+    let chat = |range: std::ops::Range<usize>| {
+        range.map(|k| {
+            let root = format!("chat-{}@example.org", k % 100);
+            let (id, parent) = if k < 100 {
+                (root.clone(), None)
+            } else {
+                (format!("chat-{k}@example.org"), Some(root.as_str()))
+            };
+            message(&id, "Re: LSF/MM topic", parent, "+1\n").into_bytes()
+        })
+    };
+    assert_eq!(archive.import(0, chat(0..10_500)), 10_500);
+    assert_eq!(archive.new_epoch(), 1);
+    assert_eq!(archive.import(1, chat(10_500..10_800)), 300);
+    let served = archive.serve();
+    let app = TestApp::with_config(pool, config(dir.path(), free_port())).await;
+    let (repo, _) = linear(0);
+    let repo = repo.path().to_str().unwrap().to_string();
+    let all = follow(
+        &app,
+        &repo,
+        json!({"name": "fsdevel-all", "archive_url": served.url, "read_history": true}),
+    )
+    .await;
+
+    lists::round(&app.state).await.unwrap();
+    let list = app.get(&format!("/api/v1/lists/{all}")).await.json;
+    assert_eq!(list["messages"], 10_000, "{list:#}");
+    assert!(list["polled_at"].is_null(), "still due: {list:#}");
+    let epochs: i64 = sqlx::query_scalar("SELECT count(*) FROM list_epochs WHERE list_id = $1")
+        .bind(all)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(epochs, 1, "epoch 1 waits until epoch 0 is read");
+
+    lists::round(&app.state).await.unwrap();
+    let list = app.get(&format!("/api/v1/lists/{all}")).await.json;
+    assert_eq!(list["messages"], 10_800, "{list:#}");
+    assert!(!list["polled_at"].is_null(), "{list:#}");
+    assert!(list["poll_error"].is_null(), "{list:#}");
+}

@@ -17,9 +17,11 @@ use crate::domain::Context;
 use crate::git::{Mirror, Object};
 use crate::{Error, db};
 
-/// Most messages read from one epoch in one round; the rest wait for the
-/// next (a list following an archive's history reads it in such steps).
-const MAX_PER_ROUND: usize = 2_000;
+/// Most messages read from one epoch in one round; the rest are read by
+/// the next round, which starts at once (a list following an archive's
+/// history reads it in such steps, its threads assembled and other lists
+/// answered between them).
+const MAX_PER_ROUND: usize = 10_000;
 
 /// Most refusals listed in an answer.
 const MAX_REFUSALS: usize = 20;
@@ -76,7 +78,9 @@ pub async fn read_archive_within(
     limit: std::time::Duration,
 ) -> Result<usize, Error> {
     let mut notes = Vec::new();
-    let result = match tokio::time::timeout(limit, read_epochs(ctx, list, &mut notes)).await {
+    let mut more = false;
+    let read = read_epochs(ctx, list, &mut notes, &mut more);
+    let result = match tokio::time::timeout(limit, read).await {
         Ok(result) => result,
         Err(_) => Err(Error::Unavailable {
             message: format!(
@@ -93,14 +97,23 @@ pub async fn read_archive_within(
         Err(e) => Some(e.to_string()),
         Ok(_) => (!notes.is_empty()).then(|| notes.join("; ")),
     };
-    db::lists::polled(&ctx.db, list.id, said.as_deref()).await?;
+    // A read that stopped at a round's end is not a poll: the list stays
+    // due, and the next round, started at once, reads on.
+    db::lists::polled(&ctx.db, list.id, said.as_deref(), !more).await?;
+    if more {
+        ctx.mail_arrived.notify_one();
+    }
     result
 }
 
+/// Reads the epochs that can still grow, and on into new ones; `more`
+/// when an epoch has messages left for the next round (no later epoch is
+/// read before those).
 async fn read_epochs(
     ctx: &Context,
     list: &ListRow,
     notes: &mut Vec<String>,
+    more: &mut bool,
 ) -> Result<usize, Error> {
     let Some(archive) = list.archive_url.as_deref() else {
         return Ok(0);
@@ -112,14 +125,18 @@ async fn read_epochs(
     }
     let mut stored = 0;
     loop {
-        let last = epochs.last().expect("at least the first epoch").clone();
-        for e in &epochs {
+        let newest = epochs.last().expect("at least the first epoch").epoch;
+        for e in &mut epochs {
             // Older epochs are full: only the newest two can still grow
             // (a message may land in the old one while the new one starts).
-            if e.epoch + 1 >= last.epoch {
-                stored += read_epoch(ctx, list.id, e, notes).await?;
+            if e.epoch + 1 >= newest {
+                stored += read_epoch(ctx, list.id, e, notes, more).await?;
+                if *more {
+                    return Ok(stored);
+                }
             }
         }
+        let last = epochs.pop().expect("at least the first epoch");
         let Some(next) = next_epoch(ctx, archive, &last).await else {
             return Ok(stored);
         };
@@ -191,12 +208,14 @@ async fn first_epoch(ctx: &Context, archive: &str) -> Result<Epoch, Error> {
 }
 
 /// Stores the messages of epoch `e` added since its last commit read,
-/// oldest first, at most [`MAX_PER_ROUND`]; notes how far it read.
+/// oldest first, at most [`MAX_PER_ROUND`] (`more` when it left some);
+/// notes how far it read, in the database and in `e`.
 async fn read_epoch(
     ctx: &Context,
     list_id: i64,
-    e: &Epoch,
+    e: &mut Epoch,
     notes: &mut Vec<String>,
+    more: &mut bool,
 ) -> Result<usize, Error> {
     let mut mirror = ctx.git.open(&e.url, &["HEAD"]).await?;
     mirror.keep();
@@ -226,6 +245,7 @@ async fn read_epoch(
                     short(&head)
                 ));
                 db::lists::read_up_to(&ctx.db, list_id, e.epoch, &e.url, Some(&head)).await?;
+                e.last_commit = Some(head);
                 return Ok(0);
             }
         },
@@ -239,6 +259,7 @@ async fn read_epoch(
         )
         .await?;
     let commits: Vec<&str> = listed.lines().take(MAX_PER_ROUND).collect();
+    *more = listed.lines().nth(MAX_PER_ROUND).is_some();
     if commits.is_empty() {
         if e.last_commit.is_none() {
             db::lists::read_up_to(&ctx.db, list_id, e.epoch, &e.url, None).await?;
@@ -272,6 +293,7 @@ async fn read_epoch(
         let last = batch.last().copied();
         db::lists::read_up_to(&mut *tx, list_id, e.epoch, &e.url, last).await?;
         tx.commit().await?;
+        e.last_commit = last.map(str::to_string);
     }
     blobs.close().await?;
     Ok(stored)
