@@ -190,17 +190,40 @@ pub struct Epoch {
     pub url: String,
     /// The newest commit read.
     pub last_commit: Option<String>,
+    /// The archive manifest's fingerprint of the epoch when it was last
+    /// read to its head.
+    pub fingerprint: Option<String>,
 }
 
 /// The epochs of list `id` known so far, oldest first.
 pub async fn epochs(db: impl PgExecutor<'_>, id: i64) -> Result<Vec<Epoch>, sqlx::Error> {
     sqlx::query_as!(
         Epoch,
-        "SELECT epoch, url, last_commit FROM list_epochs WHERE list_id = $1 ORDER BY epoch",
+        "SELECT epoch, url, last_commit, fingerprint FROM list_epochs
+         WHERE list_id = $1 ORDER BY epoch",
         id
     )
     .fetch_all(db)
     .await
+}
+
+/// Notes that epoch `epoch` was read to its head when the archive's
+/// manifest gave it `fingerprint`.
+pub async fn read_to_head(
+    db: impl PgExecutor<'_>,
+    id: i64,
+    epoch: i32,
+    fingerprint: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "UPDATE list_epochs SET fingerprint = $3 WHERE list_id = $1 AND epoch = $2",
+        id,
+        epoch,
+        fingerprint
+    )
+    .execute(db)
+    .await?;
+    Ok(())
 }
 
 /// Notes that epoch `epoch` (at `url`) was read up to `commit`.

@@ -27,6 +27,8 @@ pub struct Usage {
     pub dropped: u64,
     /// git commands running now.
     pub running: usize,
+    /// Clones and fetches from remotes since the server started.
+    pub remote_reads: u64,
     /// Whether `mirrors` and `bytes` are up to date.
     #[serde(skip)]
     pub counted: bool,

@@ -223,6 +223,7 @@ impl Mirrors {
         let normalised = remote.url();
         let args = ["clone", "--mirror", "--quiet", "--", &normalised, &target];
         let (cmd, _slots) = self.remote_command(remote, url, "clone", &args).await?;
+        self.count_remote_read();
         if let Err(failure) = process::run(cmd, &self.groups, self.timeout, 0).await {
             let _ = tokio::fs::remove_dir_all(&partial).await;
             return Err(unreachable("clone", url, failure));
@@ -251,10 +252,18 @@ impl Mirrors {
                 ],
             )
             .await?;
+        self.count_remote_read();
         process::run(cmd, &self.groups, self.timeout, 0)
             .await
             .map_err(|failure| unreachable("fetch", url, failure))?;
         Ok(())
+    }
+
+    fn count_remote_read(&self) {
+        self.usage
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remote_reads += 1;
     }
 
     /// `git args` for a clone or fetch of `remote`: its slots taken, its

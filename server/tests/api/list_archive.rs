@@ -274,3 +274,43 @@ async fn a_long_history_is_read_in_rounds_epoch_by_epoch(pool: PgPool) {
     assert!(!list["polled_at"].is_null(), "{list:#}");
     assert!(list["poll_error"].is_null(), "{list:#}");
 }
+
+/// The archive's manifest says which epochs changed: a read finding every
+/// fingerprint as it was neither fetches nor probes for a next epoch, and
+/// a new message fetches only the epoch it went to.
+#[sqlx::test(migrations = "../migrations")]
+async fn an_unchanged_epoch_is_neither_fetched_nor_read(pool: PgPool) {
+    let dir = tempfile::tempdir().unwrap();
+    let archive = Archive::create(dir.path(), "linux-fsdevel", LIST);
+    let chat = |k: usize| message(&format!("c{k}@example.org"), "LSF/MM", None, "+1\n");
+    archive.import(0, (0..3).map(|k| chat(k).into_bytes()));
+    archive.new_epoch();
+    archive.import(1, (3..5).map(|k| chat(k).into_bytes()));
+    let served = archive.serve();
+    let app = TestApp::with_config(pool, config(dir.path(), free_port())).await;
+    let (repo, _) = linear(0);
+    let repo = repo.path().to_str().unwrap().to_string();
+    let list = follow(
+        &app,
+        &repo,
+        json!({"name": "fsdevel-all", "archive_url": served.url, "read_history": true}),
+    )
+    .await;
+    lists::round(&app.state).await.unwrap();
+    let reads = async || app.state.git.usage().await.remote_reads;
+    let after_first = reads().await;
+    let stored = app.get(&format!("/api/v1/lists/{list}")).await.json;
+    assert_eq!(stored["messages"], 5, "{stored:#}");
+    assert!(stored["poll_error"].is_null(), "{stored:#}");
+
+    assert_eq!(push(&app, list).await["messages"], 0);
+    assert_eq!(
+        reads().await,
+        after_first,
+        "nothing changed: nothing fetched"
+    );
+
+    archive.add(chat(5).as_bytes());
+    assert_eq!(push(&app, list).await["messages"], 1);
+    assert_eq!(reads().await, after_first + 1, "only epoch 1 is fetched");
+}

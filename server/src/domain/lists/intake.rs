@@ -11,6 +11,7 @@
 use patchperf_common::api::MessagesTaken;
 use patchperf_common::mail::{MAX_MESSAGE_BYTES, split_mbox};
 
+use super::manifest;
 use super::messages::keep;
 use crate::db::lists::{Epoch, ListRow};
 use crate::domain::Context;
@@ -123,20 +124,44 @@ async fn read_epochs(
     if epochs.is_empty() {
         epochs = start(ctx, list, archive).await?;
     }
+    let manifest = match manifest::read(ctx, archive).await {
+        Ok(m) => m,
+        Err(e) => {
+            notes.push(format!("{e}; the epochs were asked of git"));
+            None
+        }
+    };
     let mut stored = 0;
     loop {
         let newest = epochs.last().expect("at least the first epoch").epoch;
         for e in &mut epochs {
             // Older epochs are full: only the newest two can still grow
             // (a message may land in the old one while the new one starts).
-            if e.epoch + 1 >= newest {
-                stored += read_epoch(ctx, list.id, e, notes, more).await?;
-                if *more {
-                    return Ok(stored);
-                }
+            if e.epoch + 1 < newest {
+                continue;
+            }
+            let now = manifest.as_ref().and_then(|m| m.fingerprint(e.epoch));
+            if now.is_some() && now == e.fingerprint.as_deref() {
+                continue; // unchanged since it was read to its head
+            }
+            stored += read_epoch(ctx, list.id, e, notes, more).await?;
+            if *more {
+                return Ok(stored);
+            }
+            if let Some(f) = now {
+                db::lists::read_to_head(&ctx.db, list.id, e.epoch, f).await?;
+                e.fingerprint = Some(f.to_string());
             }
         }
         let last = epochs.pop().expect("at least the first epoch");
+        let listed = manifest
+            .as_ref()
+            .map(|m| m.fingerprint(last.epoch + 1).is_some());
+        // A manifest that does not list the next epoch: there is none yet
+        // (nothing is asked of git); without a manifest git is asked.
+        if listed == Some(false) {
+            return Ok(stored);
+        }
         let Some(next) = next_epoch(ctx, archive, &last).await else {
             return Ok(stored);
         };
@@ -180,6 +205,7 @@ async fn next_epoch(ctx: &Context, archive: &str, last: &Epoch) -> Option<Epoch>
         epoch: last.epoch + 1,
         url,
         last_commit: None,
+        fingerprint: None,
     })
 }
 
@@ -204,6 +230,7 @@ async fn first_epoch(ctx: &Context, archive: &str) -> Result<Epoch, Error> {
         epoch: 0,
         url,
         last_commit: None,
+        fingerprint: None,
     })
 }
 

@@ -6,6 +6,7 @@
 //! all three each round; a push hook or mail handed in wakes it.
 
 pub mod intake;
+pub mod manifest;
 pub mod messages;
 pub mod reply;
 pub mod senders;
