@@ -9,6 +9,7 @@
 # Target: ≥ 2,000 messages/s.
 #
 # usage: bench/lore.sh [MESSAGES] [EPOCHS]   (default 100000 3)
+# env:   LORE_TIMELINE=1 prints the messages stored every 2 s.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -308,6 +308,8 @@ fn main() {
     );
     let id = created["id"].as_i64().expect("the list's id");
     let mut last = (0, Instant::now());
+    let timeline = std::env::var_os("LORE_TIMELINE").is_some();
+    let mut next_line = Duration::ZERO;
     loop {
         let list = request(
             &agent,
@@ -319,6 +321,13 @@ fn main() {
         let stored = list["messages"].as_u64().unwrap_or(0);
         if stored != last.0 {
             last = (stored, Instant::now());
+        }
+        if timeline && started.elapsed() >= next_line {
+            println!(
+                "lore: {:6.1} s {stored:7} messages",
+                started.elapsed().as_secs_f64()
+            );
+            next_line += Duration::from_secs(2);
         }
         if stored as usize >= o.messages {
             break;

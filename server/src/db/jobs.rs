@@ -37,20 +37,27 @@ pub struct JobRow {
     pub updated_at: DateTime<Utc>,
     /// When it became done or failed.
     pub finished_at: Option<DateTime<Utc>>,
+    /// The workloads its boots run, when not all of its comparison's (a
+    /// boot added while some were undecided).
+    pub workloads: Option<Vec<String>>,
 }
 
-/// Creates a queued job; returns its id.
+/// Creates a queued job running `workloads` (all of its comparison's when
+/// `None`); returns its id.
 pub async fn insert(
     conn: &mut PgConnection,
     comparison_id: i64,
     seq: i32,
     max_attempts: i32,
+    workloads: Option<&[String]>,
 ) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar!(
-        "INSERT INTO jobs (comparison_id, seq, max_attempts) VALUES ($1, $2, $3) RETURNING id",
+        "INSERT INTO jobs (comparison_id, seq, max_attempts, workloads)
+         VALUES ($1, $2, $3, $4) RETURNING id",
         comparison_id,
         seq,
-        max_attempts
+        max_attempts,
+        workloads as Option<&[String]>
     )
     .fetch_one(conn)
     .await
@@ -86,7 +93,7 @@ async fn rows(
         r#"SELECT id, comparison_id, seq, state AS "state: JobState", attempt, max_attempts,
                   machine_id, lease_expires_at, message,
                   failure_reason AS "failure_reason: FailureReason", failure_detail, log_tail,
-                  created_at, updated_at, finished_at
+                  created_at, updated_at, finished_at, workloads
            FROM jobs WHERE id = $1 OR comparison_id = $2 ORDER BY seq"#,
         id,
         comparison_id
@@ -171,7 +178,7 @@ pub async fn lease(
            RETURNING id, comparison_id, seq, state AS "state: JobState", attempt, max_attempts,
                      machine_id, lease_expires_at, message,
                      failure_reason AS "failure_reason: FailureReason", failure_detail, log_tail,
-                     created_at, updated_at, finished_at"#,
+                     created_at, updated_at, finished_at, workloads"#,
         id,
         machine_id,
         lease_seconds,

@@ -140,16 +140,18 @@ async fn view(
             .link(&format!("/api/v1/comparisons/{id}/report.txt")),
     );
 
-    let per_boot = i64::try_from(c.workloads.len() * c.params.0.nr_task.len()).unwrap_or(0);
     let jobs_view: Vec<JobView> = o
         .jobs
         .into_iter()
-        .map(|j| job_view(j, &o.boots, &o.run_counts, per_boot))
+        .map(|j| {
+            let expected = overview::expected_runs(&c, &j, &o.boots);
+            job_view(j, &o.boots, &o.run_counts, expected)
+        })
         .collect();
     let runs = RunCounts {
         base: jobs_view.iter().map(|j| j.runs.base).sum(),
         patched: jobs_view.iter().map(|j| j.runs.patched).sum(),
-        expected_per_side: i64::from(c.runs_per_side) * per_boot,
+        expected_per_side: jobs_view.iter().map(|j| j.runs.expected_per_side).sum(),
     };
     let boot_order = interleave::notation(o.boots.iter().map(|b| b.side));
     let machine = match (&c.machine_name, c.machine_inventory) {
@@ -207,7 +209,7 @@ async fn view(
     })
 }
 
-fn job_view(j: JobRow, boots: &[BootRow], counts: &[(i64, i64, i64)], per_boot: i64) -> JobView {
+fn job_view(j: JobRow, boots: &[BootRow], counts: &[(i64, i64, i64)], expected: usize) -> JobView {
     let (base, patched) = counts
         .iter()
         .find(|(job, _, _)| *job == j.id)
@@ -225,7 +227,7 @@ fn job_view(j: JobRow, boots: &[BootRow], counts: &[(i64, i64, i64)], per_boot: 
             side: b.side,
         })
         .collect();
-    let expected = per_boot * i64::try_from(boots.len()).unwrap_or(0) / 2;
+    let expected = i64::try_from(expected).unwrap_or(i64::MAX);
     JobView {
         id: j.id,
         seq: j.seq,

@@ -1,11 +1,12 @@
 //! More runs while undecided: a comparison submitted with `max_runs` whose
 //! headline verdict is undecided when its jobs are done gets more boots,
-//! doubling the runs a side, until it decides or reaches `max_runs`.
+//! doubling the runs a side, until it decides or reaches `max_runs`; the
+//! added boots run only the workloads with an undecided cell.
 
 use axum::http::StatusCode;
 use patchperf_common::run::Side;
 
-use crate::helpers::TestApp;
+use crate::helpers::{TestApp, run_result};
 
 /// ±3% of boot-to-boot noise that depends only on the boot's position.
 fn noise(seq: u32) -> f64 {
@@ -179,4 +180,68 @@ async fn a_comparison_naming_its_mode_may_grow_fourfold_unless_told_otherwise(po
         12
     );
     assert!(max_runs(serde_json::json!({})).await.is_null());
+}
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn added_boots_run_only_the_undecided_workloads(pool: sqlx::PgPool) {
+    let app = TestApp::new(pool).await;
+    let lab = app.register("lab").await;
+    let id = app
+        .post_comparison(serde_json::json!({
+            "base": { "kind": "tarball", "name": "linux-source-6.1" },
+            "mbox": patchperf_testkit::mbox::one_patch("[PATCH] fs: a dup win, open in the noise"),
+            "workloads": ["dup1", "open1"],
+            "params": { "nr_task": [1], "seconds": 5, "warmup_seconds": 1 },
+            "runs": 3, "max_runs": 6, "backend": "tcg-icount", "machine": "lab",
+            "order_seed": 7,
+        }))
+        .await;
+    let mut asked = Vec::new();
+    while let Some(spec) = app.claim(lab).await {
+        asked.push(spec.workloads.clone());
+        for boot in &spec.boots {
+            for w in &spec.workloads {
+                // dup1 10% faster, all but still; open1 unchanged in ±3%.
+                let ops = match w.as_str() {
+                    "dup1" => noisy(0.1)(boot.side, boot.seq, 1) / (1.0 + noise(boot.seq * 7 + 3)),
+                    _ => noisy(0.0)(boot.side, boot.seq, 1),
+                };
+                let mut run = run_result(1, ops);
+                run.workload = w.clone();
+                app.upload(lab, &spec, *boot, run).await;
+            }
+        }
+        app.finish_done(lab, &spec).await;
+    }
+    let both = vec!["dup1".to_string(), "open1".to_string()];
+    let open = vec!["open1".to_string()];
+    assert_eq!(
+        asked,
+        [
+            both.clone(),
+            both.clone(),
+            both.clone(),
+            open.clone(),
+            open.clone(),
+            open
+        ],
+        "{asked:?}"
+    );
+
+    let view = app.get_json(&format!("/api/v1/comparisons/{id}")).await;
+    assert_eq!(view["status"], "done");
+    assert_eq!(view["runs_added_at"], serde_json::json!([3]));
+    assert_eq!(view["runs_per_side"], 6);
+    // 3 boots a side of both workloads, then 3 of open1.
+    assert_eq!(view["runs"]["expected_per_side"], 9, "{view:#}");
+    assert_eq!(view["runs"]["base"], 9, "{view:#}");
+    let (_, text) = app
+        .get(&format!("/api/v1/comparisons/{id}/report.txt"))
+        .await;
+    // dup1 decided at its first look and kept its runs and verdict.
+    assert!(text.contains("runs: 3 base, 3 patched"), "{text}");
+    assert!(text.contains("runs: 6 base, 6 patched"), "{text}");
+    let added_job = view["jobs"][3]["id"].as_i64().unwrap();
+    let (_, log) = app.get(&format!("/jobs/{added_job}/log")).await;
+    assert!(log.contains("measuring open1 at 6 a side"), "{log}");
 }

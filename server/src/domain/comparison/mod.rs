@@ -232,7 +232,15 @@ async fn insert_with_jobs(
         db::run_lengths::insert_pending(&mut *conn, id, asked).await?;
     }
     let runs = u32::try_from(new.runs_per_side).unwrap_or(0);
-    lifecycle::create_jobs(conn, id, &interleave::plan(runs, seed), 0, max_attempts).await?;
+    lifecycle::create_jobs(
+        conn,
+        id,
+        &interleave::plan(runs, seed),
+        0,
+        max_attempts,
+        None,
+    )
+    .await?;
     Ok(id)
 }
 

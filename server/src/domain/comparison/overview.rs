@@ -88,6 +88,20 @@ pub struct Overview {
     pub run_length_pending: bool,
 }
 
+/// Runs a side job `job` of comparison `c` stores when done: each of its
+/// boots runs its workloads (all of the comparison's, or the undecided
+/// ones for a boot added later) at every nr_task.
+pub fn expected_runs(c: &ComparisonRow, job: &JobRow, boots: &[BootRow]) -> usize {
+    let workloads = job.workloads.as_ref().map_or(c.workloads.len(), Vec::len);
+    let boots = boots.iter().filter(|b| b.job_id == job.id).count();
+    workloads * c.params.0.nr_task.len() * boots / 2
+}
+
+/// Runs a side comparison `c` stores when every job is done.
+pub fn expected_per_side(c: &ComparisonRow, jobs: &[JobRow], boots: &[BootRow]) -> usize {
+    jobs.iter().map(|j| expected_runs(c, j, boots)).sum()
+}
+
 /// What the views of comparison `c` show besides its report.
 pub async fn gather(ctx: &Context, c: &ComparisonRow) -> Result<Overview, Error> {
     let probe_of = match db::comparisons::probe_of(&ctx.db, c.id).await? {

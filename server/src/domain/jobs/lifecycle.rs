@@ -63,12 +63,13 @@ pub async fn create_jobs(
     plan: &BootPlan,
     first: usize,
     max_attempts: u32,
+    workloads: Option<&[String]>,
 ) -> Result<Vec<i64>, Error> {
     let max_attempts = i32::try_from(max_attempts).unwrap_or(i32::MAX);
     let mut job_ids = Vec::with_capacity(plan.blocks.len().saturating_sub(first));
     for block in first..plan.blocks.len() {
         let seq = i32::try_from(block).unwrap_or(i32::MAX);
-        job_ids.push(db::jobs::insert(conn, comparison_id, seq, max_attempts).await?);
+        job_ids.push(db::jobs::insert(conn, comparison_id, seq, max_attempts, workloads).await?);
     }
     for (seq, block, side) in plan.boots().filter(|b| b.1 >= first) {
         let seq = i32::try_from(seq).unwrap_or(i32::MAX);
@@ -333,18 +334,27 @@ async fn fail_queued(
 }
 
 /// More boots for a done comparison: raises its runs a side to `runs` with
-/// the jobs of `plan` from block `first` on, each queued with `why` as its
-/// message and event, and makes the comparison live again.
+/// the jobs of `plan` from block `first` on, their boots running only
+/// `workloads`, each queued with `why` as its message and event, and makes
+/// the comparison live again.
 pub async fn add_runs(
     conn: &mut PgConnection,
     comparison_id: i64,
     plan: &BootPlan,
-    first: usize,
-    runs: i32,
+    (first, runs): (usize, i32),
+    workloads: &[String],
     max_attempts: u32,
     why: &str,
 ) -> Result<(), Error> {
-    let jobs = create_jobs(conn, comparison_id, plan, first, max_attempts).await?;
+    let jobs = create_jobs(
+        conn,
+        comparison_id,
+        plan,
+        first,
+        max_attempts,
+        Some(workloads),
+    )
+    .await?;
     for job in jobs {
         db::jobs::set_state(conn, job, JobState::Queued, why, "").await?;
         db::events::insert(conn, job, JobState::Queued, 0, None, why, "").await?;

@@ -144,6 +144,17 @@ pub async fn accept_run(
         )));
     }
     validate_run(&comparison, &upload.result)?;
+    if let Some(own) = job
+        .workloads
+        .as_ref()
+        .filter(|w| !w.contains(&upload.result.workload))
+    {
+        return Err(Error::Invalid(format!(
+            "job {job_id}'s boots run only {} (added while those were undecided), not `{}`",
+            own.join(", "),
+            upload.result.workload
+        )));
+    }
 
     let key = db::runs::RunKey {
         comparison_id: job.comparison_id,
@@ -318,8 +329,9 @@ async fn check_complete(conn: &mut PgConnection, job: &JobRow) -> Result<(), Err
         .into_iter()
         .collect();
     let mut missing = Vec::new();
+    let workloads = job.workloads.as_ref().unwrap_or(&comparison.workloads);
     for boot in db::boots::for_job(&mut *conn, job.id).await? {
-        for workload in &comparison.workloads {
+        for workload in workloads {
             if !stored.contains(&(boot.seq, workload.clone())) {
                 missing.push(format!("boot {} {workload}", boot.seq));
             }

@@ -2,8 +2,10 @@
 //! and a report's headline verdict is still undecided (the interval is too
 //! wide to call the change real or absent), the comparison gets more boots:
 //! the runs a side double, up to the `max_runs` it was submitted with. The
-//! new boots continue the comparison's seeded block order, so the whole
-//! order is still the one its seed draws, and they run on the same machine.
+//! new boots run only the workloads with an undecided cell (a decided one
+//! keeps its runs and its verdict); they continue the comparison's seeded
+//! block order, so the whole order is still the one its seed draws, and
+//! they run on the same machine.
 //!
 //! Each look is another chance for noise to pass the test, so a comparison
 //! that may grow spends its 5% level over the looks it may take
@@ -40,37 +42,63 @@ pub async fn add_if_undecided(
         return Ok(None);
     }
     let built = report::load_shared(ctx, &c).await?;
-    let undecided: Vec<String> = built
+    let now = c.runs_per_side;
+    // Only cells measured at the latest look can still move: a cell
+    // decided before kept its runs.
+    let latest = |g: &&report::GroupReport| {
+        let n = g.comparison.base_runs.min(g.comparison.patched_runs);
+        i32::try_from(n).unwrap_or(i32::MAX) >= now
+    };
+    let undecided: Vec<(&str, String)> = built
         .groups
         .iter()
+        .filter(latest)
         .filter_map(|g| {
             let m = g.comparison.headline_metric()?;
             (m.verdict == Verdict::Undecided).then(|| {
                 let h = &g.comparison.header;
-                format!(
+                let text = format!(
                     "{} nr_task {} {} ({} CI {})",
                     h.workload,
                     h.nr_task,
                     format::change_text(m),
                     g.comparison.policy.interval_label(),
                     format::interval_text(m)
-                )
+                );
+                (h.workload.as_str(), text)
             })
         })
         .collect();
     if undecided.is_empty() {
         return Ok(None);
     }
-    let now = c.runs_per_side;
+    let mut workloads: Vec<String> = Vec::new();
+    for (w, _) in &undecided {
+        if !workloads.iter().any(|known| known == w) {
+            workloads.push((*w).to_string());
+        }
+    }
+    let undecided: Vec<String> = undecided.into_iter().map(|(_, text)| text).collect();
     let runs = now.saturating_mul(2).min(max);
     let plan = interleave::plan(u32::try_from(runs).unwrap_or(0), c.order_seed as u64);
     let first = usize::try_from(now).unwrap_or(usize::MAX);
     let why = format!(
-        "added: {now} runs a side left {} undecided; measuring {runs} a side (at most {max})",
-        undecided.join(", ")
+        "added: {now} runs a side left {} undecided; measuring {} at {runs} a side (at most \
+         {max})",
+        undecided.join(", "),
+        workloads.join(", ")
     );
     let max_attempts = ctx.config.max_attempts;
-    lifecycle::add_runs(conn, id, &plan, first, runs, max_attempts, &why).await?;
+    lifecycle::add_runs(
+        conn,
+        id,
+        &plan,
+        (first, runs),
+        &workloads,
+        max_attempts,
+        &why,
+    )
+    .await?;
     tracing::info!(
         comparison = id,
         from = now,

@@ -135,7 +135,7 @@ async fn spec(conn: &mut PgConnection, job: &JobRow, config: &Config) -> Result<
         base_mbox,
         base_patches_sha256,
         config_fragment: comparison.config_fragment,
-        workloads: comparison.workloads,
+        workloads: job.workloads.clone().unwrap_or(comparison.workloads),
         params: comparison.params.0,
         backend,
         boots,

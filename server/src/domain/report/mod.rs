@@ -257,12 +257,20 @@ pub fn group_reports(
                 if header.nr_task == 1 { "" } else { "s" }
             );
             // A comparison that may add boots spends its level over the
-            // looks it may take.
+            // looks it may take. A cell's looks are those taken while it
+            // was measured: boots are added only to undecided cells, so a
+            // cell decided earlier is judged at the look that decided it.
             let first = c.runs_added_at.first().copied().unwrap_or(c.runs_per_side);
+            let n = base.len().min(patched.len());
+            let taken = c
+                .runs_added_at
+                .iter()
+                .filter(|&&at| usize::try_from(at).is_ok_and(|at| at < n))
+                .count();
             let look = Look::of_comparison(
                 u32::try_from(first).unwrap_or(0),
                 c.max_runs_per_side.and_then(|m| u32::try_from(m).ok()),
-                u32::try_from(c.runs_added_at.len()).unwrap_or(u32::MAX - 1),
+                u32::try_from(taken).unwrap_or(u32::MAX - 1),
             );
             header.looks = (look.of > 1).then_some([look.look.min(look.of), look.of]);
             let policy = judging(*policy, header.measurement, floor.map(|f| f.percent), look);

@@ -286,7 +286,7 @@ async fn page_of(
             .filter(|r| r.side == side)
             .count()
     };
-    let per_boot = c.workloads.len() * c.params.0.nr_task.len();
+    let expected_per_side = overview::expected_per_side(c, &jobs, &boots);
     let p = &c.params.0;
     Ok(ComparisonPage {
         summary,
@@ -364,7 +364,7 @@ async fn page_of(
         pruned: pruned_at.map(|at| at.format("%Y-%m-%d").to_string()),
         stored_base: stored(Side::Base),
         stored_patched: stored(Side::Patched),
-        expected_per_side: usize::try_from(c.runs_per_side).unwrap_or(0) * per_boot,
+        expected_per_side,
         submitted_by: c.submitted_by.clone(),
         created: view::time(c.created_at),
         order_seed: c.order_seed as u64,
