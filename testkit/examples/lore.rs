@@ -344,6 +344,39 @@ fn main() {
         o.messages,
         o.messages as f64 / took
     );
+    // Then the threads: every series assembled and settled (here all are
+    // complete and outside the list's paths, so each ends skipped).
+    let settled = Instant::now();
+    loop {
+        let waiting = request(
+            &agent,
+            "GET",
+            &format!("{}/api/v1/series?list={id}&state=waiting&limit=1", o.url),
+            &o.ci_token,
+            None,
+        );
+        let none = waiting["series"].as_array().is_some_and(Vec::is_empty);
+        let pending = request(
+            &agent,
+            "GET",
+            &format!("{}/api/v1/series?list={id}&limit=1", o.url),
+            &o.ci_token,
+            None,
+        );
+        let some = pending["series"].as_array().is_some_and(|s| !s.is_empty());
+        if none && some {
+            break;
+        }
+        if settled.elapsed() > Duration::from_secs(1800) {
+            eprintln!("lore: series still waiting after 1800 s");
+            std::process::exit(1);
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    println!(
+        "lore: every series assembled and settled {:.1} s after the last message was stored",
+        settled.elapsed().as_secs_f64()
+    );
     println!(
         "lore: peak memory: server {} MiB (VmHWM), largest Postgres process {} MiB",
         peak_kib(o.server_pid) >> 10,

@@ -129,9 +129,14 @@ pub struct Filter<'a> {
     pub state: Option<SeriesState>,
     /// The versions of one series.
     pub key: Option<&'a str>,
+    /// The oldest first (else the newest).
+    pub oldest_first: bool,
+    /// Only those missing no patch.
+    pub complete: bool,
 }
 
-/// Series versions as `f` narrows them, newest first.
+/// Series versions as `f` narrows them, newest first unless it asks for
+/// the oldest.
 pub async fn list(
     db: impl PgExecutor<'_>,
     f: &Filter<'_>,
@@ -153,13 +158,16 @@ pub async fn list(
              AND ($2::bigint IS NULL OR s.list_id = $2)
              AND ($3::text IS NULL OR s.state = $3)
              AND ($4::text IS NULL OR s.series_key = $4)
-           ORDER BY s.id DESC
+             AND (NOT $7 OR cardinality(s.missing) = 0)
+           ORDER BY CASE WHEN $6 THEN s.id END, s.id DESC
            LIMIT $5"#,
         f.id,
         f.list_id,
         f.state.map(SeriesState::as_str),
         f.key,
-        limit
+        limit,
+        f.oldest_first,
+        f.complete
     )
     .fetch_all(db)
     .await
@@ -325,6 +333,27 @@ pub async fn in_state(
          ORDER BY id FOR UPDATE SKIP LOCKED",
         list_id,
         state.as_str()
+    )
+    .fetch_all(conn)
+    .await
+}
+
+/// Waiting series of list `list_id` that miss patches and were last seen
+/// more than `wait_minutes` ago, oldest first, locked (skipping what
+/// another server holds). Asked in SQL: a list reading its history has
+/// thousands of complete series waiting for a slot, none of them overdue.
+pub async fn overdue(
+    conn: &mut PgConnection,
+    list_id: i64,
+    wait_minutes: i32,
+) -> Result<Vec<i64>, sqlx::Error> {
+    sqlx::query_scalar!(
+        "SELECT id FROM list_series
+         WHERE list_id = $1 AND state = 'waiting' AND cardinality(missing) > 0
+           AND seen_at < now() - make_interval(mins => $2)
+         ORDER BY id FOR UPDATE SKIP LOCKED",
+        list_id,
+        wait_minutes
     )
     .fetch_all(conn)
     .await

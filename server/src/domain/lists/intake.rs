@@ -64,10 +64,20 @@ pub async fn take(ctx: &Context, list_id: i64, body: &[u8]) -> Result<MessagesTa
     Ok(taken)
 }
 
+/// What one read of an archive did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Read {
+    /// Messages stored.
+    pub stored: usize,
+    /// Whether it stopped at a round's end with messages left: the list is
+    /// catching up (on its history, or after an outage).
+    pub more: bool,
+}
+
 /// Reads what is new in list `list`'s archive: each known epoch from the
-/// commit read last, then any epoch after the newest. The count of
-/// messages stored; the failure is noted on the list too.
-pub async fn read_archive(ctx: &Context, list: &ListRow) -> Result<usize, Error> {
+/// commit read last, then any epoch after the newest. The failure is
+/// noted on the list too.
+pub async fn read_archive(ctx: &Context, list: &ListRow) -> Result<Read, Error> {
     read_archive_within(ctx, list, ctx.config.list_read_timeout).await
 }
 
@@ -77,7 +87,7 @@ pub async fn read_archive_within(
     ctx: &Context,
     list: &ListRow,
     limit: std::time::Duration,
-) -> Result<usize, Error> {
+) -> Result<Read, Error> {
     let mut notes = Vec::new();
     let mut more = false;
     let read = read_epochs(ctx, list, &mut notes, &mut more);
@@ -104,7 +114,7 @@ pub async fn read_archive_within(
     if more {
         ctx.mail_arrived.notify_one();
     }
-    result
+    result.map(|stored| Read { stored, more })
 }
 
 /// Reads the epochs that can still grow, and on into new ones; `more`

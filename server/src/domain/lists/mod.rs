@@ -89,7 +89,7 @@ pub async fn push(ctx: &Context, id: i64) -> Result<usize, Error> {
     // is told to come back, and the reader goes on in the background.
     let taken =
         match intake::read_archive_within(ctx, &list, ctx.config.list_read_timeout / 10).await {
-            Ok(n) => n,
+            Ok(read) => read.stored,
             Err(e) => {
                 ctx.mail_arrived.notify_one();
                 return Err(e);
@@ -193,6 +193,10 @@ pub fn series_view(ctx: &Context, s: SeriesRow) -> SeriesView {
 /// list and does not stop the others.
 pub async fn round(ctx: &Context) -> Result<usize, Error> {
     let mut handled = 0;
+    // Lists catching up (their read stopped at a round's end, messages
+    // left): their threads are assembled once they have caught up, not
+    // again at every round of the catching up.
+    let mut catching_up = std::collections::HashSet::new();
     // Each archive read on its own, side by side and each bounded
     // (`list_read_timeout`): one slow remote holds only its own list.
     let mut reads = tokio::task::JoinSet::new();
@@ -201,13 +205,18 @@ pub async fn round(ctx: &Context) -> Result<usize, Error> {
         reads.spawn(async move {
             let list = find(&ctx, id).await?;
             let read = intake::read_archive(&ctx, &list).await;
-            Ok::<_, Error>((list.name, read))
+            Ok::<_, Error>((list.id, list.name, read))
         });
     }
     while let Some(joined) = reads.join_next().await {
         match joined {
-            Ok(Ok((_, Ok(n)))) => handled += n,
-            Ok(Ok((name, Err(e)))) => {
+            Ok(Ok((id, _, Ok(read)))) => {
+                handled += read.stored;
+                if read.more {
+                    catching_up.insert(id);
+                }
+            }
+            Ok(Ok((_, name, Err(e)))) => {
                 tracing::warn!(list = %name, error = %e, "reading the archive failed");
             }
             Ok(Err(e)) => tracing::warn!(error = %e, "a list to read is gone"),
@@ -220,6 +229,9 @@ pub async fn round(ctx: &Context) -> Result<usize, Error> {
         match reply::answer_measured(ctx, &list).await {
             Ok(n) => handled += n,
             Err(e) => tracing::warn!(list = %list.name, error = %e, "answering series failed"),
+        }
+        if catching_up.contains(&list.id) {
+            continue;
         }
         match series::settle(ctx, &list).await {
             Ok(n) => handled += n,

@@ -227,14 +227,10 @@ async fn supersede(
 async fn end_waits(ctx: &Context, list: &ListRow) -> Result<usize, Error> {
     let mut tx = ctx.db.begin().await?;
     let mut ended = 0;
-    let wait = chrono::Duration::minutes(i64::from(list.wait_minutes));
-    for id in db::list_series::in_state(&mut tx, list.id, SeriesState::Waiting).await? {
+    for id in db::list_series::overdue(&mut tx, list.id, list.wait_minutes).await? {
         let Some(row) = db::list_series::find(&mut *tx, id).await? else {
             continue;
         };
-        if row.missing.is_empty() || row.seen_at + wait > Utc::now() {
-            continue;
-        }
         let why = format!(
             "{} never arrived within {} minutes: not tested",
             numbers(&row.missing, u32::try_from(row.total).unwrap_or(0)),
@@ -254,6 +250,10 @@ async fn end_waits(ctx: &Context, list: &ListRow) -> Result<usize, Error> {
     Ok(ended)
 }
 
+/// Most complete series a round starts (or skips) for one list; a backlog
+/// beyond it is worked off by rounds that follow at once.
+const STARTS_PER_ROUND: i64 = 500;
+
 /// Queues complete waiting series, oldest first, while the list has free
 /// slots.
 async fn start_complete(ctx: &Context, list: &ListRow) -> Result<usize, Error> {
@@ -261,12 +261,18 @@ async fn start_complete(ctx: &Context, list: &ListRow) -> Result<usize, Error> {
     let filter = Filter {
         list_id: Some(list.id),
         state: Some(SeriesState::Waiting),
+        oldest_first: true,
+        complete: true,
         ..Filter::default()
     };
-    let waiting = db::list_series::list(&ctx.db, &filter, 500).await?;
-    for row in waiting.into_iter().rev().filter(|r| r.missing.is_empty()) {
+    // The oldest first: a backlog (a list reading its history) is worked
+    // off in the order it was posted, none left behind.
+    let waiting = db::list_series::list(&ctx.db, &filter, STARTS_PER_ROUND).await?;
+    let full = i64::try_from(waiting.len()).is_ok_and(|n| n >= STARTS_PER_ROUND);
+    let mut held = 0;
+    for row in waiting {
         if db::list_series::in_flight(&ctx.db, list.id).await? >= i64::from(list.max_in_flight) {
-            break;
+            return Ok(started);
         }
         match start(ctx, list, &row).await {
             Ok(()) => started += 1,
@@ -274,6 +280,7 @@ async fn start_complete(ctx: &Context, list: &ListRow) -> Result<usize, Error> {
             // series waits for the next round.
             Err(e @ Error::Unavailable { .. }) => {
                 tracing::info!(series = row.id, error = %e, "the series waits");
+                held += 1;
             }
             Err(e) => {
                 let why = format!("not tested: {e}");
@@ -281,6 +288,11 @@ async fn start_complete(ctx: &Context, list: &ListRow) -> Result<usize, Error> {
                     .await?;
             }
         }
+    }
+    // More backlog: the next round follows at once, unless a base that
+    // cannot be read held series back (then the reader's own pace).
+    if full && held == 0 {
+        ctx.mail_arrived.notify_one();
     }
     Ok(started)
 }
