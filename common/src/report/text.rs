@@ -163,6 +163,15 @@ pub fn summary_line(c: &Comparison) -> String {
     }
 }
 
+/// [`summary_line`] as a sentence of its own, for a page that shows the
+/// kernels elsewhere: without 0-day's "on:" (which leads to the commit
+/// lines) and the comma that stood before it.
+pub fn summary_sentence(c: &Comparison) -> String {
+    let line = summary_line(c);
+    let words = line.strip_suffix(" on:").unwrap_or(&line);
+    format!("{}.", words.trim_end_matches(','))
+}
+
 /// The commit block and the table, byte for byte in 0-day's layout.
 pub fn table(c: &Comparison, opts: &TextOptions) -> String {
     let h = &c.header;
@@ -564,7 +573,18 @@ mod tests {
             )),
             "{text}"
         );
+        assert_eq!(
+            summary_sentence(&c),
+            format!(
+                "patchperf noticed -0.3% of will-it-scale.per_process_ops, real (q {q}) but \
+                 below the default δ of 1%."
+            )
+        );
         let empty = comparison(&[], &[]);
+        assert_eq!(
+            summary_sentence(&empty),
+            "patchperf has no will-it-scale results yet."
+        );
         assert_eq!(
             summary_line(&empty),
             "patchperf has no will-it-scale results yet on:"

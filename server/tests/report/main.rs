@@ -12,6 +12,7 @@ mod layout;
 mod metrics_page;
 mod more_runs;
 mod run_projections;
+mod sentences;
 mod stored;
 mod verdicts;
 mod waiting;

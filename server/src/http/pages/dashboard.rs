@@ -281,7 +281,10 @@ fn shown(s: &ComparisonSummary, progress: Option<&Progress>) -> (String, String,
             (shown, class, rank(v), headline)
         }
         (Some(v), Some(h)) => (
-            v.as_str().to_string(),
+            view::overall_words(
+                v,
+                s.headline_columns.as_ref().is_some_and(|c| c.below_delta),
+            ),
             view::overall_class(v),
             rank(v),
             h.clone(),

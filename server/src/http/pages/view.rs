@@ -35,6 +35,17 @@ pub fn overall_class(v: OverallVerdict) -> String {
     v.as_str().replace(' ', "-")
 }
 
+/// An overall verdict as the pages say it: a no change whose headline is
+/// a real change smaller than δ is `no change (real, below δ)`, as its
+/// report's own verdict says, so that the bold line and the listing do not
+/// read as if nothing moved.
+pub fn overall_words(v: OverallVerdict, real_below_delta: bool) -> String {
+    match v {
+        OverallVerdict::NoChange if real_below_delta => "no change (real, below δ)".into(),
+        v => v.as_str().to_string(),
+    }
+}
+
 /// A job's failure in words, with its detail: `build failed: make: …`.
 pub fn failure_text(reason: FailureReason, detail: Option<&str>) -> String {
     match detail {

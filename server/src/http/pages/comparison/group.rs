@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use patchperf_common::metric;
 use patchperf_common::report::text::{
-    TextOptions, pipeline_line, selected_rows, summary_line, unsupported_line,
+    TextOptions, pipeline_line, selected_rows, summary_sentence, unsupported_line,
 };
 use patchperf_common::report::{Comparison, MetricComparison, format};
 use patchperf_common::stats::verdict::delta_text;
@@ -380,9 +380,7 @@ pub(super) async fn group_view(
 
     Ok(GroupView {
         title: h.title(),
-        // 0-day's "… on:" leads to the commit line of the text form; the
-        // page shows the kernels elsewhere, so the sentence ends here.
-        headline: format!("{}.", summary_line(c).trim_end_matches(" on:")),
+        headline: summary_sentence(c),
         interval_label: c.policy.interval_label(),
         measurement: h
             .measurement

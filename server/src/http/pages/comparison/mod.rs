@@ -99,7 +99,7 @@ pub(super) struct ComparisonPage {
     profile_url: Option<String>,
     /// What the overall line says (`verdict`, or `calibration` for an
     /// A/A), what and its class.
-    overall: (&'static str, &'static str, String),
+    overall: (&'static str, String, String),
     status: &'static str,
     base: String,
     subjects: Vec<String>,
@@ -320,10 +320,21 @@ async fn page_of(
             .then(|| format!("/comparisons/{id}/profile")),
         // An A/A measures the noise: it has no verdict to wait for.
         overall: match c.kind {
-            ComparisonKind::Aa => ("calibration", c.status.as_str(), "calibration".into()),
+            ComparisonKind::Aa => (
+                "calibration",
+                c.status.as_str().to_string(),
+                "calibration".into(),
+            ),
             ComparisonKind::Ab => (
                 "verdict",
-                verdict.overall.as_str(),
+                view::overall_words(
+                    verdict.overall,
+                    built
+                        .groups
+                        .iter()
+                        .filter_map(|g| g.comparison.headline_metric())
+                        .any(|m| m.real_below_delta),
+                ),
                 view::overall_class(verdict.overall),
             ),
         },

@@ -1,0 +1,78 @@
+//! The sentences a person reads, as headless Chromium shows them (issue
+//! 41): a verdict said the same way in every place it appears, and no
+//! sentence with stray punctuation.
+
+use patchperf_common::run::Side;
+use patchperf_testkit::TestServer;
+
+use crate::browser::{Chromium, Viewport};
+use crate::helpers::TestApp;
+
+const DESKTOP: Viewport = Viewport {
+    width: 1400,
+    height: 900,
+};
+
+/// The comparison page's bold lines and the group's headline sentence, as
+/// laid out.
+const VERDICT_LINES: &str = r#"(() => ({
+  answer: document.querySelector('p.answer').innerText,
+  overall: document.querySelector('p.overall').innerText,
+  headline: document.querySelector('p.headline').innerText,
+}))()"#;
+
+/// The first dashboard row's verdict cell.
+const DASHBOARD_VERDICT: &str = r#"(() => {
+  const cell = document.querySelector('table.comparisons tbody tr td.verdict');
+  return cell ? cell.innerText : null;
+})()"#;
+
+/// −0.3% with boots agreeing to 0.01%, under tcg-icount's default δ of
+/// 0.5%: real, but below δ, which counts as no change. Every bold verdict
+/// says both, and the headline sentence ends without a stray comma.
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn real_but_below_delta_is_said_in_every_verdict_a_reader_sees(pool: sqlx::PgPool) {
+    let Some(chromium) = Chromium::find() else {
+        eprintln!("skipping: /usr/bin/chromium is not installed (apt-get install chromium)");
+        return;
+    };
+    let app = TestApp::new(pool).await;
+    let lab = app.register("lab").await;
+    let id = app
+        .submit("[PATCH] fs: a tiny dup loss", "lab", &[1], 3)
+        .await;
+    app.run_all(lab, |side, seq, _| {
+        let base = 100_000.0 * (1.0 + 0.0001 * f64::from(seq % 2));
+        match side {
+            Side::Base => base,
+            Side::Patched => base * 0.997,
+        }
+    })
+    .await;
+    app.build_reports().await;
+    let server = TestServer::serve(app.state.clone(), "127.0.0.1:0".parse().unwrap()).await;
+
+    let page = chromium
+        .evaluate(
+            &format!("{}/comparisons/{id}", server.url()),
+            DESKTOP,
+            VERDICT_LINES,
+        )
+        .await;
+    eprintln!("the page's verdicts: {page:#}");
+    let said = |k: &str| page[k].as_str().unwrap_or_default().to_string();
+    assert!(said("answer").starts_with("real, below δ: -0.3%"), "{page}");
+    assert_eq!(said("overall"), "verdict: no change (real, below δ)");
+    let headline = said("headline");
+    assert!(
+        headline.ends_with(" but below the default δ of 0.5%."),
+        "{headline}"
+    );
+    assert!(!headline.contains(",."), "{headline}");
+
+    let row = chromium
+        .evaluate(&format!("{}/", server.url()), DESKTOP, DASHBOARD_VERDICT)
+        .await;
+    assert_eq!(row, "no change (real, below δ)");
+    server.stop().await;
+}
