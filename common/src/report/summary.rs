@@ -50,12 +50,17 @@ pub fn headline_sentence(c: &Comparison) -> Option<String> {
         _ => "default".into(),
     };
     let real = below_delta(c, m).map_or(String::new(), |w| format!(", {w}"));
+    // Before a side has two runs there is no interval and no q to say.
+    let how_sure = if how_sure.is_empty() {
+        String::new()
+    } else {
+        format!("{}; ", how_sure.join(", "))
+    };
     Some(format!(
-        "{} of {} on {}{real} ({}; {} and {} runs, {}; changes under {threshold:.2}% count as none: {source})",
+        "{} of {} on {}{real} ({how_sure}{} and {} runs, {}; changes under {threshold:.2}% count as none: {source})",
         change_text(m),
         m.name,
         h.title(),
-        how_sure.join(", "),
         c.base_runs,
         c.patched_runs,
         h.measurement.map_or("measurement unknown", |m| m.as_str()),
@@ -76,12 +81,21 @@ mod tests {
         let base = vec![run(&[(OPS, 1000.0)]); 3];
         let patched = vec![run(&[(OPS, 1100.0)]); 3];
         let header = header_from_runs("qemu-tcg", &base, &patched);
-        let c = build_comparison(header, &base, &patched, &VerdictPolicy::default()).unwrap();
+        let c =
+            build_comparison(header.clone(), &base, &patched, &VerdictPolicy::default()).unwrap();
         assert_eq!(
             headline_sentence(&c).unwrap(),
             "+10.0% of will-it-scale.per_process_ops on dup1 · process · nr_task 2 \
              (95% interval +10.00% … +10.00%, q 0; 3 and 3 runs, tcg-icount; \
              changes under 1.00% count as none: default)"
+        );
+        // One patched run: nothing to be sure with yet, and nothing said
+        // in its place.
+        let c = build_comparison(header, &base, &patched[..1], &VerdictPolicy::default()).unwrap();
+        assert_eq!(
+            headline_sentence(&c).unwrap(),
+            "+10.0% of will-it-scale.per_process_ops on dup1 · process · nr_task 2 \
+             (3 and 1 runs, tcg-icount; changes under 1.00% count as none: default)"
         );
         let nothing = compare("qemu-tcg", &base, &[]);
         assert_eq!(headline_sentence(&nothing), None);

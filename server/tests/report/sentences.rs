@@ -6,7 +6,7 @@ use patchperf_common::run::Side;
 use patchperf_testkit::TestServer;
 
 use crate::browser::{Chromium, Viewport};
-use crate::helpers::TestApp;
+use crate::helpers::{TestApp, run_result};
 
 const DESKTOP: Viewport = Viewport {
     width: 1400,
@@ -74,5 +74,51 @@ async fn real_but_below_delta_is_said_in_every_verdict_a_reader_sees(pool: sqlx:
         .evaluate(&format!("{}/", server.url()), DESKTOP, DASHBOARD_VERDICT)
         .await;
     assert_eq!(row, "no change (real, below δ)");
+    server.stop().await;
+}
+
+/// Two base runs and one patched are in, the rest to come: the page's
+/// answer has no interval or q yet, and says the runs without a stray
+/// "(;" where they would have been.
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn a_running_comparisons_answer_has_no_stray_semicolon(pool: sqlx::PgPool) {
+    let Some(chromium) = Chromium::find() else {
+        eprintln!("skipping: /usr/bin/chromium is not installed (apt-get install chromium)");
+        return;
+    };
+    let app = TestApp::new(pool).await;
+    let lab = app.register("lab").await;
+    let id = app.submit("[PATCH] fs: a dup win", "lab", &[1], 3).await;
+    let (mut base, mut patched) = (0, 0);
+    while base < 2 || patched < 1 {
+        let spec = app.claim(lab).await.expect("a job to run");
+        for boot in &spec.boots {
+            let wanted = match boot.side {
+                Side::Base => &mut base,
+                Side::Patched => &mut patched,
+            };
+            let enough = if boot.side == Side::Base { 2 } else { 1 };
+            if *wanted < enough {
+                *wanted += 1;
+                let ops = crate::helpers::faster(boot.side, boot.seq, 1);
+                app.upload(lab, &spec, *boot, run_result(1, ops)).await;
+            }
+        }
+        if base < 2 || patched < 1 {
+            app.finish_done(lab, &spec).await;
+        }
+    }
+    app.build_reports().await;
+    let server = TestServer::serve(app.state.clone(), "127.0.0.1:0".parse().unwrap()).await;
+    let page = chromium
+        .evaluate(
+            &format!("{}/comparisons/{id}", server.url()),
+            DESKTOP,
+            VERDICT_LINES,
+        )
+        .await;
+    let answer = page["answer"].as_str().expect("an answer");
+    assert!(answer.contains(" (2 and 1 runs, tcg-icount; "), "{answer}");
+    assert!(!answer.contains("(;"), "{answer}");
     server.stop().await;
 }
