@@ -373,3 +373,60 @@ async fn a_range_comparison_page_links_every_bisection_of_it(pool: PgPool) {
     let at = said.find(&format!("bisection {from} of")).unwrap();
     assert!(at < said.find("Boot order").unwrap(), "{said}");
 }
+
+/// `/bisections` lists every bisection, newest first, with its answer's
+/// first line once it has one, and pages back by id; the menu leads there.
+#[sqlx::test(migrations = "../migrations")]
+async fn every_bisection_is_listed_on_its_own_page(pool: PgPool) {
+    let (repo, ids) = linear(7);
+    let mirrors = tempfile::tempdir().unwrap();
+    let app = app(pool, mirrors.path()).await;
+    let m = app.register("lab-1").await;
+    let url = repo.path().to_str().unwrap();
+    let found = start(&app, request(url, &ids[0], "master")).await;
+    let lab = Lab {
+        culprit: Some(5),
+        broken: Vec::new(),
+        ids: Vec::new(),
+    };
+    drain_building(&lab, &app, m, &mut HashSet::new()).await;
+    let running = start(&app, request(url, &ids[2], "master")).await;
+
+    let html = page(&app, "/bisections").await;
+    let said = text(&html);
+    let (at_running, at_found) = (
+        said.find(&format!(" {running} running ")),
+        said.find(&format!(" {found} done ")),
+    );
+    assert!(
+        at_running.is_some() && at_running < at_found,
+        "newest first: {said}"
+    );
+    let line = row(&html, &format!("/bisections/{found}"));
+    assert!(
+        line.ends_with(&format!("first bad commit: [{}] fs: step 5", &ids[5][..10])),
+        "{line}"
+    );
+    let older = text(&page(&app, &format!("/bisections?before={running}")).await);
+    assert!(older.contains(&format!(" {found} done ")), "{older}");
+    assert!(!older.contains(&format!(" {running} running ")), "{older}");
+    assert!(older.contains("newest bisections"), "{older}");
+
+    let Some(chromium) = Chromium::find() else {
+        return;
+    };
+    let server =
+        patchperf_testkit::TestServer::serve(app.state.clone(), "127.0.0.1:0".parse().unwrap())
+            .await;
+    let dom = chromium.dump_dom(&format!("{}/", server.url())).await;
+    assert!(
+        dom.contains("<a href=\"/bisections\">bisections</a>"),
+        "{dom}"
+    );
+    let dom = chromium
+        .dump_dom(&format!("{}/bisections", server.url()))
+        .await;
+    assert!(text(&dom).contains(&format!(" {found} done ")), "{dom}");
+    assert_fit_a_phone(&chromium, &[format!("{}/bisections", server.url())]).await;
+    server.stop().await;
+}

@@ -479,3 +479,104 @@ async fn the_dashboard_pages_open_changes_and_its_form_marks_them(pool: PgPool) 
     // The list counts the 25 still open.
     assert!(row(&page(&app, "/trees").await, &format!("/trees/{id}")).ends_with(" 25"));
 }
+
+/// The ids of every change point entry on a page, marked or open, in order.
+fn every_entry(html: &str) -> Vec<i64> {
+    html.split("<div id=\"change-")
+        .skip(1)
+        .map(|rest| rest.split('"').next().unwrap().parse().unwrap())
+        .collect()
+}
+
+/// `/changes` lists every tree's change points, newest first, 30 a page,
+/// marked ones too, and by state; the menu leads there.
+#[sqlx::test(migrations = "../migrations")]
+async fn every_change_point_is_listed_on_its_own_page(pool: PgPool) {
+    let Measured {
+        app,
+        id,
+        ids,
+        machine,
+        comparisons,
+        ..
+    } = tree_with_history(pool).await;
+    let first = every_entry(&page(&app, "/").await)[0];
+    let mut conn = app.pool.acquire().await.unwrap();
+    let mut made = vec![first];
+    for k in 0..31 {
+        let key = HistoryKey {
+            tree_id: id,
+            workload: "open1".into(),
+            mode: "process".into(),
+            nr_task: 1,
+            metric: format!("perf-stat.i.metric-{k}"),
+            machine_id: machine,
+            measurement: "tcg-icount".into(),
+        };
+        let c = NewChange {
+            key: &key,
+            position: 3,
+            from_position: 2,
+            commit_sha: &ids[3],
+            mean_before: 100.0,
+            mean_after: 90.0,
+            change_percent: -10.0,
+            interval: Some((-12.0, -8.0)),
+            p: 0.001,
+            verdict: ChangeVerdict::Regression,
+            comparison_id: comparisons[2],
+        };
+        made.push(db::changes::insert(&mut conn, &c).await.unwrap().unwrap());
+    }
+    drop(conn);
+    let a = app
+        .post(
+            &format!("/api/v1/changes/{first}/acknowledge"),
+            &app.admin,
+            serde_json::json!({ "state": "expected", "note": "step 2 is the fast path" }),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::OK, "{a:?}");
+    let newest: Vec<i64> = made.iter().rev().copied().collect();
+
+    let html = page(&app, "/changes").await;
+    assert_eq!(every_entry(&html), newest[..30], "{html}");
+    let older = format!("/changes?before={}", newest[29]);
+    assert!(html.contains(&format!("href=\"{older}\"")), "{html}");
+    let html = page(&app, &older).await;
+    assert_eq!(every_entry(&html), newest[30..], "marked ones too: {html}");
+    assert!(text(&html).contains("expected by operator, "), "{html}");
+    assert!(!html.contains("?before="), "the last page: {html}");
+    let html = page(&app, "/changes?state=expected").await;
+    assert_eq!(every_entry(&html), [first], "{html}");
+    let html = page(&app, "/changes?state=open").await;
+    assert!(!every_entry(&html).contains(&first), "{html}");
+    assert!(
+        html.contains("href=\"/changes?state=open&#38;before="),
+        "{html}"
+    );
+    assert_eq!(
+        app.get("/changes?state=fixed").await.status,
+        StatusCode::BAD_REQUEST
+    );
+
+    let Some(chromium) = Chromium::find() else {
+        return;
+    };
+    let server =
+        patchperf_testkit::TestServer::serve(app.state.clone(), "127.0.0.1:0".parse().unwrap())
+            .await;
+    let dom = chromium.dump_dom(&format!("{}/", server.url())).await;
+    assert!(dom.contains("<a href=\"/changes\">changes</a>"), "{dom}");
+    let dom = chromium
+        .dump_dom(&format!("{}/changes?state=expected", server.url()))
+        .await;
+    assert_eq!(every_entry(&dom), [first], "{dom}");
+    assert!(
+        text(&dom).contains("any · open · acknowledged · expected"),
+        "{dom}"
+    );
+    let urls = vec![format!("{}/changes", server.url())];
+    assert_fit_a_phone(&chromium, &urls).await;
+    server.stop().await;
+}

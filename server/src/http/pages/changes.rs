@@ -1,9 +1,13 @@
 //! Change points on pages: how a row reads (the dashboard's open changes,
-//! a tree page's list), and `POST /changes/{id}/acknowledge`, the form that
-//! marks one acknowledged or expected without JavaScript. The form carries
+//! a tree page's list), `/changes`, every tree's change points in one list
+//! (newest first, by state, a page at a time), and `POST
+//! /changes/{id}/acknowledge`, the form that marks one acknowledged or
+//! expected without JavaScript. The form carries
 //! an admin token typed by the person, so another site cannot post it for
 //! them.
 
+use askama::Template;
+use askama_web::WebTemplate;
 use axum::extract::rejection::FormRejection;
 use axum::extract::{Form, State};
 use axum::http::HeaderMap;
@@ -14,11 +18,11 @@ use patchperf_common::stats::Verdict;
 use serde::Deserialize;
 
 use super::view;
-use crate::db::changes::ChangeRow;
+use crate::db::changes::{ChangeFilter, ChangeRow};
 use crate::domain::tree::triage;
 use crate::error::Result;
 use crate::http::auth::Caller;
-use crate::http::extract::Path;
+use crate::http::extract::{Path, Query};
 use crate::{AppState, Error};
 
 /// A change point as a page lists it.
@@ -111,6 +115,102 @@ impl From<ChangeRow> for ChangeView {
             found: view::time(c.created_at),
         }
     }
+}
+
+/// How many change points a page of `/changes` shows.
+const SHOWN: i64 = 30;
+
+/// Query of `/changes`; an empty state is any.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ChangesQuery {
+    /// open, acknowledged or expected.
+    #[serde(default)]
+    state: String,
+    /// Change points with a smaller id only (the "older" link).
+    #[serde(default)]
+    before: Option<i64>,
+}
+
+/// One of the state links above the list.
+#[derive(Debug)]
+pub struct StateLink {
+    label: &'static str,
+    href: String,
+    chosen: bool,
+}
+
+#[derive(Debug, Template, WebTemplate)]
+#[template(path = "changes.html")]
+pub(super) struct ChangesPage {
+    changes: Vec<ChangeView>,
+    /// The state shown (empty for any), in words.
+    state: String,
+    states: Vec<StateLink>,
+    /// Whether this is a later page (then the first is linked).
+    later: bool,
+    first: String,
+    /// The next page, when there are older ones.
+    older: Option<String>,
+}
+
+/// `/changes` in `state` (empty for any), below id `before` when given.
+fn changes_href(state: &str, before: Option<i64>) -> String {
+    let query: Vec<String> = [
+        (!state.is_empty()).then(|| format!("state={state}")),
+        before.map(|b| format!("before={b}")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if query.is_empty() {
+        "/changes".into()
+    } else {
+        format!("/changes?{}", query.join("&"))
+    }
+}
+
+pub(super) async fn list(
+    State(state): State<AppState>,
+    Query(q): Query<ChangesQuery>,
+) -> Result<ChangesPage> {
+    let wanted = crate::http::listing::one_of(
+        "state",
+        Some(q.state.as_str()).filter(|s| !s.is_empty()),
+        ChangeState::ALL,
+        ChangeState::as_str,
+    )?;
+    let mut found = triage::list(
+        &state,
+        ChangeFilter {
+            tree_id: None,
+            state: wanted,
+            before: q.before,
+            limit: SHOWN + 1,
+        },
+    )
+    .await?;
+    let more = found.len() > SHOWN as usize;
+    found.truncate(SHOWN as usize);
+    let older = more
+        .then(|| found.last().map(|c| changes_href(&q.state, Some(c.id))))
+        .flatten();
+    let states = std::iter::once(("any", ""))
+        .chain(ChangeState::ALL.iter().map(|s| (s.as_str(), s.as_str())))
+        .map(|(label, value)| StateLink {
+            label,
+            href: changes_href(value, None),
+            chosen: value == q.state,
+        })
+        .collect();
+    Ok(ChangesPage {
+        changes: found.into_iter().map(ChangeView::from).collect(),
+        state: q.state.clone(),
+        states,
+        later: q.before.is_some(),
+        first: changes_href(&q.state, None),
+        older,
+    })
 }
 
 /// The acknowledge form's fields.

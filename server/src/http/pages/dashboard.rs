@@ -16,10 +16,10 @@ use patchperf_common::report::importance::HeadlineColumns;
 use patchperf_common::run::TaskMode;
 use serde::Deserialize;
 
+use super::bisections::BisectionRow;
 use super::changes::ChangeView;
 use super::view;
 use crate::AppState;
-use crate::db::bisections::BisectionSummary;
 use crate::db::changes::ChangeFilter;
 use crate::db::comparisons::{ComparisonSummary, ListFilter, ListOrder};
 use crate::db::progress::Progress;
@@ -138,43 +138,6 @@ impl From<&HeadlineColumns> for Cells {
             change: c.change.clone(),
             change_note: c.below_delta.then_some("real, below δ"),
             interval: c.interval.clone(),
-        }
-    }
-}
-
-/// One bisection in the list.
-#[derive(Debug)]
-pub struct BisectionRow {
-    id: i64,
-    status: &'static str,
-    /// `will-it-scale.per_process_ops of open1`.
-    what: String,
-    /// The range with short ids, or the comparison it started from.
-    of: String,
-    of_href: Option<String>,
-    probes: i64,
-    /// The outcome's first line.
-    outcome: String,
-}
-
-impl From<BisectionSummary> for BisectionRow {
-    fn from(b: BisectionSummary) -> Self {
-        let (of, of_href) = match (&b.git_range, b.comparison_id) {
-            (_, Some(c)) => (format!("comparison {c}"), Some(format!("/comparisons/{c}"))),
-            (Some(r), None) => (view::short_range(r), None),
-            (None, None) => (String::new(), None),
-        };
-        BisectionRow {
-            id: b.id,
-            status: b.status.as_str(),
-            what: format!("{} of {}", b.metric, b.workload),
-            of,
-            of_href,
-            probes: b.probes,
-            outcome: b
-                .outcome
-                .and_then(|o| o.0.summary.lines().next().map(str::to_string))
-                .unwrap_or_default(),
         }
     }
 }

@@ -1,5 +1,6 @@
 //! The HTML pages people read: the dashboard of open change points, recent
-//! comparisons and bisections, the tracked trees with their histories, the
+//! comparisons and bisections, every change point and every bisection on
+//! pages of their own, the tracked trees with their histories, the
 //! report page of one comparison (live while its jobs run), the page of one
 //! bisection, the mailing lists followed with their series, machine pages
 //! and job logs, plus the CSS and
@@ -14,6 +15,7 @@ use crate::AppState;
 
 mod assets;
 mod bisection;
+mod bisections;
 mod changes;
 mod comparison;
 mod dashboard;
@@ -34,6 +36,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
     Router::new()
         .route("/", get(dashboard::page))
         .route("/comparisons/{id}", get(comparison::page))
+        .route("/bisections", get(bisections::list))
         .route("/bisections/{id}", get(bisection::page))
         .route("/comparisons/{id}/plots/runs.svg", get(plot::runs))
         .route("/comparisons/{id}/plots/series.svg", get(plot::series))
@@ -44,6 +47,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/trees", get(tree::list))
         .route("/trees/{id}", get(tree::page))
         .route("/trees/{id}/plots/history.svg", get(tree::history_svg))
+        .route("/changes", get(changes::list))
         .route("/changes/{id}/acknowledge", post(changes::acknowledge))
         .route("/lists", get(lists::list))
         .route("/lists/{id}", get(lists::page))
