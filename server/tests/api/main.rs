@@ -18,6 +18,7 @@ mod leases;
 mod lifecycle;
 mod list_archive;
 mod list_messages;
+mod list_pages;
 mod lists;
 mod machines;
 mod mail;
