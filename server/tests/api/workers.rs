@@ -106,3 +106,66 @@ async fn a_listening_round_ends_counting_the_notifications(pool: PgPool) {
         .unwrap();
     assert_eq!(n, 0);
 }
+
+/// What a test's subscriber logged, shared with its writer.
+#[derive(Clone, Default)]
+struct Logged(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Logged {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// `serve` closes the pool once its listener stopped; a round still
+/// running then fails on the closed pool. That is the shutdown, not a
+/// failure: it is not counted and not logged as a warning.
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn a_round_cut_short_by_the_shutdown_is_no_failure(pool: PgPool) {
+    let logged = Logged::default();
+    let writer = logged.clone();
+    // The test's runtime is one thread: the worker's tasks log here too.
+    let _log = tracing::subscriber::set_default(
+        tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::INFO)
+            .with_ansi(false)
+            .with_writer(move || writer.clone())
+            .finish(),
+    );
+    let app = TestApp::new(pool).await;
+    let started = Arc::new(tokio::sync::Notify::new());
+    let running = Arc::clone(&started);
+    let task = Worker::every("closing", Duration::from_secs(3600)).spawn(&app.state, move |ctx| {
+        let running = Arc::clone(&running);
+        async move {
+            running.notify_one();
+            let mut stopping = ctx.shutting_down.subscribe();
+            let _ = stopping.wait_for(|s| *s).await;
+            while !ctx.db.is_closed() {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            sqlx::query("SELECT 1").execute(&ctx.db).await?;
+            Ok(Done::Handled(1))
+        }
+    });
+    started.notified().await;
+    app.state.begin_shutdown();
+    app.state.db.close().await;
+    tokio::time::timeout(Duration::from_secs(5), task)
+        .await
+        .expect("the worker stops at shutdown")
+        .unwrap();
+    let health = &app.state.workers.snapshot()["closing"];
+    assert_eq!(health.errors, 0, "{health:?}");
+    let log = String::from_utf8(logged.0.lock().unwrap().clone()).unwrap();
+    assert!(!log.contains("WARN"), "{log}");
+    assert!(
+        log.contains("worker round cut short by the shutdown"),
+        "{log}"
+    );
+}

@@ -88,6 +88,15 @@ impl Workers {
         });
     }
 
+    /// A round the shutdown cut short: it ran, and neither did its work
+    /// nor failed at it.
+    pub(crate) fn stopped(&self, name: &'static str) {
+        self.with(name, |h| {
+            h.running = false;
+            h.rounds += 1;
+        });
+    }
+
     pub(crate) fn failed(&self, name: &'static str, why: &str, panicked: bool) {
         self.with(name, |h| {
             h.running = false;

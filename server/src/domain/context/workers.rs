@@ -3,7 +3,8 @@
 //! Each round runs as its own task, so a round that fails or panics is
 //! logged, counted and shown in `/healthz`, and the worker goes on with the
 //! next round: one bad row or one unreachable remote never stops the work
-//! for everyone else.
+//! for everyone else. A round the shutdown cuts short (its pool closed
+//! under it) is no failure: logged as such, not counted.
 //!
 //! To add a worker: write its round as `async fn(Context) -> Result<Done>`
 //! and start it with [`Worker::spawn`] from `domain::spawn_workers`, the
@@ -90,6 +91,14 @@ impl Worker {
                 Ok(Ok(done)) => {
                     ctx.workers.succeeded(self.name, done);
                     matches!(done, Done::More(_))
+                }
+                // `serve` closes the pool once the listener stopped, under
+                // a round still running: the shutdown ended it, nothing
+                // failed.
+                Ok(Err(e)) if ctx.is_shutting_down() => {
+                    tracing::info!(worker = self.name, error = %e, "worker round cut short by the shutdown");
+                    ctx.workers.stopped(self.name);
+                    false
                 }
                 Ok(Err(e)) => {
                     tracing::warn!(worker = self.name, error = %e, "worker round failed");
