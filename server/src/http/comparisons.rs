@@ -138,7 +138,8 @@ async fn view(
         state
             .config
             .link(&format!("/api/v1/comparisons/{id}/report.txt")),
-    );
+    )
+    .linking(&state.config.link(&format!("/comparisons/{id}")));
 
     let jobs_view: Vec<JobView> = o
         .jobs

@@ -158,3 +158,32 @@ async fn a_new_noise_floor_rebuilds_its_machines_comparisons_only(pool: sqlx::Pg
     report_json(&app.state, elsewhere).await;
     assert_eq!(builds(&app.state) - built, 2, "`elsewhere` was rebuilt");
 }
+
+/// A report stored by a server without `--public-url` carries relative
+/// links; the same server restarted with one serves absolute links from
+/// it, in the text and in the JSON, without building it again.
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn links_are_resolved_when_a_stored_report_is_served(pool: sqlx::PgPool) {
+    let app = TestApp::new(pool.clone()).await;
+    let lab = app.register("lab").await;
+    let id = app.submit("[PATCH] fs: a dup win", "lab", &[1], 3).await;
+    app.run_all(lab, faster).await;
+    app.build_reports().await;
+
+    let linked = TestApp::with_config(
+        pool,
+        Config {
+            public_url: Some("https://perf.example.org/".into()),
+            ..Config::default()
+        },
+    )
+    .await;
+    let page = format!("https://perf.example.org/comparisons/{id}");
+    let (_, text) = linked
+        .get(&format!("/api/v1/comparisons/{id}/report.txt"))
+        .await;
+    assert!(text.contains(&format!("\nreport: {page}\n")), "{text}");
+    let json = linked.get_json(&format!("/api/v1/comparisons/{id}")).await;
+    assert_eq!(json["verdict"]["reports"][0]["header"]["report_url"], page);
+    assert_eq!(builds(&linked.state), 0, "served from the stored report");
+}

@@ -36,6 +36,20 @@ pub struct VerdictView {
     pub reports: Vec<Comparison>,
 }
 
+impl VerdictView {
+    /// With every report's `report:` link set to `report_url`, where the
+    /// page is as this server serves it: a stored report keeps the link
+    /// of the server that built it, relative when that one had no
+    /// `--public-url`.
+    #[must_use]
+    pub fn linking(mut self, report_url: &str) -> Self {
+        for r in &mut self.reports {
+            r.header.report_url = Some(report_url.to_string());
+        }
+        self
+    }
+}
+
 /// The verdict of a built report.
 pub fn verdict_view(report: &ComparisonReport, text_url: String) -> VerdictView {
     let headlines: Vec<Verdict> = report
@@ -69,14 +83,10 @@ pub fn verdict_view(report: &ComparisonReport, text_url: String) -> VerdictView 
 }
 
 /// The text report: one 0-day style report per (workload, mode, nr_task),
-/// the most important first, so that its first line is that report's.
-pub fn text_report(report: &ComparisonReport) -> String {
-    text_report_linking(report, None)
-}
-
-/// The text report with every header's `report:` line set to `report_url`
-/// when one is given (a mail links absolutely, whatever server built the
-/// stored report).
+/// the most important first, so that its first line is that report's;
+/// every header's `report:` line set to `report_url` when one is given (a
+/// served report links as the server serving it does, a mail absolutely,
+/// whatever server built the stored report).
 pub fn text_report_linking(report: &ComparisonReport, report_url: Option<&str>) -> String {
     if report.groups.is_empty() {
         return "patchperf has no results for this comparison yet.\n".into();
@@ -138,9 +148,12 @@ pub async fn text(ctx: &Context, c: &ComparisonRow) -> Result<Arc<str>, Error> {
     let built = super::load_shared(ctx, c).await?;
     Ok(match ctx.reports.rendered(c.id, &built, "text") {
         Some(text) => text,
-        None => ctx
-            .reports
-            .keep_rendered(c.id, &built, "text", text_report(&built)),
+        None => {
+            // Linked as this server links, not as the one that built it.
+            let url = ctx.config.link(&format!("/comparisons/{}", c.id));
+            let text = text_report_linking(&built, Some(&url));
+            ctx.reports.keep_rendered(c.id, &built, "text", text)
+        }
     })
 }
 
