@@ -8,6 +8,7 @@
 //! agree.
 
 use super::model::{MetricComparison, Presence, SideStats};
+use crate::stats::interval::ends_text;
 use crate::stats::verdict::fmt_p;
 use crate::stats::{ChangeUnit, Interval, shown_stddev_percent};
 
@@ -96,7 +97,10 @@ pub fn change_text(m: &MetricComparison) -> String {
 pub fn interval_text(m: &MetricComparison) -> String {
     let unit = m.unit.suffix();
     match m.interval {
-        Some(Interval::Bounded { low, high }) => format!("{low:+.2}{unit} … {high:+.2}{unit}"),
+        Some(Interval::Bounded { low, high }) => {
+            let (a, b) = ends_text(low, high, 2);
+            format!("{a}{unit} … {b}{unit}")
+        }
         Some(Interval::Unbounded) => "unbounded".into(),
         None => String::new(),
     }

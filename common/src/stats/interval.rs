@@ -53,6 +53,22 @@ impl Interval {
     }
 }
 
+/// Most decimals [`ends_text`] writes.
+const MAX_DECIMALS: usize = 6;
+
+/// The two ends of an interval as reports print them, signed (`-2.53`,
+/// `-2.47`): `decimals` after the point, and more (up to 6) while two ends
+/// that differ would read the same, so that an interval never reads as a
+/// single value it is not (`[-2.5%, -2.5%]`). Ends that agree to 6
+/// decimals are one value: said with `decimals`.
+pub fn ends_text(low: f64, high: f64, decimals: usize) -> (String, String) {
+    let at = |d: usize| (format!("{low:+.d$}"), format!("{high:+.d$}"));
+    (decimals..=MAX_DECIMALS.max(decimals))
+        .map(at)
+        .find(|(a, b)| a != b)
+        .unwrap_or_else(|| at(decimals))
+}
+
 /// The `confidence` (e.g. 0.95) interval for the change from base to patched
 /// in `unit`; `None` unless both sides have at least two runs.
 pub fn change_interval(
@@ -124,6 +140,20 @@ fn fieller_percent(mb: f64, wb: f64, nb: f64, mp: f64, wp: f64, np: f64, alpha: 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ends_that_differ_never_read_the_same() {
+        let ends = |low, high, d| {
+            let (a, b) = ends_text(low, high, d);
+            format!("[{a}, {b}]")
+        };
+        assert_eq!(ends(-2.53, -2.47, 1), "[-2.53, -2.47]");
+        assert_eq!(ends(48.1, 51.9, 1), "[+48.1, +51.9]");
+        assert_eq!(ends(-0.2912, -0.2874, 2), "[-0.291, -0.287]");
+        // Ends equal to 6 decimals are said as one value.
+        assert_eq!(ends(10.0, 10.0, 2), "[+10.00, +10.00]");
+        assert_eq!(ends(1.0, 1.0 + 1e-12, 2), "[+1.00, +1.00]");
+    }
 
     fn bounds(i: Interval) -> (f64, f64) {
         match i {

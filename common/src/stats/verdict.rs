@@ -190,10 +190,8 @@ pub fn judge(e: &Evidence, policy: &VerdictPolicy) -> Judgement {
     let Some(interval @ Interval::Bounded { low, high }) = e.interval else {
         return undecided("interval unbounded: the base mean is too uncertain".into());
     };
-    let ci = format!(
-        "{} CI {low:+.2}{unit} … {high:+.2}{unit}",
-        policy.interval_label()
-    );
+    let (a, b) = super::interval::ends_text(low, high, 2);
+    let ci = format!("{} CI {a}{unit} … {b}{unit}", policy.interval_label());
     let q = e.q.unwrap_or(1.0);
     let significant = q <= policy.fdr && interval.excludes_zero();
     if interval.within(delta) {

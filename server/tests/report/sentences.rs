@@ -41,11 +41,12 @@ async fn real_but_below_delta_is_said_in_every_verdict_a_reader_sees(pool: sqlx:
     let id = app
         .submit("[PATCH] fs: a tiny dup loss", "lab", &[1], 3)
         .await;
+    // Each side with its own 0.001% of boot-to-boot noise.
     app.run_all(lab, |side, seq, _| {
-        let base = 100_000.0 * (1.0 + 0.0001 * f64::from(seq % 2));
+        let noise = 1.0 + 0.00001 * f64::from(seq % 3);
         match side {
-            Side::Base => base,
-            Side::Patched => base * 0.997,
+            Side::Base => 100_000.0 * noise,
+            Side::Patched => 99_700.0 / noise,
         }
     })
     .await;
@@ -63,6 +64,16 @@ async fn real_but_below_delta_is_said_in_every_verdict_a_reader_sees(pool: sqlx:
     let said = |k: &str| page[k].as_str().unwrap_or_default().to_string();
     assert!(said("answer").starts_with("real, below δ: -0.3%"), "{page}");
     assert_eq!(said("overall"), "verdict: no change (real, below δ)");
+    // Boots agreeing to 0.001%: an interval a few thousandths of a point
+    // wide, whose ends differ in the digits shown all the same.
+    let answer = said("answer");
+    let ends = answer
+        .split_once("95% interval ")
+        .and_then(|(_, rest)| rest.split_once(','))
+        .map(|(interval, _)| interval.split(" … ").collect::<Vec<_>>())
+        .unwrap_or_else(|| panic!("no interval in {answer}"));
+    assert_eq!(ends.len(), 2, "{answer}");
+    assert_ne!(ends[0], ends[1], "the ends read the same: {answer}");
     let headline = said("headline");
     assert!(
         headline.ends_with(" but below the default δ of 0.5%."),

@@ -4,6 +4,7 @@
 
 use patchperf_common::api::BisectCommit;
 use patchperf_common::bisect::Reading;
+use patchperf_common::stats::interval::ends_text;
 
 use crate::Error;
 use crate::db::bisections::BisectionRow;
@@ -66,7 +67,10 @@ pub(super) async fn found(
         Some((r, interval)) => format!(
             "{} {}{}",
             signed(r.change),
-            interval.map_or(String::new(), |(lo, hi)| format!("[{lo:+.2}%, {hi:+.2}%] ")),
+            interval.map_or(String::new(), |(lo, hi)| {
+                let (lo, hi) = ends_text(lo, hi, 2);
+                format!("[{lo}%, {hi}%] ")
+            }),
             r.verdict.as_str()
         ),
         None => format!("{} at the bad end", signed(a.end.and_then(|e| e.change))),

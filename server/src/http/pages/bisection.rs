@@ -14,6 +14,7 @@ use patchperf_common::api::{BisectionStatus, BisectionView, ProbeView};
 use patchperf_common::bisect::{self as search, Judgement};
 use patchperf_common::report::format::change_column;
 use patchperf_common::stats::ChangeUnit;
+use patchperf_common::stats::interval::ends_text;
 
 use super::view;
 use crate::AppState;
@@ -220,7 +221,8 @@ fn probe_line(
         interval: match (p.low, p.high) {
             (Some(low), Some(high)) => {
                 let unit = unit.suffix();
-                format!("{low:+.2}{unit} … {high:+.2}{unit}")
+                let (low, high) = ends_text(low, high, 2);
+                format!("{low}{unit} … {high}{unit}")
             }
             _ => String::new(),
         },

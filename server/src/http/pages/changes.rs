@@ -15,6 +15,7 @@ use axum::http::header::REFERER;
 use axum::response::Redirect;
 use patchperf_common::api::{ChangeState, ChangeVerdict};
 use patchperf_common::stats::Verdict;
+use patchperf_common::stats::interval::ends_text;
 use serde::Deserialize;
 
 use super::view;
@@ -74,7 +75,10 @@ fn verdict(v: ChangeVerdict) -> Verdict {
 /// `+50.0% [+48.1%, +51.9%]`: the change with its 95% interval.
 pub fn size(change_percent: f64, low: Option<f64>, high: Option<f64>) -> String {
     match (low, high) {
-        (Some(l), Some(h)) => format!("{change_percent:+.1}% [{l:+.1}%, {h:+.1}%]"),
+        (Some(l), Some(h)) => {
+            let (l, h) = ends_text(l, h, 1);
+            format!("{change_percent:+.1}% [{l}%, {h}%]")
+        }
         _ => format!("{change_percent:+.1}%"),
     }
 }
@@ -291,5 +295,9 @@ mod tests {
             "+50.0% [+48.1%, +51.9%]"
         );
         assert_eq!(size(-3.0, None, None), "-3.0%");
+        assert_eq!(
+            size(-2.5, Some(-2.53), Some(-2.47)),
+            "-2.5% [-2.53%, -2.47%]"
+        );
     }
 }

@@ -9,6 +9,7 @@ use patchperf_common::limits::MAX_VALUE;
 use patchperf_common::metric;
 use patchperf_common::report::MetricComparison;
 use patchperf_common::run::Side;
+use patchperf_common::stats::interval::ends_text;
 use patchperf_common::stats::verdict::delta_text;
 use patchperf_common::stats::{ChangeUnit, Interval, VerdictPolicy};
 use plotters::coord::Shift;
@@ -218,7 +219,8 @@ fn change_label(m: &MetricComparison, confidence: &str) -> Option<String> {
     };
     Some(match m.interval {
         Some(Interval::Bounded { low, high }) => {
-            format!("change {change:+.2}{unit}, {confidence} interval [{low:+.2}, {high:+.2}]")
+            let (low, high) = ends_text(low, high, 2);
+            format!("change {change:+.2}{unit}, {confidence} interval [{low}, {high}]")
         }
         _ => format!("change {change:+.2}{unit}"),
     })
