@@ -11,6 +11,7 @@ mod helpers;
 mod layout;
 mod metrics_page;
 mod more_runs;
+mod plots;
 mod run_projections;
 mod sentences;
 mod stored;

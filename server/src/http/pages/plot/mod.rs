@@ -3,6 +3,7 @@
 //! be opened, linked from a mail or a bug, and saved.
 
 pub mod history;
+pub mod per_second;
 pub mod svg;
 
 use std::sync::Arc;
@@ -242,7 +243,7 @@ pub(super) async fn series_svg(
     off_workers(
         state.config.report_time_limit,
         &format!("the per-second plot of comparison {comparison_id}"),
-        move || svg::series_plot(&series_name, &series_runs),
+        move || per_second::series_plot(&series_name, &series_runs),
     )
     .await
 }

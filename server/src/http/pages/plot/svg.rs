@@ -21,7 +21,7 @@ const BASE: RGBColor = RGBColor(31, 119, 180);
 /// Colour of the patched kernel's marks.
 const PATCHED: RGBColor = RGBColor(214, 39, 40);
 
-fn side_colour(side: Side) -> RGBColor {
+pub(super) fn side_colour(side: Side) -> RGBColor {
     match side {
         Side::Base => BASE,
         Side::Patched => PATCHED,
@@ -227,7 +227,7 @@ fn change_label(m: &MetricComparison, confidence: &str) -> Option<String> {
 }
 
 /// The unit of a metric, or `values` where its name does not tell.
-fn unit_or_values(name: &str) -> &'static str {
+pub(super) fn unit_or_values(name: &str) -> &'static str {
     match metric::unit(name) {
         "" => "values",
         u => u,
@@ -259,7 +259,7 @@ fn fitted(text: &str, width: u32) -> String {
 
 /// The base and patched colours, named, in the right margin of `root`
 /// (outside the data) from pixel `(x, y)` down.
-fn side_legend(root: &DrawingArea<SVGBackend<'_>, Shift>, x: i32, y: i32) -> Option<()> {
+pub(super) fn side_legend(root: &DrawingArea<SVGBackend<'_>, Shift>, x: i32, y: i32) -> Option<()> {
     for (i, side) in [Side::Base, Side::Patched].into_iter().enumerate() {
         let colour = side_colour(side);
         let y = y + 18 * i as i32;
@@ -285,7 +285,7 @@ fn side_legend(root: &DrawingArea<SVGBackend<'_>, Shift>, x: i32, y: i32) -> Opt
 /// the caption fitted to the width, the margins and the label areas all of
 /// them share (`x_area` for the x labels), room for [`side_legend`] on the
 /// right when `legend`.
-fn frame<'a, 'b>(
+pub(super) fn frame<'a, 'b>(
     root: &'a DrawingArea<SVGBackend<'b>, Shift>,
     title: &str,
     width: u32,
@@ -304,72 +304,8 @@ fn frame<'a, 'b>(
     builder
 }
 
-/// One line per run of a per-second series (will-it-scale ops each second),
-/// coloured by side: drift or a slow boot shows at a glance.
-pub fn series_plot(name: &str, runs: &[(Side, String, Vec<f64>)]) -> Option<String> {
-    let (lo, hi) = axis(runs.iter().flat_map(|(_, _, p)| p.iter().copied()))?;
-    let len = runs
-        .iter()
-        .map(|(_, _, p)| p.len())
-        .max()
-        .unwrap_or(1)
-        .max(2);
-    let (width, height) = (640, 280);
-    let title = format!("{name} per second, each run");
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
-        root.fill(&WHITE).ok()?;
-        let mut chart = frame(&root, &title, width, 30, true)
-            .build_cartesian_2d(0.0f64..(len - 1) as f64, lo..hi)
-            .ok()?;
-        chart
-            .configure_mesh()
-            .x_desc("measured second")
-            .y_desc(metric::unit(name))
-            // Point i is second i + 1: label whole seconds, never 2.5.
-            .x_labels(len.min(12))
-            .x_label_formatter(&|v| {
-                if (v.fract()).abs() < 1e-9 {
-                    format!("{}", *v as i64 + 1)
-                } else {
-                    String::new()
-                }
-            })
-            .light_line_style(TRANSPARENT)
-            .y_label_formatter(&|v| short_number(*v))
-            .draw()
-            .ok()?;
-        for (side, _, p) in runs {
-            let colour = side_colour(*side);
-            chart
-                .draw_series(LineSeries::new(
-                    p.iter()
-                        .enumerate()
-                        .filter_map(|(i, &v)| Some((i as f64, on_axis(v, (lo, hi))?))),
-                    colour.stroke_width(1),
-                ))
-                .ok()?;
-        }
-        side_legend(&root, width as i32 - LEGEND_WIDTH + 12, 40)?;
-        root.present().ok()?;
-    }
-    let count = |side: Side| runs.iter().filter(|r| r.0 == side).count();
-    let desc = format!(
-        "{name} ({}) each measured second of every run: {} base runs, {} patched runs ({})",
-        unit_or_values(name),
-        count(Side::Base),
-        count(Side::Patched),
-        runs.iter()
-            .map(|r| r.1.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    Some(described(svg, &title, &desc))
-}
-
 /// The right margin the base/patched legend takes, in pixels.
-const LEGEND_WIDTH: i32 = 90;
+pub(super) const LEGEND_WIDTH: i32 = 90;
 
 /// One nr_task of a scaling plot: both sides' means and δ in percent.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -556,7 +492,7 @@ pub(crate) fn short_number(v: f64) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use patchperf_common::report::{Presence, SideStats};
     use patchperf_common::stats::{Verdict, mean};
@@ -604,7 +540,7 @@ mod tests {
     }
 
     /// The text of each `<text>` element, trimmed.
-    fn texts(svg: &str) -> Vec<&str> {
+    pub(in super::super) fn texts(svg: &str) -> Vec<&str> {
         svg.split("<text")
             .skip(1)
             .filter_map(|t| Some(t.split_once('>')?.1.split_once("</text>")?.0.trim()))
@@ -706,26 +642,11 @@ mod tests {
     fn no_values_no_plot() {
         let m = metric("x", &[], &[]);
         assert!(runs_plot(&m, &policy()).is_none());
-        assert!(series_plot("x", &[]).is_none());
         assert!(scaling_plot("x", &[point(1, Some(1.0), Some(2.0))]).is_none());
     }
 
     #[test]
-    fn series_and_scaling_plots_are_svg() {
-        let svg = series_plot(
-            "will-it-scale.per_process_ops",
-            &[
-                (Side::Base, "boot 0 base".into(), vec![1.0, 2.0, 3.0]),
-                (Side::Patched, "boot 1 patched".into(), vec![2.0, 3.0, 4.0]),
-            ],
-        )
-        .unwrap();
-        assert!(svg.starts_with("<svg") && svg.contains("boot 1 patched"));
-        let shown = texts(&svg);
-        assert!(shown.contains(&"ops/s per task") && svg.contains("<title>"));
-        // One legend entry a side, not one a run.
-        assert_eq!(shown.iter().filter(|t| **t == "base").count(), 1, "{svg}");
-        assert_eq!(shown.iter().filter(|t| **t == "patched").count(), 1);
+    fn scaling_plots_are_svg() {
         let svg = scaling_plot(
             "will-it-scale.per_process_ops",
             &[
@@ -771,7 +692,9 @@ mod tests {
 
     /// `plot()`'s answer, or a failure when it does not come within a few
     /// seconds (plotters would search for axis key points forever).
-    fn within_seconds<T: Send + 'static>(plot: impl FnOnce() -> T + Send + 'static) -> T {
+    pub(in super::super) fn within_seconds<T: Send + 'static>(
+        plot: impl FnOnce() -> T + Send + 'static,
+    ) -> T {
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || tx.send(plot()));
         rx.recv_timeout(std::time::Duration::from_secs(10))
@@ -792,16 +715,6 @@ mod tests {
             let m = metric("will-it-scale.per_process_ops", base, patched);
             let svg = within_seconds(move || runs_plot(&m, &policy())).unwrap();
             assert!(svg.starts_with("<svg"), "{base:?} {patched:?}");
-            let runs = vec![
-                (Side::Base, "boot 0 base".to_string(), base.to_vec()),
-                (
-                    Side::Patched,
-                    "boot 1 patched".to_string(),
-                    patched.to_vec(),
-                ),
-            ];
-            let svg = within_seconds(move || series_plot("x", &runs)).unwrap();
-            assert!(svg.starts_with("<svg"));
             let points = vec![
                 point(1, base.first().copied(), patched.first().copied()),
                 point(2, Some(0.0), None),
