@@ -580,3 +580,115 @@ async fn every_change_point_is_listed_on_its_own_page(pool: PgPool) {
     assert_fit_a_phone(&chromium, &urls).await;
     server.stop().await;
 }
+
+/// Every text of the first history plot as laid out, and the colour of the
+/// change point labels, as `{texts: [{text, box}], changes: [{text, fill}]}`.
+const HISTORY_TEXT: &str = r#"(() => {
+  const svg = document.querySelector('div.plot.history svg');
+  if (!svg) return null;
+  const texts = [...svg.querySelectorAll('text')]
+    .filter(t => t.textContent.trim())
+    .map(t => { const r = t.getBoundingClientRect();
+                return { text: t.textContent.trim(), box: [r.left, r.top, r.right, r.bottom] }; });
+  const changes = [...svg.querySelectorAll('text')]
+    .filter(t => /^(improvement|regression|changed) /.test(t.textContent.trim()))
+    .map(t => ({ text: t.textContent.trim(), fill: t.getAttribute('fill') }));
+  return { texts, changes };
+})()"#;
+
+/// The history plot of a tree with two change points a commit apart:
+/// no label runs into another (the ticks' commits and dates, the change
+/// points' sizes), and an improvement is drawn green, not red.
+#[sqlx::test(migrations = "../migrations")]
+async fn a_history_plots_labels_do_not_overlap_and_an_improvement_is_green(pool: PgPool) {
+    let Some(chromium) = Chromium::find() else {
+        eprintln!("skipping: /usr/bin/chromium is not installed (apt-get install chromium)");
+        return;
+    };
+    let Measured {
+        app,
+        id,
+        ids,
+        machine,
+        comparisons,
+        ..
+    } = tree_with_history(pool).await;
+    // A second level shift on the same history, at commit 3.
+    let key = HistoryKey {
+        tree_id: id,
+        workload: "open1".into(),
+        mode: "process".into(),
+        nr_task: 1,
+        metric: "will-it-scale.per_process_ops".into(),
+        machine_id: machine,
+        measurement: "tcg-icount".into(),
+    };
+    let second = NewChange {
+        key: &key,
+        position: 3,
+        from_position: 2,
+        commit_sha: &ids[3],
+        mean_before: 150.0,
+        mean_after: 160.0,
+        change_percent: 6.7,
+        interval: Some((5.9, 7.5)),
+        p: 0.001,
+        verdict: ChangeVerdict::Improvement,
+        comparison_id: comparisons[2],
+    };
+    let mut conn = app.pool.acquire().await.unwrap();
+    db::changes::insert(&mut conn, &second)
+        .await
+        .unwrap()
+        .unwrap();
+    drop(conn);
+    let server =
+        patchperf_testkit::TestServer::serve(app.state.clone(), "127.0.0.1:0".parse().unwrap())
+            .await;
+    let desktop = crate::browser::Viewport {
+        width: 1400,
+        height: 900,
+    };
+    let plot = chromium
+        .evaluate(
+            &format!("{}/trees/{id}", server.url()),
+            desktop,
+            HISTORY_TEXT,
+        )
+        .await;
+    let texts = plot["texts"].as_array().expect("a history plot");
+    let boxes: Vec<(String, [f64; 4])> = texts
+        .iter()
+        .map(|t| {
+            let b: Vec<f64> = t["box"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap())
+                .collect();
+            (
+                t["text"].as_str().unwrap().to_string(),
+                [b[0], b[1], b[2], b[3]],
+            )
+        })
+        .collect();
+    let mut overlapping = Vec::new();
+    for (i, (a, p)) in boxes.iter().enumerate() {
+        for (b, q) in &boxes[i + 1..] {
+            // A pixel of slack: glyph boxes of neighbouring lines touch.
+            if p[0] < q[2] - 1.0 && q[0] < p[2] - 1.0 && p[1] < q[3] - 1.0 && q[1] < p[3] - 1.0 {
+                overlapping.push(format!("{a:?} and {b:?}"));
+            }
+        }
+    }
+    assert!(
+        overlapping.is_empty(),
+        "overlapping labels: {overlapping:#?}"
+    );
+    let changes = plot["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 2, "{plot}");
+    for c in changes {
+        assert_eq!(c["fill"], "#11772D", "an improvement in green: {c}");
+    }
+    server.stop().await;
+}

@@ -171,6 +171,7 @@ fn plot_of(
                 Some(PlotChange {
                     at: points.iter().position(|p| p.position == c.position)?,
                     label: change_label(c),
+                    verdict: c.verdict,
                 })
             })
             .collect(),

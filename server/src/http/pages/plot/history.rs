@@ -1,24 +1,50 @@
 //! The SVG of one metric's history on a tracked tree: the tested commits
 //! in order along x, each commit's mean with its 95% interval as an error
-//! bar, the change points found in it marked where the new level
-//! starts, and behind each level a grey band of its mean ± δ: a point
-//! inside its level's band moved less than the smallest change that
-//! counts, and a change point's new level lies outside the old one's. Drawn as the report's plots are (plotters' SVG backend into a
-//! string, no system fonts), with a `<title>` and `<desc>` for screen
+//! bar, the change points found in it marked where the new level starts
+//! (in their verdict's colour, labelled above the plot in as many rows as
+//! keep the labels apart), and behind each level a grey band of its mean
+//! ± δ: a point inside its level's band moved less than the smallest
+//! change that counts, and a change point's new level lies outside the
+//! old one's. Drawn as the report's plots are (plotters' SVG backend into
+//! a string, no system fonts), with a `<title>` and `<desc>` for screen
 //! readers and a viewBox, so it scales to the width it is given.
 
+use patchperf_common::api::ChangeVerdict;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::svg::{axis, described, escape, on_axis, short_number};
+use super::svg::{TEXT_PX, axis, described, escape, font, on_axis, short_number};
 
 /// Colour of the points and their intervals.
 const POINT: RGBColor = RGBColor(31, 119, 180);
-/// Colour of a change point's marker.
-const CHANGE: RGBColor = RGBColor(214, 39, 40);
 
-/// Up to this many commits, each tick also shows the commit's date.
-const DATED_TICKS: usize = 6;
+/// The plot's size without the rows of change labels, in pixels.
+const WIDTH: u32 = 760;
+const HEIGHT: u32 = 340;
+/// Its margin, and the y labels' area, left of the plotting area.
+const MARGIN: u32 = 10;
+const Y_LABELS: u32 = 80;
+/// One row of change labels.
+const ROW: u32 = 16;
+/// The caption's line.
+const CAPTION: u32 = 22;
+/// Room kept between two labels side by side.
+const GAP: f64 = 10.0;
+
+/// A change point's colour: its verdict's, as the pages colour verdicts.
+fn verdict_colour(v: ChangeVerdict) -> RGBColor {
+    match v {
+        ChangeVerdict::Regression => RGBColor(176, 0, 32),
+        ChangeVerdict::Improvement => RGBColor(17, 119, 45),
+        ChangeVerdict::Changed => RGBColor(138, 90, 0),
+    }
+}
+
+/// How wide `text` is drawn at [`TEXT_PX`], at most: sans-serif glyphs
+/// average about 0.55 em, digits and capitals up to 0.65.
+fn text_width(text: &str) -> f64 {
+    text.chars().count() as f64 * 0.65 * TEXT_PX
+}
 
 /// One tested commit's point.
 #[derive(Debug, Clone)]
@@ -38,13 +64,87 @@ pub struct PlotPoint {
 }
 
 /// A change point: the index (in the plotted points) of the first commit
-/// of the new level, and what it says (`+50.0% [48.2%, 51.9%]`).
+/// of the new level, what it says (`+50.0% [48.2%, 51.9%]`) and its
+/// verdict.
 #[derive(Debug, Clone)]
 pub struct PlotChange {
     /// Index of the first point of the new level.
     pub at: usize,
     /// Its label.
     pub label: String,
+    /// Better, worse or neither: its colour.
+    pub verdict: ChangeVerdict,
+}
+
+/// Where a change's label goes: its left end in pixels and its row (0
+/// the top).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Placed {
+    left: f64,
+    row: u32,
+}
+
+/// The x pixel of `x` on a plot of `n` points (`-0.5..n - 0.5` across the
+/// plotting area), as plotters maps it.
+fn x_pixel(x: f64, n: usize) -> f64 {
+    let left = f64::from(MARGIN + Y_LABELS);
+    let width = f64::from(WIDTH - 2 * MARGIN - Y_LABELS);
+    left + (x + 0.5) / n.max(1) as f64 * width
+}
+
+/// Each change's label placed right of its line (left of it where the
+/// plot ends first), in the first row, from the top, where it clears the
+/// labels already there; in the order of `changes`.
+fn place_labels(changes: &[&PlotChange], n: usize) -> Vec<Placed> {
+    let right_end = f64::from(WIDTH - MARGIN);
+    let mut rows: Vec<f64> = Vec::new();
+    changes
+        .iter()
+        .map(|c| {
+            let line = x_pixel(c.at as f64 - 0.5, n);
+            let width = text_width(&c.label);
+            let left = if line + 4.0 + width <= right_end {
+                line + 4.0
+            } else {
+                (line - 4.0 - width).max(0.0)
+            };
+            let row = match rows.iter().position(|&end| end + GAP <= left) {
+                Some(r) => r,
+                None => {
+                    rows.push(f64::NEG_INFINITY);
+                    rows.len() - 1
+                }
+            };
+            rows[row] = left + width;
+            Placed {
+                left,
+                row: u32::try_from(row).unwrap_or(u32::MAX),
+            }
+        })
+        .collect()
+}
+
+/// How many ticks of `n` commits fit and whether they carry their dates:
+/// dated when every commit's tick fits so, else as many commit ids as fit
+/// side by side.
+fn ticks(h: &HistoryPlot) -> (usize, bool) {
+    let n = h.points.len().max(1);
+    let room = f64::from(WIDTH - 2 * MARGIN - Y_LABELS);
+    let widest = |dated: bool| {
+        h.points
+            .iter()
+            .map(|p| match (&p.date, dated) {
+                (Some(d), true) => text_width(&format!("{} {d}", p.commit)),
+                _ => text_width(&p.commit),
+            })
+            .fold(0.0, f64::max)
+    };
+    let fit = |dated: bool| (room / (widest(dated) + GAP)).floor() as usize;
+    if fit(true) >= n {
+        (n, true)
+    } else {
+        (fit(false).clamp(1, n), false)
+    }
 }
 
 /// What a history plot shows.
@@ -119,16 +219,38 @@ pub fn history_plot(h: &HistoryPlot) -> Option<String> {
         _ => Vec::new(),
     };
     let (lo, hi) = axis(ends.chain(bands.iter().flat_map(|b| [b.2, b.3])))?;
+    let changes: Vec<&PlotChange> = {
+        let mut shown: Vec<&PlotChange> = h.changes.iter().filter(|c| c.at < n).collect();
+        shown.sort_by_key(|c| c.at);
+        shown
+    };
+    let placed = place_labels(&changes, n);
+    let rows = placed.iter().map(|p| p.row + 1).max().unwrap_or(0);
+    let (shown_ticks, dated) = ticks(h);
     let mut svg = String::new();
     let mut dots: Vec<(usize, (i32, i32))> = Vec::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (760, 340)).into_drawing_area();
+        let size = (WIDTH, HEIGHT + rows * ROW);
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
         root.fill(&WHITE).ok()?;
+        // The caption, then the change points' labels in their rows, above
+        // the data they would cover.
+        root.draw(&Text::new(
+            h.title.clone(),
+            (
+                i32::try_from(WIDTH / 2).unwrap_or(0),
+                i32::try_from(MARGIN).unwrap_or(0),
+            ),
+            font(13.0)
+                .color(&BLACK)
+                .pos(Pos::new(HPos::Center, VPos::Top)),
+        ))
+        .ok()?;
         let mut chart = ChartBuilder::on(&root)
-            .caption(&h.title, ("sans-serif", 13))
-            .margin(10)
+            .margin(MARGIN)
+            .margin_top(MARGIN + CAPTION + rows * ROW)
             .x_label_area_size(40)
-            .y_label_area_size(80)
+            .y_label_area_size(Y_LABELS)
             .build_cartesian_2d(-0.5f64..n as f64 - 0.5, lo..hi)
             .ok()?;
         let tick = |v: &f64| {
@@ -137,7 +259,7 @@ pub fn history_plot(h: &HistoryPlot) -> Option<String> {
                 return String::new();
             }
             match h.points.get(i as usize) {
-                Some(p) => match (&p.date, n <= DATED_TICKS) {
+                Some(p) => match (&p.date, dated) {
                     (Some(d), true) => format!("{} {d}", p.commit),
                     _ => p.commit.clone(),
                 },
@@ -150,10 +272,12 @@ pub fn history_plot(h: &HistoryPlot) -> Option<String> {
             .light_line_style(TRANSPARENT)
             .x_desc("tested commit, oldest first")
             .y_desc(&h.y_label)
-            .x_labels(n.clamp(1, 10))
+            .x_labels(shown_ticks)
             .x_label_formatter(&tick)
             .y_labels(6)
             .y_label_formatter(&|v| short_number(*v))
+            .label_style(font(TEXT_PX))
+            .axis_desc_style(font(TEXT_PX))
             .draw()
             .ok()?;
         for &(from, to, a, b) in &bands {
@@ -196,32 +320,28 @@ pub fn history_plot(h: &HistoryPlot) -> Option<String> {
         for &(x, y) in &means {
             dots.push((x as usize, chart.backend_coord(&(x, y))));
         }
-        for c in h.changes.iter().filter(|c| c.at < n) {
+        let top = chart.backend_coord(&(0.0, hi)).1;
+        for (c, place) in changes.iter().zip(&placed) {
             // A line between the last commit of the old level and the first
-            // of the new one, labelled on the side with more room.
+            // of the new one, its label in its row above the plot.
             let x = c.at as f64 - 0.5;
-            let (anchor, nudge) = if c.at * 2 > n {
-                (HPos::Right, -0.05)
-            } else {
-                (HPos::Left, 0.05)
-            };
+            let colour = verdict_colour(c.verdict);
             chart
                 .draw_series([PathElement::new(
                     vec![(x, lo), (x, hi)],
-                    CHANGE.stroke_width(2),
+                    colour.stroke_width(2),
                 )])
                 .ok()?;
-            let style = ("sans-serif", 12)
-                .into_font()
-                .color(&CHANGE)
-                .pos(Pos::new(anchor, VPos::Top));
-            chart
-                .draw_series([Text::new(c.label.clone(), (x + nudge, hi), style)])
+            let y = top - i32::try_from((rows - place.row) * ROW).unwrap_or(0);
+            let style = font(TEXT_PX)
+                .color(&colour)
+                .pos(Pos::new(HPos::Left, VPos::Top));
+            root.draw(&Text::new(c.label.clone(), (place.left as i32, y), style))
                 .ok()?;
             // A ring round the first commit of the new level.
             if let Some(&at) = means.iter().find(|m| m.0 == c.at as f64) {
                 chart
-                    .draw_series([Circle::new(at, 8, CHANGE.stroke_width(2))])
+                    .draw_series([Circle::new(at, 8, colour.stroke_width(2))])
                     .ok()?;
             }
         }
@@ -304,6 +424,7 @@ mod tests {
                 .map(|at| PlotChange {
                     at,
                     label: "+50.0% [48.0%, 52.0%]".into(),
+                    verdict: ChangeVerdict::Improvement,
                 })
                 .into_iter()
                 .collect(),
@@ -331,13 +452,53 @@ mod tests {
     fn a_history_has_its_points_intervals_and_change_marked() {
         let svg = history_plot(&plot(5, Some(2))).unwrap();
         assert!(svg.starts_with("<svg"), "{svg}");
-        assert!(svg.contains("viewBox=\"0 0 760 340\""), "{svg}");
+        // One row of change labels above the plot.
+        assert!(svg.contains("viewBox=\"0 0 760 356\""), "{svg}");
         assert!(svg.contains("<title>open1 · process · nr_task 1 &lt;lab-1&gt;</title>"));
         assert!(svg.contains("change point at 0000002abc: +50.0% [48.0%, 52.0%]"));
         assert_eq!(svg.matches("<circle").count(), 6, "5 points, 1 ring");
         assert!(svg.contains("+50.0% [48.0%, 52.0%]"));
-        assert!(svg.contains("0000004abc 2026-01-05"), "dated ticks: {svg}");
+        // An improvement in green, not red.
+        assert!(svg.contains("fill=\"#11772D\""), "{svg}");
+        assert!(
+            !svg.contains("#B00020") && !svg.contains("#D62728"),
+            "{svg}"
+        );
+        // Five commits' ticks with their dates do not fit side by side.
+        assert!(svg.contains(">\n0000004abc\n<"), "{svg}");
+        assert!(!svg.contains("2026-01-05"), "{svg}");
+        assert!(
+            history_plot(&plot(3, None))
+                .unwrap()
+                .contains("0000002abc 2026-01-05")
+        );
         assert!(svg.contains("will-it-scale.per_process_ops (ops/s per task)"));
+    }
+
+    #[test]
+    fn change_labels_side_by_side_take_rows_and_ticks_fit() {
+        let change = |at: usize| PlotChange {
+            at,
+            label: "improvement +50.0% [+48.0%, +52.0%]".into(),
+            verdict: ChangeVerdict::Regression,
+        };
+        let (a, b, c) = (change(2), change(3), change(28));
+        let placed = place_labels(&[&a, &b, &c], 30);
+        // The second would run into the first: a row lower; the third is
+        // far enough from both to share the first row.
+        assert_eq!(placed.iter().map(|p| p.row).collect::<Vec<_>>(), [0, 1, 0]);
+        // The last one, near the right end, is written left of its line.
+        assert!(placed[2].left < x_pixel(27.5, 30), "{placed:?}");
+        let svg = history_plot(&HistoryPlot {
+            changes: vec![a, b],
+            ..plot(30, None)
+        })
+        .unwrap();
+        assert!(svg.contains("viewBox=\"0 0 760 372\""), "two rows: {svg}");
+        assert_eq!(svg.matches("fill=\"#B00020\"").count(), 2, "{svg}");
+        // 30 commits: as many ids as fit, not one a commit.
+        let (shown, dated) = ticks(&plot(30, None));
+        assert!(!dated && (2..30).contains(&shown), "{shown}");
     }
 
     #[test]

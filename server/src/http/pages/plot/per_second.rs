@@ -8,8 +8,8 @@ use patchperf_common::run::Side;
 use plotters::prelude::*;
 
 use super::svg::{
-    LEGEND_WIDTH, axis, described, frame, on_axis, short_number, side_colour, side_legend,
-    unit_or_values,
+    LEGEND_WIDTH, TEXT_PX, axis, described, font, frame, on_axis, short_number, side_colour,
+    side_legend, unit_or_values,
 };
 
 /// One line per run of a per-second series (will-it-scale ops each second),
@@ -35,7 +35,7 @@ pub fn series_plot(name: &str, runs: &[(Side, String, Vec<f64>)]) -> Option<Stri
     {
         let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
         root.fill(&WHITE).ok()?;
-        let mut chart = frame(&root, &title, width, 30, true)
+        let mut chart = frame(&root, &title, width, 36, true)
             .build_cartesian_2d(seconds, lo..hi)
             .ok()?;
         chart
@@ -53,6 +53,8 @@ pub fn series_plot(name: &str, runs: &[(Side, String, Vec<f64>)]) -> Option<Stri
             })
             .light_line_style(TRANSPARENT)
             .y_label_formatter(&|v| short_number(*v))
+            .label_style(font(TEXT_PX))
+            .axis_desc_style(font(TEXT_PX))
             .draw()
             .ok()?;
         for (side, _, p) in runs {

@@ -21,6 +21,17 @@ const BASE: RGBColor = RGBColor(31, 119, 180);
 /// Colour of the patched kernel's marks.
 const PATCHED: RGBColor = RGBColor(214, 39, 40);
 
+/// The height of a plot's smaller text (axis labels and names, legends,
+/// notes), in pixels: what a person reads without leaning in.
+pub(crate) const TEXT_PX: f64 = 12.0;
+
+/// A sans-serif font whose text is `px` pixels high in the SVG. plotters'
+/// SVG backend writes a font's size divided by 1.24 (its guess of a
+/// glyph's height from a size in points), so that much more is asked for.
+pub(crate) fn font(px: f64) -> FontDesc<'static> {
+    ("sans-serif", px * 1.24).into_font()
+}
+
 pub(super) fn side_colour(side: Side) -> RGBColor {
     match side {
         Side::Base => BASE,
@@ -109,6 +120,8 @@ pub fn runs_plot(m: &MetricComparison, policy: &VerdictPolicy) -> Option<String>
             .y_labels(6)
             .y_desc(metric::unit(&m.name))
             .y_label_formatter(&|v| short_number(*v))
+            .label_style(font(TEXT_PX))
+            .axis_desc_style(font(TEXT_PX))
             .draw()
             .ok()?;
         if let Some((a, b)) = band.map(|(a, b)| (a.clamp(lo, hi), b.clamp(lo, hi))) {
@@ -122,8 +135,7 @@ pub fn runs_plot(m: &MetricComparison, policy: &VerdictPolicy) -> Option<String>
                 .draw_series(std::iter::once(Text::new(
                     delta_label.clone(),
                     (0.03, b),
-                    ("sans-serif", 11)
-                        .into_font()
+                    font(TEXT_PX)
                         .color(&BLACK.mix(0.6))
                         .pos(Pos::new(HPos::Left, VPos::Bottom)),
                 )))
@@ -154,8 +166,7 @@ pub fn runs_plot(m: &MetricComparison, policy: &VerdictPolicy) -> Option<String>
                 .draw_series(std::iter::once(Text::new(
                     format!("{} ({} runs)", side.as_str(), values.len()),
                     (centre - 0.25, lo),
-                    ("sans-serif", 12)
-                        .into_font()
+                    font(TEXT_PX)
                         .color(&colour)
                         .pos(Pos::new(HPos::Left, VPos::Bottom)),
                 )))
@@ -184,8 +195,7 @@ pub fn runs_plot(m: &MetricComparison, policy: &VerdictPolicy) -> Option<String>
                 .draw_series(std::iter::once(Text::new(
                     change.clone(),
                     (1.97, hi),
-                    ("sans-serif", 12)
-                        .into_font()
+                    font(TEXT_PX)
                         .color(&BLACK)
                         .pos(Pos::new(HPos::Right, VPos::Top)),
                 )))
@@ -234,21 +244,21 @@ pub(super) fn unit_or_values(name: &str) -> &'static str {
     }
 }
 
-/// The caption's font: 13 px, smaller (down to 9 px) for a long name, so
-/// that it fits the plot's `width` (plotters centres a caption and cuts
-/// what overflows at both ends).
-fn caption_font(text: &str, width: u32) -> (&'static str, u32) {
+/// The caption's height in pixels: 13, smaller (down to [`TEXT_PX`]) for
+/// a long name, so that it fits the plot's `width` (plotters centres a
+/// caption and cuts what overflows at both ends).
+fn caption_px(text: &str, width: u32) -> f64 {
     let chars = text.chars().count().max(1) as f64;
     // Sans-serif averages about 0.55 em a character.
     let fits = (f64::from(width) - 16.0) / (0.55 * chars);
-    ("sans-serif", fits.floor().clamp(9.0, 13.0) as u32)
+    fits.floor().clamp(TEXT_PX, 13.0)
 }
 
-/// `text` as a caption of a plot `width` wide: whole when it fits at 9 px,
-/// else its end behind an ellipsis (a metric's end names it; the whole
-/// name is the plot's `<title>`).
+/// `text` as a caption of a plot `width` wide: whole when it fits at
+/// [`TEXT_PX`], else its end behind an ellipsis (a metric's end names it;
+/// the whole name is the plot's `<title>`).
 fn fitted(text: &str, width: u32) -> String {
-    let room = ((f64::from(width) - 16.0) / (0.55 * 9.0)).floor() as usize;
+    let room = ((f64::from(width) - 16.0) / (0.55 * TEXT_PX)).floor() as usize;
     let chars = text.chars().count();
     if chars <= room {
         return text.to_string();
@@ -271,8 +281,7 @@ pub(super) fn side_legend(root: &DrawingArea<SVGBackend<'_>, Shift>, x: i32, y: 
         root.draw(&Text::new(
             side.as_str(),
             (x + 22, y),
-            ("sans-serif", 12)
-                .into_font()
+            font(TEXT_PX)
                 .color(&colour)
                 .pos(Pos::new(HPos::Left, VPos::Center)),
         ))
@@ -294,7 +303,7 @@ pub(super) fn frame<'a, 'b>(
 ) -> ChartBuilder<'a, 'b, SVGBackend<'b>> {
     let mut builder = ChartBuilder::on(root);
     builder
-        .caption(fitted(title, width), caption_font(title, width))
+        .caption(fitted(title, width), font(caption_px(title, width)))
         .margin(8)
         .x_label_area_size(x_area)
         .y_label_area_size(84);
@@ -364,7 +373,7 @@ pub fn scaling_plot(name: &str, points: &[ScalingPoint]) -> Option<String> {
     {
         let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
         root.fill(&WHITE).ok()?;
-        let mut chart = frame(&root, &title, width, 30, true)
+        let mut chart = frame(&root, &title, width, 36, true)
             .build_cartesian_2d((0..n).into_segmented(), lo..hi)
             .ok()?;
         chart
@@ -381,6 +390,8 @@ pub fn scaling_plot(name: &str, points: &[ScalingPoint]) -> Option<String> {
             .y_desc(metric::unit(name))
             .light_line_style(TRANSPARENT)
             .y_label_formatter(&|v| short_number(*v))
+            .label_style(font(TEXT_PX))
+            .axis_desc_style(font(TEXT_PX))
             .draw()
             .ok()?;
         if band.len() >= 2 {
@@ -620,21 +631,18 @@ pub(super) mod tests {
 
     #[test]
     fn long_captions_shrink_then_keep_their_end() {
-        assert_eq!(
-            caption_font("will-it-scale.per_process_ops", 480),
-            ("sans-serif", 13)
-        );
+        assert_eq!(caption_px("will-it-scale.per_process_ops", 480), 13.0);
         let long = format!(
             "perf-profile.calltrace.cycles-pp.{}",
             "entry_SYSCALL_64.".repeat(6)
         );
-        assert_eq!(caption_font(&long, 480).1, 9);
+        assert_eq!(caption_px(&long, 480), TEXT_PX);
         let shown = fitted(&long, 480);
         assert!(
             shown.starts_with('…') && long.ends_with(&shown[3..]),
             "{shown}"
         );
-        assert!(shown.chars().count() <= 94, "{shown}");
+        assert!(shown.chars().count() <= 70, "{shown}");
         assert_eq!(fitted("dup1", 480), "dup1");
     }
 
