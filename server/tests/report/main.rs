@@ -8,6 +8,7 @@ mod calibration;
 mod dashboard;
 mod extreme_values;
 mod helpers;
+mod keyboard;
 mod layout;
 mod metrics_page;
 mod more_runs;
@@ -37,7 +38,7 @@ fn ops(side: Side, seq: u32, nr_task: u32) -> f64 {
 
 /// Submits a comparison, runs all of its jobs, and lets the report
 /// builder store its report and verdict as the server's would.
-async fn completed_comparison(app: &TestApp, subject: &str) -> i64 {
+pub(crate) async fn completed_comparison(app: &TestApp, subject: &str) -> i64 {
     let machine = app.register("lab1").await;
     let id = app.submit(subject, "lab1", &[1, 2], 3).await;
     while let Some(spec) = app.claim(machine).await {
@@ -147,7 +148,10 @@ async fn html_text_and_json_show_identical_numbers(pool: sqlx::PgPool) {
     assert_eq!(cells[2], tokens[1]);
     assert_eq!(cells[3], "", "a relative change, not points");
     assert_eq!(cells[4], tokens[2]);
-    assert_eq!(cells[5], "improvement");
+    // The verdict, and behind it (a <details>) why.
+    let (verdict, why) = cells[5].split_at("improvement".len());
+    assert_eq!(verdict, "improvement");
+    assert!(why.starts_with("95% CI "), "{}", cells[5]);
     let interval = &metric["interval"];
     assert_eq!(
         cells[6],
@@ -388,7 +392,7 @@ async fn pages_in_headless_chromium_show_the_report(pool: sqlx::PgPool) {
     assert!(dom.contains(
         "<td class=\"metric\">will-it-scale.<wbr>per_process_ops<wbr><span class=\"same\"> (as do will-it-scale.1.processes"
     ), "{dom}");
-    assert!(dom.contains("class=\"verdict\" title=\"95% CI"), "{dom}");
+    assert!(dom.contains("<summary title=\"95% CI"), "{dom}");
     assert!(dom.contains("Mann–Whitney p"), "{dom}");
     assert!(text.contains("q: Welch's p adjusted for the"), "{text}");
     // plots: per-metric dots, per-second series, the scaling curve

@@ -151,7 +151,8 @@ fn name_parts(name: &str) -> Vec<String> {
 
 /// The verdict's reason, then Mann–Whitney's p and 0-day's range rule,
 /// which say little at a few runs a side (Mann–Whitney's p cannot go
-/// below 0.1 with 3 runs a side) and so live in the tooltip.
+/// below 0.1 with 3 runs a side) and so live behind the verdict (opened,
+/// or its tooltip).
 fn detail(m: &MetricComparison) -> String {
     let mut d = m.reason.clone();
     if let Some(mw) = m.mann_whitney {
@@ -295,8 +296,8 @@ pub(super) async fn group_view(
          {} runs a side; %change: of the mean (Δ points instead for a metric that is itself \
          a percentage); {} interval: of that change; q: Welch's p adjusted for the {} \
          metrics of this report (Benjamini–Hochberg). A change is called real when q ≤ {} \
-         and its whole interval lies beyond ±{}%. Point at a verdict for why, with \
-         Mann–Whitney's p and 0-day's own range rule.",
+         and its whole interval lies beyond ±{}%. Open a verdict (or point at it) for \
+         why, with Mann–Whitney's p and 0-day's own range rule.",
         c.base_runs.min(c.patched_runs),
         c.policy.interval_label(),
         c.metrics.len(),
