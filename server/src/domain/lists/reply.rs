@@ -103,7 +103,9 @@ async fn answer(
         return measured(
             tx,
             row,
-            "not answered: the server has no --public-url to link to",
+            // Said as what happened then: an operator may set the URL
+            // later, and the reason must not then claim it is missing.
+            "not answered: it was measured while the server had no --public-url to link to",
         )
         .await;
     };

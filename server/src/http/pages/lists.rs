@@ -72,26 +72,8 @@ pub struct SeriesItem {
     verdict: String,
 }
 
-/// What a reason that blamed the server's missing `--public-url` says
-/// once the server has one.
-const UNLINKED_THEN: &str =
-    "not answered: it was measured while the server had no --public-url to link to";
-
-/// Why a series stands where it does, as it reads now. The reply step
-/// stores its reason when it decides, in the present tense; a missing
-/// `--public-url` is a fact about the server then, not now, once an
-/// operator set one (the series stays unanswered: its moment passed).
-fn reason_now(reason: String, linked: bool) -> String {
-    if linked && reason.contains("no --public-url") {
-        UNLINKED_THEN.into()
-    } else {
-        reason
-    }
-}
-
-impl SeriesItem {
-    /// `s` as a row of a server that has a public URL when `linked`.
-    fn of(s: SeriesView, linked: bool) -> Self {
+impl From<SeriesView> for SeriesItem {
+    fn from(s: SeriesView) -> Self {
         SeriesItem {
             id: s.id,
             subject: s.subject,
@@ -100,7 +82,7 @@ impl SeriesItem {
             author: s.author,
             posted: s.posted_at.map(view::time).unwrap_or_default(),
             state: s.state.as_str(),
-            reason: reason_now(s.reason.unwrap_or_default(), linked),
+            reason: s.reason.unwrap_or_default(),
             comparison_id: s.comparison_id,
             verdict: s.verdict.unwrap_or_default(),
         }
@@ -122,11 +104,10 @@ pub(super) async fn page(State(state): State<AppState>, Path(id): Path<i64>) -> 
         state: None,
         limit: Some(SERIES_SHOWN),
     };
-    let linked = state.config.public_url.is_some();
     let series = lists::series_list(&state, &q)
         .await?
         .into_iter()
-        .map(|s| SeriesItem::of(s, linked))
+        .map(SeriesItem::from)
         .collect();
     Ok(ListPage { list, series })
 }
@@ -143,14 +124,12 @@ pub(super) async fn series(
     State(state): State<AppState>,
     Path(id): Path<i64>,
 ) -> Result<SeriesPage> {
-    let linked = state.config.public_url.is_some();
     let row = lists::series_find(&state, id).await?;
     let versions = lists::versions(&state, &row)
         .await?
         .into_iter()
-        .map(|s| SeriesItem::of(s, linked))
+        .map(SeriesItem::from)
         .collect();
-    let mut s = lists::series_view(&state, row);
-    s.reason = s.reason.map(|r| reason_now(r, linked));
+    let s = lists::series_view(&state, row);
     Ok(SeriesPage { s, versions })
 }
