@@ -234,3 +234,73 @@ async fn a_scrape_without_the_database_says_so_and_keeps_the_rest(pool: PgPool) 
     assert!(openmetrics::value(&samples, "patchperf_db_pool_max_connections", &[]).is_some());
     assert!(text.ends_with("# EOF\n"), "{text}");
 }
+
+/// The alerts shipped in `deploy/prometheus/` pass their own
+/// `promtool test rules`, and every series they name is one this server
+/// exports (a renamed metric would leave an alert that never fires).
+#[sqlx::test(migrations = "../migrations")]
+async fn the_shipped_alerts_pass_promtool_and_name_only_exported_series(pool: PgPool) {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/prometheus");
+    let out = std::process::Command::new("promtool")
+        .args(["test", "rules", "patchperf.rules.test.yml"])
+        .current_dir(&dir)
+        .output()
+        .expect("promtool (apt-get install prometheus; ./patchperf test installs it)");
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let app = TestApp::new(pool).await;
+    app.register("rack-1").await;
+    // The workers `serve` starts, so theirs are among the series.
+    patchperf_server::domain::spawn_workers(&app.state).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let text = loop {
+        let a = app
+            .send(Method::GET, "/metrics", Some(&app.admin), &[], None)
+            .await;
+        assert_eq!(a.status, StatusCode::OK, "{a:?}");
+        if a.body
+            .contains("patchperf_worker_last_ok_timestamp_seconds{")
+            || std::time::Instant::now() > deadline
+        {
+            break a.body.clone();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    // Each family is described (`# TYPE name type`) even before it has a
+    // sample; a counter's samples carry `_total`.
+    let families: Vec<(&str, &str)> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE "))
+        .filter_map(|l| l.split_once(' '))
+        .collect();
+    let exported = |name: &str| {
+        families.iter().any(|&(family, kind)| {
+            family == name || (kind == "counter" && name.strip_suffix("_total") == Some(family))
+        })
+    };
+    let rules = std::fs::read_to_string(dir.join("patchperf.rules.yml")).unwrap();
+    let mut named: Vec<&str> = rules
+        .match_indices("patchperf_")
+        .map(|(at, _)| {
+            let rest = &rules[at..];
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            &rest[..end]
+        })
+        .collect();
+    named.sort_unstable();
+    named.dedup();
+    assert!(named.len() >= 6, "{named:?}");
+    for name in named {
+        assert!(
+            exported(name),
+            "the alerts name {name}, which /metrics has not:\n{text}"
+        );
+    }
+}

@@ -122,6 +122,9 @@ async fn database(ctx: &Context, registry: &mut Registry) -> Result<(), Error> {
     }
     let names: HashMap<i64, &str> = machines.iter().map(|m| (m.id, m.name.as_str())).collect();
     let queued = Gauges::default();
+    // Always one series, so an empty queue reads 0 rather than nothing (an
+    // alert on it sees no gap).
+    queued.get_or_create(&label("machine", "(any)")).set(0);
     for (id, n) in db::machines::queue_depths(&ctx.db).await? {
         // A comparison that names no machine waits for any of them.
         let name = names.get(&id).copied().unwrap_or("(any)");
@@ -176,6 +179,14 @@ async fn database(ctx: &Context, registry: &mut Registry) -> Result<(), Error> {
     );
 
     let outbox = Gauges::default();
+    // Every channel and state a message can be in, 0 until one is.
+    for channel in ["mail", "webhook"] {
+        for state in ["queued", "sent", "failed"] {
+            outbox
+                .get_or_create(&vec![("channel", channel.into()), ("state", state.into())])
+                .set(0);
+        }
+    }
     for (channel, state, n) in db::outbox::count_by_state(&ctx.db).await? {
         outbox
             .get_or_create(&vec![("channel", channel), ("state", state)])
