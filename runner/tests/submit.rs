@@ -626,3 +626,57 @@ async fn wait_names_the_calibration_and_the_build_it_waits_for(pool: PgPool) {
     );
     server.stop().await;
 }
+
+/// A server that dies while `--wait` follows: the wait ends at `--timeout`
+/// with the give-up status, saying the outage once, naming the comparison,
+/// instead of a line a poll and ten minutes of retries.
+#[sqlx::test(migrations = "../migrations")]
+async fn a_server_gone_during_the_wait_ends_it_at_the_timeout(pool: PgPool) {
+    use patchperf_runner::error::exit;
+    let app = patchperf_testkit::app::TestApp::new(pool).await;
+    let server = TestServer::serve(app.state.clone(), "127.0.0.1:0".parse().unwrap()).await;
+    app.register("lab-1").await;
+    let mbox = seed_002();
+    let args = args(
+        &server.url(),
+        &app.ci,
+        &[
+            "--mbox",
+            mbox.to_str().unwrap(),
+            "-w",
+            "dup1",
+            "--wait",
+            "--poll",
+            "1",
+            "--timeout",
+            "8s",
+        ],
+    );
+    let started = std::time::Instant::now();
+    let waiting = tokio::task::spawn_blocking(move || Command::new(BIN).args(&args).output());
+    // Submitted and followed for a moment, then the server is gone.
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    server.stop().await;
+    let out = waiting.await.unwrap().unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(exit::GAVE_UP), "{said}");
+    assert!(said.contains("comparison 1 submitted"), "{said}");
+    assert_eq!(
+        said.matches("retrying").count(),
+        1,
+        "the outage is said once: {said}"
+    );
+    assert!(
+        said.contains("comparison 1 had not ended (") && said.contains("--timeout 8 s"),
+        "{said}"
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+}

@@ -122,7 +122,7 @@ fn follow(client: &Client, id: i64, patience: &mut Patience) -> Result<Bisection
         let view: BisectionView = match client.get_json(&path) {
             Ok(v) => v,
             Err(e) => {
-                patience.failed(e)?;
+                patience.failed(&format!("bisection {id}"), e)?;
                 patience.pause();
                 continue;
             }

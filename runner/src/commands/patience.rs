@@ -1,16 +1,24 @@
 //! How often and how long `submit --wait` keeps following: a poll every
-//! `--poll` seconds, the whole wait (`--timeout`),
-//! a server that says nothing moves (`--stall-timeout`), and a server that
-//! does not answer (ten minutes, so that a server restart does not end a
-//! CI job that has waited for hours). Giving up is its own exit status.
+//! `--poll` seconds, the whole wait (`--timeout`, which bounds a server
+//! outage too), a server that says nothing moves (`--stall-timeout`), and
+//! a server that does not answer (ten minutes without `--timeout`, so
+//! that a server restart does not end a CI job that has waited for hours).
+//! While the server does not answer, polls back off (doubling up to a
+//! minute) and the outage is said once when it starts and once when it
+//! ends, naming what is followed, not at every poll. Giving up is its own
+//! exit status.
 
 use std::time::{Duration, Instant};
 
 use crate::Error;
 use crate::cli::submit::SubmitArgs;
 
-/// A server unreachable (or failing) for longer than this ends the wait.
+/// A server unreachable (or failing) for longer than this ends the wait
+/// when no `--timeout` bounds it.
 const UNREACHABLE_FOR: Duration = Duration::from_secs(600);
+
+/// Longest pause between polls while the server does not answer.
+const MAX_BACKOFF: Duration = Duration::from_secs(60);
 
 /// The limits of one wait and what has been seen against them.
 #[derive(Debug)]
@@ -21,39 +29,46 @@ pub struct Patience {
     stall: Option<Duration>,
     stalled_since: Option<Instant>,
     unreachable_since: Option<Instant>,
+    /// The pause before the next poll (longer while the server is gone).
+    next_pause: Duration,
 }
 
 impl Patience {
     /// The limits `args` ask for, counted from now.
     pub fn new(args: &SubmitArgs) -> Self {
+        let every = Duration::from_secs(args.poll.max(1));
         Patience {
-            every: Duration::from_secs(args.poll.max(1)),
+            every,
             started: Instant::now(),
             timeout: args.timeout,
             stall: (args.stall_timeout > 0)
                 .then(|| Duration::from_secs(args.stall_timeout.saturating_mul(60))),
             stalled_since: None,
             unreachable_since: None,
+            next_pause: every,
         }
     }
 
-    /// Waits until the next poll (`--poll`).
+    /// Waits until the next poll: `--poll`, longer while the server does
+    /// not answer, never past `--timeout`.
     pub fn pause(&self) {
-        std::thread::sleep(self.every);
+        let left = self.timeout.map_or(self.next_pause, |t| {
+            t.saturating_sub(self.started.elapsed())
+        });
+        std::thread::sleep(self.next_pause.min(left));
     }
 
     /// After a poll the server answered: `what` is `comparison 12`,
     /// `stalled` the server's note on why nothing moves, if it gave one.
     pub fn answered(&mut self, what: &str, stalled: Option<&str>) -> Result<(), Error> {
-        self.unreachable_since = None;
-        if let Some(limit) = self.timeout {
-            if self.started.elapsed() >= limit {
-                return Err(Error::GaveUp(format!(
-                    "{what} had not ended after --timeout {}; it goes on on the server",
-                    minutes(limit)
-                )));
-            }
+        if let Some(since) = self.unreachable_since.take() {
+            eprintln!(
+                "patchperf-runner: {what}: the server answers again after {}",
+                minutes(Duration::from_secs(since.elapsed().as_secs()))
+            );
         }
+        self.next_pause = self.every;
+        self.timed_out(what, "had not ended")?;
         match (stalled, self.stall) {
             (Some(why), Some(limit)) => {
                 let since = *self.stalled_since.get_or_insert_with(Instant::now);
@@ -69,18 +84,39 @@ impl Patience {
         Ok(())
     }
 
-    /// After a poll that failed with `e`: `Ok` to poll again, or `e` when
-    /// it is not the passing kind or the server has been gone too long.
-    pub fn failed(&mut self, e: Error) -> Result<(), Error> {
+    /// After a poll for `what` that failed with `e`: `Ok` to poll again
+    /// (after a longer pause), or the end of the wait when `e` is not the
+    /// passing kind, `--timeout` has passed, or (without one) the server
+    /// has been gone for ten minutes.
+    pub fn failed(&mut self, what: &str, e: Error) -> Result<(), Error> {
         if !e.is_transient() {
             return Err(e);
         }
+        let first = self.unreachable_since.is_none();
         let since = *self.unreachable_since.get_or_insert_with(Instant::now);
-        if since.elapsed() > UNREACHABLE_FOR {
+        self.timed_out(what, &format!("had not ended ({e})"))?;
+        if self.timeout.is_none() && since.elapsed() > UNREACHABLE_FOR {
             return Err(e);
         }
-        eprintln!("patchperf-runner: {e} (retrying)");
+        if first {
+            let until = self.timeout.map_or_else(
+                || format!("for up to {}", minutes(UNREACHABLE_FOR)),
+                |t| format!("until --timeout {}", minutes(t)),
+            );
+            eprintln!("patchperf-runner: {what}: {e}; retrying, backing off, {until}");
+        }
+        self.next_pause = (self.next_pause * 2).min(MAX_BACKOFF).max(self.every);
         Ok(())
+    }
+
+    fn timed_out(&self, what: &str, state: &str) -> Result<(), Error> {
+        match self.timeout {
+            Some(limit) if self.started.elapsed() >= limit => Err(Error::GaveUp(format!(
+                "{what} {state} after --timeout {}; it goes on on the server",
+                minutes(limit)
+            ))),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -104,6 +140,7 @@ mod tests {
             stall: (stall_minutes > 0).then(|| Duration::from_secs(stall_minutes * 60)),
             stalled_since: None,
             unreachable_since: None,
+            next_pause: Duration::from_secs(1),
         }
     }
 
@@ -147,10 +184,38 @@ mod tests {
             status: 404,
             message: "gone".into(),
         };
-        assert!(p.failed(refused).is_err());
-        p.failed(Error::Unreachable("refused".into())).unwrap();
+        assert!(p.failed("comparison 7", refused).is_err());
+        p.failed("comparison 7", Error::Unreachable("refused".into()))
+            .unwrap();
         p.unreachable_since = Some(Instant::now() - UNREACHABLE_FOR - Duration::from_secs(1));
-        let e = p.failed(Error::Unreachable("refused".into())).unwrap_err();
+        let e = p
+            .failed("comparison 7", Error::Unreachable("refused".into()))
+            .unwrap_err();
         assert_eq!(e.exit_code(), crate::error::exit::TEMPFAIL);
+    }
+
+    #[test]
+    fn a_timeout_bounds_an_outage_and_polls_back_off_until_the_server_answers() {
+        let mut p = patience(Some(20), 0);
+        let gone = || Error::Unreachable("connection refused".into());
+        p.failed("comparison 7", gone()).unwrap();
+        assert_eq!(p.next_pause, Duration::from_secs(2));
+        for _ in 0..10 {
+            p.failed("comparison 7", gone()).unwrap();
+        }
+        assert_eq!(p.next_pause, MAX_BACKOFF);
+        p.answered("comparison 7", None).unwrap();
+        assert_eq!(p.next_pause, Duration::from_secs(1));
+        assert_eq!(p.unreachable_since, None);
+        // The server gone when --timeout passes: the wait ends then, not
+        // ten minutes later, with the give-up status.
+        p.started = Instant::now() - Duration::from_secs(21);
+        let e = p.failed("comparison 7", gone()).unwrap_err();
+        assert_eq!(e.exit_code(), crate::error::exit::GAVE_UP);
+        assert!(
+            e.to_string().starts_with("comparison 7 had not ended (")
+                && e.to_string().contains("--timeout 20 s"),
+            "{e}"
+        );
     }
 }

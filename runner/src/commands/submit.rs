@@ -164,7 +164,7 @@ fn follow(client: &Client, id: i64, patience: &mut Patience) -> Result<Progress,
         let progress: Progress = match client.get_json(&path) {
             Ok(p) => p,
             Err(e) => {
-                patience.failed(e)?;
+                patience.failed(&format!("comparison {id}"), e)?;
                 patience.pause();
                 continue;
             }
