@@ -680,3 +680,90 @@ async fn a_server_gone_during_the_wait_ends_it_at_the_timeout(pool: PgPool) {
         started.elapsed()
     );
 }
+
+/// A comparison submitted without `--wait` is asked after (`status`),
+/// waited for (`wait`, with `submit --wait`'s output and exit status) and
+/// cancelled (`cancel`) by its id.
+#[sqlx::test(migrations = "../migrations")]
+async fn status_wait_and_cancel_take_a_submitted_comparison_by_id(pool: PgPool) {
+    use patchperf_runner::error::exit;
+    let app = patchperf_testkit::app::TestApp::new(pool).await;
+    let server = TestServer::serve(app.state.clone(), "127.0.0.1:0".parse().unwrap()).await;
+    let machine = app.register("lab-1").await;
+    let url = server.url();
+    let by_id = |verb: &str, id: &str, extra: &[&str]| {
+        let mut v: Vec<String> = [verb, id, "--server", &url, "--token", &app.ci]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
+    let said = |out: &Output| {
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    };
+    let mbox = seed_002();
+    let flags = [
+        "--mbox",
+        mbox.to_str().unwrap(),
+        "-w",
+        "dup1",
+        "--seconds",
+        "3",
+        "--warmup",
+        "1",
+        "--perf",
+        "stat,profile",
+        "--measurement",
+        "tcg-icount",
+    ];
+
+    // One measured to its end while `wait` follows it.
+    let out = runner(args(&url, &app.ci, &flags)).await;
+    assert!(out.status.success(), "{}", said(&out));
+    let id = said(&out).split_whitespace().nth(1).unwrap().to_string();
+    let out = runner(by_id("status", &id, &[])).await;
+    assert!(out.status.success(), "{}", said(&out));
+    assert!(
+        said(&out).contains(&format!("comparison {id}: queued")),
+        "{}",
+        said(&out)
+    );
+    let waiting = tokio::spawn(runner(by_id(
+        "wait",
+        &id,
+        &["--poll", "1", "--fail-on-regression"],
+    )));
+    let (base, patched) = patchperf_testkit::runs::recorded("002-dup1");
+    app.run_jobs_with(machine, base, patched).await;
+    let out = waiting.await.unwrap();
+    assert_eq!(out.status.code(), Some(exit::REGRESSION), "{}", said(&out));
+    assert!(said(&out).contains("verdict: regression"), "{}", said(&out));
+    let out = runner(by_id("status", &id, &["--json"])).await;
+    let view: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(view["status"], "done", "{view:#}");
+
+    // One cancelled before any machine took it.
+    let out = runner(args(&url, &app.ci, &flags)).await;
+    let other = said(&out).split_whitespace().nth(1).unwrap().to_string();
+    let out = runner(by_id("cancel", &other, &[])).await;
+    assert!(out.status.success(), "{}", said(&out));
+    assert!(
+        said(&out).contains(&format!("comparison {other}: cancelled")),
+        "{}",
+        said(&out)
+    );
+    let out = runner(by_id("wait", &other, &["--poll", "1"])).await;
+    assert_eq!(out.status.code(), Some(exit::FAILED), "{}", said(&out));
+    assert!(said(&out).contains("ended cancelled"), "{}", said(&out));
+    // Refused: cancelled already, and an id the server does not have.
+    let out = runner(by_id("cancel", &other, &[])).await;
+    assert_eq!(out.status.code(), Some(exit::REFUSED), "{}", said(&out));
+    let out = runner(by_id("status", "999999", &[])).await;
+    assert_eq!(out.status.code(), Some(exit::REFUSED), "{}", said(&out));
+    server.stop().await;
+}

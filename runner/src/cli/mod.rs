@@ -10,6 +10,7 @@ use patchperf_common::settings::{self, Failure, Program};
 pub mod agent;
 pub mod bench;
 pub mod compare;
+pub mod follow;
 pub mod guest;
 pub mod job;
 pub mod lab_init;
@@ -48,6 +49,15 @@ pub enum Command {
     /// Submit a patch series to a patchperf server (CI), optionally wait for
     /// the verdict.
     Submit(Box<submit::SubmitArgs>),
+    /// Where a submitted comparison stands: its status, verdict and
+    /// report URL.
+    Status(follow::FollowArgs),
+    /// Follow a submitted comparison to its end, as `submit --wait` does,
+    /// and print its report and verdict.
+    Wait(follow::FollowArgs),
+    /// Cancel a submitted comparison: its queued jobs fail as cancelled,
+    /// running ones stop at their next heartbeat.
+    Cancel(follow::FollowArgs),
     /// Have a patchperf server follow a branch: every new head measured
     /// against the last, its history kept, change points mailed.
     Track(Box<track::TrackArgs>),

@@ -44,7 +44,7 @@ pub fn run(args: &SubmitArgs) -> Result<(), Error> {
     if !args.wait {
         return Ok(());
     }
-    let mut patience = Patience::new(args);
+    let mut patience = Patience::new(args.poll, args.timeout, args.stall_timeout);
     let end = follow(&client, created.id, &mut patience)?;
     if let Some(outcome) = &end.outcome {
         println!("{}", outcome.summary);

@@ -7,6 +7,7 @@ pub mod agent;
 pub mod bench;
 pub mod bisect;
 pub mod compare;
+pub mod follow;
 pub mod guest;
 pub mod job;
 pub mod lab_init;
@@ -26,6 +27,9 @@ pub fn run(cli: Cli) -> Result<(), Error> {
         Command::LabInit(args) => lab_init::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Submit(args) => submit::run(*args),
+        Command::Status(args) => follow::status(&args),
+        Command::Wait(args) => follow::wait(&args),
+        Command::Cancel(args) => follow::cancel(&args),
         Command::Track(args) => track::run(*args),
         Command::WorkloadMap(args) => workload_map::run(args),
     }

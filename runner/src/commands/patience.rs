@@ -11,7 +11,6 @@
 use std::time::{Duration, Instant};
 
 use crate::Error;
-use crate::cli::submit::SubmitArgs;
 
 /// A server unreachable (or failing) for longer than this ends the wait
 /// when no `--timeout` bounds it.
@@ -34,15 +33,17 @@ pub struct Patience {
 }
 
 impl Patience {
-    /// The limits `args` ask for, counted from now.
-    pub fn new(args: &SubmitArgs) -> Self {
-        let every = Duration::from_secs(args.poll.max(1));
+    /// A poll every `poll` seconds, for at most `timeout`, and at most
+    /// `stall_minutes` (0: for ever) while the server says nothing moves;
+    /// counted from now.
+    pub fn new(poll: u64, timeout: Option<Duration>, stall_minutes: u64) -> Self {
+        let every = Duration::from_secs(poll.max(1));
         Patience {
             every,
             started: Instant::now(),
-            timeout: args.timeout,
-            stall: (args.stall_timeout > 0)
-                .then(|| Duration::from_secs(args.stall_timeout.saturating_mul(60))),
+            timeout,
+            stall: (stall_minutes > 0)
+                .then(|| Duration::from_secs(stall_minutes.saturating_mul(60))),
             stalled_since: None,
             unreachable_since: None,
             next_pause: every,

@@ -48,9 +48,21 @@ pub fn run(args: SubmitArgs) -> Result<(), Error> {
     if !args.wait {
         return Ok(());
     }
-    let mut patience = Patience::new(&args);
+    let mut patience = Patience::new(args.poll, args.timeout, args.stall_timeout);
     let end = follow(&client, created.id, &mut patience)?;
-    let text = client.get_text(&format!("/api/v1/comparisons/{}/report.txt", created.id))?;
+    conclude(&client, &end, &report_url, args.fail_on_regression)
+}
+
+/// After a wait: the text report, the headlines, each step's verdict and
+/// the overall one, and the exit the end calls for (failed, a regression
+/// with `fail_on_regression`).
+pub fn conclude(
+    client: &Client,
+    end: &Progress,
+    report_url: &str,
+    fail_on_regression: bool,
+) -> Result<(), Error> {
+    let text = client.get_text(&format!("/api/v1/comparisons/{}/report.txt", end.id))?;
     println!();
     print!("{text}");
     if !text.ends_with('\n') {
@@ -77,22 +89,22 @@ pub fn run(args: SubmitArgs) -> Result<(), Error> {
         other => {
             return Err(Error::ComparisonFailed(format!(
                 "comparison {} ended {other}{}",
-                created.id,
-                failure_summary(&end)
+                end.id,
+                failure_summary(end)
             )));
         }
     }
-    if args.fail_on_regression && end.verdict.overall == OverallVerdict::Regression {
+    if fail_on_regression && end.verdict.overall == OverallVerdict::Regression {
         return Err(Error::Regression(format!(
             "comparison {}: the patch series causes a regression",
-            created.id
+            end.id
         )));
     }
     Ok(())
 }
 
 /// The part of `GET /api/v1/comparisons/{id}` that `--wait` follows.
-type Progress = ComparisonView<VerdictSummary>;
+pub type Progress = ComparisonView<VerdictSummary>;
 
 /// The submission, built from the command line.
 fn request_body(args: &SubmitArgs) -> Result<ComparisonCreateRequest, Error> {
@@ -154,7 +166,7 @@ fn read_mbox(path: &std::path::Path) -> Result<String, Error> {
 
 /// Polls the comparison, printing each job's state and message when they
 /// change, until the comparison is done, failed or cancelled.
-fn follow(client: &Client, id: i64, patience: &mut Patience) -> Result<Progress, Error> {
+pub fn follow(client: &Client, id: i64, patience: &mut Patience) -> Result<Progress, Error> {
     let path = format!("/api/v1/comparisons/{id}");
     let mut seen: HashMap<i64, (JobState, String, i32)> = HashMap::new();
     let mut last_lines: HashMap<i64, String> = HashMap::new();
