@@ -767,3 +767,156 @@ async fn status_wait_and_cancel_take_a_submitted_comparison_by_id(pool: PgPool) 
     assert_eq!(out.status.code(), Some(exit::REFUSED), "{}", said(&out));
     server.stop().await;
 }
+
+/// Inside a clone, `submit --range origin/master..HEAD` (and `--commit`)
+/// measures the developer's own commits: formatted here, sent with the
+/// upstream's URL and the merge base, so the server reads only the
+/// upstream. A merge, or a directory outside a clone, is refused.
+#[sqlx::test(migrations = "../migrations")]
+async fn a_branch_of_a_local_clone_is_submitted_with_its_upstream_base(pool: PgPool) {
+    let (server, _mirrors) = local_git_server(&pool).await;
+    let ci = token(&pool, TokenKind::Ci).await;
+    let upstream = tempfile::tempdir().unwrap();
+    let ids = small_repo(upstream.path());
+    let clones = tempfile::tempdir().unwrap();
+    let work = clones.path().join("linux");
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(&work)
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "Jörg Hacker")
+            .env("GIT_AUTHOR_EMAIL", "jh@example.org")
+            .env("GIT_COMMITTER_NAME", "Jörg Hacker")
+            .env("GIT_COMMITTER_EMAIL", "jh@example.org")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    let cloned = Command::new("git")
+        .args(["clone", "-q"])
+        .arg(upstream.path())
+        .arg(&work)
+        .output()
+        .unwrap();
+    assert!(cloned.status.success(), "{cloned:?}");
+    git(&["checkout", "-q", "-b", "faster-open"]);
+    for k in 0..2 {
+        std::fs::write(work.join("f0.c"), format!("int f0;\nint mine{k};\n")).unwrap();
+        git(&["commit", "-q", "-am", &format!("fs: my step {k}")]);
+    }
+    let head = git(&["rev-parse", "HEAD"]);
+    let in_clone = |extra: &[&str]| {
+        let mut cmd = Command::new(BIN);
+        cmd.args(args(&server.url(), &ci, extra)).current_dir(&work);
+        tokio::task::spawn_blocking(move || cmd.output().unwrap())
+    };
+    let said = |out: &Output| {
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    };
+    let stored = |id: i64| {
+        let pool = pool.clone();
+        async move {
+            sqlx::query_as::<_, (serde_json::Value, String)>(
+                "SELECT c.base, s.mbox FROM comparisons c JOIN patch_series s ON s.id = c.series_id
+                 WHERE c.id = $1",
+            )
+            .bind(id)
+            .fetch_one(&pool)
+            .await
+            .unwrap()
+        }
+    };
+
+    let out = in_clone(&["--range", "origin/master..HEAD", "-w", "open1"])
+        .await
+        .unwrap();
+    assert!(out.status.success(), "{}", said(&out));
+    assert!(
+        said(&out).contains("2 commits of this clone"),
+        "{}",
+        said(&out)
+    );
+    let (base, mbox) = stored(1).await;
+    assert_eq!(base["url"], upstream.path().to_str().unwrap(), "{base}");
+    assert_eq!(base["commit"], ids[2].as_str(), "{base}");
+    assert_eq!(mbox.matches("Subject: [PATCH").count(), 2, "{mbox}");
+    assert!(mbox.contains("fs: my step 1"), "{mbox}");
+    assert!(mbox.contains(&format!("base-commit: {}", ids[2])), "{mbox}");
+
+    let out = in_clone(&["--commit", "HEAD", "-w", "open1"])
+        .await
+        .unwrap();
+    assert!(out.status.success(), "{}", said(&out));
+    let (base, mbox) = stored(2).await;
+    assert_ne!(base["commit"], head.as_str());
+    assert_eq!(mbox.matches("Subject: [PATCH").count(), 1, "{mbox}");
+    assert!(
+        mbox.contains("fs: my step 1") && !mbox.contains("my step 0"),
+        "{mbox}"
+    );
+
+    // An mbox that names its base is built on it in the upstream named.
+    let file = clones.path().join("series.mbox");
+    std::fs::write(&file, &mbox).unwrap();
+    let file = file.to_str().unwrap();
+    let url = upstream.path().to_str().unwrap();
+    let out = runner(args(
+        &server.url(),
+        &ci,
+        &["--mbox", file, "--base-url", url, "-w", "open1"],
+    ))
+    .await;
+    assert!(out.status.success(), "{}", said(&out));
+    let (base, _) = stored(3).await;
+    assert_eq!(
+        base["commit"],
+        mbox.split("base-commit: ").nth(1).unwrap()[..40].to_string()
+    );
+    let plain = seed_002();
+    let out = runner(args(
+        &server.url(),
+        &ci,
+        &[
+            "--mbox",
+            plain.to_str().unwrap(),
+            "--base-url",
+            url,
+            "-w",
+            "open1",
+        ],
+    ))
+    .await;
+    assert_eq!(out.status.code(), Some(2), "{}", said(&out));
+    assert!(
+        said(&out).contains("no base-commit: line"),
+        "{}",
+        said(&out)
+    );
+
+    // A merge cannot travel as a patch series.
+    git(&["checkout", "-q", "-b", "side", "origin/master"]);
+    std::fs::write(work.join("f1.c"), "int f1;\nint side;\n").unwrap();
+    git(&["commit", "-q", "-am", "fs: side"]);
+    git(&["checkout", "-q", "faster-open"]);
+    git(&["merge", "-q", "--no-edit", "side"]);
+    let out = in_clone(&["--range", "origin/master..", "-w", "open1"])
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", said(&out));
+    assert!(said(&out).contains("holds a merge"), "{}", said(&out));
+    // Outside a clone.
+    let out = runner(args(
+        &server.url(),
+        &ci,
+        &["--range", "HEAD~1..", "-w", "open1"],
+    ))
+    .await;
+    assert_eq!(out.status.code(), Some(2), "{}", said(&out));
+    server.stop().await;
+}

@@ -29,7 +29,7 @@ pub struct SubmitArgs {
     pub token: String,
     /// The patch series as an mbox file (`git format-patch --stdout`, b4 am,
     /// a lore mbox); `-` reads standard input.
-    #[arg(long, value_name = "FILE", required_unless_present_any = ["aa", "range", "bisect"])]
+    #[arg(long, value_name = "FILE", required_unless_present_any = ["aa", "range", "bisect", "commit"])]
     pub mbox: Option<PathBuf>,
     /// An A/A comparison instead: no patch, both sides boot the base
     /// kernel. The ± bound it measures is the machine's noise floor for
@@ -61,14 +61,26 @@ pub struct SubmitArgs {
     /// Base tree as a git URL (with --commit, or --range).
     #[arg(long)]
     pub git: Option<String>,
-    /// Commit id, tag or branch in --git.
-    #[arg(long, requires = "git", conflicts_with = "range")]
+    /// With --git: the base's commit id, tag or branch in it. Without
+    /// --git, inside a clone: the one commit to measure, on its parent
+    /// (formatted here and sent with its upstream, see --range).
+    #[arg(long, conflicts_with = "range")]
     pub commit: Option<String>,
-    /// Measure every commit of a git range `A..B` of --git on its own (B's
-    /// first-parent commits after A, a merge as one step), on A as base;
-    /// the server reads the commits from the repository.
-    #[arg(long, value_name = "A..B", requires = "git", conflicts_with_all = ["mbox", "aa"])]
+    /// With --git: measure every commit of the range `A..B` of that
+    /// repository on its own (B's first-parent commits after A, a merge as
+    /// one step), on A as base; the server reads the commits. Without
+    /// --git, inside a clone (`origin/master..HEAD`, `HEAD~3..`): the
+    /// commits are formatted here (`git format-patch --base`) and sent
+    /// with their base, the merge base of A and B in the upstream
+    /// (--base-url, else A's remote, the branch's upstream remote or the
+    /// only remote), so the server needs only the upstream.
+    #[arg(long, value_name = "A..B", conflicts_with_all = ["mbox", "aa"])]
     pub range: Option<String>,
+    /// The upstream repository the base commit is in: for a range or
+    /// commit of this clone (instead of the remote found), or for an
+    /// --mbox whose `base-commit:` line names the commit to build on.
+    #[arg(long, value_name = "URL", conflicts_with = "git")]
+    pub base_url: Option<String>,
     /// What to measure and where.
     #[command(flatten)]
     pub measure: MeasureArgs,

@@ -11,6 +11,7 @@ pub mod follow;
 pub mod guest;
 pub mod job;
 pub mod lab_init;
+pub mod local_tree;
 pub mod measure;
 pub mod patience;
 pub mod submit;

@@ -11,6 +11,7 @@ use patchperf_common::api::{
 use patchperf_common::comparison::{ComparisonStatus, OverallVerdict};
 use patchperf_common::protocol::{BaseSource, JobState};
 
+use super::local_tree;
 use super::measure::{config_fragment, params};
 use super::patience::Patience;
 use crate::Error;
@@ -108,10 +109,51 @@ pub type Progress = ComparisonView<VerdictSummary>;
 
 /// The submission, built from the command line.
 fn request_body(args: &SubmitArgs) -> Result<ComparisonCreateRequest, Error> {
+    let local = match (&args.git, &args.range, &args.commit) {
+        (None, Some(r), _) => Some(local_tree::range(&cwd()?, r, args.base_url.as_deref())?),
+        (None, None, Some(c)) => Some(local_tree::commit(&cwd()?, c, args.base_url.as_deref())?),
+        _ => None,
+    };
+    if let Some(local) = local {
+        println!(
+            "{} commit{} of this clone, on {}",
+            local.commits,
+            if local.commits == 1 { "" } else { "s" },
+            local.base.without_credentials().describe()
+        );
+        return submission(args, local.base, local.mbox, None);
+    }
     let mbox = match &args.mbox {
         Some(path) => read_mbox(path)?,
+        None if args.git.is_some() && args.commit.is_some() => {
+            return Err(Error::Usage(
+                "--git with --commit names the base: the patches on it come with --mbox".into(),
+            ));
+        }
         None => String::new(),
     };
+    // An mbox naming its base (`git format-patch --base`, b4) is built on
+    // it when the upstream is named.
+    let named_base = patchperf_common::mail::body::base_commit(&mbox);
+    if let Some(url) = &args.base_url {
+        let Some(commit) = named_base else {
+            return Err(Error::Usage(
+                "--base-url: the mbox has no base-commit: line to build on (git format-patch                  --base=<commit> writes one)"
+                    .into(),
+            ));
+        };
+        let base = BaseSource::Git {
+            url: url.clone(),
+            commit,
+        };
+        return submission(args, base, mbox, None);
+    }
+    if let (Some(commit), None) = (&named_base, &args.git) {
+        eprintln!(
+            "patchperf-runner: the mbox names base-commit {commit}; it is built on {} unless              --base-url names the upstream that has that commit",
+            args.base
+        );
+    }
     // A range's base is its first end.
     let range_start = args
         .range
@@ -131,6 +173,17 @@ fn request_body(args: &SubmitArgs) -> Result<ComparisonCreateRequest, Error> {
             name: args.base.clone(),
         },
     };
+    submission(args, base, mbox, args.range.clone())
+}
+
+/// The request for `mbox` on `base` (`range`: the server reads a range of
+/// a `--git` repository itself), measured as the command line says.
+fn submission(
+    args: &SubmitArgs,
+    base: BaseSource,
+    mbox: String,
+    range: Option<String>,
+) -> Result<ComparisonCreateRequest, Error> {
     let params = params(&args.measure)?;
     let config_fragment = config_fragment(&args.measure)?;
     Ok(ComparisonCreateRequest {
@@ -139,7 +192,7 @@ fn request_body(args: &SubmitArgs) -> Result<ComparisonCreateRequest, Error> {
         mbox: if args.aa { String::new() } else { mbox },
         aa: args.aa,
         per_patch: args.per_patch,
-        range: args.range.clone(),
+        range,
         workloads: args.measure.workloads.clone(),
         params,
         runs: args.measure.runs,
@@ -150,6 +203,10 @@ fn request_body(args: &SubmitArgs) -> Result<ComparisonCreateRequest, Error> {
         pool: args.measure.pool.clone(),
         order_seed: None,
     })
+}
+
+fn cwd() -> Result<std::path::PathBuf, Error> {
+    std::env::current_dir().map_err(|e| Error::io("the current directory", e))
 }
 
 fn read_mbox(path: &std::path::Path) -> Result<String, Error> {
