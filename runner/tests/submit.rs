@@ -920,3 +920,73 @@ async fn a_branch_of_a_local_clone_is_submitted_with_its_upstream_base(pool: PgP
     assert_eq!(out.status.code(), Some(2), "{}", said(&out));
     server.stop().await;
 }
+
+/// SIGTERM on `submit --wait` (a CI job cancelled): the comparison goes on
+/// and the wait says so, naming it, with status 130; with
+/// `--cancel-on-signal` it is cancelled.
+#[sqlx::test(migrations = "../migrations")]
+async fn a_signal_ends_the_wait_saying_what_goes_on_or_cancelling_it(pool: PgPool) {
+    use patchperf_runner::error::exit;
+    let app = patchperf_testkit::app::TestApp::new(pool).await;
+    let server = TestServer::serve(app.state.clone(), "127.0.0.1:0".parse().unwrap()).await;
+    app.register("lab-1").await;
+    let mbox = seed_002();
+    for (cancel, id) in [(false, 1), (true, 2)] {
+        let mut flags = vec![
+            "--mbox",
+            mbox.to_str().unwrap(),
+            "-w",
+            "dup1",
+            "--wait",
+            "--poll",
+            "30",
+        ];
+        if cancel {
+            flags.push("--cancel-on-signal");
+        }
+        let child = Command::new(BIN)
+            .args(args(&server.url(), &app.ci, &flags))
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = i32::try_from(child.id()).unwrap();
+        // Submitted, and waiting for a machine.
+        while sqlx::query_scalar::<_, i64>("SELECT count(*) FROM comparisons WHERE id = $1")
+            .bind(id)
+            .fetch_one(&app.pool)
+            .await
+            .unwrap()
+            == 0
+        {
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        // SAFETY: kill(2) on our own child, still unreaped.
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+        let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+            .await
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(exit::INTERRUPTED), "{said}");
+        let status: String = sqlx::query_scalar("SELECT status FROM comparisons WHERE id = $1")
+            .bind(id)
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+        if cancel {
+            assert!(
+                said.contains(&format!("comparison {id} cancelled")),
+                "{said}"
+            );
+            assert_eq!(status, "cancelled");
+        } else {
+            assert!(
+                said.contains(&format!("comparison {id} goes on on the server")),
+                "{said}"
+            );
+            assert_eq!(status, "queued");
+        }
+    }
+    server.stop().await;
+}

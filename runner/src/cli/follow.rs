@@ -30,6 +30,11 @@ pub struct FollowArgs {
     /// wait: exit with status 3 when the verdict is a regression.
     #[arg(long)]
     pub fail_on_regression: bool,
+    /// wait: cancel the comparison when SIGINT or SIGTERM ends the wait (a
+    /// CI job cancelled); without it the comparison goes on and its id is
+    /// said.
+    #[arg(long)]
+    pub cancel_on_signal: bool,
     /// wait: seconds between polls.
     #[arg(long, default_value_t = 2)]
     pub poll: u64,

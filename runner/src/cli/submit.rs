@@ -90,6 +90,11 @@ pub struct SubmitArgs {
     /// With --wait: exit with status 3 when the verdict is a regression.
     #[arg(long, requires = "wait")]
     pub fail_on_regression: bool,
+    /// With --wait: cancel the comparison when SIGINT or SIGTERM ends the
+    /// wait (a CI job cancelled); without it the comparison goes on, and
+    /// its id and how to follow or cancel it are said.
+    #[arg(long, requires = "wait")]
+    pub cancel_on_signal: bool,
     /// With --wait: seconds between polls (a cached tcg-icount verdict
     /// takes under 20 s; a poll is one small GET).
     #[arg(long, default_value_t = 2)]

@@ -7,7 +7,7 @@
 use patchperf_common::api::CancelResponse;
 
 use super::patience::Patience;
-use super::submit::{Progress, conclude, follow};
+use super::submit::{Progress, conclude, follow, left_behind};
 use crate::Error;
 use crate::agent::client::Client;
 use crate::cli::follow::FollowArgs;
@@ -61,7 +61,9 @@ pub fn status(args: &FollowArgs) -> Result<(), Error> {
 pub fn wait(args: &FollowArgs) -> Result<(), Error> {
     let client = Client::new(&args.server, &args.token);
     let mut patience = Patience::new(args.poll, args.timeout, args.stall_timeout);
-    let end = follow(&client, args.id, &mut patience)?;
+    crate::proc::install_interrupt_handler()?;
+    let end = follow(&client, args.id, &mut patience)
+        .map_err(|e| left_behind(&client, args.id, args.cancel_on_signal, e))?;
     let report_url = absolute(&client, &end.report_url);
     conclude(&client, &end, &report_url, args.fail_on_regression)
 }

@@ -51,12 +51,19 @@ impl Patience {
     }
 
     /// Waits until the next poll: `--poll`, longer while the server does
-    /// not answer, never past `--timeout`.
+    /// not answer, never past `--timeout`; at once on SIGINT or SIGTERM.
     pub fn pause(&self) {
         let left = self.timeout.map_or(self.next_pause, |t| {
             t.saturating_sub(self.started.elapsed())
         });
-        std::thread::sleep(self.next_pause.min(left));
+        let until = Instant::now() + self.next_pause.min(left);
+        while !crate::proc::interrupted() {
+            let now = Instant::now();
+            if now >= until {
+                break;
+            }
+            std::thread::sleep((until - now).min(Duration::from_millis(100)));
+        }
     }
 
     /// After a poll the server answered: `what` is `comparison 12`,

@@ -50,8 +50,35 @@ pub fn run(args: SubmitArgs) -> Result<(), Error> {
         return Ok(());
     }
     let mut patience = Patience::new(args.poll, args.timeout, args.stall_timeout);
-    let end = follow(&client, created.id, &mut patience)?;
+    crate::proc::install_interrupt_handler()?;
+    let end = follow(&client, created.id, &mut patience)
+        .map_err(|e| left_behind(&client, created.id, args.cancel_on_signal, e))?;
     conclude(&client, &end, &report_url, args.fail_on_regression)
+}
+
+/// A wait ended by SIGINT or SIGTERM (a CI job cancelled, Ctrl-C): the
+/// comparison is cancelled with `cancel`, else it goes on and what was left
+/// behind is said. Other errors pass through.
+pub fn left_behind(client: &Client, id: i64, cancel: bool, e: Error) -> Error {
+    if !matches!(e, Error::Interrupted) {
+        return e;
+    }
+    if !cancel {
+        eprintln!(
+            "patchperf-runner: interrupted; comparison {id} goes on on the server \
+             (patchperf-runner wait {id} follows it again, cancel {id} stops it)"
+        );
+        return e;
+    }
+    let path = format!("/api/v1/comparisons/{id}/cancel");
+    match client.post_json::<_, serde_json::Value>(&path, &serde_json::json!({})) {
+        Ok(_) => eprintln!("patchperf-runner: interrupted; comparison {id} cancelled"),
+        Err(why) => eprintln!(
+            "patchperf-runner: interrupted; cancelling comparison {id} failed: {why} \
+             (patchperf-runner cancel {id})"
+        ),
+    }
+    e
 }
 
 /// After a wait: the text report, the headlines, each step's verdict and
@@ -230,6 +257,9 @@ pub fn follow(client: &Client, id: i64, patience: &mut Patience) -> Result<Progr
     let mut waiting: Option<String> = None;
     let mut now: Option<String> = None;
     loop {
+        if crate::proc::interrupted() {
+            return Err(Error::Interrupted);
+        }
         let progress: Progress = match client.get_json(&path) {
             Ok(p) => p,
             Err(e) => {
