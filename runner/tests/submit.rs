@@ -747,9 +747,23 @@ async fn status_wait_and_cancel_take_a_submitted_comparison_by_id(pool: PgPool) 
     let view: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(view["status"], "done", "{view:#}");
 
-    // One cancelled before any machine took it.
-    let out = runner(args(&url, &app.ci, &flags)).await;
-    let other = said(&out).split_whitespace().nth(1).unwrap().to_string();
+    // One cancelled before any machine took it; submitted with --json:
+    // one document on standard output, the lines on standard error.
+    let mut json_flags = flags.to_vec();
+    json_flags.push("--json");
+    let out = runner(args(&url, &app.ci, &json_flags)).await;
+    assert!(out.status.success(), "{}", said(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (doc["exit"].as_str(), doc["exit_code"].as_i64()),
+        (Some("done"), Some(0))
+    );
+    assert!(
+        doc["report_url"].as_str().unwrap().starts_with("http://"),
+        "{doc}"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("submitted"));
+    let other = doc["id"].as_i64().unwrap().to_string();
     let out = runner(by_id("cancel", &other, &[])).await;
     assert!(out.status.success(), "{}", said(&out));
     assert!(
@@ -760,6 +774,15 @@ async fn status_wait_and_cancel_take_a_submitted_comparison_by_id(pool: PgPool) 
     let out = runner(by_id("wait", &other, &["--poll", "1"])).await;
     assert_eq!(out.status.code(), Some(exit::FAILED), "{}", said(&out));
     assert!(said(&out).contains("ended cancelled"), "{}", said(&out));
+    let out = runner(by_id("wait", &other, &["--poll", "1", "--json"])).await;
+    assert_eq!(out.status.code(), Some(exit::FAILED), "{}", said(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["status"], "cancelled", "{doc}");
+    assert_eq!(doc["exit"], "failed", "{doc}");
+    assert!(
+        doc["message"].as_str().unwrap().contains("ended cancelled"),
+        "{doc}"
+    );
     // Refused: cancelled already, and an id the server does not have.
     let out = runner(by_id("cancel", &other, &[])).await;
     assert_eq!(out.status.code(), Some(exit::REFUSED), "{}", said(&out));

@@ -25,6 +25,7 @@ pub struct FollowArgs {
     #[arg(long, env = "PATCHPERF_CI_TOKEN", hide_env_values = true)]
     pub token: String,
     /// status: print the server's whole view of the comparison as JSON.
+    /// wait: print one JSON document when done, as `submit --json` does.
     #[arg(long)]
     pub json: bool,
     /// wait: exit with status 3 when the verdict is a regression.

@@ -90,6 +90,13 @@ pub struct SubmitArgs {
     /// With --wait: exit with status 3 when the verdict is a regression.
     #[arg(long, requires = "wait")]
     pub fail_on_regression: bool,
+    /// Print one JSON document on standard output when done: the
+    /// comparison's id, status, verdict, headlines and report URL, and how
+    /// the command ended (`exit`: done, failed, refused, regression,
+    /// gave-up, unreachable, interrupted; `exit_code`; `message`). The
+    /// lines for a person go to standard error.
+    #[arg(long)]
+    pub json: bool,
     /// With --wait: cancel the comparison when SIGINT or SIGTERM ends the
     /// wait (a CI job cancelled); without it the comparison goes on, and
     /// its id and how to follow or cancel it are said.

@@ -6,6 +6,7 @@
 
 use patchperf_common::api::CancelResponse;
 
+use super::outcome::{self, Outcome};
 use super::patience::Patience;
 use super::submit::{Progress, conclude, follow, left_behind};
 use crate::Error;
@@ -59,13 +60,30 @@ pub fn status(args: &FollowArgs) -> Result<(), Error> {
 
 /// `wait ID`: follows it to its end as `submit --wait` does.
 pub fn wait(args: &FollowArgs) -> Result<(), Error> {
+    let mut seen = Outcome {
+        id: Some(args.id),
+        ..Outcome::default()
+    };
+    if !args.json {
+        return wait_for(args, &mut seen);
+    }
+    outcome::json_mode();
+    let result = wait_for(args, &mut seen);
+    seen.print(&result);
+    result
+}
+
+fn wait_for(args: &FollowArgs, seen: &mut Outcome) -> Result<(), Error> {
     let client = Client::new(&args.server, &args.token);
     let mut patience = Patience::new(args.poll, args.timeout, args.stall_timeout);
     crate::proc::install_interrupt_handler()?;
     let end = follow(&client, args.id, &mut patience)
         .map_err(|e| left_behind(&client, args.id, args.cancel_on_signal, e))?;
     let report_url = absolute(&client, &end.report_url);
-    conclude(&client, &end, &report_url, args.fail_on_regression)
+    seen.report_url = Some(report_url.clone());
+    let result = conclude(&client, &end, &report_url, args.fail_on_regression);
+    seen.end = Some(end);
+    result
 }
 
 /// `cancel ID`.

@@ -13,6 +13,7 @@ pub mod job;
 pub mod lab_init;
 pub mod local_tree;
 pub mod measure;
+pub mod outcome;
 pub mod patience;
 pub mod submit;
 pub mod track;

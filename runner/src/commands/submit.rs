@@ -13,6 +13,7 @@ use patchperf_common::protocol::{BaseSource, JobState};
 
 use super::local_tree;
 use super::measure::{config_fragment, params};
+use super::outcome::{self, Outcome, say};
 use super::patience::Patience;
 use crate::Error;
 use crate::agent::client::Client;
@@ -23,7 +24,18 @@ pub fn run(args: SubmitArgs) -> Result<(), Error> {
     if args.bisect {
         return super::bisect::run(&args);
     }
-    let body = request_body(&args)?;
+    if !args.json {
+        return submit(&args, &mut Outcome::default());
+    }
+    outcome::json_mode();
+    let mut seen = Outcome::default();
+    let result = submit(&args, &mut seen);
+    seen.print(&result);
+    result
+}
+
+fn submit(args: &SubmitArgs, seen: &mut Outcome) -> Result<(), Error> {
+    let body = request_body(args)?;
     let client = Client::new(&args.server, &args.token);
     let created: ComparisonCreated =
         client
@@ -38,14 +50,16 @@ pub fn run(args: SubmitArgs) -> Result<(), Error> {
     } else {
         created.report_url.clone()
     };
-    println!("comparison {} submitted", created.id);
+    seen.id = Some(created.id);
+    seen.report_url = Some(report_url.clone());
+    say!("comparison {} submitted", created.id);
     if args.measure.workloads.is_empty() && !created.workloads.is_empty() {
-        println!(
+        say!(
             "measuring {}: the workload map's for the files the series touches",
             created.workloads.join(", ")
         );
     }
-    println!("report: {report_url}");
+    say!("report: {report_url}");
     if !args.wait {
         return Ok(());
     }
@@ -53,7 +67,9 @@ pub fn run(args: SubmitArgs) -> Result<(), Error> {
     crate::proc::install_interrupt_handler()?;
     let end = follow(&client, created.id, &mut patience)
         .map_err(|e| left_behind(&client, created.id, args.cancel_on_signal, e))?;
-    conclude(&client, &end, &report_url, args.fail_on_regression)
+    let result = conclude(&client, &end, &report_url, args.fail_on_regression);
+    seen.end = Some(end);
+    result
 }
 
 /// A wait ended by SIGINT or SIGTERM (a CI job cancelled, Ctrl-C): the
@@ -91,17 +107,14 @@ pub fn conclude(
     fail_on_regression: bool,
 ) -> Result<(), Error> {
     let text = client.get_text(&format!("/api/v1/comparisons/{}/report.txt", end.id))?;
-    println!();
-    print!("{text}");
-    if !text.ends_with('\n') {
-        println!();
-    }
-    println!();
+    say!();
+    say!("{}", text.trim_end_matches('\n'));
+    say!();
     for line in &end.verdict.headlines {
-        println!("{line}");
+        say!("{line}");
     }
     for step in &end.steps {
-        println!(
+        say!(
             "patch {}/{} {}: {} ({})",
             step.step,
             end.steps.len(),
@@ -110,8 +123,8 @@ pub fn conclude(
             step.status
         );
     }
-    println!("verdict: {}", end.verdict.overall);
-    println!("report: {report_url}");
+    say!("verdict: {}", end.verdict.overall);
+    say!("report: {report_url}");
     match end.status {
         ComparisonStatus::Done => {}
         other => {
@@ -142,7 +155,7 @@ fn request_body(args: &SubmitArgs) -> Result<ComparisonCreateRequest, Error> {
         _ => None,
     };
     if let Some(local) = local {
-        println!(
+        say!(
             "{} commit{} of this clone, on {}",
             local.commits,
             if local.commits == 1 { "" } else { "s" },
@@ -271,7 +284,7 @@ pub fn follow(client: &Client, id: i64, patience: &mut Patience) -> Result<Progr
         for job in &progress.jobs {
             let now = (job.state, job.message.clone(), job.attempt);
             if seen.get(&job.id) != Some(&now) {
-                println!(
+                say!(
                     "job {} of {} [{}] {}{}",
                     job.seq + 1,
                     progress.jobs.len(),
@@ -285,21 +298,21 @@ pub fn follow(client: &Client, id: i64, patience: &mut Patience) -> Result<Progr
             // moving; at most one line a poll keeps the output readable.
             if let Some(line) = job.log_tail.lines().rev().find(|l| !l.trim().is_empty()) {
                 if last_lines.get(&job.id).map(String::as_str) != Some(line) {
-                    println!("    {}", line.trim_end());
+                    say!("    {}", line.trim_end());
                     last_lines.insert(job.id, line.to_string());
                 }
             }
         }
         // Said when it starts, not every poll: CI logs would fill with it.
         if let (Some(w), None) = (&progress.waiting, &waiting) {
-            println!("waiting: {w}");
+            say!("waiting: {w}");
         }
         waiting = progress.waiting.clone();
         // What runs for it now (its machine's calibration, a step, a build
         // with the last one's time) and the time left, when that changes.
         if progress.progress != now {
             if let Some(p) = &progress.progress {
-                println!("now: {p}");
+                say!("now: {p}");
             }
             now = progress.progress.clone();
         }
