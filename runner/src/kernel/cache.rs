@@ -60,9 +60,21 @@ impl Cache {
     }
 
     /// Takes the cache for this process (waiting for another runner to
-    /// finish), creates its directories and clears scratch trees left by a
-    /// runner that died.
+    /// finish, and saying so on standard error), creates its directories
+    /// and clears scratch trees left by a runner that died.
     pub fn lock(&self) -> Result<CacheLock, Error> {
+        self.lock_telling(|path| {
+            eprintln!(
+                "patchperf-runner: waiting for the runner that holds {} (one runner uses a \
+                 cache at a time; PATCHPERF_CACHE names another)",
+                path.display()
+            );
+        })
+    }
+
+    /// [`Cache::lock`], calling `waiting` with the lock's path when another
+    /// process holds it, before waiting for it.
+    pub fn lock_telling(&self, waiting: impl FnOnce(&Path)) -> Result<CacheLock, Error> {
         for dir in [
             self.root.clone(),
             self.ccache_dir(),
@@ -81,8 +93,15 @@ impl Cache {
             .write(true)
             .open(&path)
             .map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
-        let lock = Flock::lock(file, FlockArg::LockExclusive)
-            .map_err(|(_, e)| Error::io(format!("locking {}", path.display()), e.into()))?;
+        let lock = match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+            Ok(lock) => lock,
+            Err((file, nix::errno::Errno::EWOULDBLOCK)) => {
+                waiting(&path);
+                Flock::lock(file, FlockArg::LockExclusive)
+                    .map_err(|(_, e)| Error::io(format!("locking {}", path.display()), e.into()))?
+            }
+            Err((_, e)) => return Err(Error::io(format!("locking {}", path.display()), e.into())),
+        };
         let entries = std::fs::read_dir(self.work_dir())
             .map_err(|e| Error::io(format!("reading {}", self.work_dir().display()), e))?;
         for entry in entries.flatten() {
@@ -163,5 +182,29 @@ mod tests {
         assert!(path.starts_with(dir.path().join("work")));
         drop(scratch);
         assert!(!path.exists());
+    }
+
+    #[test]
+    fn waiting_for_another_holder_is_said_and_the_lock_follows_its_release() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::at(dir.path());
+        let mut said = None;
+        let held = cache
+            .lock_telling(|p| said = Some(p.to_path_buf()))
+            .unwrap();
+        assert_eq!(said, None, "nobody held it");
+        let (tx, rx) = std::sync::mpsc::channel();
+        let other = {
+            let cache = cache.clone();
+            std::thread::spawn(move || {
+                let lock = cache.lock_telling(|p| tx.send(p.to_path_buf()).unwrap());
+                lock.map(drop)
+            })
+        };
+        // The second taker says it waits, then gets the lock once it is free.
+        let path = rx.recv_timeout(std::time::Duration::from_secs(60)).unwrap();
+        assert_eq!(path, dir.path().join("lock"));
+        drop(held);
+        other.join().unwrap().unwrap();
     }
 }
