@@ -196,6 +196,11 @@ impl JobFile {
         let mbox = std::fs::read_to_string(&patches).map_err(|e| {
             Error::Usage(format!("cannot read the series {}: {e}", patches.display()))
         })?;
+        // Read with the server's parser when the file is read, not after a
+        // kernel build: an mbox without a patch, or a plain `git diff`
+        // (no From: and Subject:), is said at once, as the server says it.
+        patchperf_common::mbox::parse(&mbox)
+            .map_err(|e| Error::Usage(format!("{}: {e}", patches.display())))?;
         let config_fragment = match &self.config {
             Some(c) => {
                 let p = dir.join(c);
@@ -348,10 +353,14 @@ mod tests {
         assert_eq!(firsts.len(), 2);
     }
 
+    const ONE_PATCH: &str = "From 0 Mon Sep 17 00:00:00 2001\nFrom: A <a@example.org>\n\
+                             Subject: [PATCH] fs: y\n\n---\ndiff --git a/f b/f\n--- a/f\n\
+                             +++ b/f\n@@ -1 +1,2 @@\n x\n+y\n";
+
     #[test]
     fn a_job_file_reads_with_defaults_and_files_next_to_it() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("s.mbox"), "From x\nSubject: y\n").unwrap();
+        std::fs::write(dir.path().join("s.mbox"), ONE_PATCH).unwrap();
         let path = dir.path().join("job.toml");
         std::fs::write(
             &path,
@@ -369,8 +378,8 @@ mod tests {
                 name: "linux-source-6.12".into()
             }
         );
-        assert_eq!(spec.mbox, "From x\nSubject: y\n");
-        assert_eq!(spec.patches_sha256, sha256_hex(b"From x\nSubject: y\n"));
+        assert_eq!(spec.mbox, ONE_PATCH);
+        assert_eq!(spec.patches_sha256, sha256_hex(ONE_PATCH.as_bytes()));
         assert_eq!(
             spec.params.nr_task,
             [NrTask::Count(1), NrTask::Percent(100)]
@@ -457,7 +466,7 @@ mod tests {
                 commit: "v6.1".into()
             }
         );
-        std::fs::write(dir.path().join("s"), "").unwrap();
+        std::fs::write(dir.path().join("s"), ONE_PATCH).unwrap();
         for (git, url) in [
             (
                 "../linux",
@@ -519,5 +528,23 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn a_series_without_a_patch_or_a_plain_diff_is_refused_when_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("job.toml");
+        std::fs::write(&path, "patches = \"s.mbox\"\nworkloads = [\"open1\"]\n").unwrap();
+        let said = |series: &str| {
+            std::fs::write(dir.path().join("s.mbox"), series).unwrap();
+            let job = JobFile::load(&path).unwrap();
+            let e = job.to_spec(&path).unwrap_err();
+            assert_eq!(e.exit_code(), crate::error::exit::REFUSED, "{e}");
+            e.to_string()
+        };
+        let e = said("From x\nSubject: [PATCH 0/1] a cover letter\n\nno diff\n");
+        assert!(e.contains("no patch"), "{e}");
+        let e = said("diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1 +1,2 @@\n x\n+y\n");
+        assert!(e.contains("s.mbox"), "{e}");
     }
 }
