@@ -9,12 +9,12 @@ use std::time::Instant;
 
 use axum::Router;
 use axum::extract::{MatchedPath, Request, State};
-use axum::http::{HeaderValue, Method, header};
+use axum::http::{HeaderMap, HeaderValue, Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
-use crate::domain::context::telemetry::{self, scrape};
+use crate::domain::context::telemetry::{self, classic, scrape};
 use crate::http::auth::AdminAuth;
 use crate::{AppState, Error};
 
@@ -32,17 +32,31 @@ pub fn exporter(state: AppState) -> Router {
     Router::new().route(PATH, get(exposition)).with_state(state)
 }
 
-async fn for_admin(_admin: AdminAuth, state: State<AppState>) -> Result<Response, Error> {
-    exposition(state).await
+async fn for_admin(
+    _admin: AdminAuth,
+    state: State<AppState>,
+    headers: HeaderMap,
+) -> Result<Response, Error> {
+    exposition(state, headers).await
 }
 
-async fn exposition(State(state): State<AppState>) -> Result<Response, Error> {
+/// OpenMetrics (what Prometheus asks for first, and what a request that
+/// names no format gets), or the classic text format for a request that
+/// asks for `text/plain` and not OpenMetrics (`promtool check metrics`,
+/// older scrapers).
+async fn exposition(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, Error> {
     let text = scrape::exposition(&state).await?;
+    let accept = headers
+        .get(header::ACCEPT)
+        .and_then(|a| a.to_str().ok())
+        .unwrap_or("");
+    let (kind, text) = if accept.contains("text/plain") && !accept.contains("openmetrics") {
+        (classic::CONTENT_TYPE, classic::classic(&text))
+    } else {
+        (telemetry::CONTENT_TYPE, text)
+    };
     Ok((
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static(telemetry::CONTENT_TYPE),
-        )],
+        [(header::CONTENT_TYPE, HeaderValue::from_static(kind))],
         text,
     )
         .into_response())

@@ -304,3 +304,67 @@ async fn the_shipped_alerts_pass_promtool_and_name_only_exported_series(pool: Pg
         );
     }
 }
+
+/// Asked for `text/plain`, `/metrics` answers Prometheus' classic text
+/// format, which `promtool check metrics` reads without a complaint: every
+/// counter typed as one (OpenMetrics describes the family, which a classic
+/// parser takes for another metric and calls the samples untyped).
+#[sqlx::test(migrations = "../migrations")]
+async fn the_classic_text_format_passes_promtool(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    app.register("rack-1").await;
+    patchperf_server::domain::spawn_workers(&app.state).unwrap();
+    // A request or two, so the counters have samples.
+    app.get("/healthz").await;
+    let a = app
+        .send(
+            Method::GET,
+            "/metrics",
+            Some(&app.admin),
+            &[("accept", "text/plain; version=0.0.4".into())],
+            None,
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::OK, "{a:?}");
+    assert!(
+        !a.body.contains("# EOF") && !a.body.contains("# UNIT"),
+        "{}",
+        a.body
+    );
+    assert!(
+        a.body
+            .contains("# TYPE patchperf_http_requests_total counter"),
+        "{}",
+        a.body
+    );
+    let mut promtool = std::process::Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("promtool (apt-get install prometheus; ./patchperf test installs it)");
+    use std::io::Write;
+    promtool
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(a.body.as_bytes())
+        .unwrap();
+    let out = promtool.wait_with_output().unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success() && said.trim().is_empty(),
+        "{said}\n{}",
+        a.body
+    );
+    // Without that wish: OpenMetrics, as Prometheus asks for first.
+    let a = app
+        .send(Method::GET, "/metrics", Some(&app.admin), &[], None)
+        .await;
+    assert!(a.body.ends_with("# EOF\n"), "{}", a.body);
+}

@@ -14,6 +14,7 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 
+pub mod classic;
 pub mod scrape;
 
 /// The media type of the exposition (OpenMetrics text, which Prometheus
