@@ -22,7 +22,8 @@ pub enum TokenAction {
     /// Create a token and print it (only its hash is stored: this is the
     /// only time it is shown).
     Create {
-        /// runner (lab machines), ci (submitting), admin (everything).
+        /// runner (lab machines), ci (submitting), admin (everything),
+        /// metrics (Prometheus: reads /metrics only).
         #[arg(long, value_enum)]
         kind: TokenKind,
         /// Who or what will use it: a label for `token list` (formerly

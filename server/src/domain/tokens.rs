@@ -33,15 +33,18 @@ pub enum TokenKind {
     Ci,
     /// An operator: everything, including token management.
     Admin,
+    /// Prometheus: reads `/metrics`, nothing else.
+    Metrics,
 }
 
 impl TokenKind {
-    /// `runner`, `ci`, `admin`, as stored.
+    /// `runner`, `ci`, `admin`, `metrics`, as stored.
     pub fn as_str(self) -> &'static str {
         match self {
             TokenKind::Runner => "runner",
             TokenKind::Ci => "ci",
             TokenKind::Admin => "admin",
+            TokenKind::Metrics => "metrics",
         }
     }
 
@@ -51,6 +54,7 @@ impl TokenKind {
             "runner" => Some(TokenKind::Runner),
             "ci" => Some(TokenKind::Ci),
             "admin" => Some(TokenKind::Admin),
+            "metrics" => Some(TokenKind::Metrics),
             _ => None,
         }
     }

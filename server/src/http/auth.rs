@@ -100,6 +100,14 @@ impl Role for AdminRole {
     const PURPOSE: &'static str = "administration";
 }
 
+/// Marker: reading `/metrics` (Prometheus).
+#[derive(Debug)]
+pub enum MetricsRole {}
+impl Role for MetricsRole {
+    const KIND: TokenKind = TokenKind::Metrics;
+    const PURPOSE: &'static str = "reading the metrics";
+}
+
 /// A caller whose token is of kind `R::KIND` or admin.
 #[derive(Debug)]
 pub struct Authorized<R: Role> {
@@ -114,6 +122,8 @@ pub type RunnerAuth = Authorized<RunnerRole>;
 pub type CiAuth = Authorized<CiRole>;
 /// An admin caller.
 pub type AdminAuth = Authorized<AdminRole>;
+/// A metrics (or admin) caller.
+pub type MetricsAuth = Authorized<MetricsRole>;
 
 impl<R: Role> FromRequestParts<AppState> for Authorized<R> {
     type Rejection = Error;

@@ -1,5 +1,5 @@
-//! Prometheus' side of the server: `GET /metrics` for an admin token on the
-//! main address, the same without a token on the address of
+//! Prometheus' side of the server: `GET /metrics` for a `metrics` (or
+//! admin) token on the main address, the same without a token on the address of
 //! `serve --metrics-listen` (which the lab keeps to its monitoring
 //! network), and the middleware that counts every request by its route.
 //! What is exposed, and why gauges come from the database: see
@@ -15,15 +15,16 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
 use crate::domain::context::telemetry::{self, classic, scrape};
-use crate::http::auth::AdminAuth;
+use crate::http::auth::MetricsAuth;
 use crate::{AppState, Error};
 
 /// Where Prometheus scrapes.
 pub const PATH: &str = "/metrics";
 
-/// `GET /metrics` on the main address: an admin's.
+/// `GET /metrics` on the main address: a `metrics` token's (or an
+/// admin's).
 pub fn router() -> Router<AppState> {
-    Router::new().route(PATH, get(for_admin))
+    Router::new().route(PATH, get(for_scraper))
 }
 
 /// The whole application of `serve --metrics-listen`: `GET /metrics`, open
@@ -32,8 +33,8 @@ pub fn exporter(state: AppState) -> Router {
     Router::new().route(PATH, get(exposition)).with_state(state)
 }
 
-async fn for_admin(
-    _admin: AdminAuth,
+async fn for_scraper(
+    _scraper: MetricsAuth,
     state: State<AppState>,
     headers: HeaderMap,
 ) -> Result<Response, Error> {

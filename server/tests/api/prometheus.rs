@@ -26,7 +26,9 @@ fn jobs(samples: &[Sample], state: &str) -> f64 {
 }
 
 #[sqlx::test(migrations = "../migrations")]
-async fn only_an_admin_reads_the_metrics_on_the_main_address(pool: PgPool) {
+async fn only_a_metrics_or_admin_token_reads_the_metrics_on_the_main_address(pool: PgPool) {
+    let scraper =
+        patchperf_testkit::token(&pool, patchperf_server::domain::tokens::TokenKind::Metrics).await;
     let app = TestApp::new(pool).await;
     assert_eq!(app.get("/metrics").await.status, StatusCode::UNAUTHORIZED);
     for token in [&app.ci, &app.runner] {
@@ -35,11 +37,30 @@ async fn only_an_admin_reads_the_metrics_on_the_main_address(pool: PgPool) {
             .await;
         assert_eq!(a.status, StatusCode::FORBIDDEN, "{a:?}");
     }
-    let a = app
-        .send(Method::GET, "/metrics", Some(&app.admin), &[], None)
+    for token in [&app.admin, &scraper] {
+        let a = app
+            .send(Method::GET, "/metrics", Some(token), &[], None)
+            .await;
+        assert_eq!(a.status, StatusCode::OK);
+        assert!(a.body.ends_with("# EOF\n"), "{}", a.body);
+    }
+    // The scrape token reads the metrics and does nothing else.
+    let submit = app
+        .post("/api/v1/comparisons", &scraper, json!({"runs": 3}))
         .await;
-    assert_eq!(a.status, StatusCode::OK);
-    assert!(a.body.ends_with("# EOF\n"), "{}", a.body);
+    assert_eq!(submit.status, StatusCode::FORBIDDEN, "{submit:?}");
+    let claim = app
+        .post(
+            "/api/v1/jobs/claim",
+            &scraper,
+            json!({"machine_id": 1, "wait_seconds": 0}),
+        )
+        .await;
+    assert_eq!(claim.status, StatusCode::FORBIDDEN, "{claim:?}");
+    let tokens = app
+        .send(Method::GET, "/api/v1/tokens", Some(&scraper), &[], None)
+        .await;
+    assert_eq!(tokens.status, StatusCode::FORBIDDEN, "{tokens:?}");
 }
 
 #[sqlx::test(migrations = "../migrations")]
