@@ -429,6 +429,30 @@ pub async fn seconds_per_boot(
     .await
 }
 
+/// How many failed jobs failed for each reason (reasons with none are
+/// left out), and the age in seconds of the oldest queued job (0: none).
+pub async fn failures_and_oldest_queued(
+    db: &sqlx::PgPool,
+) -> Result<(Vec<(String, i64)>, f64), sqlx::Error> {
+    let failures = sqlx::query!(
+        r#"SELECT failure_reason AS "reason!", count(*) AS "n!" FROM jobs
+           WHERE state = 'failed' AND failure_reason IS NOT NULL GROUP BY failure_reason"#
+    )
+    .fetch_all(db)
+    .await?;
+    let oldest = sqlx::query_scalar!(
+        r#"SELECT COALESCE(EXTRACT(EPOCH FROM now() - min(created_at))::float8, 0)
+               AS "age!"
+           FROM jobs WHERE state = 'queued'"#
+    )
+    .fetch_one(db)
+    .await?;
+    Ok((
+        failures.into_iter().map(|r| (r.reason, r.n)).collect(),
+        oldest,
+    ))
+}
+
 /// How many jobs are in each state (states with none are left out).
 pub async fn count_by_state(db: impl PgExecutor<'_>) -> Result<Vec<(String, i64)>, sqlx::Error> {
     let rows =

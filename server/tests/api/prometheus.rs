@@ -358,6 +358,19 @@ async fn the_classic_text_format_passes_promtool(pool: PgPool) {
         "{}",
         a.body
     );
+    // What an admin alerts on beside the queue: which build, how old the
+    // oldest queued job is, why jobs fail, and the process itself.
+    for series in [
+        "patchperf_build_info{version=\"",
+        "patchperf_oldest_queued_job_age_seconds 0",
+        "patchperf_job_failures{reason=\"patch does not apply\"} 0",
+        "process_resident_memory_bytes ",
+        "process_cpu_seconds_total ",
+        "process_open_fds ",
+        "process_start_time_seconds ",
+    ] {
+        assert!(a.body.contains(series), "{series}: {}", a.body);
+    }
     let mut promtool = std::process::Command::new("promtool")
         .args(["check", "metrics"])
         .stdin(std::process::Stdio::piped())

@@ -15,6 +15,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 
 pub mod classic;
+pub mod process;
 pub mod scrape;
 
 /// The media type of the exposition (OpenMetrics text, which Prometheus

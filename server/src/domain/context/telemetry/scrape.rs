@@ -16,7 +16,7 @@ use std::sync::atomic::AtomicU64;
 use chrono::{DateTime, Utc};
 use patchperf_common::comparison::ComparisonStatus;
 use patchperf_common::machine_state::MachineState;
-use patchperf_common::protocol::JobState;
+use patchperf_common::protocol::{FailureReason, JobState};
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -71,6 +71,8 @@ pub async fn exposition(ctx: &Context) -> Result<String, Error> {
     workers(ctx, &mut registry);
     pool_and_mirrors(ctx, &mut registry).await;
     own(&ctx.telemetry, &mut registry);
+    let mut plain = Registry::default();
+    super::process::register(&mut registry, &mut plain);
     let mut text = String::new();
     let write = |e: std::fmt::Error| Error::Internal(format!("writing the metrics: {e}"));
     if up {
@@ -81,6 +83,10 @@ pub async fn exposition(ctx: &Context) -> Result<String, Error> {
         }
     }
     encode(&mut text, &registry).map_err(write)?;
+    if let Some(body) = text.strip_suffix("# EOF\n") {
+        text.truncate(body.len());
+    }
+    encode(&mut text, &plain).map_err(write)?;
     Ok(text)
 }
 
@@ -98,6 +104,32 @@ async fn database(ctx: &Context, registry: &mut Registry) -> Result<(), Error> {
         jobs.get_or_create(&label("state", state)).set(n);
     }
     registry.register("jobs", "Jobs in each state", jobs);
+
+    // Every reason at 0 until a job fails for it, so a rate over it has no
+    // gap; the oldest queued job's age tells a queue that does not move.
+    let (failures, oldest) = db::jobs::failures_and_oldest_queued(&ctx.db).await?;
+    let failed = Gauges::default();
+    for reason in FailureReason::ALL {
+        failed
+            .get_or_create(&label("reason", reason.as_str()))
+            .set(0);
+    }
+    for (reason, n) in failures {
+        failed.get_or_create(&label("reason", reason)).set(n);
+    }
+    registry.register(
+        "job_failures",
+        "Failed jobs by why they failed (patch does not apply, build failed, …)",
+        failed,
+    );
+    let age: Gauge<f64, AtomicU64> = Gauge::default();
+    age.set(oldest);
+    registry.register_with_unit(
+        "oldest_queued_job_age",
+        "How long the oldest queued job has waited (0: none waits)",
+        Unit::Seconds,
+        age,
+    );
 
     let comparisons = Gauges::default();
     for status in ComparisonStatus::ALL {
