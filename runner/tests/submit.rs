@@ -245,21 +245,24 @@ async fn local_git_server(pool: &PgPool) -> (TestServer, tempfile::TempDir) {
     (server, mirrors)
 }
 
+/// `git -C dir args` as `name <address>`; its output.
+fn git_as(dir: &std::path::Path, (name, address): (&str, &str), args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", name)
+        .env("GIT_AUTHOR_EMAIL", address)
+        .env("GIT_COMMITTER_NAME", name)
+        .env("GIT_COMMITTER_EMAIL", address)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
 fn small_repo(dir: &std::path::Path) -> Vec<String> {
-    let git = |args: &[&str]| {
-        let out = Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args(args)
-            .env("GIT_AUTHOR_NAME", "Kernel Hacker")
-            .env("GIT_AUTHOR_EMAIL", "kh@example.org")
-            .env("GIT_COMMITTER_NAME", "Kernel Hacker")
-            .env("GIT_COMMITTER_EMAIL", "kh@example.org")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {out:?}");
-        String::from_utf8(out.stdout).unwrap().trim().to_string()
-    };
+    let git = |args: &[&str]| git_as(dir, ("Kernel Hacker", "kh@example.org"), args);
     git(&["init", "-q", "-b", "master"]);
     let mut ids = Vec::new();
     for k in 0..3 {
@@ -803,20 +806,7 @@ async fn a_branch_of_a_local_clone_is_submitted_with_its_upstream_base(pool: PgP
     let ids = small_repo(upstream.path());
     let clones = tempfile::tempdir().unwrap();
     let work = clones.path().join("linux");
-    let git = |args: &[&str]| {
-        let out = Command::new("git")
-            .arg("-C")
-            .arg(&work)
-            .args(args)
-            .env("GIT_AUTHOR_NAME", "Jörg Hacker")
-            .env("GIT_AUTHOR_EMAIL", "jh@example.org")
-            .env("GIT_COMMITTER_NAME", "Jörg Hacker")
-            .env("GIT_COMMITTER_EMAIL", "jh@example.org")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {out:?}");
-        String::from_utf8(out.stdout).unwrap().trim().to_string()
-    };
+    let git = |args: &[&str]| git_as(&work, ("Jörg Hacker", "jh@example.org"), args);
     let cloned = Command::new("git")
         .args(["clone", "-q"])
         .arg(upstream.path())

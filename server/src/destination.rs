@@ -14,6 +14,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// What a caller is told when a remote cannot be reached, for whatever
 /// reason (refused here, unknown name, no answer, refused there).
@@ -155,6 +156,22 @@ impl Resolver {
     pub fn shared(policy: Destinations) -> Arc<Resolver> {
         Arc::new(Resolver(policy))
     }
+}
+
+/// An HTTP client for URLs users name (webhooks, archive manifests): each
+/// host resolved by `policy`'s resolver when it connects, so a name cannot
+/// lead to an internal address either; no redirect followed (each would
+/// be a new destination) and no proxy (it would resolve names itself).
+/// An address literal meets no resolver: the caller checks it with
+/// [`Destinations::resolve`] first.
+pub fn client(policy: Destinations, timeout: Duration) -> Result<reqwest::Client, reqwest::Error> {
+    reqwest::Client::builder()
+        .timeout(timeout)
+        .user_agent(concat!("patchperf/", env!("CARGO_PKG_VERSION")))
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .dns_resolver(Resolver::shared(policy))
+        .build()
 }
 
 #[cfg(test)]

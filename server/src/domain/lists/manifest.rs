@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::time::Duration;
 
-use crate::destination::{Destinations, Resolver};
+use crate::destination::{self, Destinations};
 use crate::{Error, domain::Context};
 
 /// Most bytes of a manifest as sent: lore's whole-site manifest, all
@@ -102,13 +102,7 @@ pub async fn read(ctx: &Context, archive: &str) -> Result<Option<Manifest>, Erro
         .resolve(host, parsed.port_or_known_default().unwrap_or(80))
         .await
         .map_err(|why| Error::Invalid(format!("the archive's host is refused: {why}")))?;
-    let client = reqwest::Client::builder()
-        .timeout(TIMEOUT)
-        .user_agent(concat!("patchperf/", env!("CARGO_PKG_VERSION")))
-        .redirect(reqwest::redirect::Policy::none())
-        .no_proxy()
-        .dns_resolver(Resolver::shared(policy))
-        .build()
+    let client = destination::client(policy, TIMEOUT)
         .map_err(|e| Error::Internal(format!("the manifest's client: {e}")))?;
     let unavailable = |why: String| Error::Unavailable {
         message: format!("the archive's manifest: {why}"),

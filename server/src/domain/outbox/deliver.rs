@@ -27,7 +27,7 @@ use patchperf_common::mail::clean;
 use patchperf_common::mail_header::{self, NameAddr};
 
 use crate::db::outbox::{self, Due};
-use crate::destination::{Destinations, Resolver};
+use crate::destination::{self, Destinations};
 use crate::domain::context::workers::{Done, Worker};
 use crate::domain::{Context, outbox::notify};
 use crate::{Config, Error};
@@ -77,18 +77,8 @@ impl Sender {
                 Some(Relay { transport, from })
             }
         };
-        // A webhook's host is resolved by the policy's resolver, at connect
-        // time, so it cannot name an internal address by DNS either; no
-        // redirect is followed (each would be a new destination) and no
-        // proxy used (it would resolve the name itself).
         let destinations = Destinations::new(config.allow_private_destinations);
-        let http = reqwest::Client::builder()
-            .timeout(SEND_TIMEOUT)
-            .user_agent(concat!("patchperf/", env!("CARGO_PKG_VERSION")))
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .dns_resolver(Resolver::shared(destinations))
-            .build()
+        let http = destination::client(destinations, SEND_TIMEOUT)
             .map_err(|e| Error::Setup(format!("webhook client: {e}")))?;
         Ok(Sender {
             relay,

@@ -6,6 +6,18 @@ pub mod history;
 pub mod per_second;
 pub mod svg;
 
+/// Values that have made plotting libraries loop, overflow or draw
+/// nothing: every plot is tested with them (base side, patched side).
+#[cfg(test)]
+const EXTREME_VALUES: [(&[f64], &[f64]); 6] = [
+    (&[0.0, 0.0, 0.0], &[1.7e308, 1.7e308, 1.7e308]),
+    (&[-1e308], &[1e308]),
+    (&[f64::MAX], &[f64::MIN]),
+    (&[1e15, 1e15], &[1e15 + 0.125, 1e15]),
+    (&[5e-324], &[1e-320]),
+    (&[f64::NAN, 1.0], &[f64::INFINITY, 2.0]),
+];
+
 use std::sync::Arc;
 
 use axum::extract::State;

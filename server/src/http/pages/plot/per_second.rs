@@ -144,15 +144,7 @@ mod tests {
 
     #[test]
     fn extreme_values_are_plotted_promptly() {
-        let cases: [(&[f64], &[f64]); 6] = [
-            (&[0.0, 0.0, 0.0], &[1.7e308, 1.7e308, 1.7e308]),
-            (&[-1e308], &[1e308]),
-            (&[f64::MAX], &[f64::MIN]),
-            (&[1e15, 1e15], &[1e15 + 0.125, 1e15]),
-            (&[5e-324], &[1e-320]),
-            (&[f64::NAN, 1.0], &[f64::INFINITY, 2.0]),
-        ];
-        for (base, patched) in cases {
+        for (base, patched) in super::super::EXTREME_VALUES {
             let runs = vec![
                 (Side::Base, "boot 0 base".to_string(), base.to_vec()),
                 (
