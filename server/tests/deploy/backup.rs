@@ -186,6 +186,26 @@ async fn backup_drop_restore_reads_every_page_and_report_the_same() {
     // Nothing waits to be built again: the reports came back stored.
     assert_eq!(app.count("stale_reports").await, 0);
     drop(app);
+    // Restored under a new public URL (the lab moved): the stored reports
+    // link to the new host, none to where they were built.
+    let moved = TestApp::with_config(
+        pool.clone(),
+        patchperf_server::Config {
+            public_url: Some("https://perf.moved.example/".into()),
+            ..patchperf_server::Config::default()
+        },
+    )
+    .await;
+    for id in &ids {
+        let text = moved
+            .get(&format!("/api/v1/comparisons/{id}/report.txt"))
+            .await
+            .body;
+        let page = format!("report: https://perf.moved.example/comparisons/{id}\n");
+        assert!(text.contains(&page), "{text}");
+        assert!(!text.contains("report: /"), "{text}");
+    }
+    drop(moved);
     pool.close().await;
 
     // Into a database that is not empty: refused, nothing touched.
