@@ -923,14 +923,25 @@ async fn a_branch_of_a_local_clone_is_submitted_with_its_upstream_base(pool: PgP
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", said(&out));
     assert!(said(&out).contains("holds a merge"), "{}", said(&out));
-    // Outside a clone.
-    let out = runner(args(
+    // Outside a clone (a directory of its own: the test's own may be in
+    // the project's clone).
+    let nowhere = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(BIN);
+    cmd.args(args(
         &server.url(),
         &ci,
         &["--range", "HEAD~1..", "-w", "open1"],
     ))
-    .await;
+    .current_dir(nowhere.path());
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", said(&out));
+    assert!(
+        said(&out).contains("is not inside a git clone"),
+        "{}",
+        said(&out)
+    );
     server.stop().await;
 }
 
