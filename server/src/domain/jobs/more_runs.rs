@@ -43,11 +43,13 @@ pub async fn add_if_undecided(
     }
     let built = report::load_shared(ctx, &c).await?;
     let now = c.runs_per_side;
-    // Only cells measured at the latest look can still move: a cell
-    // decided before kept its runs.
+    // Only cells measured by the latest boots can still move (a cell
+    // decided before kept its runs): those with more runs than at the
+    // look before.
+    let before = c.runs_added_at.last().copied().unwrap_or(0);
     let latest = |g: &&report::GroupReport| {
         let n = g.comparison.base_runs.min(g.comparison.patched_runs);
-        i32::try_from(n).unwrap_or(i32::MAX) >= now
+        i32::try_from(n).unwrap_or(i32::MAX) > before
     };
     let undecided: Vec<(&str, String)> = built
         .groups
