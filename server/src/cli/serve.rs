@@ -17,7 +17,7 @@ pub struct ServeArgs {
     pub listen: SocketAddr,
     /// Also serve Prometheus' /metrics, without a token, on this address
     /// (e.g. 127.0.0.1:9464, or the monitoring network's); /metrics on
-    /// --listen always needs an admin token.
+    /// --listen always needs a token (`--kind metrics`, or an admin's).
     #[arg(long, env = "PATCHPERF_METRICS_LISTEN", value_name = "ADDR")]
     pub metrics_listen: Option<SocketAddr>,
     /// Seconds a claim or heartbeat keeps a job leased (10 to 86400: a
