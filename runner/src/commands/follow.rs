@@ -8,7 +8,7 @@ use patchperf_common::api::CancelResponse;
 
 use super::outcome::{self, Outcome};
 use super::patience::Patience;
-use super::submit::{Progress, conclude, follow, left_behind};
+use super::submit::{Progress, absolute, conclude, follow, left_behind};
 use crate::Error;
 use crate::agent::client::Client;
 use crate::cli::follow::FollowArgs;
@@ -16,16 +16,6 @@ use crate::cli::follow::FollowArgs;
 /// The view of comparison `args.id`.
 fn view(client: &Client, id: i64) -> Result<Progress, Error> {
     client.get_json(&format!("/api/v1/comparisons/{id}"))
-}
-
-/// A report URL a person can open: a server without --public-url answers
-/// relative ones.
-fn absolute(client: &Client, url: &str) -> String {
-    if url.starts_with('/') {
-        format!("{}{url}", client.base())
-    } else {
-        url.to_string()
-    }
 }
 
 /// `status ID`: its status, verdict and report URL (or the server's whole

@@ -44,12 +44,7 @@ fn submit(args: &SubmitArgs, seen: &mut Outcome) -> Result<(), Error> {
                 status: 204,
                 message: "the server answered the submission without a body".into(),
             })?;
-    // A server without --public-url answers relative links.
-    let report_url = if created.report_url.starts_with('/') {
-        format!("{}{}", client.base(), created.report_url)
-    } else {
-        created.report_url.clone()
-    };
+    let report_url = absolute(&client, &created.report_url);
     seen.id = Some(created.id);
     seen.report_url = Some(report_url.clone());
     say!("comparison {} submitted", created.id);
@@ -70,6 +65,16 @@ fn submit(args: &SubmitArgs, seen: &mut Outcome) -> Result<(), Error> {
     let result = conclude(&client, &end, &report_url, args.fail_on_regression);
     seen.end = Some(end);
     result
+}
+
+/// A report URL a person can open: a server without --public-url answers
+/// relative ones.
+pub fn absolute(client: &Client, url: &str) -> String {
+    if url.starts_with('/') {
+        format!("{}{url}", client.base())
+    } else {
+        url.to_string()
+    }
 }
 
 /// A wait ended by SIGINT or SIGTERM (a CI job cancelled, Ctrl-C): the
