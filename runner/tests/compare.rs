@@ -50,8 +50,13 @@ fn write(dir: &Path, file: &str, json: &str) {
 }
 
 fn compare(a: &Path, b: &Path) -> (i32, String, String) {
+    compare_with(a, b, &[])
+}
+
+fn compare_with(a: &Path, b: &Path, flags: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_patchperf-runner"))
         .arg("compare")
+        .args(flags)
         .arg(a)
         .arg(b)
         .output()
@@ -110,6 +115,40 @@ fn prints_one_report_per_nr_task_from_single_files_and_arrays() {
         2
     );
     assert!(out.contains("\tnr_task: 1\n") && out.contains("\tnr_task: 2\n"));
+}
+
+/// CI's gate: with `--fail-on-regression` a regressing headline exits 3
+/// after printing every report, naming what regressed; an improvement or
+/// no change exits 0, and without the flag a regression exits 0 too.
+#[test]
+fn fail_on_regression_exits_3_on_a_regressing_headline_only() {
+    let (base, slower, faster) = (scratch("a5"), scratch("b5"), scratch("c5"));
+    let runs = |ops: &[f64]| {
+        let r: Vec<_> = ops.iter().map(|&o| result(1, o)).collect();
+        serde_json::to_string(&r).unwrap()
+    };
+    write(&base, "r.json", &runs(&[100_000.0, 100_500.0, 99_500.0]));
+    write(&slower, "r.json", &runs(&[90_000.0, 90_500.0, 89_500.0]));
+    write(&faster, "r.json", &runs(&[110_000.0, 110_500.0, 109_500.0]));
+
+    let (code, out, err) = compare_with(&base, &slower, &["--fail-on-regression"]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(
+        out.contains("10.0% regression"),
+        "the report is printed first: {out}"
+    );
+    assert!(
+        err.contains("a regression: open1/process/1 -10.00%"),
+        "{err}"
+    );
+
+    let (code, _, err) = compare_with(&base, &slower, &[]);
+    assert_eq!(
+        code, 0,
+        "without the flag a regression is only reported: {err}"
+    );
+    let (code, _, err) = compare_with(&base, &faster, &["--fail-on-regression"]);
+    assert_eq!(code, 0, "an improvement passes: {err}");
 }
 
 #[test]

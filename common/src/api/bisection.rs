@@ -7,8 +7,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::git;
-use super::submission::AskedParams;
-use super::submission::{check_config_fragment, check_params, check_runs, check_workloads};
+use super::setup::{AskedParams, Setup};
+use super::setup::{check_config_fragment, check_params, check_runs, check_workloads};
 use crate::Error;
 use crate::bisect::Judgement;
 use crate::comparison::ComparisonStatus;
@@ -22,7 +22,7 @@ pub const DEFAULT_METRIC: &str = "will-it-scale.per_process_ops";
 
 /// `POST /api/v1/bisections` body, as sent. Either `comparison`, or `base`
 /// (a git base at the good commit) and `bad`.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct BisectionCreateRequest {
@@ -73,6 +73,22 @@ pub struct BisectionCreateRequest {
     /// Seed of the probes' boot orders (random when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub order_seed: Option<u64>,
+}
+
+impl BisectionCreateRequest {
+    /// This request with every probe measured as `setup` says: its runs,
+    /// most runs, backend, Kconfig fragment and machine (a bisection has
+    /// one workload, its own, and no pool).
+    pub fn measured_as(self, setup: Setup) -> BisectionCreateRequest {
+        BisectionCreateRequest {
+            runs: Some(setup.runs),
+            max_runs: setup.max_runs,
+            backend: setup.backend,
+            config_fragment: setup.config_fragment,
+            machine: setup.machine,
+            ..self
+        }
+    }
 }
 
 checked!(

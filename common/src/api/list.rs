@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::git;
-use super::submission::{check_params, check_runs, check_workloads};
+use super::setup::{check_params, check_runs, check_workloads};
 use crate::Error;
 use crate::mail_header;
 use crate::mbox::diff;

@@ -39,6 +39,7 @@ pub mod bisection;
 pub mod change;
 pub mod git;
 pub mod list;
+pub mod setup;
 pub mod submission;
 pub mod tree;
 pub mod view;
@@ -55,9 +56,8 @@ pub use list::{
     ListCreateRequest, ListSubmission, ListView, MessagesTaken, SeriesListQuery, SeriesState,
     SeriesView, WorkloadRule,
 };
-pub use submission::{
-    AskedParams, ComparisonCreateRequest, ComparisonSubmission, MAX_RUNS, MIN_RUNS,
-};
+pub use setup::{AskedParams, MAX_RUNS, MIN_RUNS, Setup};
+pub use submission::{ComparisonCreateRequest, ComparisonSubmission};
 pub use tree::{
     HistoryPoint, HistoryQuery, HistoryView, PushResponse, TreeCreateRequest, TreeCreated,
     TreeSubmission, TreeView,

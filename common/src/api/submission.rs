@@ -6,22 +6,14 @@
 use serde::{Deserialize, Serialize};
 
 use super::git;
+use super::setup::{Setup, check_workloads};
 use crate::Error;
-use crate::limits::MAX_NR_TASK_ASKED;
-use crate::protocol::{BaseSource, NrTask, WorkloadParams, run_length_of};
-use crate::run::{MeasurementMode, TaskMode};
-use crate::workload;
-
-/// Fewest runs a side: fewer cannot give a confidence interval worth
-/// printing.
-pub const MIN_RUNS: u32 = 3;
-/// Most runs a side: beyond this a comparison occupies a machine for days.
-pub const MAX_RUNS: u32 = 100;
+use crate::protocol::BaseSource;
 
 /// `POST /api/v1/comparisons` body, as sent.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
+// Unknown fields are refused by the flattened `Setup`'s `others`.
 pub struct ComparisonCreateRequest {
     /// Base tree: `{"kind":"git","url":…,"commit":…}` or
     /// `{"kind":"tarball","name":"linux-source-6.1"}`.
@@ -47,108 +39,13 @@ pub struct ComparisonCreateRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(example = "v6.1..perf-fixes"))]
     pub range: Option<String>,
-    /// Workload names from the catalogue. Empty or left out: the workloads
-    /// the workload map gives the files the series touches (a series that
-    /// touches only files no workload exercises is refused, naming them).
-    #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(schema_with = super::schema::workload_names))]
-    pub workloads: Vec<String>,
-    /// Workload parameters; the run length may be left to the measurement
-    /// mode.
-    pub params: AskedParams,
-    /// Boots per side (each boot runs every workload once per nr_task).
-    #[cfg_attr(feature = "openapi", schema(minimum = 3, maximum = 100))]
-    pub runs: u32,
-    /// When every job is done and a headline verdict is still undecided,
-    /// add boots (doubling the runs a side) up to this many a side. Absent:
-    /// four times `runs` for an A/B comparison that asks for a wall-clock
-    /// backend (tcg, kvm, kexec, host: noise that more runs average out),
-    /// else `runs` is final.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(minimum = 3, maximum = 100))]
-    pub max_runs: Option<u32>,
-    /// Measurement mode to insist on; the runner's best when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub backend: Option<MeasurementMode>,
-    /// Extra Kconfig lines for both kernels.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub config_fragment: Option<String>,
-    /// Name of the machine to run on; the first machine to claim otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub machine: Option<String>,
-    /// A pool to run on instead of one machine: the first machine labelled
-    /// so to claim it runs all of it. Not with `machine`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pool: Option<String>,
+    /// What to measure and where (flattened: its fields sit beside these).
+    #[serde(flatten)]
+    pub setup: Setup,
     /// Seed of the random boot order (random when absent); to reproduce an
     /// order exactly.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub order_seed: Option<u64>,
-}
-
-/// Workload parameters as a submission asks for them: those of
-/// [`WorkloadParams`], with the run length (`seconds`, `warmup_seconds`)
-/// left out to get the measurement mode's ([`run_length_of`]), fixed when
-/// the mode is: at submission when it names its mode or machine, else
-/// when a machine claims the comparison.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct AskedParams {
-    /// Processes or threads.
-    #[serde(default)]
-    pub mode: TaskMode,
-    /// One or more task counts; each is its own report.
-    pub nr_task: Vec<NrTask>,
-    /// Measured seconds per run; absent: the measurement mode's (1 under
-    /// tcg-icount, else 5).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seconds: Option<u32>,
-    /// Warm-up seconds per run, dropped; absent: the measurement mode's (1
-    /// under tcg-icount, else 2).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub warmup_seconds: Option<u32>,
-    /// Collect `perf stat` metrics.
-    #[serde(default)]
-    pub perf_stat: bool,
-    /// Collect `perf-profile.*` metrics.
-    #[serde(default)]
-    pub perf_profile: bool,
-}
-
-impl AskedParams {
-    /// Whether the measurement mode chooses the run length (or part of it).
-    pub fn leaves_run_length(&self) -> bool {
-        self.seconds.is_none() || self.warmup_seconds.is_none()
-    }
-
-    /// The parameters to measure with in `mode`; with no mode known yet,
-    /// a wall-clock mode's length, which is also what a runner of the
-    /// previous release measures when it claims the comparison.
-    pub fn resolve(&self, mode: Option<MeasurementMode>) -> WorkloadParams {
-        let (seconds, warmup) = run_length_of(mode.unwrap_or(MeasurementMode::Kvm));
-        WorkloadParams {
-            mode: self.mode,
-            nr_task: self.nr_task.clone(),
-            seconds: self.seconds.unwrap_or(seconds),
-            warmup_seconds: self.warmup_seconds.unwrap_or(warmup),
-            perf_stat: self.perf_stat,
-            perf_profile: self.perf_profile,
-        }
-    }
-}
-
-impl From<WorkloadParams> for AskedParams {
-    fn from(p: WorkloadParams) -> Self {
-        AskedParams {
-            mode: p.mode,
-            nr_task: p.nr_task,
-            seconds: Some(p.seconds),
-            warmup_seconds: Some(p.warmup_seconds),
-            perf_stat: p.perf_stat,
-            perf_profile: p.perf_profile,
-        }
-    }
 }
 
 checked!(
@@ -166,15 +63,10 @@ fn check(req: ComparisonCreateRequest) -> Result<ComparisonCreateRequest, Error>
     check_base(&req.base)?;
     // None named: the server takes them from the workload map, by the
     // files the series touches; an A/A touches none.
-    if !req.workloads.is_empty() || req.aa {
-        check_workloads(&req.workloads)?;
+    if req.aa {
+        check_workloads(&req.setup.workloads)?;
     }
-    // What is left out is the mode's, in range whichever mode it is.
-    check_params(&req.params.resolve(None))?;
-    check_runs(req.runs, req.max_runs)?;
-    if let Some(fragment) = &req.config_fragment {
-        check_config_fragment(fragment)?;
-    }
+    req.setup.check()?;
     if req.aa && !req.mbox.trim().is_empty() {
         return invalid(
             "an A/A comparison (aa: true) boots the base kernel on both sides; \
@@ -185,8 +77,6 @@ fn check(req: ComparisonCreateRequest) -> Result<ComparisonCreateRequest, Error>
     if let Some(range) = &req.range {
         check_range(&req, range)?;
     }
-    crate::machine_state::check_machine_or_pool(req.machine.as_deref(), req.pool.as_deref())
-        .or_else(invalid)?;
     if req.aa && req.per_patch {
         return invalid(
             "an A/A comparison (aa: true) has no patch to measure one by one; \
@@ -267,80 +157,6 @@ fn check_range(req: &ComparisonCreateRequest, range: &str) -> Result<(), Error> 
     Ok(())
 }
 
-pub(crate) fn check_workloads(workloads: &[String]) -> Result<(), Error> {
-    let known = || {
-        workload::WORKLOADS
-            .iter()
-            .map(|w| w.name)
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    if workloads.is_empty() {
-        return invalid(format!("workloads must name at least one of: {}", known()));
-    }
-    for (i, w) in workloads.iter().enumerate() {
-        if workload::find(w).is_none() {
-            return invalid(format!(
-                "unknown workload `{w}`; known workloads: {}",
-                known()
-            ));
-        }
-        if workloads[..i].contains(w) {
-            return invalid(format!("workload `{w}` is listed twice"));
-        }
-    }
-    Ok(())
-}
-
-pub(crate) fn check_params(p: &WorkloadParams) -> Result<(), Error> {
-    if p.nr_task.is_empty() || p.nr_task.len() > 16 {
-        return invalid("params.nr_task must list 1 to 16 task counts".into());
-    }
-    for n in &p.nr_task {
-        match n {
-            NrTask::Count(0) => {
-                return invalid("params.nr_task: a task count must be at least 1".into());
-            }
-            NrTask::Count(c) if *c > MAX_NR_TASK_ASKED => {
-                return invalid(format!(
-                    "params.nr_task: {c} tasks is more than {MAX_NR_TASK_ASKED}"
-                ));
-            }
-            NrTask::Percent(p) if *p == 0 || *p > 100 => {
-                return invalid(format!("params.nr_task: {p}% must be 1–100%"));
-            }
-            _ => {}
-        }
-    }
-    if !(1..=600).contains(&p.seconds) {
-        return invalid(format!(
-            "params.seconds is {}; it must be 1 to 600 measured seconds",
-            p.seconds
-        ));
-    }
-    if p.warmup_seconds > 300 {
-        return invalid(format!(
-            "params.warmup_seconds is {}; at most 300",
-            p.warmup_seconds
-        ));
-    }
-    Ok(())
-}
-
-pub(crate) fn check_runs(runs: u32, max_runs: Option<u32>) -> Result<(), Error> {
-    if !(MIN_RUNS..=MAX_RUNS).contains(&runs) {
-        return invalid(format!(
-            "runs is {runs}; a comparison needs {MIN_RUNS} to {MAX_RUNS} runs a side"
-        ));
-    }
-    match max_runs {
-        Some(max) if max < runs || max > MAX_RUNS => invalid(format!(
-            "max_runs is {max}; it must be from runs ({runs}) to {MAX_RUNS}"
-        )),
-        _ => Ok(()),
-    }
-}
-
 /// The Kconfig line that aligns every kernel function to 64 bytes (x86-64,
 /// arm64, powerpc, arc; since 5.10): a commit then moves the addresses of
 /// its own functions only, not those of every function linked after them.
@@ -369,52 +185,13 @@ pub fn code_layout_line(aligned: bool, mode: Option<crate::run::MeasurementMode>
     }
 }
 
-/// The most runs a side an A/B comparison may grow to when its submission
-/// names none: four times `runs` (two more looks) when it names its
-/// `backend`, where more boots narrow an interval that straddles δ and the
-/// level is spent over the looks. Under `tcg-icount` too: a workload's
-/// boot-to-boot spread is small but not nil (open2's reached 0.08% in
-/// BENCHMARKS' "How still tcg-icount is", against a δ of 0.10%), and an
-/// interval that straddles δ there said "undecided" on a path the patch
-/// cannot touch. None for an A/A comparison, or when the runner chooses
-/// the mode.
-pub fn default_max_runs(runs: u32, backend: Option<MeasurementMode>, aa: bool) -> Option<u32> {
-    match backend {
-        None => None,
-        Some(_) if aa => None,
-        Some(_) => Some(grown_runs(runs)),
-    }
-}
-
-/// How far `runs` a side grows while undecided when nothing caps it: two
-/// more looks, each doubling, so four times, at most [`MAX_RUNS`]. A
-/// submission grows so when it names its backend ([`default_max_runs`]);
-/// a bisection's probes always do.
-pub fn grown_runs(runs: u32) -> u32 {
-    runs.saturating_mul(4).min(MAX_RUNS)
-}
-
-/// Only lines `make olddefconfig` reads as settings, or comments: anything
-/// else is a mistake (or a shell command) the build would silently ignore.
-pub(crate) fn check_config_fragment(fragment: &str) -> Result<(), Error> {
-    for line in fragment.lines().map(str::trim) {
-        let ok = line.is_empty()
-            || (line.starts_with("CONFIG_") && line.contains('='))
-            || (line.starts_with("# CONFIG_") && line.ends_with(" is not set"))
-            || (line.starts_with('#') && !line.starts_with("# CONFIG_"));
-        if !ok {
-            return invalid(format!(
-                "config_fragment line {line:?} is not `CONFIG_FOO=value` or \
-                 `# CONFIG_FOO is not set`"
-            ));
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::setup::{AskedParams, MAX_RUNS, default_max_runs};
+    use crate::protocol::NrTask;
+    use crate::run::TaskMode;
+    use crate::workload;
 
     #[test]
     fn wall_clock_comparisons_may_grow_by_default() {
@@ -429,7 +206,7 @@ mod tests {
     #[test]
     fn a_run_length_left_out_is_the_measurement_modes() {
         use crate::run::MeasurementMode::{Kexec, TcgIcount};
-        let mut asked = request().params;
+        let mut asked = request().setup.params;
         asked.seconds = None;
         asked.warmup_seconds = None;
         assert!(asked.leaves_run_length());
@@ -446,7 +223,7 @@ mod tests {
         asked.seconds = Some(3);
         let given = asked.resolve(Some(TcgIcount));
         assert_eq!((given.seconds, given.warmup_seconds), (3, 1));
-        let full = request().params;
+        let full = request().setup.params;
         assert!(!full.leaves_run_length());
         assert_eq!(AskedParams::from(full.resolve(Some(TcgIcount))), full);
         // Left out in JSON, the field is absent, not null.
@@ -477,21 +254,18 @@ mod tests {
             aa: false,
             per_patch: false,
             range: None,
-            workloads: vec![workload::WORKLOADS[0].name.to_string()],
-            params: AskedParams {
-                mode: TaskMode::Process,
-                nr_task: vec![NrTask::Count(1)],
-                seconds: Some(5),
-                warmup_seconds: Some(1),
-                perf_stat: false,
-                perf_profile: false,
-            },
-            runs: 3,
-            max_runs: None,
-            backend: None,
-            config_fragment: None,
-            machine: None,
-            pool: None,
+            setup: Setup::new(
+                vec![workload::WORKLOADS[0].name.to_string()],
+                AskedParams {
+                    mode: TaskMode::Process,
+                    nr_task: vec![NrTask::Count(1)],
+                    seconds: Some(5),
+                    warmup_seconds: Some(1),
+                    perf_stat: false,
+                    perf_profile: false,
+                },
+                3,
+            ),
             order_seed: None,
         }
     }
@@ -512,14 +286,14 @@ mod tests {
     #[test]
     fn runs_must_lie_between_the_bounds_and_max_runs_above_runs() {
         let mut r = request();
-        r.runs = MAX_RUNS + 1;
+        r.setup.runs = MAX_RUNS + 1;
         assert_eq!(
             rejection(r),
             "runs is 101; a comparison needs 3 to 100 runs a side"
         );
         let mut r = request();
-        r.runs = 4;
-        r.max_runs = Some(3);
+        r.setup.runs = 4;
+        r.setup.max_runs = Some(3);
         assert_eq!(
             rejection(r),
             "max_runs is 3; it must be from runs (4) to 100"

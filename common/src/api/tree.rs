@@ -6,12 +6,11 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::git;
-use super::submission::AskedParams;
-use super::submission::{check_config_fragment, check_params, check_runs, check_workloads};
+use super::setup::Setup;
 use crate::Error;
 use crate::mail_header;
 use crate::protocol::WorkloadParams;
-use crate::run::{MeasurementMode, TaskMode};
+use crate::run::TaskMode;
 
 /// Most addresses a tree's reports are copied to.
 const MAX_CC: usize = 16;
@@ -19,7 +18,7 @@ const MAX_CC: usize = 16;
 /// `POST /api/v1/trees` body, as sent.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
+// Unknown fields are refused by the flattened `Setup`'s `others`.
 pub struct TreeCreateRequest {
     /// A short name (`vfs.all`): letters, digits, `.`, `_`, `-`.
     pub name: String,
@@ -27,38 +26,12 @@ pub struct TreeCreateRequest {
     pub url: String,
     /// The branch to follow.
     pub branch: String,
-    /// Workloads measured on every new head. Empty or left out: each new
-    /// head on the workloads the workload map gives the files its commits
-    /// touch; a push touching only files no workload exercises is not
-    /// measured (the tree says why).
-    #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(schema_with = super::schema::workload_names))]
-    pub workloads: Vec<String>,
-    /// Their parameters; a run length (`seconds`, `warmup_seconds`) left
-    /// out is the measurement mode's: `backend`'s, else the named
-    /// machine's best, else a wall-clock mode's (5 s after 2 s), fixed
-    /// when the tree is added, since a history keeps one length.
-    pub params: AskedParams,
-    /// Boots per side.
-    #[cfg_attr(feature = "openapi", schema(minimum = 3, maximum = 100))]
-    pub runs: u32,
-    /// Most boots per side while a headline verdict is undecided.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_runs: Option<u32>,
-    /// Measurement mode to insist on.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub backend: Option<MeasurementMode>,
-    /// Extra Kconfig lines.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub config_fragment: Option<String>,
-    /// Machine to measure on (the first to claim otherwise).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub machine: Option<String>,
-    /// A pool to measure on instead of one machine (each head's comparison
-    /// runs on the first machine labelled so to claim it). Not with
-    /// `machine`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pool: Option<String>,
+    /// What to measure each new head on, and where (flattened: its fields
+    /// sit beside these); a run length left out is fixed when the tree is
+    /// added: `backend`'s, else the named machine's best, else a
+    /// wall-clock mode's (5 s after 2 s), since a history keeps one length.
+    #[serde(flatten)]
+    pub setup: Setup,
     /// At most one test per this many hours; 0 (the default) tests every
     /// new head.
     #[serde(default)]
@@ -87,16 +60,7 @@ fn check(req: TreeCreateRequest) -> Result<TreeCreateRequest, Error> {
         .or_else(|why| invalid(format!("branch {:?}: {why}", req.branch)))?;
     // None named: each push is measured on the workloads the workload map
     // gives the files it touches.
-    if !req.workloads.is_empty() {
-        check_workloads(&req.workloads)?;
-    }
-    check_params(&req.params.resolve(None))?;
-    check_runs(req.runs, req.max_runs)?;
-    if let Some(fragment) = &req.config_fragment {
-        check_config_fragment(fragment)?;
-    }
-    crate::machine_state::check_machine_or_pool(req.machine.as_deref(), req.pool.as_deref())
-        .or_else(invalid)?;
+    req.setup.check()?;
     if req.min_hours > 8760 {
         return invalid(format!(
             "min_hours is {}; at most 8760 (a year)",

@@ -9,7 +9,7 @@ use patchperf_common::api::{
     BisectionSubmission, BisectionView, BootView, CancelResponse, ComparisonCreateRequest,
     ComparisonCreated, ComparisonListQuery, ComparisonSubmission, ComparisonView, FailureView,
     JobView, MAX_RUNS, MIN_RUNS, OutcomeKind, PatchMessage, PatchesView, ProbeView, RunCounts,
-    StepHeadline, StepOf, StepView, TreeCreateRequest, TreeSubmission, VerdictSummary,
+    Setup, StepHeadline, StepOf, StepView, TreeCreateRequest, TreeSubmission, VerdictSummary,
 };
 use patchperf_common::comparison::{ComparisonKind, ComparisonStatus, OverallVerdict};
 use patchperf_common::protocol::{BaseSource, FailureReason, JobState, NrTask};
@@ -31,21 +31,24 @@ fn submission() -> ComparisonCreateRequest {
         aa: false,
         per_patch: true,
         range: None,
-        workloads: vec!["open1".into(), "dup1".into()],
-        params: AskedParams {
-            mode: TaskMode::Process,
-            nr_task: vec![NrTask::Count(1), NrTask::Percent(100)],
-            seconds: Some(5),
-            warmup_seconds: Some(2),
-            perf_stat: true,
-            perf_profile: false,
+        setup: Setup {
+            max_runs: Some(20),
+            backend: Some(MeasurementMode::Kvm),
+            config_fragment: Some("CONFIG_PREEMPT=y\n# CONFIG_DEBUG_INFO is not set\n".into()),
+            machine: Some("lab-1".into()),
+            ..Setup::new(
+                vec!["open1".into(), "dup1".into()],
+                AskedParams {
+                    mode: TaskMode::Process,
+                    nr_task: vec![NrTask::Count(1), NrTask::Percent(100)],
+                    seconds: Some(5),
+                    warmup_seconds: Some(2),
+                    perf_stat: true,
+                    perf_profile: false,
+                },
+                5,
+            )
         },
-        runs: 5,
-        max_runs: Some(20),
-        backend: Some(MeasurementMode::Kvm),
-        config_fragment: Some("CONFIG_PREEMPT=y\n# CONFIG_DEBUG_INFO is not set\n".into()),
-        machine: Some("lab-1".into()),
-        pool: None,
         order_seed: Some(42),
     }
 }
@@ -73,7 +76,7 @@ fn bisection_request() -> BisectionCreateRequest {
         metric: Some("will-it-scale.per_process_ops".into()),
         params: Some(AskedParams {
             nr_task: vec![NrTask::Count(1)],
-            ..submission().params
+            ..submission().setup.params
         }),
         runs: Some(3),
         max_runs: Some(12),
@@ -89,14 +92,12 @@ fn tree_request() -> TreeCreateRequest {
         name: "vfs.all".into(),
         url: "https://git.kernel.org/pub/scm/linux/kernel/git/vfs/vfs.git".into(),
         branch: "vfs.all".into(),
-        workloads: vec!["dup1".into()],
-        params: submission().params,
-        runs: 3,
-        max_runs: Some(6),
-        backend: Some(MeasurementMode::TcgIcount),
-        config_fragment: None,
-        machine: Some("lab-1".into()),
-        pool: None,
+        setup: Setup {
+            max_runs: Some(6),
+            backend: Some(MeasurementMode::TcgIcount),
+            machine: Some("lab-1".into()),
+            ..Setup::new(vec!["dup1".into()], submission().setup.params, 3)
+        },
         min_hours: 6,
         cc: vec!["linux-fsdevel@vger.kernel.org".into()],
         webhook_url: Some("https://ci.example.org/hook".into()),
@@ -212,14 +213,14 @@ fn comparison_view() -> ComparisonView<VerdictSummary> {
                 has_diff: true,
             }],
         },
-        workloads: request.workloads,
-        params: request.params.resolve(request.backend),
+        workloads: request.setup.workloads,
+        params: request.setup.params.resolve(request.setup.backend),
         run_length_pending: false,
         runs_per_side: 5,
         max_runs_per_side: Some(20),
         runs_added_at: vec![5],
         backend: Some("kvm".into()),
-        config_fragment: request.config_fragment,
+        config_fragment: request.setup.config_fragment,
         machine: Some(serde_json::json!({"name": "lab-1", "nr_cpu": 2})),
         pool: Some("fast".into()),
         waiting: None,
@@ -270,15 +271,18 @@ fn keeps_the_rules(req: &ComparisonCreateRequest) -> Result<(), TestCaseError> {
         }
     }
     // None named: the server takes the workload map's; an A/A names them.
-    prop_assert!(!req.aa || !req.workloads.is_empty());
-    for (i, w) in req.workloads.iter().enumerate() {
+    prop_assert!(!req.aa || !req.setup.workloads.is_empty());
+    for (i, w) in req.setup.workloads.iter().enumerate() {
         prop_assert!(
             workload::find(w).is_some(),
             "unknown workload {w:?} accepted"
         );
-        prop_assert!(!req.workloads[..i].contains(w), "{w:?} accepted twice");
+        prop_assert!(
+            !req.setup.workloads[..i].contains(w),
+            "{w:?} accepted twice"
+        );
     }
-    let p = &req.params;
+    let p = &req.setup.params;
     prop_assert!((1..=16).contains(&p.nr_task.len()));
     for n in &p.nr_task {
         match *n {
@@ -288,9 +292,9 @@ fn keeps_the_rules(req: &ComparisonCreateRequest) -> Result<(), TestCaseError> {
     }
     prop_assert!(p.seconds.is_none_or(|s| (1..=600).contains(&s)));
     prop_assert!(p.warmup_seconds.is_none_or(|w| w <= 300));
-    prop_assert!((MIN_RUNS..=MAX_RUNS).contains(&req.runs));
-    if let Some(max) = req.max_runs {
-        prop_assert!(max >= req.runs && max <= MAX_RUNS);
+    prop_assert!((MIN_RUNS..=MAX_RUNS).contains(&req.setup.runs));
+    if let Some(max) = req.setup.max_runs {
+        prop_assert!(max >= req.setup.runs && max <= MAX_RUNS);
     }
     prop_assert!(
         !req.aa || req.mbox.trim().is_empty(),

@@ -5,6 +5,11 @@ use std::path::PathBuf;
 /// Arguments of `patchperf-runner compare`: two local results directories
 /// (each a directory of RunResult JSON files, as `bench --json` writes them).
 #[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Exit status: 0 the reports were printed (with --fail-on-regression: and \
+none is a regression); 2 refused (a bad command line, an unreadable or \
+empty directory, nothing in common); 3 a report's headline is a \
+regression, with --fail-on-regression.")]
 pub struct CompareArgs {
     /// Results of the base kernel.
     pub base_dir: PathBuf,
@@ -24,4 +29,8 @@ pub struct CompareArgs {
     /// as on the server.
     #[arg(long, value_name = "PERCENT")]
     pub noise_floor: Option<f64>,
+    /// Exit with status 3 when a report's headline verdict is a
+    /// regression (the reports are printed first), for CI scripts.
+    #[arg(long)]
+    pub fail_on_regression: bool,
 }

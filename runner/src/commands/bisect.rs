@@ -10,7 +10,7 @@ use patchperf_common::api::{
 };
 use patchperf_common::protocol::BaseSource;
 
-use super::measure::{config_fragment, params};
+use super::measure::setup;
 use super::patience::Patience;
 use crate::Error;
 use crate::agent::client::Client;
@@ -91,11 +91,12 @@ fn request_body(args: &SubmitArgs) -> Result<BisectionCreateRequest, Error> {
     };
     // A comparison's own parameters are the defaults; the command line's
     // only count when asked for by a non-default task list.
+    let setup = setup(&args.measure)?;
     let params = match args.comparison {
         Some(_) if args.measure.nr_task == ["1"] => None,
         // A length left out is fixed by the server for every probe: the
         // named mode's, else the machine's, else a wall-clock one.
-        _ => Some(params(&args.measure)?),
+        _ => Some(setup.params.clone()),
     };
     Ok(BisectionCreateRequest {
         comparison: args.comparison,
@@ -104,13 +105,10 @@ fn request_body(args: &SubmitArgs) -> Result<BisectionCreateRequest, Error> {
         workload: workload.clone(),
         metric: args.metric.clone(),
         params,
-        runs: Some(args.measure.runs),
-        max_runs: args.measure.max_runs,
-        backend: args.measure.measurement,
-        config_fragment: config_fragment(&args.measure)?,
-        machine: args.measure.machine.clone(),
         order_seed: None,
-    })
+        ..Default::default()
+    }
+    .measured_as(setup))
 }
 
 /// Polls the bisection, printing each probe as it is made and judged,

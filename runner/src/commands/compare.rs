@@ -12,7 +12,7 @@ use patchperf_common::report::importance::by_importance;
 use patchperf_common::report::text::{TextOptions, render};
 use patchperf_common::report::{ReportKey, build_comparison, group_by_report, header_from_runs};
 use patchperf_common::run::RunResult;
-use patchperf_common::stats::{VerdictPolicy, calibration};
+use patchperf_common::stats::{Verdict, VerdictPolicy, calibration};
 
 use crate::Error;
 use crate::cli::compare::CompareArgs;
@@ -29,15 +29,32 @@ pub fn run(args: CompareArgs) -> Result<(), Error> {
             )));
         }
     }
-    let text = compare_dirs(
+    let compared = compare_dirs(
         &args.base_dir,
         &args.patched_dir,
         &args.machine,
         args.all,
         args.noise_floor,
     )?;
-    print!("{text}");
-    Ok(())
+    print!("{}", compared.text);
+    match compared.regressions.as_slice() {
+        [] => Ok(()),
+        _ if !args.fail_on_regression => Ok(()),
+        keys => Err(Error::Regression(format!(
+            "a regression: {}",
+            keys.join("; ")
+        ))),
+    }
+}
+
+/// What `compare` found: the reports as text, and which regressed.
+#[derive(Debug)]
+pub struct Compared {
+    /// The reports, the most important first, and what was not compared.
+    pub text: String,
+    /// Each report whose headline verdict is a regression, named
+    /// `workload/mode-nr_task` with its change.
+    pub regressions: Vec<String>,
 }
 
 /// The reports for two results directories, separated by blank lines,
@@ -50,7 +67,7 @@ pub fn compare_dirs(
     machine: &str,
     all_rows: bool,
     noise_floor: Option<f64>,
-) -> Result<String, Error> {
+) -> Result<Compared, Error> {
     let base = group(read_results_dir(base_dir)?);
     let patched = group(read_results_dir(patched_dir)?);
     let mut reports = Vec::new();
@@ -91,7 +108,23 @@ pub fn compare_dirs(
     for o in only {
         out.push_str(&format!("\nnot compared: {o}\n"));
     }
-    Ok(out)
+    let regressions = reports
+        .iter()
+        .filter_map(|c| {
+            let m = c.headline_metric()?;
+            let change = m.change.map(|x| format!(" {x:+.2}%")).unwrap_or_default();
+            let key = ReportKey {
+                workload: c.header.workload.clone(),
+                mode: c.header.mode,
+                nr_task: c.header.nr_task,
+            };
+            (m.verdict == Verdict::Regression).then(|| format!("{key}{change}"))
+        })
+        .collect();
+    Ok(Compared {
+        text: out,
+        regressions,
+    })
 }
 
 /// In key order, so the reports come out the same for any file order.

@@ -1,13 +1,27 @@
 //! What the measurement options shared by `submit`, `submit --bisect` and
-//! `track` ask the server for: the workload parameters and the Kconfig
-//! fragment, read from the command line the same way for each request.
+//! `track` ask the server for: one [`Setup`] (workloads, parameters, runs,
+//! backend, machine or pool, Kconfig fragment), read from the command line
+//! the same way for each request.
 
-use patchperf_common::api::submission::{ALIGN_FUNCTIONS_LINE, AskedParams, aligns_functions};
+use patchperf_common::api::submission::{ALIGN_FUNCTIONS_LINE, aligns_functions};
+use patchperf_common::api::{AskedParams, Setup};
 use patchperf_common::protocol::NrTask;
 
 use crate::Error;
 use crate::cli::bench::{ModeArg, PerfArg};
 use crate::cli::measure::MeasureArgs;
+
+/// What the command line asks to measure, and where.
+pub fn setup(args: &MeasureArgs) -> Result<Setup, Error> {
+    Ok(Setup {
+        max_runs: args.max_runs,
+        backend: args.measurement,
+        config_fragment: config_fragment(args)?,
+        machine: args.machine.clone(),
+        pool: args.pool.clone(),
+        ..Setup::new(args.workloads.clone(), params(args)?, args.runs)
+    })
+}
 
 /// The workload parameters the command line names, the run length left to
 /// the measurement mode where it names none.
@@ -32,7 +46,7 @@ pub fn params(args: &MeasureArgs) -> Result<AskedParams, Error> {
 
 /// The Kconfig fragment of `--config`, read, with the alignment line of
 /// `--align-functions`.
-pub fn config_fragment(args: &MeasureArgs) -> Result<Option<String>, Error> {
+fn config_fragment(args: &MeasureArgs) -> Result<Option<String>, Error> {
     let mut fragment = match &args.config {
         None => None,
         Some(path) => Some(std::fs::read_to_string(path).map_err(|e| {

@@ -12,7 +12,7 @@ use patchperf_common::comparison::{ComparisonStatus, OverallVerdict};
 use patchperf_common::protocol::{BaseSource, JobState};
 
 use super::local_tree;
-use super::measure::{config_fragment, params};
+use super::measure::setup;
 use super::outcome::{self, Outcome, say};
 use super::patience::Patience;
 use crate::Error;
@@ -229,8 +229,6 @@ fn submission(
     mbox: String,
     range: Option<String>,
 ) -> Result<ComparisonCreateRequest, Error> {
-    let params = params(&args.measure)?;
-    let config_fragment = config_fragment(&args.measure)?;
     Ok(ComparisonCreateRequest {
         base,
         // An A/A comparison boots the base kernel on both sides: no patch.
@@ -238,14 +236,7 @@ fn submission(
         aa: args.aa,
         per_patch: args.per_patch,
         range,
-        workloads: args.measure.workloads.clone(),
-        params,
-        runs: args.measure.runs,
-        max_runs: args.measure.max_runs,
-        backend: args.measure.measurement,
-        config_fragment,
-        machine: args.measure.machine.clone(),
-        pool: args.measure.pool.clone(),
+        setup: setup(&args.measure)?,
         order_seed: None,
     })
 }

@@ -3,7 +3,7 @@
 
 use patchperf_common::api::{TreeCreateRequest, TreeCreated};
 
-use super::measure::{config_fragment, params};
+use super::measure::setup;
 use crate::Error;
 use crate::agent::client::Client;
 use crate::cli::track::TrackArgs;
@@ -41,16 +41,9 @@ fn request_body(args: &TrackArgs) -> Result<TreeCreateRequest, Error> {
         name: args.name.clone(),
         url: args.git.clone(),
         branch: args.branch.clone(),
-        workloads: m.workloads.clone(),
         // A length left out is fixed by the server when the tree is added:
         // the named mode's, else the named machine's, else a wall-clock one.
-        params: params(m)?,
-        runs: m.runs,
-        max_runs: m.max_runs,
-        backend: m.measurement,
-        config_fragment: config_fragment(m)?,
-        machine: m.machine.clone(),
-        pool: m.pool.clone(),
+        setup: setup(m)?,
         min_hours: args.min_hours,
         cc: args.cc.clone(),
         webhook_url: args.webhook.clone(),

@@ -24,8 +24,7 @@
 
 use std::path::{Path, PathBuf};
 
-use patchperf_common::api::submission::MIN_RUNS;
-use patchperf_common::api::{MAX_RUNS, git};
+use patchperf_common::api::{MAX_RUNS, MIN_RUNS, git};
 use patchperf_common::mbox;
 use patchperf_common::protocol::{BaseSource, BootSlot, JobSpec, NrTask, WorkloadParams};
 use patchperf_common::run::{MeasurementMode, Side, TaskMode};

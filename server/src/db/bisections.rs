@@ -3,8 +3,9 @@
 //! [`super::comparisons::probes`]).
 
 use chrono::{DateTime, Utc};
-use patchperf_common::api::{BisectionOutcome, BisectionStatus};
+use patchperf_common::api::{BisectionOutcome, BisectionStatus, Setup};
 use patchperf_common::protocol::{BaseSource, WorkloadParams};
+use patchperf_common::run::MeasurementMode;
 use sqlx::types::Json;
 use sqlx::{PgConnection, PgExecutor};
 
@@ -19,20 +20,11 @@ pub struct NewBisection<'a> {
     pub commits: &'a [String],
     /// For a git range: `GOOD..BAD`, full ids.
     pub git_range: Option<&'a str>,
-    /// The workload followed.
-    pub workload: &'a str,
     /// The metric followed.
     pub metric: &'a str,
-    /// Every probe's parameters (one mode, one nr_task).
-    pub params: &'a WorkloadParams,
-    /// Boots per side of a probe.
-    pub runs_per_side: i32,
-    /// Most boots per side of an undecided probe.
-    pub max_runs_per_side: i32,
-    /// Measurement mode asked for.
-    pub backend: Option<&'a str>,
-    /// Extra Kconfig lines.
-    pub config_fragment: Option<&'a str>,
+    /// How every probe is measured: the workload followed, one mode and
+    /// nr_task, its run length, runs and most runs fixed.
+    pub setup: &'a Setup,
     /// The machine named at submission.
     pub machine_id: Option<i64>,
     /// The comparison it starts from.
@@ -45,6 +37,8 @@ pub struct NewBisection<'a> {
 
 /// Stores a new bisection, running; returns its id.
 pub async fn insert(conn: &mut PgConnection, new: &NewBisection<'_>) -> Result<i64, sqlx::Error> {
+    let setup = new.setup;
+    let runs = |n: u32| i32::try_from(n).unwrap_or(i32::MAX);
     sqlx::query_scalar!(
         r#"INSERT INTO bisections (base, series_id, commits, git_range, workload, metric, params,
                                    runs_per_side, max_runs_per_side, backend, config_fragment,
@@ -55,13 +49,17 @@ pub async fn insert(conn: &mut PgConnection, new: &NewBisection<'_>) -> Result<i
         new.series_id,
         new.commits,
         new.git_range,
-        new.workload,
+        setup
+            .workloads
+            .first()
+            .map(String::as_str)
+            .unwrap_or_default(),
         new.metric,
-        Json(new.params) as _,
-        new.runs_per_side,
-        new.max_runs_per_side,
-        new.backend,
-        new.config_fragment,
+        Json(setup.params.resolve(None)) as _,
+        runs(setup.runs),
+        runs(setup.max_runs.unwrap_or(setup.runs)),
+        setup.backend.map(MeasurementMode::as_str),
+        setup.config_fragment.as_deref(),
         new.machine_id,
         new.from_comparison_id,
         new.order_seed,
@@ -116,6 +114,24 @@ pub struct BisectionRow {
     pub created_at: DateTime<Utc>,
     /// When it ended.
     pub finished_at: Option<DateTime<Utc>>,
+}
+
+impl BisectionRow {
+    /// How every probe is measured; the machine is `machine_id`'s (or the
+    /// first probe's), which a probe is pinned to by id.
+    pub fn setup(&self) -> Setup {
+        let runs = |n: i32| u32::try_from(n).unwrap_or(0);
+        Setup {
+            max_runs: Some(runs(self.max_runs_per_side)),
+            backend: self.backend.as_deref().and_then(MeasurementMode::parse),
+            config_fragment: self.config_fragment.clone(),
+            ..Setup::new(
+                vec![self.workload.clone()],
+                self.params.0.clone().into(),
+                runs(self.runs_per_side),
+            )
+        }
+    }
 }
 
 /// The bisection with this id.

@@ -2,7 +2,7 @@
 //! measurement mode of the machine that claims them first
 //! ([`crate::domain::jobs::run_length`]).
 
-use patchperf_common::api::submission::AskedParams;
+use patchperf_common::api::AskedParams;
 use sqlx::types::Json;
 use sqlx::{PgConnection, PgExecutor};
 

@@ -2,7 +2,9 @@
 //! commits of each in the order they were tested.
 
 use chrono::{DateTime, Utc};
+use patchperf_common::api::Setup;
 use patchperf_common::protocol::WorkloadParams;
+use patchperf_common::run::MeasurementMode;
 use sqlx::types::Json;
 use sqlx::{PgConnection, PgExecutor};
 
@@ -15,22 +17,10 @@ pub struct NewTree<'a> {
     pub url: &'a str,
     /// The branch.
     pub branch: &'a str,
-    /// Workloads.
-    pub workloads: &'a [String],
-    /// Parameters.
-    pub params: &'a WorkloadParams,
-    /// Boots per side.
-    pub runs_per_side: i32,
-    /// Most boots per side while undecided.
-    pub max_runs_per_side: Option<i32>,
-    /// Measurement mode asked for.
-    pub backend: Option<&'a str>,
-    /// Extra Kconfig lines.
-    pub config_fragment: Option<&'a str>,
-    /// Machine to measure on.
+    /// What each new head is measured on, and where, its run length fixed.
+    pub setup: &'a Setup,
+    /// The machine `setup` names.
     pub machine_id: Option<i64>,
-    /// Pool to measure on, when no machine is named.
-    pub pool: Option<&'a str>,
     /// At most one test per this many hours.
     pub min_hours: i32,
     /// Copied on mailed reports.
@@ -45,6 +35,8 @@ pub struct NewTree<'a> {
 
 /// Stores a tree; its id, or `None` when the name is taken.
 pub async fn insert(conn: &mut PgConnection, t: &NewTree<'_>) -> Result<Option<i64>, sqlx::Error> {
+    let setup = t.setup;
+    let runs = |n: u32| i32::try_from(n).unwrap_or(i32::MAX);
     sqlx::query_scalar!(
         r#"INSERT INTO trees (name, url, branch, workloads, params, runs_per_side,
                               max_runs_per_side, backend, config_fragment, machine_id, min_hours,
@@ -55,19 +47,19 @@ pub async fn insert(conn: &mut PgConnection, t: &NewTree<'_>) -> Result<Option<i
         t.name,
         t.url,
         t.branch,
-        t.workloads,
-        Json(t.params) as _,
-        t.runs_per_side,
-        t.max_runs_per_side,
-        t.backend,
-        t.config_fragment,
+        &setup.workloads,
+        Json(setup.params.resolve(None)) as _,
+        runs(setup.runs),
+        setup.max_runs.map(runs),
+        setup.backend.map(MeasurementMode::as_str),
+        setup.config_fragment.as_deref(),
         t.machine_id,
         t.min_hours,
         t.cc,
         t.webhook_url,
         t.head,
         t.created_by,
-        t.pool
+        setup.pool.as_deref()
     )
     .fetch_optional(conn)
     .await
@@ -122,6 +114,25 @@ pub struct TreeRow {
     pub rewrite_note: Option<String>,
     /// Why the last new head was not measured, until one is.
     pub push_note: Option<String>,
+}
+
+impl TreeRow {
+    /// What each new head is measured on, and where.
+    pub fn setup(&self) -> Setup {
+        let runs = |n: i32| u32::try_from(n).unwrap_or(0);
+        Setup {
+            max_runs: self.max_runs_per_side.map(runs),
+            backend: self.backend.as_deref().and_then(MeasurementMode::parse),
+            config_fragment: self.config_fragment.clone(),
+            machine: self.machine_name.clone(),
+            pool: self.pool.clone(),
+            ..Setup::new(
+                self.workloads.clone(),
+                self.params.0.clone().into(),
+                runs(self.runs_per_side),
+            )
+        }
+    }
 }
 
 /// The id of the tree named `name`.

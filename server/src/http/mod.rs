@@ -37,7 +37,7 @@ pub mod trees;
 /// The JSON API: every route in it is described in its OpenAPI document
 /// (`into_openapi()`), which `GET /api/v1/openapi.json` serves.
 pub fn api() -> OpenApiRouter<AppState> {
-    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
+    let mut api = OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
         .merge(health::router())
         .merge(jobs::router())
         .merge(comparisons::router())
@@ -48,7 +48,9 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(reports::router())
         .merge(machines::router())
         .merge(tokens::router())
-        .merge(openapi::router())
+        .merge(openapi::router());
+    openapi::inline_flattened(api.get_openapi_mut());
+    api
 }
 
 /// The whole application over `state`.

@@ -104,6 +104,76 @@ static DOCUMENT: LazyLock<String> = LazyLock::new(|| {
         .expect("the OpenAPI document is plain data and always serializes")
 });
 
+/// Writes each schema the derive composed of flattened parts (`allOf` of
+/// references and objects: a request with its `Setup`) as the one object
+/// its JSON is, with every property at the top and no other, so a reader
+/// of the document sees the request as it is sent.
+pub fn inline_flattened(openapi: &mut utoipa::openapi::OpenApi) {
+    let Some(components) = openapi.components.as_mut() else {
+        return;
+    };
+    let Ok(mut schemas) = serde_json::to_value(&components.schemas) else {
+        return;
+    };
+    if let Some(map) = schemas.as_object_mut() {
+        merge_all_of(map);
+    }
+    // Read back as it was written; a schema utoipa cannot read back
+    // leaves the document as the derive made it.
+    if let Ok(merged) = serde_json::from_value(schemas) {
+        components.schemas = merged;
+    }
+}
+
+fn merge_all_of(schemas: &mut serde_json::Map<String, serde_json::Value>) {
+    use serde_json::{Map, Value};
+    let composed: Vec<String> = schemas
+        .iter()
+        .filter(|(_, s)| s.get("allOf").is_some())
+        .map(|(name, _)| name.clone())
+        .collect();
+    for name in composed {
+        let parts = schemas[&name]["allOf"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let mut properties = Map::new();
+        let mut required = Vec::new();
+        let mut whole = true;
+        for part in &parts {
+            let object = match part.get("$ref").and_then(Value::as_str) {
+                Some(to) => to
+                    .strip_prefix("#/components/schemas/")
+                    .and_then(|n| schemas.get(n))
+                    .cloned()
+                    .unwrap_or(Value::Null),
+                None => part.clone(),
+            };
+            match (object.get("properties"), object.get("allOf")) {
+                (Some(Value::Object(p)), None) => {
+                    properties.extend(p.clone());
+                    if let Some(Value::Array(r)) = object.get("required") {
+                        required.extend(r.iter().cloned());
+                    }
+                }
+                _ => whole = false,
+            }
+        }
+        if !whole {
+            continue;
+        }
+        let mut object = Map::new();
+        object.insert("type".into(), "object".into());
+        if let Some(d) = schemas[&name].get("description") {
+            object.insert("description".into(), d.clone());
+        }
+        object.insert("properties".into(), Value::Object(properties));
+        object.insert("required".into(), Value::Array(required));
+        object.insert("additionalProperties".into(), false.into());
+        schemas.insert(name, Value::Object(object));
+    }
+}
+
 /// This document.
 #[utoipa::path(
     get,

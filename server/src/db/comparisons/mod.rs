@@ -16,8 +16,10 @@ pub use self::family::{
 pub use self::listing::{ComparisonSummary, ListFilter, ListOrder, list};
 
 use chrono::{DateTime, Utc};
+use patchperf_common::api::Setup;
 use patchperf_common::comparison::{ComparisonKind, ComparisonStatus};
 use patchperf_common::protocol::{BaseSource, WorkloadParams};
+use patchperf_common::run::MeasurementMode;
 use sqlx::types::Json;
 use sqlx::{PgConnection, PgExecutor};
 
@@ -30,23 +32,13 @@ pub struct NewComparison<'a> {
     pub series_id: i64,
     /// Base against patched, or base against itself.
     pub kind: ComparisonKind,
-    /// Workload names, each known.
-    pub workloads: &'a [String],
-    /// Parameters.
+    /// What to measure and where: workloads, runs, backend, Kconfig
+    /// fragment, pool (the machine is `machine`, resolved).
+    pub setup: &'a Setup,
+    /// Parameters measured with.
     pub params: &'a WorkloadParams,
-    /// Boots per side.
-    pub runs_per_side: i32,
-    /// Most boots a side when more are added while undecided.
-    pub max_runs_per_side: Option<i32>,
-    /// Requested measurement mode spelling.
-    pub backend: Option<&'a str>,
-    /// Extra Kconfig lines.
-    pub config_fragment: Option<&'a str>,
     /// Machine pinned at submission, with its inventory snapshot.
     pub machine: Option<(i64, serde_json::Value)>,
-    /// The pool it may run on (the first of its machines to claim it
-    /// keeps it), when no machine is named.
-    pub pool: Option<String>,
     /// Seed of the boot order.
     pub order_seed: i64,
     /// Token that submitted it.
@@ -135,6 +127,24 @@ pub struct ComparisonRow {
 }
 
 impl ComparisonRow {
+    /// What it measures and where, as in effect: its workloads, the
+    /// parameters measured with, the runs a side now.
+    pub fn setup(&self) -> Setup {
+        let runs = |n: i32| u32::try_from(n).unwrap_or(0);
+        Setup {
+            max_runs: self.max_runs_per_side.map(runs),
+            backend: self.backend.as_deref().and_then(MeasurementMode::parse),
+            config_fragment: self.config_fragment.clone(),
+            machine: self.machine_name.clone(),
+            pool: self.pool.clone(),
+            ..Setup::new(
+                self.workloads.clone(),
+                self.params.0.clone().into(),
+                runs(self.runs_per_side),
+            )
+        }
+    }
+
     /// The runs a side at each look when boots were added while undecided,
     /// then the current count (`[3, 6, 12]`); empty when none were added.
     pub fn runs_steps(&self) -> Vec<u32> {
@@ -158,6 +168,8 @@ pub async fn insert(conn: &mut PgConnection, new: &NewComparison<'_>) -> Result<
     let (parent_id, step) = new.step_of.unzip();
     let (bisection_id, probe) = new.probe_of.unzip();
     let (built_over, carried_series_id) = new.built_over.unzip();
+    let setup = new.setup;
+    let runs = |n: u32| i32::try_from(n).unwrap_or(i32::MAX);
     sqlx::query_scalar!(
         r#"INSERT INTO comparisons (base, series_id, workloads, params, runs_per_side, backend,
                                     config_fragment, machine_id, machine_inventory, order_seed,
@@ -169,17 +181,17 @@ pub async fn insert(conn: &mut PgConnection, new: &NewComparison<'_>) -> Result<
            RETURNING id"#,
         Json(new.base) as _,
         new.series_id,
-        new.workloads,
+        &setup.workloads,
         Json(new.params) as _,
-        new.runs_per_side,
-        new.backend,
-        new.config_fragment,
+        runs(setup.runs),
+        setup.backend.map(MeasurementMode::as_str),
+        setup.config_fragment.as_deref(),
         machine_id,
         inventory,
         new.order_seed,
         new.submitted_by,
         new.kind.as_str(),
-        new.max_runs_per_side,
+        setup.max_runs.map(runs),
         parent_id,
         step,
         new.base_series_id,
@@ -190,7 +202,7 @@ pub async fn insert(conn: &mut PgConnection, new: &NewComparison<'_>) -> Result<
         new.tree_id,
         built_over,
         carried_series_id,
-        new.pool
+        setup.pool.as_deref()
     )
     .fetch_one(conn)
     .await

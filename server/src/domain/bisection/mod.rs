@@ -23,7 +23,8 @@ mod wording;
 pub use self::driver::{advance, advance_all, spawn_driver};
 pub use self::view::{find, list, view};
 
-use patchperf_common::api::submission::{AskedParams, grown_runs};
+use patchperf_common::api::setup::grown_runs;
+use patchperf_common::api::{AskedParams, Setup};
 use patchperf_common::api::{BisectCommit, BisectionStatus, BisectionSubmission};
 use patchperf_common::comparison::{ComparisonKind, ComparisonStatus};
 use patchperf_common::mbox;
@@ -144,23 +145,27 @@ pub async fn create(
     };
     let runs = req
         .runs
-        .map(|r| i32::try_from(r).unwrap_or(i32::MAX))
-        .or(from.as_ref().map(|c| c.runs_per_side.min(100)))
+        .or(from
+            .as_ref()
+            .map(|c| c.runs_per_side.clamp(0, 100).unsigned_abs()))
         .unwrap_or(3);
-    let max_runs = req
-        .max_runs
-        .map(|r| i32::try_from(r).unwrap_or(i32::MAX))
-        .unwrap_or_else(|| i32::try_from(grown_runs(runs.unsigned_abs())).unwrap_or(i32::MAX))
-        .max(runs);
-    let machine_id = machine.map(|m| m.id);
+    let max_runs = req.max_runs.unwrap_or_else(|| grown_runs(runs)).max(runs);
     let metric = req
         .metric
         .clone()
         .unwrap_or_else(|| metric::wis_per_task_ops(params.mode));
-    let config_fragment = req
-        .config_fragment
-        .clone()
-        .or(from.as_ref().and_then(|c| c.config_fragment.clone()));
+    // What the request leaves out is the comparison's.
+    let setup = Setup {
+        max_runs: Some(max_runs),
+        backend: backend.as_deref().and_then(MeasurementMode::parse),
+        config_fragment: req
+            .config_fragment
+            .clone()
+            .or(from.as_ref().and_then(|c| c.config_fragment.clone())),
+        machine: machine.as_ref().map(|m| m.name.clone()),
+        ..Setup::new(vec![req.workload.clone()], params.into(), runs)
+    };
+    let machine_id = machine.map(|m| m.id);
     let seed = req.order_seed.unwrap_or_else(rand::random);
 
     let series = mbox::parse(&mbox).map_err(|e| Error::Invalid(e.to_string()))?;
@@ -173,13 +178,8 @@ pub async fn create(
             series_id,
             commits: &commits,
             git_range: git_range.as_deref(),
-            workload: &req.workload,
             metric: &metric,
-            params: &params,
-            runs_per_side: runs,
-            max_runs_per_side: max_runs,
-            backend: backend.as_deref(),
-            config_fragment: config_fragment.as_deref(),
+            setup: &setup,
             machine_id,
             from_comparison_id: from.as_ref().map(|c| c.id),
             // Stored as the same 64 bits; Postgres has no unsigned type.

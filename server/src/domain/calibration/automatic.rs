@@ -15,8 +15,10 @@
 
 use std::collections::BTreeSet;
 
+use patchperf_common::api::Setup;
 use patchperf_common::comparison::{ComparisonKind, ComparisonStatus};
 use patchperf_common::protocol::NrTask;
+use patchperf_common::run::MeasurementMode;
 use sqlx::PgConnection;
 
 use crate::db::comparisons::{AaOfMachine, ComparisonRow};
@@ -173,15 +175,19 @@ async fn queue(
         commits: Vec::new(),
         git_range: None,
         commit: None,
-        workloads: workloads.to_vec(),
+        // The comparison's kernels and parameters, on its machine.
+        setup: Setup {
+            workloads: workloads.to_vec(),
+            runs: RUNS,
+            max_runs: None,
+            backend: MeasurementMode::parse(measurement),
+            machine: Some(machine.name.clone()),
+            pool: None,
+            ..c.setup()
+        },
         params: c.params.0.clone(),
-        run_length_pending: None,
-        runs: RUNS,
-        max_runs: None,
-        backend: Some(measurement.to_string()),
-        config_fragment: c.config_fragment.clone(),
+        run_length_pending: false,
         machine: Some((machine.id, machine.inventory_json())),
-        pool: None,
         seed: rand::random(),
         submitted_by: db::comparisons::submitter(&mut *conn, c.id).await?,
         carried: c

@@ -11,7 +11,7 @@
 //! of a per-patch comparison are listed by [`steps`]; comparisons are
 //! listed, many at once, by [`listing`].
 
-use patchperf_common::api::submission::AskedParams;
+use patchperf_common::api::Setup;
 use patchperf_common::comparison::ComparisonKind;
 use patchperf_common::mbox::{self, Series};
 use patchperf_common::protocol::{BaseSource, WorkloadParams};
@@ -102,26 +102,18 @@ pub struct Order {
     pub git_range: Option<String>,
     /// The commit the patched side is (a range's end, a probe's commit).
     pub commit: Option<String>,
-    /// Workload names, each known.
-    pub workloads: Vec<String>,
-    /// Their parameters.
+    /// What to measure and where: the workloads each known (the map's
+    /// when none were asked), `max_runs` as it applies, the parameters as
+    /// asked (a run length left out stays so until the mode is known).
+    pub setup: Setup,
+    /// The parameters measured with, the run length fixed (a wall-clock
+    /// mode's while [`run_length_pending`](Self::run_length_pending)).
     pub params: WorkloadParams,
-    /// The parameters as asked when their run length waits for the mode
-    /// of the machine that claims the comparison
-    /// ([`run_length`](crate::domain::jobs::run_length)).
-    pub run_length_pending: Option<AskedParams>,
-    /// Boots a side.
-    pub runs: u32,
-    /// Most boots a side while undecided.
-    pub max_runs: Option<u32>,
-    /// The measurement mode asked for, as spelled.
-    pub backend: Option<String>,
-    /// Extra Kconfig lines.
-    pub config_fragment: Option<String>,
-    /// The machine it is pinned to, with its inventory now.
+    /// The run length waits for the mode of the machine that claims the
+    /// comparison ([`run_length`](crate::domain::jobs::run_length)).
+    pub run_length_pending: bool,
+    /// The machine it is pinned to (`setup.machine`), with its inventory now.
     pub machine: Option<(i64, serde_json::Value)>,
-    /// The pool it may run on when no machine is named.
-    pub pool: Option<String>,
     /// Seed of the boot order.
     pub seed: u64,
     /// The token it is submitted by.
@@ -172,14 +164,9 @@ pub async fn queue(
         base: &order.base,
         series_id,
         kind: order.kind,
-        workloads: &order.workloads,
+        setup: &order.setup,
         params: &order.params,
-        runs_per_side: i32::try_from(order.runs).unwrap_or(i32::MAX),
-        max_runs_per_side: order.max_runs.map(|m| i32::try_from(m).unwrap_or(i32::MAX)),
-        backend: order.backend.as_deref(),
-        config_fragment: order.config_fragment.as_deref(),
         machine: order.machine.clone(),
-        pool: order.pool.clone(),
         order_seed: stored_seed(order.seed),
         submitted_by: order.submitted_by,
         step_of: None,
@@ -228,14 +215,13 @@ async fn insert_with_jobs(
     max_attempts: u32,
 ) -> Result<i64, Error> {
     let id = db::comparisons::insert(&mut *conn, new).await?;
-    if let Some(asked) = &order.run_length_pending {
-        db::run_lengths::insert_pending(&mut *conn, id, asked).await?;
+    if order.run_length_pending {
+        db::run_lengths::insert_pending(&mut *conn, id, &order.setup.params).await?;
     }
-    let runs = u32::try_from(new.runs_per_side).unwrap_or(0);
     lifecycle::create_jobs(
         conn,
         id,
-        &interleave::plan(runs, seed),
+        &interleave::plan(order.setup.runs, seed),
         0,
         max_attempts,
         None,

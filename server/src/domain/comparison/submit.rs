@@ -4,7 +4,8 @@
 //! looked up here, before any transaction; [`comparison::queue`] stores it.
 
 use patchperf_common::api::ComparisonSubmission;
-use patchperf_common::api::submission::default_max_runs;
+use patchperf_common::api::Setup;
+use patchperf_common::api::setup::default_max_runs;
 use patchperf_common::comparison::ComparisonKind;
 use patchperf_common::mbox::diff;
 use patchperf_common::protocol::BaseSource;
@@ -62,19 +63,20 @@ pub async fn prepare(
         }
         Carried::Stored { .. } => true,
     });
-    let workloads = if req.workloads.is_empty() {
+    let asked = &req.setup;
+    let workloads = if asked.workloads.is_empty() {
         mapped_workloads(&mbox)?
     } else {
-        req.workloads.clone()
+        asked.workloads.clone()
     };
-    let machine = match &req.machine {
+    let machine = match &asked.machine {
         None => None,
-        Some(name) => Some(machines::named(&ctx.db, name, req.backend).await?),
+        Some(name) => Some(machines::named(&ctx.db, name, asked.backend).await?),
     };
-    let mode = machines::measures_in(machine.as_ref(), req.backend.map(MeasurementMode::as_str));
-    let (params, run_length_pending) = run_length::at_submission(&req.params, mode);
-    if let Some(pool) = &req.pool {
-        machines::check_pool(&ctx.db, pool, req.backend).await?;
+    let mode = machines::measures_in(machine.as_ref(), asked.backend.map(MeasurementMode::as_str));
+    let (params, run_length_pending) = run_length::at_submission(&asked.params, mode);
+    if let Some(pool) = &asked.pool {
+        machines::check_pool(&ctx.db, pool, asked.backend).await?;
     }
     let order = Order {
         origin,
@@ -92,17 +94,16 @@ pub async fn prepare(
             .collect(),
         git_range: range.as_ref().map(range::Range::spelled),
         commit: range.as_ref().map(|r| r.to.clone()),
-        workloads,
+        setup: Setup {
+            workloads,
+            max_runs: asked
+                .max_runs
+                .or_else(|| default_max_runs(asked.runs, asked.backend, req.aa)),
+            ..asked.clone()
+        },
         params,
         run_length_pending,
-        runs: req.runs,
-        max_runs: req
-            .max_runs
-            .or_else(|| default_max_runs(req.runs, req.backend, req.aa)),
-        backend: req.backend.map(|b| MeasurementMode::as_str(b).to_string()),
-        config_fragment: req.config_fragment.clone(),
         machine: machine.map(|m| (m.id, m.inventory_json())),
-        pool: req.pool.clone(),
         seed: req.order_seed.unwrap_or_else(rand::random),
         submitted_by,
         carried,
@@ -122,7 +123,7 @@ pub async fn comparison(
     let id = comparison::queue(&mut tx, &prepared.order, ctx.config.max_attempts).await?;
     tx.commit().await?;
     ctx.jobs_changed.notify_waiters();
-    Ok((id, prepared.order.workloads))
+    Ok((id, prepared.order.setup.workloads))
 }
 
 /// The workloads the workload map gives the files `mbox` touches; refused,

@@ -7,7 +7,7 @@
 //! mode (the one its runner measures in when the comparison names none),
 //! before an A/A calibration copies the comparison's parameters.
 
-use patchperf_common::api::submission::AskedParams;
+use patchperf_common::api::AskedParams;
 use patchperf_common::protocol::WorkloadParams;
 use patchperf_common::run::MeasurementMode;
 use sqlx::PgConnection;
@@ -19,12 +19,9 @@ use crate::{Error, db};
 /// What a submission's parameters become when it is stored: the
 /// parameters to store, and the asked ones when the length still waits
 /// for a mode (`mode`: the one named, or the named machine's best).
-pub fn at_submission(
-    asked: &AskedParams,
-    mode: Option<MeasurementMode>,
-) -> (WorkloadParams, Option<AskedParams>) {
+pub fn at_submission(asked: &AskedParams, mode: Option<MeasurementMode>) -> (WorkloadParams, bool) {
     let waits = asked.leaves_run_length() && mode.is_none();
-    (asked.resolve(mode), waits.then(|| asked.clone()))
+    (asked.resolve(mode), waits)
 }
 
 /// Fixes comparison `id`'s run length for `machine`, about to claim one

@@ -13,7 +13,7 @@
 
 use chrono::{TimeZone, Utc};
 use patchperf_common::api::list::{touches, workloads_for};
-use patchperf_common::api::{ComparisonCreateRequest, ComparisonSubmission, SeriesState};
+use patchperf_common::api::{ComparisonCreateRequest, ComparisonSubmission, SeriesState, Setup};
 use patchperf_common::mail::{Series, assemble};
 use patchperf_common::mbox::diff;
 use patchperf_common::protocol::BaseSource;
@@ -351,14 +351,16 @@ async fn start(ctx: &Context, list: &ListRow, row: &SeriesRow) -> Result<(), Err
         aa: false,
         per_patch: true,
         range: None,
-        workloads: workloads.clone(),
-        params: list.params.0.clone().into(),
-        runs: u32::try_from(list.runs_per_side).unwrap_or(5),
-        max_runs: None,
-        backend: list.backend.as_deref().and_then(MeasurementMode::parse),
-        config_fragment: None,
-        machine: list.machine_name.clone(),
-        pool: list.pool.clone(),
+        setup: Setup {
+            backend: list.backend.as_deref().and_then(MeasurementMode::parse),
+            machine: list.machine_name.clone(),
+            pool: list.pool.clone(),
+            ..Setup::new(
+                workloads.clone(),
+                list.params.0.clone().into(),
+                u32::try_from(list.runs_per_side).unwrap_or(5),
+            )
+        },
         order_seed: None,
     };
     let req = ComparisonSubmission::try_from(req).map_err(|e| Error::Invalid(e.to_string()))?;

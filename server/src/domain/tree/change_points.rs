@@ -5,10 +5,11 @@
 //! single commit is mailed to its author and the tree's Cc
 //! ([`crate::domain::outbox::notify`]).
 
-use patchperf_common::api::{BisectionCreateRequest, BisectionSubmission, ChangeVerdict};
+use patchperf_common::api::{
+    AskedParams, BisectionCreateRequest, BisectionSubmission, ChangeVerdict, Setup,
+};
 use patchperf_common::metric::{self, Direction};
-use patchperf_common::protocol::{BaseSource, NrTask, WorkloadParams};
-use patchperf_common::run::MeasurementMode;
+use patchperf_common::protocol::{BaseSource, NrTask};
 use patchperf_common::stats::{ChangePointPolicy, Interval, Shift, change_points};
 
 use crate::db::changes::NewChange;
@@ -123,8 +124,12 @@ async fn bisect_change(
         .await?
         .map(|m| m.name);
     let nr_task = u32::try_from(key.nr_task).unwrap_or(1);
+    // On the machine whose history moved.
+    let setup = Setup {
+        machine,
+        ..tree.setup()
+    };
     let req = BisectionCreateRequest {
-        comparison: None,
         base: Some(BaseSource::Git {
             url: tree.url.clone(),
             commit: good.to_string(),
@@ -132,20 +137,13 @@ async fn bisect_change(
         bad: Some(bad.to_string()),
         workload: key.workload.clone(),
         metric: Some(key.metric.clone()),
-        params: Some(
-            WorkloadParams {
-                nr_task: vec![NrTask::Count(nr_task)],
-                ..tree.params.0.clone()
-            }
-            .into(),
-        ),
-        runs: u32::try_from(tree.runs_per_side).ok(),
-        max_runs: tree.max_runs_per_side.and_then(|m| u32::try_from(m).ok()),
-        backend: tree.backend.as_deref().and_then(MeasurementMode::parse),
-        config_fragment: tree.config_fragment.clone(),
-        machine,
-        order_seed: None,
-    };
+        params: Some(AskedParams {
+            nr_task: vec![NrTask::Count(nr_task)],
+            ..setup.params.clone()
+        }),
+        ..Default::default()
+    }
+    .measured_as(setup);
     let req = BisectionSubmission::try_from(req)
         .map_err(|e| Error::Internal(format!("change point {change_id}'s bisection: {e}")))?;
     let bisection = bisection::create(ctx, tree.created_by, &req).await?;

@@ -24,10 +24,9 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use patchperf_common::api::{
-    ComparisonCreateRequest, ComparisonSubmission, PushResponse, TreeSubmission, TreeView,
+    ComparisonCreateRequest, ComparisonSubmission, PushResponse, Setup, TreeSubmission, TreeView,
 };
 use patchperf_common::protocol::BaseSource;
-use patchperf_common::run::MeasurementMode;
 
 use crate::db::trees::{NewTree, TreeRow};
 use crate::domain::Context;
@@ -51,18 +50,21 @@ const POLL_EVERY: Duration = Duration::from_secs(300);
 /// Adds the tree `req` describes, added by token `created_by`, at its
 /// branch's head now; its id.
 pub async fn create(ctx: &Context, created_by: i64, req: &TreeSubmission) -> Result<i64, Error> {
-    let machine = match &req.machine {
-        Some(name) => Some(machines::named(&ctx.db, name, req.backend).await?),
+    let asked = &req.setup;
+    let machine = match &asked.machine {
+        Some(name) => Some(machines::named(&ctx.db, name, asked.backend).await?),
         None => None,
     };
     // A history keeps one run length: a length left to the mode is fixed
     // now, from the mode named or the named machine's best.
-    let backend = req.backend.map(|b| b.as_str());
-    let mode = machines::measures_in(machine.as_ref(), backend);
-    let params = req.params.resolve(mode);
+    let mode = machines::measures_in(machine.as_ref(), asked.backend.map(|b| b.as_str()));
+    let setup = Setup {
+        params: asked.params.resolve(mode).into(),
+        ..asked.clone()
+    };
     let machine_id = machine.map(|m| m.id);
-    if let Some(pool) = &req.pool {
-        machines::check_pool(&ctx.db, pool, req.backend).await?;
+    if let Some(pool) = &asked.pool {
+        machines::check_pool(&ctx.db, pool, asked.backend).await?;
     }
     let head = range::head(ctx, &req.url, &req.branch).await?;
     let mut tx = ctx.db.begin().await?;
@@ -70,14 +72,8 @@ pub async fn create(ctx: &Context, created_by: i64, req: &TreeSubmission) -> Res
         name: &req.name,
         url: &req.url,
         branch: &req.branch,
-        workloads: &req.workloads,
-        params: &params,
-        runs_per_side: i32::try_from(req.runs).unwrap_or(i32::MAX),
-        max_runs_per_side: req.max_runs.map(|m| i32::try_from(m).unwrap_or(i32::MAX)),
-        backend,
-        config_fragment: req.config_fragment.as_deref(),
+        setup: &setup,
         machine_id,
-        pool: req.pool.as_deref(),
         min_hours: i32::try_from(req.min_hours).unwrap_or(i32::MAX),
         cc: &req.cc,
         webhook_url: req.webhook_url.as_deref(),
@@ -356,14 +352,7 @@ fn request(tree: &TreeRow, from: &str, head: &str) -> ComparisonCreateRequest {
         aa: false,
         per_patch: false,
         range: Some(format!("{from}..{head}")),
-        workloads: tree.workloads.clone(),
-        params: tree.params.0.clone().into(),
-        runs: u32::try_from(tree.runs_per_side).unwrap_or(3),
-        max_runs: tree.max_runs_per_side.and_then(|m| u32::try_from(m).ok()),
-        backend: tree.backend.as_deref().and_then(MeasurementMode::parse),
-        config_fragment: tree.config_fragment.clone(),
-        machine: tree.machine_name.clone(),
-        pool: tree.pool.clone(),
+        setup: tree.setup(),
         order_seed: None,
     }
 }
