@@ -8,8 +8,8 @@ use std::path::Path;
 use patchperf_common::protocol::MachineInventory;
 use patchperf_common::run::MeasurementMode;
 
+use crate::kernel::boot::kvm_probe::KvmProbeFile;
 use crate::kernel::cache::Cache;
-use crate::kernel::kvm_probe::KvmProbeFile;
 use crate::perf::env::Perf;
 
 /// Collects the inventory of the running machine.

@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 
 /// Arguments of `patchperf-runner job`: run a whole comparison described by
-/// a TOML job file on this machine (see `kernel::jobfile` for the format).
+/// a TOML job file on this machine (see `commands::job::jobfile` for the
+/// format).
 #[derive(Debug, clap::Args)]
 pub struct JobArgs {
     /// The job file.

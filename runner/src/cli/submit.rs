@@ -56,7 +56,7 @@ pub struct SubmitArgs {
     pub metric: Option<String>,
     /// Base tree as a source tarball the runner knows by name (Debian's
     /// newest kernel source package by default).
-    #[arg(long, default_value = crate::kernel::source::DEFAULT_TARBALL, conflicts_with = "git")]
+    #[arg(long, default_value = crate::kernel::fetch::source::DEFAULT_TARBALL, conflicts_with = "git")]
     pub base: String,
     /// Base tree as a git URL (with --commit, or --range).
     #[arg(long)]

@@ -13,7 +13,7 @@ use patchperf_common::run::RunResult;
 use crate::Error;
 use crate::cli::guest::GuestArgs;
 use crate::harness::{self, BenchConfig};
-use crate::kernel::guest_protocol::{
+use crate::kernel::boot::guest_protocol::{
     DONE_MARKER, GUEST_OUT, GUEST_TMP, GuestReport, GuestRequest, GuestRun, OUT_TAG, REPORT_FILE,
     REQUEST_FILE, RUN_MARKER, UP_MARKER, paths_file, run_file,
 };

@@ -7,7 +7,7 @@
 //! the code gcc emits), booted once under tcg-icount, every workload run
 //! with one task and profiled; the guest keeps each run's samples through
 //! the workload's own syscalls (`perf::profile::paths`), and
-//! [`crate::kernel::code_files`] turns their functions into files. The
+//! [`crate::kernel::build::code_files`] turns their functions into files. The
 //! bases' maps are merged: a file's share is the largest seen, and its
 //! line says on which releases it was seen.
 
@@ -23,9 +23,9 @@ use patchperf_common::workload::{self, WORKLOADS};
 use crate::Error;
 use crate::cli::workload_map::WorkloadMapArgs;
 use crate::commands::job::run_job;
+use crate::kernel::boot::guest_protocol::{GuestRequest, REQUEST_FILE, paths_file};
+use crate::kernel::build::code_files;
 use crate::kernel::cache::Cache;
-use crate::kernel::code_files;
-use crate::kernel::guest_protocol::{GuestRequest, REQUEST_FILE, paths_file};
 use crate::kernel::pipeline::{self, Events, Pipeline};
 use crate::perf::profile::metrics::{MIN_PERCENT, clean_symbol};
 use crate::perf::profile::paths::SyscallPaths;

@@ -13,7 +13,7 @@
 //!                           patched builds only recompile what a patch touches
 //! git/<hash>.git            bare mirror of a git URL
 //! git/<hash>.git-<commit>/  worktree of a base commit, never patched; the
-//!                           few used last are kept (`git_cache`)
+//!                           few used last are kept (`fetch::git_cache`)
 //! kernels/<key>/            a built kernel: bzImage, config, kernel.json, build.log
 //! work/<tmp>/               a job's patched trees and boot directories, removed
 //!                           when the job ends

@@ -6,28 +6,25 @@
 //!
 //! - [`pipeline`]: the steps strung together ([`pipeline::prepare`],
 //!   [`pipeline::boot`], [`pipeline::kexec`]) and how a job fails;
-//! - fetch: [`source`] (tarballs, git), seen by tools through a
-//!   [`tree_view`]; apply: [`patch`]; configure: [`config`]; build:
-//!   [`make`], built kernels cached by [`build`] in the [`cache`];
-//! - boot: [`qemu`] (and [`kvm_probe`], whether KVM is fast here), talking
-//!   to the guest through [`guest_protocol`];
-//! - [`jobfile`]: a job described in a file, for `runner job`;
-//! - [`code_files`]: the source files a built kernel's functions come
-//!   from, for `runner workload-map`.
+//! - [`fetch`]: the source tree ([`fetch::source`]: tarballs, git), seen by
+//!   the tools through a [`fetch::tree_view`];
+//! - [`apply`]: the series put on the patched tree ([`apply::patch`]);
+//! - [`configure`]: one benchmark config for both sides
+//!   ([`configure::config`]);
+//! - [`build`]: `make` ([`build::make`]), built kernels and their keys
+//!   ([`build::built`]), and the source files a built kernel's functions
+//!   come from ([`build::code_files`], for `runner workload-map`);
+//! - [`boot`]: [`boot::qemu`] (and [`boot::kvm_probe`], whether KVM is fast
+//!   here), talking to the guest through [`boot::guest_protocol`];
+//! - [`cache`]: the cache directory every step reads and writes (sources,
+//!   git mirrors, built kernels, ccache, scratch trees), so it stays here.
 //!
 //! [`FailureReason`]: patchperf_common::protocol::FailureReason
 
+pub mod apply;
+pub mod boot;
 pub mod build;
 pub mod cache;
-pub mod code_files;
-pub mod config;
-pub mod git_cache;
-pub mod guest_protocol;
-pub mod jobfile;
-pub mod kvm_probe;
-pub mod make;
-pub mod patch;
+pub mod configure;
+pub mod fetch;
 pub mod pipeline;
-pub mod qemu;
-pub mod source;
-pub mod tree_view;

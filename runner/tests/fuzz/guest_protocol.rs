@@ -1,11 +1,13 @@
 //! Fuzzes what host and guest read from each other through the `out`
-//! share (`kernel::guest_protocol`): the host's request and the guest's
-//! report, from edited valid bodies, garbled text and arbitrary JSON
+//! share (`kernel::boot::guest_protocol`): the host's request and the
+//! guest's report, from edited valid bodies, garbled text and arbitrary JSON
 //! (the runs' `RunResult` files are fuzzed with the protocol in common).
 
 use patchperf_common::protocol::{NrTask, WorkloadParams};
 use patchperf_common::run::{MeasurementMode, TaskMode};
-use patchperf_runner::kernel::guest_protocol::{GuestReport, GuestRequest, GuestRun, run_file};
+use patchperf_runner::kernel::boot::guest_protocol::{
+    GuestReport, GuestRequest, GuestRun, run_file,
+};
 use proptest::prelude::*;
 
 use crate::json::{inputs, round_trips, tree};

@@ -1,11 +1,12 @@
-//! Fuzzes the job file reader (`kernel::jobfile`): the documented example
-//! with lines dropped, doubled or swapped for odd settings, and garbled
-//! bytes. Reading never panics, and what it accepts turns into a job the
-//! pipeline can run: workloads, at least one second, task counts of at
-//! least one task, and runs that give an ABBA order of two boots per run.
+//! Fuzzes the job file reader (`commands::job::jobfile`): the documented
+//! example with lines dropped, doubled or swapped for odd settings, and
+//! garbled bytes. Reading never panics, and what it accepts turns into a
+//! job the pipeline can run: workloads, at least one second, task counts
+//! of at least one task, and runs that give an ABBA order of two boots per
+//! run.
 
 use patchperf_common::protocol::NrTask;
-use patchperf_runner::kernel::jobfile::JobFile;
+use patchperf_runner::commands::job::jobfile::JobFile;
 use proptest::prelude::*;
 use proptest::sample::Index;
 

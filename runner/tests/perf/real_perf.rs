@@ -9,7 +9,7 @@ use std::time::Duration;
 use patchperf_common::protocol::{NrTask, WorkloadParams};
 use patchperf_common::run::{MeasurementMode, MetricValue, RunResult, TaskMode};
 use patchperf_runner::harness::Collector;
-use patchperf_runner::kernel::guest_protocol::{GuestRequest, GuestRun};
+use patchperf_runner::kernel::boot::guest_protocol::{GuestRequest, GuestRun};
 use patchperf_runner::perf::env::{Perf, kernel_symbols_warning};
 use patchperf_runner::perf::profile::paths::SyscallPaths;
 use patchperf_runner::perf::{PerfOptions, PerfStat, PerfTool, setup};

@@ -14,11 +14,13 @@ use patchperf_common::run::{MeasurementMode, MetricValue, RunResult, Side};
 use super::failure::{JobFailure, failure};
 use super::{Events, Pipeline};
 use crate::Error;
-use crate::kernel::build::BuiltKernel;
+use crate::kernel::boot::guest_protocol::{
+    GuestReport, GuestRequest, GuestRun, REQUEST_FILE, UP_MARKER,
+};
+use crate::kernel::boot::kvm_probe::{KvmProbeFile, KvmVerdict};
+use crate::kernel::boot::qemu::{self, BootError, BootSpec};
+use crate::kernel::build::built::BuiltKernel;
 use crate::kernel::cache::CacheLock;
-use crate::kernel::guest_protocol::{GuestReport, GuestRequest, GuestRun, REQUEST_FILE, UP_MARKER};
-use crate::kernel::kvm_probe::{KvmProbeFile, KvmVerdict};
-use crate::kernel::qemu::{self, BootError, BootSpec};
 use crate::proc::{Event, Flow};
 
 /// The mode to boot in: the job's choice if this machine has it, else KVM

@@ -24,8 +24,8 @@ use super::host::Place;
 use super::prepare::Kernels;
 use super::{Events, Pipeline};
 use crate::Error;
+use crate::kernel::boot::guest_protocol::GuestRequest;
 use crate::kernel::cache::CacheLock;
-use crate::kernel::guest_protocol::GuestRequest;
 
 /// Guests at once when nothing says otherwise: one host CPU is left for
 /// the runner, the uploads and the system; at least one guest.

@@ -16,13 +16,13 @@ use super::failure::{JobFailure, failure};
 use crate::Error;
 use patchperf_common::digest::sha256_hex;
 
-use crate::kernel::build::{self, BuiltKernel, Finished};
+use crate::kernel::apply::patch::{self, Applied, ApplyError};
+use crate::kernel::build::built::{self, BuiltKernel, Finished};
+use crate::kernel::build::make::{self, Make, Toolchain};
 use crate::kernel::cache::CacheLock;
-use crate::kernel::config::{self, ConfigRecipe};
-use crate::kernel::make::{self, Make, Toolchain};
-use crate::kernel::patch::{self, Applied, ApplyError};
-use crate::kernel::source::{self, Pristine, Tree};
-use crate::kernel::tree_view::{self, View};
+use crate::kernel::configure::config::{self, ConfigRecipe};
+use crate::kernel::fetch::source::{self, Pristine, Tree};
+use crate::kernel::fetch::tree_view::{self, View};
 use crate::proc::{Event, Flow};
 
 /// The two built kernels of a job.
@@ -145,7 +145,7 @@ fn pending(
         return Ok(Pending::Pristine);
     }
     let patches_sha256 = sha256_hex(mbox.as_bytes());
-    let key = build::patched_key(&setup.base_key, &patches_sha256);
+    let key = built::patched_key(&setup.base_key, &patches_sha256);
     Ok(match BuiltKernel::find(lock, &key) {
         Some(k) => Pending::Cached(k),
         None => Pending::Applied(apply(lock, setup, mbox, patches_sha256, side, events)?),
@@ -168,7 +168,7 @@ pub fn fetch(
         Toolchain::detect().map_err(|e| failure(FailureReason::BuildFailed, "finding gcc", e))?;
     let recipe = ConfigRecipe::new(job.config_fragment.clone())
         .map_err(|e| failure(FailureReason::BuildFailed, "config fragment", e))?;
-    let base_key = build::base_key(&pristine.source_id, &recipe, &toolchain);
+    let base_key = built::base_key(&pristine.source_id, &recipe, &toolchain);
     Ok(BuildSetup {
         pristine,
         recipe,
@@ -324,7 +324,7 @@ pub fn base_build_dir(lock: &CacheLock, setup: &BuildSetup) -> std::path::PathBu
 fn base_make(lock: &CacheLock, setup: &BuildSetup) -> Make {
     Make::new(
         &View::plain(&setup.pristine.dir),
-        &build::build_dir_name(&setup.base_key),
+        &built::build_dir_name(&setup.base_key),
         &setup.toolchain,
         &lock.cache().ccache_dir(),
         &setup.base_key[..12],
@@ -341,10 +341,10 @@ pub fn build_patched(
     side: Side,
     events: &mut dyn Events,
 ) -> Result<BuiltKernel, JobFailure> {
-    let key = build::patched_key(&setup.base_key, &patched.patches_sha256);
+    let key = built::patched_key(&setup.base_key, &patched.patches_sha256);
     let tree = &patched.tree;
     let applied = &patched.applied;
-    let dir_name = build::build_dir_name(&setup.base_key);
+    let dir_name = built::build_dir_name(&setup.base_key);
     let base_build = setup.pristine.dir.join(&dir_name);
     let make = Make::new(
         &tree.view,
@@ -461,9 +461,9 @@ fn make_bzimage(make: &Make, events: &mut dyn Events) -> Result<f64, JobFailure>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::build::make::tests::toolchain;
     use crate::kernel::cache::Cache;
-    use crate::kernel::make::tests::toolchain;
-    use crate::kernel::source::SourceKind;
+    use crate::kernel::fetch::source::SourceKind;
     use patchperf_common::mbox;
 
     #[test]
@@ -530,7 +530,7 @@ mod tests {
         let recipe = ConfigRecipe::new(None).unwrap();
         let toolchain = toolchain("gcc (Debian 12.2.0-14) 12.2.0");
         let source_id = "tiny sha256:00".to_string();
-        let base_key = build::base_key(&source_id, &recipe, &toolchain);
+        let base_key = built::base_key(&source_id, &recipe, &toolchain);
         let setup = BuildSetup {
             pristine: Pristine {
                 dir,
@@ -584,7 +584,7 @@ mod tests {
         // Once step 1 built its patched kernel (patch 1), step 2 finds it
         // for its base side: same key.
         let step1_patched =
-            build::patched_key(&setup.base_key, &sha256_hex(prefixes[0].as_bytes()));
+            built::patched_key(&setup.base_key, &sha256_hex(prefixes[0].as_bytes()));
         cached(&cache, &step1_patched);
         match pending(&lock, &setup, &prefixes[0], Side::Base, &mut Quiet).unwrap() {
             Pending::Cached(k) => assert_eq!(k.key, step1_patched),

@@ -25,9 +25,9 @@ use serde::{Deserialize, Serialize};
 use super::failure::{JobFailure, failure};
 use super::{Events, Pipeline, boot, prepare};
 use crate::Error;
-use crate::kernel::build::BuiltKernel;
-use crate::kernel::guest_protocol::REQUEST_FILE;
-use crate::kernel::qemu;
+use crate::kernel::boot::guest_protocol::REQUEST_FILE;
+use crate::kernel::boot::qemu;
+use crate::kernel::build::built::BuiltKernel;
 use crate::proc::Cmd;
 
 /// The state file, under the kexec directory.

@@ -2,8 +2,8 @@
 //! with dry-run kexec: the whole cycle without rebooting anything.
 
 use super::*;
+use crate::kernel::boot::guest_protocol::{GuestReport, REPORT_FILE, run_file};
 use crate::kernel::cache::Cache;
-use crate::kernel::guest_protocol::{GuestReport, REPORT_FILE, run_file};
 use patchperf_common::run::{MetricValue, RunResult, TaskMode};
 
 #[derive(Default)]

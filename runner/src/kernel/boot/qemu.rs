@@ -20,7 +20,9 @@ use std::time::{Duration, Instant};
 use patchperf_common::run::{MeasurementMode, RunResult};
 
 use crate::Error;
-use crate::kernel::guest_protocol::{DONE_MARKER, GuestReport, REPORT_FILE, RUN_MARKER, UP_MARKER};
+use crate::kernel::boot::guest_protocol::{
+    DONE_MARKER, GuestReport, REPORT_FILE, RUN_MARKER, UP_MARKER,
+};
 use crate::proc::{Cmd, Event, Flow, Tail};
 
 /// The QEMU binary.
@@ -240,7 +242,7 @@ pub fn qemu_args(spec: &BootSpec) -> Result<Vec<String>, Error> {
     push(&format!(
         "local,path={},mount_tag={},security_model=none,multidevs=remap",
         path_arg(&spec.out_dir)?,
-        crate::kernel::guest_protocol::OUT_TAG
+        crate::kernel::boot::guest_protocol::OUT_TAG
     ));
     push("-append");
     push(&kernel_cmdline(

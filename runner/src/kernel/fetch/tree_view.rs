@@ -14,7 +14,7 @@
 //!   is seen in the overlay too, and its target (HEAD, index) is outside
 //!   it: git commands in such an overlay get a private index through the
 //!   view's environment ([`View::with_env`], set by
-//!   [`Tree::overlay_on`](crate::kernel::source::Tree::overlay_on));
+//!   [`Tree::overlay_on`](crate::kernel::fetch::source::Tree::overlay_on));
 //! - [`View::bind`]: a full copy bind-mounted at the base tree's path, where
 //!   overlayfs cannot be mounted.
 //!

@@ -34,7 +34,7 @@ use serde::Deserialize;
 use crate::Error;
 use patchperf_common::digest::sha256_hex;
 
-use crate::kernel::source::DEFAULT_TARBALL;
+use crate::kernel::fetch::source::DEFAULT_TARBALL;
 
 /// The base of a job file: a tarball name or path, or a git URL and commit.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]

@@ -20,8 +20,8 @@ use std::time::Duration;
 use patchperf_common::mbox::{self, Message};
 
 use crate::Error;
-use crate::kernel::source::{SourceKind, Tree};
-use crate::kernel::tree_view::View;
+use crate::kernel::fetch::source::{SourceKind, Tree};
+use crate::kernel::fetch::tree_view::View;
 use crate::proc::Cmd;
 
 const APPLY_LIMIT: Duration = Duration::from_secs(10 * 60);
@@ -377,8 +377,8 @@ fn hunk_header(line: &str) -> Option<(u64, u64, u64)> {
 mod tests {
     use super::*;
     use crate::kernel::cache::Cache;
-    use crate::kernel::source::{Pristine, fetch};
-    use crate::kernel::tree_view::overlay_works;
+    use crate::kernel::fetch::source::{Pristine, fetch};
+    use crate::kernel::fetch::tree_view::overlay_works;
     use patchperf_common::protocol::BaseSource;
 
     const SERIES: &str = "\

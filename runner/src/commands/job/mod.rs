@@ -3,7 +3,10 @@
 //! results directory that `patchperf-runner compare OUT/base OUT/patched`
 //! reads. With `per_patch = true`, each patch of the series is measured
 //! against the patches before it first (OUT/step-K/). Progress shows as a
-//! spinner on a terminal, as plain lines otherwise.
+//! spinner on a terminal, as plain lines otherwise. The job file's format
+//! and how it becomes a job: [`jobfile`].
+
+pub mod jobfile;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -17,8 +20,8 @@ use serde::Serialize;
 use crate::Error;
 use crate::cli::job::JobArgs;
 use crate::kernel::cache::Cache;
-use crate::kernel::jobfile::JobFile;
 use crate::kernel::pipeline::{self, Events, Pipeline};
+use jobfile::JobFile;
 
 /// Runs `patchperf-runner job`.
 pub fn run(args: JobArgs) -> Result<(), Error> {

@@ -13,10 +13,10 @@ use patchperf_common::run::KernelIdentity;
 use serde::{Deserialize, Serialize};
 
 use crate::Error;
+use crate::kernel::build::make::{ARCH, IMAGE_PATH, Make, Toolchain};
 use crate::kernel::cache::CacheLock;
-use crate::kernel::config::ConfigRecipe;
-use crate::kernel::make::{ARCH, IMAGE_PATH, Make, Toolchain};
-use crate::kernel::source::BUILD_DIR_PREFIX;
+use crate::kernel::configure::config::ConfigRecipe;
+use crate::kernel::fetch::source::BUILD_DIR_PREFIX;
 
 /// A built kernel in the cache (`kernels/<key>/`); `kernel.json` holds
 /// this, written last, so a half-stored kernel is never found.
@@ -161,7 +161,7 @@ pub fn build_dir_name(base_key: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::make::tests::toolchain;
+    use crate::kernel::build::make::tests::toolchain;
 
     #[test]
     fn the_kernel_key_changes_with_source_config_compiler_and_patches() {

@@ -5,13 +5,13 @@
 //! user, host) for reproducible objects; `KBUILD_BUILD_VERSION` carries the
 //! kernel's key, so `uname -v` in a booted guest proves which kernel runs.
 //! The tree is seen through its [`View`] (an overlay or a bind-mounted copy
-//! for a patched tree: [`crate::kernel::tree_view`]).
+//! for a patched tree: [`crate::kernel::fetch::tree_view`]).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::Error;
-use crate::kernel::tree_view::View;
+use crate::kernel::fetch::tree_view::View;
 use crate::proc::{Cmd, Event, Flow};
 
 /// Kernel architecture built (the host's; QEMU emulates the same).

@@ -17,11 +17,11 @@
 use std::collections::HashSet;
 
 use crate::Error;
-use crate::kernel::make::Make;
+use crate::kernel::build::make::Make;
 use patchperf_common::digest::sha256_hex;
 
 /// patchperf's benchmark fragment, merged on top of `tinyconfig`.
-pub const BENCHMARK_FRAGMENT: &str = include_str!("../../kernel/patchperf.config");
+pub const BENCHMARK_FRAGMENT: &str = include_str!("../../../kernel/patchperf.config");
 
 /// Options Linux renamed, older name first (without `CONFIG_`). A
 /// fragment written for either side of a rename works on both.

@@ -33,8 +33,8 @@ use sha2::{Digest, Sha256};
 
 use crate::Error;
 use crate::kernel::cache::{Cache, CacheLock};
-use crate::kernel::git_cache;
-use crate::kernel::tree_view::View;
+use crate::kernel::fetch::git_cache;
+use crate::kernel::fetch::tree_view::View;
 use crate::proc::Cmd;
 
 /// Where named tarballs live (`<name>.tar.xz` and friends).
@@ -319,7 +319,7 @@ impl Tree {
     /// exist yet), seen at the pristine tree's path: nothing is copied.
     /// Over a git worktree, git in the overlay works on a copy of the
     /// worktree's index in `dest` (see the module's doc).
-    /// Fails where overlayfs cannot be mounted ([`overlay_works`](crate::kernel::tree_view::overlay_works)).
+    /// Fails where overlayfs cannot be mounted ([`overlay_works`](crate::kernel::fetch::tree_view::overlay_works)).
     pub fn overlay_on(pristine: &Pristine, dest: &Path) -> Result<Tree, Error> {
         let (upper, work) = (dest.join("upper"), dest.join("work"));
         for d in [&upper, &work] {
@@ -381,7 +381,7 @@ impl Tree {
         // Seen at the pristine tree's path where a bind mount works (root,
         // mount namespaces allowed); where it is otherwise.
         let bound = View::bind(dest, &pristine.dir);
-        let view = match crate::kernel::tree_view::mount_works(&bound) {
+        let view = match crate::kernel::fetch::tree_view::mount_works(&bound) {
             Ok(()) => bound,
             Err(_) => View::plain(dest),
         };
@@ -498,7 +498,7 @@ fn remove_dir_if_exists(dir: &Path) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::tree_view::overlay_works;
+    use crate::kernel::fetch::tree_view::overlay_works;
     use std::os::unix::fs::MetadataExt;
 
     fn git(dir: &Path, args: &[&str]) -> String {
