@@ -2,10 +2,11 @@
 //! boots a side, the backend, the machine or pool and the Kconfig
 //! fragment. A CI submission and a tracked tree ask with one [`Setup`]
 //! (flattened into their JSON, so the wire form is as before), the server
-//! stores a tree's and a bisection's as one value and queues every
-//! comparison from one, and `runner submit`/`track` build it once from
-//! their flags: a new setting is a field here, its check in
-//! [`Setup::check`], and whoever acts on it.
+//! queues every comparison from one and reads one back from a comparison's,
+//! tree's or bisection's row, and `runner submit`/`track`/`submit
+//! --bisect` build it once from their flags. A new setting is a field
+//! here with its check in [`Setup::check`], the code that acts on it, and
+//! (until the rows keep a setup as one value) a column.
 //!
 //! The rules for each field live here too, shared by the requests that
 //! spell a setting on their own terms (a list's defaults, a bisection's
@@ -111,12 +112,6 @@ impl Setup {
         }
         crate::machine_state::check_machine_or_pool(self.machine.as_deref(), self.pool.as_deref())
             .or_else(invalid)
-    }
-
-    /// The parameters to measure with in `mode` (see
-    /// [`AskedParams::resolve`]).
-    pub fn params_in(&self, mode: Option<MeasurementMode>) -> WorkloadParams {
-        self.params.resolve(mode)
     }
 }
 
