@@ -241,6 +241,38 @@ fn the_http_layer_reads_through_the_domain() {
     );
 }
 
+/// Pages render what the domain's views give them and name nothing of
+/// the database, not even a row type: those come through the view that
+/// returns them (`domain::comparison::overview::ComparisonRow`, …).
+#[test]
+fn pages_name_nothing_of_the_database() {
+    let pages = workspace().join("server/src/http/pages");
+    let mut named = Vec::new();
+    let mut stack = vec![pages];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+                for (n, line) in code.lines().enumerate() {
+                    let line = line.split("//").next().unwrap_or_default();
+                    if line.contains("db::") {
+                        named.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        named.is_empty(),
+        "pages naming the database:\n{}",
+        named.join("\n")
+    );
+}
+
 #[test]
 fn the_query_check_tells_a_query_from_a_row() {
     let text = "use crate::db::{self, jobs::JobRow};\n\

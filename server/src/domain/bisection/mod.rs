@@ -21,7 +21,7 @@ mod view;
 mod wording;
 
 pub use self::driver::{advance, advance_all, spawn_driver};
-pub use self::view::{find, list, view};
+pub use self::view::{BisectionSummary, find, list, view};
 
 use patchperf_common::api::setup::grown_runs;
 use patchperf_common::api::{AskedParams, Setup};

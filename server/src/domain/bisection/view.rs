@@ -3,7 +3,9 @@
 
 use patchperf_common::api::{BisectCommit, BisectionView, ProbeView};
 
-use crate::db::bisections::{BisectionRow, BisectionSummary};
+use crate::db::bisections::BisectionRow;
+/// A bisection as the listing returns it.
+pub use crate::db::bisections::BisectionSummary;
 use crate::domain::Context;
 use crate::{Error, db};
 

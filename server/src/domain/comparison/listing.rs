@@ -3,8 +3,9 @@
 //! and order (the query itself is `db::comparisons::listing`'s), and how
 //! far the unfinished ones among them have come.
 
-use crate::db::comparisons::{ComparisonSummary, ListFilter};
-use crate::db::progress::Progress;
+/// A listing's rows, its filter and order, and a running one's progress.
+pub use crate::db::comparisons::{ComparisonSummary, ListFilter, ListOrder};
+pub use crate::db::progress::Progress;
 use crate::domain::Context;
 use crate::{Error, db};
 

@@ -8,10 +8,12 @@ use patchperf_common::api::{StepOf, StepView};
 use patchperf_common::mbox;
 
 use crate::db::boots::BootRow;
-use crate::db::comparisons::ComparisonRow;
+/// A comparison as its views read it.
+pub use crate::db::comparisons::ComparisonRow;
 use crate::db::jobs::JobRow;
 use crate::db::patches::PatchRow;
-use crate::db::runs::PerSecondRow;
+/// A run's per-second samples, as the plots draw them.
+pub use crate::db::runs::PerSecondRow;
 use crate::domain::report::{self, ComparisonReport};
 use crate::domain::{Context, comparison::steps, jobs::waiting};
 use crate::{Error, db};

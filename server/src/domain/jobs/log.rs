@@ -2,7 +2,8 @@
 //! it stored in order, and how many jobs (blocks of boots) its comparison
 //! has.
 
-use crate::db::events::EventRow;
+/// An event of a job's log.
+pub use crate::db::events::EventRow;
 use crate::db::jobs::JobRow;
 use crate::domain::Context;
 use crate::{Error, db};

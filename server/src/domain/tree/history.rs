@@ -19,7 +19,9 @@ use super::change_points;
 use crate::db::comparisons::ComparisonRow;
 use patchperf_common::api::{HistoryPoint, HistoryQuery};
 
-use crate::db::history::{HistoryKey, HistoryRow, NewPoint};
+/// A history as this view returns it.
+pub use crate::db::history::HistoryRow;
+use crate::db::history::{HistoryKey, NewPoint};
 use crate::domain::Context;
 use crate::domain::report::{load_shared, noise_floors};
 use crate::{Error, db};

@@ -5,7 +5,8 @@
 
 use patchperf_common::api::ChangeState;
 
-use crate::db::changes::{ChangeFilter, ChangeRow};
+/// The change points this view lists and how a page filters them.
+pub use crate::db::changes::{ChangeFilter, ChangeRow};
 use crate::domain::Context;
 use crate::domain::tokens::{Caller, TokenKind};
 use crate::{Error, db};

@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use super::view;
 use crate::AppState;
-use crate::db::bisections::BisectionSummary;
+use crate::domain::bisection::BisectionSummary;
 use crate::error::Result;
 use crate::http::extract::Query;
 

@@ -19,8 +19,8 @@ use patchperf_common::stats::interval::ends_text;
 use serde::Deserialize;
 
 use super::view;
-use crate::db::changes::{ChangeFilter, ChangeRow};
 use crate::domain::tree::triage;
+use crate::domain::tree::triage::{ChangeFilter, ChangeRow};
 use crate::error::Result;
 use crate::http::auth::Caller;
 use crate::http::extract::{Path, Query};

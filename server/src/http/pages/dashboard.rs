@@ -4,7 +4,7 @@
 //! worst verdict first), filtered by machine, workload, status and verdict
 //! and searched, and the recent bisections with their answers. It reads stored state only and builds no report: finished
 //! comparisons show their stored verdict (`report::stored`), queued and
-//! running ones how far they have come (`db::progress`), since a verdict of
+//! running ones how far they have come (`listing::progress`), since a verdict of
 //! half the boots is no verdict and judging thirty comparisons a request is
 //! what made the page slow; a bisection shows its stored outcome.
 
@@ -20,11 +20,11 @@ use super::bisections::BisectionRow;
 use super::changes::ChangeView;
 use super::view;
 use crate::AppState;
-use crate::db::changes::ChangeFilter;
-use crate::db::comparisons::{ComparisonSummary, ListFilter, ListOrder};
-use crate::db::progress::Progress;
 use crate::domain::comparison::listing;
+use crate::domain::comparison::listing::Progress;
+use crate::domain::comparison::listing::{ComparisonSummary, ListFilter, ListOrder};
 use crate::domain::tree::triage;
+use crate::domain::tree::triage::ChangeFilter;
 use crate::error::{Error, Result};
 use crate::http::extract::Query;
 use crate::http::listing::{ComparisonQuery, comparison_filter};

@@ -13,7 +13,7 @@ use axum::response::IntoResponse;
 
 use super::view;
 use crate::AppState;
-use crate::db::events::EventRow;
+use crate::domain::jobs::log::EventRow;
 use crate::domain::jobs::log::{self, JobLog};
 use crate::error::Result;
 use crate::http::extract::Path;

@@ -18,7 +18,7 @@ use super::super::plot::{self, PlotQuery};
 use super::super::view;
 use super::MAX_PLOTS;
 use crate::AppState;
-use crate::db::runs::PerSecondRow;
+use crate::domain::comparison::overview::PerSecondRow;
 use crate::domain::report::GroupReport;
 use crate::domain::report::offload::off_workers;
 use crate::error::Result;

@@ -28,8 +28,8 @@ use patchperf_common::report::ReportHeader;
 use patchperf_common::run::Side;
 use serde::Deserialize;
 
-use crate::db::runs::PerSecondRow;
 use crate::domain::comparison::overview;
+use crate::domain::comparison::overview::PerSecondRow;
 use crate::domain::report::offload::off_workers;
 use crate::domain::report::{ComparisonReport, GroupReport};
 use crate::error::Result;
