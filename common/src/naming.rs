@@ -3,7 +3,9 @@
 //! kernel people use: a patch by its subject, a series by its cover
 //! letter, a git range as `A..B (5 commits)`, a tracked tree's head as
 //! `vfs.all 87d7add1d7 ("subject")`, an A/A comparison as the calibration
-//! it is; and a failed comparison's failure in a few words.
+//! it is (`A/A calibration of open1 on lab-1 (tcg-icount)`); and a failed
+//! comparison's failure: which of its jobs tells why, said in a line with
+//! the lines of its detail behind it (the rejected hunk, the panic).
 
 use serde::{Deserialize, Serialize};
 
@@ -18,8 +20,18 @@ const COMMIT_DIGITS: usize = 10;
 /// since a base is what someone types into `git checkout`.
 const BASE_DIGITS: usize = 12;
 
-/// Most characters of a failure's detail a listing shows.
-const DETAIL_CHARS: usize = 120;
+/// Most characters of a failure's line a listing shows: enough for the
+/// runner's `patch 2/3 "<subject>" does not apply to <base> (for the
+/// patched kernel): error: patch failed: <file>:<line>` with a subject
+/// of a usual length.
+const DETAIL_CHARS: usize = 160;
+
+/// How many workloads a calibration's name lists before `+N more`.
+const NAMED_WORKLOADS: usize = 3;
+
+/// How the detail of a job that never ran begins: it failed because an
+/// earlier job (or an earlier step's patch) did, and says so after this.
+pub const NOT_RUN: &str = "not run: ";
 
 /// What a comparison's name says it is; the text report labels its name
 /// line with it.
@@ -69,6 +81,8 @@ pub struct NameFacts<'a> {
     pub machine: Option<&'a str>,
     /// The measurement mode asked for (`tcg-icount`).
     pub backend: Option<&'a str>,
+    /// The workloads it runs (what an A/A calibrates).
+    pub workloads: &'a [String],
     /// The tracked tree whose head it measures.
     pub tree: Option<&'a str>,
     /// A git range's comparison: `A..B`, full ids.
@@ -92,8 +106,18 @@ pub fn name(f: &NameFacts<'_>) -> Name {
     let named = |kind, text| Name { kind, text };
     if f.kind == Some(ComparisonKind::Aa) {
         let mut text = "A/A calibration".to_string();
+        if let Some((first, rest)) = f.workloads.split_first() {
+            text.push_str(&format!(" of {first}"));
+            let listed = rest.len().min(NAMED_WORKLOADS - 1);
+            for w in &rest[..listed] {
+                text.push_str(&format!(", {w}"));
+            }
+            if rest.len() > listed {
+                text.push_str(&format!(" +{} more", rest.len() - listed));
+            }
+        }
         if let Some(m) = f.machine {
-            text.push_str(&format!(" of {m}"));
+            text.push_str(&format!(" on {m}"));
         }
         if let Some(b) = f.backend {
             text.push_str(&format!(" ({b})"));
@@ -166,6 +190,44 @@ pub struct FailedStep {
 /// The detail of a step's failure is on the step's page; the first line
 /// of any other, cut short, is said here.
 pub fn failure(reason: FailureReason, detail: Option<&str>, step: Option<FailedStep>) -> String {
+    let line = failure_words(reason, detail, step).line;
+    let mut cut: String = line.chars().take(DETAIL_CHARS).collect();
+    if cut.len() < line.len() {
+        cut.push('…');
+    }
+    cut
+}
+
+/// A failure said in a line, with the lines of its detail behind it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailureWords {
+    /// `patch 2/3 does not apply`, `build failed: fs/file.c:12:5: error: …`,
+    /// `kernel panic: the patched kernel (boot 3) panicked: Kernel panic -
+    /// not syncing: …`.
+    pub line: String,
+    /// What the line does not say of the detail: git's words and the
+    /// rejected hunk, the rest of a panic, the lines after a build error;
+    /// all of it behind a step's line, which names only the patch.
+    pub evidence: Option<String>,
+}
+
+/// [`failure`]'s line and the detail behind it. The line is the detail's
+/// first line (with the next when the first ends in `:` and only
+/// introduces it, as `… does not apply to linux-source-6.1:` introduces
+/// git's `error: patch failed: fs/file.c:12`), led by the reason's words
+/// unless it says them already (a runner writes `build failed: …`).
+pub fn failure_words(
+    reason: FailureReason,
+    detail: Option<&str>,
+    step: Option<FailedStep>,
+) -> FailureWords {
+    let detail = detail.unwrap_or_default();
+    let evidence = |lines: &[&str]| {
+        let text = lines.join("\n");
+        let text = text.trim_matches('\n');
+        (!text.trim().is_empty()).then(|| text.to_string())
+    };
+    let lines: Vec<&str> = detail.lines().map(str::trim_end).collect();
     if let Some(s) = step {
         let what = match reason {
             FailureReason::PatchDoesNotApply => "does not apply".to_string(),
@@ -173,19 +235,58 @@ pub fn failure(reason: FailureReason, detail: Option<&str>, step: Option<FailedS
             other => format!("failed: {}", other.as_str()),
         };
         let unit = if s.commits { "commit" } else { "patch" };
-        return format!("{unit} {}/{} {what}", s.step, s.of);
+        return FailureWords {
+            line: format!("{unit} {}/{} {what}", s.step, s.of),
+            evidence: evidence(&lines),
+        };
     }
-    let line = detail
-        .and_then(|d| d.lines().map(str::trim).find(|l| !l.is_empty()))
-        .unwrap_or_default();
-    if line.is_empty() {
-        return reason.as_str().to_string();
+    let Some(first) = lines.iter().position(|l| !l.trim().is_empty()) else {
+        return FailureWords {
+            line: reason.as_str().to_string(),
+            evidence: None,
+        };
+    };
+    let mut said = vec![lines[first].trim()];
+    let mut rest = first + 1;
+    if said[0].ends_with(':') {
+        if let Some(next) = (rest..lines.len()).find(|&i| !lines[i].trim().is_empty()) {
+            said.push(lines[next].trim());
+            rest = next + 1;
+        }
     }
-    let mut cut: String = line.chars().take(DETAIL_CHARS).collect();
-    if cut.len() < line.len() {
-        cut.push('…');
+    let said = said.join(" ");
+    let mut line = said.trim_end_matches(':').to_string();
+    let lower = line.to_lowercase();
+    let words_said = lower.contains(reason.as_str())
+        || (reason == FailureReason::PatchDoesNotApply && lower.contains("does not apply"));
+    if !words_said {
+        line = format!("{}: {line}", reason.as_str());
     }
-    format!("{}: {cut}", reason.as_str())
+    FailureWords {
+        line,
+        evidence: evidence(&lines[rest..]),
+    }
+}
+
+/// Which of a comparison's failed jobs, given in claim order as (reason,
+/// detail), tells why it failed, by its position: the first that failed
+/// on its own, before any cancelled or [`NOT_RUN`] for an earlier one's
+/// failure. The listing's query (`db/comparisons/listing.rs`) orders them
+/// the same way.
+pub fn telling_failure<'a>(
+    failed: impl IntoIterator<Item = (FailureReason, &'a str)>,
+) -> Option<usize> {
+    failed
+        .into_iter()
+        .enumerate()
+        .min_by_key(|(i, (reason, detail))| {
+            (
+                *reason == FailureReason::Cancelled,
+                detail.starts_with(NOT_RUN),
+                *i,
+            )
+        })
+        .map(|(i, _)| i)
 }
 
 /// `n things`, `1 thing`.
@@ -267,7 +368,28 @@ mod tests {
             backend: Some("tcg-icount"),
             ..NameFacts::default()
         };
-        assert_eq!(name(&aa).text, "A/A calibration of lab-1 (tcg-icount)");
+        assert_eq!(name(&aa).text, "A/A calibration on lab-1 (tcg-icount)");
+        let workloads = ["open1".to_string()];
+        let open1 = NameFacts {
+            workloads: &workloads,
+            ..aa
+        };
+        assert_eq!(
+            name(&open1).text,
+            "A/A calibration of open1 on lab-1 (tcg-icount)"
+        );
+        let many: Vec<String> = ["open1", "dup1", "fstat", "poll1", "lock1"]
+            .map(String::from)
+            .to_vec();
+        let unpinned = NameFacts {
+            workloads: &many,
+            machine: None,
+            ..aa
+        };
+        assert_eq!(
+            name(&unpinned).text,
+            "A/A calibration of open1, dup1, fstat +2 more (tcg-icount)"
+        );
         assert_eq!(name(&aa).kind, NameKind::Calibration);
         let git = BaseSource::Git {
             url: "/srv/git/vfs.git".into(),
@@ -317,5 +439,85 @@ mod tests {
         );
         let long = "x".repeat(300);
         assert!(failure(FailureReason::Other, Some(&long), None).ends_with("x…"));
+    }
+
+    /// What `runner/src/kernel/pipeline/{prepare,boot}.rs` write for a
+    /// series that does not apply, a build error and a panic.
+    const APPLY: &str = "patch 2/3 \"[PATCH 2/3] fs: x\" does not apply to linux-source-6.1 (for \
+                         the patched kernel):\nerror: patch failed: fs/file.c:12\nerror: \
+                         fs/file.c: patch does not apply\nrejected hunk (fs/file.c:12):\n@@ -12,3 \
+                         +12,3 @@\n-\told\n+\tnew\n";
+
+    #[test]
+    fn a_failure_says_the_runners_words_once_with_the_hunk_behind_them() {
+        let words = failure_words(FailureReason::PatchDoesNotApply, Some(APPLY), None);
+        assert_eq!(
+            words.line,
+            "patch 2/3 \"[PATCH 2/3] fs: x\" does not apply to linux-source-6.1 (for the patched \
+             kernel): error: patch failed: fs/file.c:12"
+        );
+        assert_eq!(
+            words.evidence.as_deref(),
+            Some(
+                "error: fs/file.c: patch does not apply\nrejected hunk (fs/file.c:12):\n@@ -12,3 \
+                 +12,3 @@\n-\told\n+\tnew"
+            )
+        );
+        // A step's line names the patch; all of its detail is behind it.
+        let step = FailedStep {
+            step: 2,
+            of: 3,
+            commits: false,
+        };
+        let words = failure_words(FailureReason::PatchDoesNotApply, Some(APPLY), Some(step));
+        assert_eq!(words.line, "patch 2/3 does not apply");
+        assert!(words.evidence.unwrap().ends_with("+\tnew"));
+        // The runner says "build failed:" itself: not twice.
+        let build = "build failed: fs/open.c:12:5: error: 'fd' undeclared";
+        assert_eq!(
+            failure_words(FailureReason::BuildFailed, Some(build), None),
+            FailureWords {
+                line: build.into(),
+                evidence: None
+            }
+        );
+        let panic =
+            "the patched kernel (boot 3) panicked:\nKernel panic - not syncing: VFS\nCPU: 0";
+        assert_eq!(
+            failure_words(FailureReason::KernelPanic, Some(panic), None),
+            FailureWords {
+                // The panic's own words say it.
+                line: "the patched kernel (boot 3) panicked: Kernel panic - not syncing: VFS"
+                    .into(),
+                evidence: Some("CPU: 0".into())
+            }
+        );
+        let boot = "the base kernel (boot 1): no console output";
+        assert_eq!(
+            failure(FailureReason::BootFailed, Some(boot), None),
+            "boot failed: the base kernel (boot 1): no console output"
+        );
+    }
+
+    #[test]
+    fn the_job_that_failed_on_its_own_tells_why() {
+        let jobs = [
+            (FailureReason::Cancelled, "cancelled"),
+            (
+                FailureReason::BuildFailed,
+                "not run: job 2 failed: build failed",
+            ),
+            (
+                FailureReason::BuildFailed,
+                "build failed: fs/open.c:1: error",
+            ),
+            (
+                FailureReason::Timeout,
+                "the patched kernel (boot 5) did not come up",
+            ),
+        ];
+        assert_eq!(telling_failure(jobs), Some(2));
+        assert_eq!(telling_failure(jobs[..2].to_vec()), Some(1));
+        assert_eq!(telling_failure([]), None);
     }
 }

@@ -94,6 +94,11 @@ pub struct ComparisonView<V> {
     /// what, the machine's last build time and its recent pace of boots.
     #[serde(default)]
     pub progress: Option<String>,
+    /// Why a failed comparison failed, in the words its page and
+    /// `report.txt` open with: `patch 2/3 does not apply`, `build failed:
+    /// fs/file.c:12:5: error: …`, `boot failed: …`.
+    #[serde(default)]
+    pub failure: Option<String>,
     /// Boot order in A (base) / B (patched) notation, e.g. `ABBABA`.
     pub boot_order: String,
     /// Seed the order was drawn from.
@@ -147,7 +152,8 @@ pub struct StepView {
     pub overall: OverallVerdict,
     /// Each report's headline metric, in report order.
     pub headlines: Vec<StepHeadline>,
-    /// Why the step did not run or failed (its first failed job's words).
+    /// Why the step did not run or failed, in the line its own page opens
+    /// with (`patch 2/2 "…" does not apply to …: error: patch failed: …`).
     pub failure: Option<String>,
 }
 

@@ -180,6 +180,15 @@ impl ReportHeader {
             self.nr_task
         )
     }
+
+    /// Whether this is an A/A calibration's report (named as one,
+    /// [`crate::naming::NameKind::Calibration`]): it measures a noise
+    /// floor, and has no patch and no verdict to answer with.
+    pub fn is_calibration(&self) -> bool {
+        self.name
+            .as_ref()
+            .is_some_and(|n| n.kind == crate::naming::NameKind::Calibration)
+    }
 }
 
 /// A whole comparison report for one (machine, workload, mode, nr_task).

@@ -1,11 +1,13 @@
 //! The answer of one report in a sentence, as the top of a comparison page
 //! (and later the text and mail forms) puts it first: what moved, how much,
-//! how sure, from how many runs, measured how, against which threshold.
+//! how sure, from how many runs, measured how, against which threshold; for
+//! an A/A calibration, the noise floor it measured and the δ that gives.
 
 use super::format::{change_text, interval_text, p_text};
 use super::model::{Comparison, MetricComparison};
 use crate::stats::ChangeUnit;
-use crate::stats::verdict::below_delta_words;
+use crate::stats::calibration::{self, NOISE_MULTIPLE, calibration_words, noise_floor};
+use crate::stats::verdict::{below_delta_words, delta_text};
 
 /// `real (q 0.0035) but below this machine's δ of 3.3%` for metric `m` of
 /// report `c` when it is a real change smaller than δ, else `None`.
@@ -25,13 +27,74 @@ pub fn change_phrase(c: &Comparison, m: &MetricComparison) -> String {
     }
 }
 
+/// An A/A calibration's answer: `noise floor ±0.075% → δ 0.15%`, from
+/// its headline metric's interval ([`calibration::noise_floor`]); `None`
+/// for any other report, and until the interval is bounded.
+pub fn calibration_answer(c: &Comparison) -> Option<String> {
+    if !c.header.is_calibration() {
+        return None;
+    }
+    let floor = noise_floor(c.headline_metric()?.interval)?;
+    Some(match c.header.measurement {
+        Some(mode) => calibration_words(mode, floor),
+        None => format!("noise floor {}", calibration::floor_text(floor)),
+    })
+}
+
+/// An A/A calibration's first line, named as one: `A/A calibration of
+/// open1 on lab-1 (tcg-icount): noise floor ±0.075% → δ 0.15% for open1 ·
+/// process · nr_task 1`.
+pub(super) fn calibration_line(c: &Comparison) -> String {
+    let h = &c.header;
+    let name = h
+        .name
+        .as_ref()
+        .map_or("A/A calibration", |n| n.text.as_str());
+    let answer = calibration_answer(c).unwrap_or_else(|| "no noise floor yet".to_string());
+    format!("{name}: {answer} for {}", h.title())
+}
+
+/// What an A/A calibration's answer stands on, for the report's headline
+/// metric: `will-it-scale.per_process_ops of one kernel against itself on
+/// open1 · process · nr_task 1 (95% interval -0.074% … +0.050%; 3 and 3
+/// runs, tcg-icount; δ is 2 × the floor, at least tcg-icount's 0.1%)`.
+fn calibration_sentence(c: &Comparison, m: &MetricComparison) -> String {
+    let h = &c.header;
+    let interval = interval_text(m);
+    let interval = if interval.is_empty() {
+        String::new()
+    } else {
+        format!("{} interval {interval}; ", c.policy.interval_label())
+    };
+    let delta = match h.measurement {
+        Some(mode) => format!(
+            "; δ is {NOISE_MULTIPLE} × the floor, at least {}'s {}%",
+            mode.as_str(),
+            delta_text(calibration::floor_percent(mode))
+        ),
+        None => String::new(),
+    };
+    format!(
+        "{} of one kernel against itself on {} ({interval}{} and {} runs, {}{delta})",
+        m.name,
+        h.title(),
+        c.base_runs,
+        c.patched_runs,
+        h.measurement.map_or("measurement unknown", |m| m.as_str()),
+    )
+}
+
 /// `+4.8% of will-it-scale.per_process_ops on open1 · process · nr_task 1
 /// (95% interval +4.78% … +4.82%, q 0.0012; 3 and 3 runs, tcg-icount;
 /// changes under 1.00% count as none: default)`, for the report's headline
-/// metric; `None` while it has no value on both sides.
+/// metric; `None` while it has no value on both sides. An A/A
+/// calibration's says what its noise floor stands on instead.
 pub fn headline_sentence(c: &Comparison) -> Option<String> {
     let m = c.headline_metric()?;
     m.change?;
+    if c.header.is_calibration() {
+        return Some(calibration_sentence(c, m));
+    }
     let h = &c.header;
     let interval = interval_text(m);
     let mut how_sure = Vec::new();
@@ -72,9 +135,58 @@ mod tests {
     use super::*;
     use crate::report::build::{build_comparison, header_from_runs};
     use crate::report::test_runs::{compare, run};
+    use crate::report::text::{TextOptions, render, summary_sentence};
     use crate::stats::VerdictPolicy;
 
     const OPS: &str = "will-it-scale.per_process_ops";
+
+    #[test]
+    fn a_calibration_answers_with_its_noise_floor_and_names_no_commit() {
+        let side = |values: [f64; 3]| values.map(|v| run(&[(OPS, v)])).to_vec();
+        let mut c = compare(
+            "qemu-tcg",
+            &side([999.9, 1000.0, 1000.1]),
+            &side([1000.0, 1000.1, 999.9]),
+        );
+        c.header.name = Some(crate::naming::Name {
+            kind: crate::naming::NameKind::Calibration,
+            text: "A/A calibration of dup1 on lab-1 (tcg-icount)".into(),
+        });
+        c.header.base_source = Some("linux-source-6.1".into());
+        let text = render(&c, &TextOptions::default());
+        let lines: Vec<&str> = text.lines().collect();
+        // ±0.015% between the means at most: δ is tcg-icount's floor.
+        let floor =
+            crate::stats::calibration::noise_floor(c.headline_metric().unwrap().interval).unwrap();
+        assert_eq!(
+            lines[0],
+            format!(
+                "A/A calibration of dup1 on lab-1 (tcg-icount): noise floor {} → δ 0.1% for \
+                 dup1 · process · nr_task 2",
+                crate::stats::calibration::floor_text(floor)
+            )
+        );
+        assert!(
+            lines[2].starts_with(
+                "will-it-scale.per_process_ops of one kernel against itself on dup1 · process · \
+                 nr_task 2 (95% interval "
+            ) && lines[2].ends_with(
+                "; 3 and 3 runs, tcg-icount; δ is 2 × the floor, at least tcg-icount's 0.1%)"
+            ),
+            "{text}"
+        );
+        let header: Vec<&str> = lines[4..7].to_vec();
+        assert_eq!(
+            header,
+            [
+                "calibration: A/A calibration of dup1 on lab-1 (tcg-icount)",
+                "base: linux-source-6.1",
+                ""
+            ],
+            "{text}"
+        );
+        assert_eq!(summary_sentence(&c), format!("{}.", lines[0]));
+    }
 
     #[test]
     fn the_sentence_says_size_metric_interval_runs_mode_and_threshold() {

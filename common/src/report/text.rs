@@ -36,6 +36,9 @@ pub fn render(c: &Comparison, opts: &TextOptions) -> String {
     let _ = writeln!(w);
     let patched_subject = h.patch_subject.as_deref().or(h.patched.subject.as_deref());
     match patched_subject {
+        // A calibration boots the base on both sides: no commit to name
+        // beyond its `base:` line.
+        _ if h.is_calibration() => {}
         Some(s) => {
             let _ = writeln!(w, "commit: {} (\"{s}\")", h.patched.id);
         }
@@ -126,8 +129,12 @@ pub fn render(c: &Comparison, opts: &TextOptions) -> String {
 
 /// "patchperf noticed a 49.5% improvement of will-it-scale.per_process_ops on:"
 /// — the first line of the email, as 0-day words it, and what we say when
-/// the runs show no change or cannot decide yet.
+/// the runs show no change or cannot decide yet; an A/A calibration's
+/// names it and says the noise floor it measured instead.
 pub fn summary_line(c: &Comparison) -> String {
+    if c.header.is_calibration() {
+        return super::summary::calibration_line(c);
+    }
     let Some(m) = c.headline_metric() else {
         return "patchperf has no will-it-scale results yet on:".into();
     };

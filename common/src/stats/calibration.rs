@@ -22,8 +22,9 @@
 //!   between builds (0-day's own false alarms), so the floor stays at 1% and
 //!   calibration can only raise δ there.
 
-use super::VerdictPolicy;
+use super::{Interval, VerdictPolicy};
 use crate::run::MeasurementMode;
+use crate::stats::verdict::delta_text;
 
 /// δ is this many times the A/A's 95% bound, at least the mode's minimum δ.
 pub const NOISE_MULTIPLE: f64 = 2.0;
@@ -124,6 +125,37 @@ pub fn judging(
     }
 }
 
+/// The noise floor an A/A comparison measured for a kind of run, in
+/// percent: the largest change the interval of its headline metric
+/// allows between two sets of boots of the same kernel (`None` while the
+/// interval is not bounded). Machines' floors and the A/A's own answer
+/// both read it here.
+pub fn noise_floor(interval: Option<Interval>) -> Option<f64> {
+    match interval? {
+        Interval::Bounded { low, high } => Some(low.abs().max(high.abs())),
+        Interval::Unbounded => None,
+    }
+}
+
+/// A noise floor as pages and reports print it: `±0.075%`, to the
+/// thousandth of a percent (a tcg-icount floor is a few hundredths).
+pub fn floor_text(percent: f64) -> String {
+    format!("±{percent:.3}%")
+}
+
+/// What an A/A calibration found for a kind of run measured in `mode`,
+/// as its first answer says it: `noise floor ±0.075% → δ 0.15%`.
+pub fn calibration_words(mode: MeasurementMode, floor: f64) -> String {
+    match calibrated_percent(mode, floor) {
+        Some(delta) => format!(
+            "noise floor {} → δ {}%",
+            floor_text(floor),
+            delta_text(delta)
+        ),
+        None => format!("noise floor {}", floor_text(floor)),
+    }
+}
+
 /// Whether the floor, not the measured noise, set δ.
 pub fn floor_binds(mode: MeasurementMode, aa_bound_percent: f64) -> bool {
     NOISE_MULTIPLE * aa_bound_percent <= floor_percent(mode)
@@ -173,6 +205,33 @@ mod tests {
             policy(base, icount, Some(f64::NAN)).calibrated_percent,
             None
         );
+    }
+
+    #[test]
+    fn a_calibration_says_its_floor_and_the_delta_it_gives() {
+        let icount = MeasurementMode::TcgIcount;
+        let aa = Interval::Bounded {
+            low: -0.0738,
+            high: 0.05,
+        };
+        let floor = noise_floor(Some(aa)).unwrap();
+        assert_eq!(floor, 0.0738);
+        assert_eq!(
+            calibration_words(icount, floor),
+            "noise floor ±0.074% → δ 0.15%"
+        );
+        // Quiet: the mode's floor sets δ.
+        assert_eq!(
+            calibration_words(icount, 0.012),
+            "noise floor ±0.012% → δ 0.1%"
+        );
+        assert_eq!(
+            calibration_words(MeasurementMode::Kvm, 2.345),
+            "noise floor ±2.345% → δ 4.69%"
+        );
+        assert_eq!(noise_floor(Some(Interval::Unbounded)), None);
+        assert_eq!(noise_floor(None), None);
+        assert_eq!(floor_text(0.3), "±0.300%");
     }
 
     #[test]

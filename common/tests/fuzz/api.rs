@@ -225,6 +225,7 @@ fn comparison_view() -> ComparisonView<VerdictSummary> {
         pool: Some("fast".into()),
         waiting: None,
         progress: None,
+        failure: Some("patch 2/3 does not apply".into()),
         boot_order: "ABBA".into(),
         order_seed: 42,
         jobs: vec![job_view()],

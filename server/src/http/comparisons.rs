@@ -200,6 +200,7 @@ async fn view(
         pool: c.pool,
         waiting: o.waiting,
         progress: o.progress,
+        failure: o.failure.map(|f| f.words.line),
         boot_order,
         order_seed: c.order_seed as u64,
         jobs: jobs_view,
@@ -255,7 +256,7 @@ pub struct ComparisonList {
     /// Newest first. Each comparison: id, status, kind, name (as kernel
     /// people name it: the patch's subject, the series' cover letter,
     /// `A..B (5 commits)`, `vfs.all 87d7add1d7 ("subject")`, `A/A
-    /// calibration of lab-1 (tcg-icount)`), base, subject (the first
+    /// calibration of open1 on lab-1 (tcg-icount)`), base, subject (the first
     /// patch's), workloads, runs_per_side, machine, created_at, once it is
     /// final its overall verdict and headline (null while it runs: its own
     /// GET has the live verdict) with headline_columns (its most important

@@ -331,7 +331,9 @@ async fn a_series_too_long_to_measure_patch_by_patch_is_refused_and_nothing_stor
 }
 
 #[sqlx::test(migrations = "../migrations")]
-async fn a_failed_series_says_in_the_listing_which_patch_failed(pool: PgPool) {
+async fn a_failed_series_says_which_patch_failed_in_the_listing_and_first_in_its_answers(
+    pool: PgPool,
+) {
     let app = TestApp::new(pool).await;
     let m1 = app.register("m1").await;
     let parent_id = submit_per_patch(&app).await;
@@ -368,4 +370,23 @@ async fn a_failed_series_says_in_the_listing_which_patch_failed(pool: PgPool) {
     assert!(row.contains("patch 2/3 does not apply"), "{row}");
     assert!(row.contains("failed"), "{row}");
     assert!(!row.contains("no results"), "{row}");
+
+    // Its JSON and report.txt say it first, the step's detail behind it.
+    let c = app.comparison(parent_id).await;
+    assert_eq!(c["failure"], "patch 2/3 does not apply", "{c}");
+    let text = app
+        .get(&format!("/api/v1/comparisons/{parent_id}/report.txt"))
+        .await
+        .body;
+    assert!(
+        text.starts_with(
+            "patchperf could not measure this comparison: patch 2/3 does not apply.\n\n\
+             error: patch failed: fs/f2.c:1\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("job log: /jobs/{}/log", job.job_id)),
+        "{text}"
+    );
 }

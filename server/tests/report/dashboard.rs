@@ -344,7 +344,7 @@ async fn an_aa_comparison_is_listed_and_shown_as_a_calibration(pool: sqlx::PgPoo
     let app = TestApp::new(pool).await;
     let lab = app.register("lab-1").await;
     let aa = app.submit_aa("lab-1", 3).await;
-    let name = "A/A calibration of lab-1 (tcg-icount)";
+    let name = "A/A calibration of dup1 on lab-1 (tcg-icount)";
     // Running: named, and no verdict said of it.
     let spec = app.claim(lab).await.unwrap();
     app.run_job(lab, &spec, &[1], faster, true).await;

@@ -704,7 +704,7 @@ async fn an_aa_comparison_sets_the_noise_floor_of_later_reports_on_its_machine(p
     let text = squash(&browser::visible_text(&html));
     assert!(
         text.contains(&format!(
-            "dup1 process 1 tcg-icount ±{floor:.2}% {delta:.2}% A/A {aa}"
+            "dup1 process 1 tcg-icount ±{floor:.3}% {delta:.2}% A/A {aa}"
         )),
         "{text}"
     );

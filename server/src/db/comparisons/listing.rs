@@ -19,6 +19,9 @@ pub struct ListFilter<'a> {
     pub machine: Option<&'a str>,
     /// Runs this workload.
     pub workload: Option<&'a str>,
+    /// A/B comparisons only, or A/A calibrations only (a machine's page
+    /// lists them apart).
+    pub kind: Option<ComparisonKind>,
     /// Stored overall verdict equals (finished comparisons only; see
     /// [`crate::db::verdicts`]).
     pub verdict: Option<OverallVerdict>,
@@ -76,7 +79,7 @@ pub struct ComparisonSummary {
     pub kind: ComparisonKind,
     /// What it is called ([`naming::name`]): the patch's subject, the
     /// series' cover letter, `A..B (5 commits)`, `vfs.all 87d7add1d7
-    /// ("subject")`, `A/A calibration of lab-1 (tcg-icount)`.
+    /// ("subject")`, `A/A calibration of open1 on lab-1 (tcg-icount)`.
     pub name: String,
     /// Base tree.
     pub base: Json<BaseSource>,
@@ -137,6 +140,7 @@ impl From<Listed> for ComparisonSummary {
             kind: Some(l.kind),
             machine: l.machine.as_deref(),
             backend: l.backend.as_deref(),
+            workloads: &l.workloads,
             tree: l.tree.as_deref(),
             git_range: l.git_range.as_deref(),
             commit: l.commit_sha.as_deref(),
@@ -248,6 +252,7 @@ pub async fn list(
                    AND ($4::bigint IS NULL OR c.id < $4)
                    AND ($11::bigint IS NULL OR c.id > $11)
                    AND ($5::text IS NULL OR c.verdict = $5)
+                   AND ($12::text IS NULL OR c.kind = $12)
                    AND ($8::text IS NULL OR EXISTS (
                          SELECT 1 FROM patches p
                          WHERE p.series_id = c.series_id
@@ -279,7 +284,8 @@ pub async fn list(
         search.as_ref().map(|s| s.message_id.as_str()),
         search.as_ref().map(|s| s.pattern.as_str()),
         filter.order.as_str(),
-        filter.after
+        filter.after,
+        filter.kind.map(ComparisonKind::as_str)
     )
     .fetch_all(&mut *tx)
     .await?;

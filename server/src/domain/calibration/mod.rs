@@ -13,8 +13,8 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use patchperf_common::run::{MeasurementMode, TaskMode};
+use patchperf_common::stats::VerdictPolicy;
 use patchperf_common::stats::calibration;
-use patchperf_common::stats::{Interval, VerdictPolicy};
 
 use patchperf_common::report::stored::ComparisonReport;
 
@@ -149,11 +149,11 @@ impl NoiseFloors {
             else {
                 continue;
             };
-            if let Some(Interval::Bounded { low, high }) = m.interval {
+            if let Some(percent) = calibration::noise_floor(m.interval) {
                 self.by_kind
                     .entry((h.workload.clone(), h.mode, h.nr_task, measurement))
                     .or_insert(NoiseFloor {
-                        percent: low.abs().max(high.abs()),
+                        percent,
                         aa_comparison: aa.row.id,
                         measured_at: aa.finished_at,
                     });
@@ -231,18 +231,18 @@ pub fn delta(
     );
     let source = if calibration::floor_binds(mode, f.percent) {
         format!(
-            "δ {percent:.2}%: {}'s minimum δ; A/A comparison {} measured ±{:.3}% {what}, and {} × \
+            "δ {percent:.2}%: {}'s minimum δ; A/A comparison {} measured {} {what}, and {} × \
              that is below it",
             mode.as_str(),
             f.aa_comparison,
-            f.percent,
+            calibration::floor_text(f.percent),
             calibration::NOISE_MULTIPLE
         )
     } else {
         format!(
-            "δ {percent:.2}%: {} × the ±{:.3}% that A/A comparison {} measured {what}",
+            "δ {percent:.2}%: {} × the {} that A/A comparison {} measured {what}",
             calibration::NOISE_MULTIPLE,
-            f.percent,
+            calibration::floor_text(f.percent),
             f.aa_comparison
         )
     };

@@ -9,7 +9,8 @@
 //! in [`overview`], where it leads (which changes after it settled) in
 //! [`links`]. A git range read into a series is [`range`]'s; the steps
 //! of a per-patch comparison are listed by [`steps`]; comparisons are
-//! listed, many at once, by [`listing`].
+//! listed, many at once, by [`listing`]; why a failed one failed is said
+//! by [`failure`].
 
 use patchperf_common::api::Setup;
 use patchperf_common::comparison::ComparisonKind;
@@ -21,6 +22,7 @@ use crate::db::comparisons::NewComparison;
 use crate::domain::{Context, jobs::interleave, jobs::lifecycle};
 use crate::{Error, db};
 
+pub mod failure;
 pub mod links;
 pub mod listing;
 pub mod name;

@@ -42,6 +42,7 @@ pub async fn of(
                 kind: Some(c.kind),
                 machine: c.machine_name.as_deref(),
                 backend: c.backend.as_deref(),
+                workloads: &c.workloads,
                 tree: tree.as_deref(),
                 git_range: c.git_range.as_deref(),
                 commit: c.commit_sha.as_deref(),

@@ -14,6 +14,7 @@ use crate::db::jobs::JobRow;
 use crate::db::patches::PatchRow;
 /// A run's per-second samples, as the plots draw them.
 pub use crate::db::runs::PerSecondRow;
+use crate::domain::comparison::failure::{self, Failure};
 use crate::domain::report::{self, ComparisonReport};
 use crate::domain::{Context, comparison::steps, jobs::waiting};
 use crate::{Error, db};
@@ -75,6 +76,8 @@ pub struct Overview {
     pub waiting: Option<String>,
     /// What runs for it now and about how long is left.
     pub progress: Option<String>,
+    /// Why it failed, when it did.
+    pub failure: Option<Failure>,
     /// When its runs' per-second data was pruned (`domain::retention`).
     pub pruned_at: Option<chrono::DateTime<chrono::Utc>>,
     /// Its steps, when measured patch by patch.
@@ -138,6 +141,7 @@ pub async fn gather(ctx: &Context, c: &ComparisonRow) -> Result<Overview, Error>
         run_counts: db::runs::counts_per_job(&ctx.db, c.id).await?,
         waiting: waiting::note(&ctx.db, c).await?,
         progress: waiting::progress(&ctx.db, c, &jobs).await?,
+        failure: failure::of(ctx, c).await?,
         jobs,
         pruned_at: db::retention::pruned_at(&ctx.db, c.id).await?,
         steps: steps::views(ctx, c).await?,

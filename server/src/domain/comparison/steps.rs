@@ -14,6 +14,7 @@ use patchperf_common::api::{StepHeadline, StepOf, StepView};
 
 use crate::db::comparisons::ComparisonRow;
 use crate::domain::Context;
+use crate::domain::comparison::failure;
 use crate::domain::report;
 use crate::domain::report::verdict::{self, verdict_view};
 use crate::{Error, db};
@@ -69,10 +70,7 @@ pub async fn views(ctx: &Context, c: &ComparisonRow) -> Result<Vec<StepView>, Er
                 })
             })
             .collect();
-        let failure = db::jobs::for_comparison(&ctx.db, s.id)
-            .await?
-            .into_iter()
-            .find_map(|j| j.failure_detail.filter(|_| j.failure_reason.is_some()));
+        let failure = failure::of(ctx, &row).await?.map(|f| f.words.line);
         views.push(StepView {
             step: u32::try_from(s.step).unwrap_or(0),
             comparison_id: s.id,
@@ -89,18 +87,30 @@ pub async fn views(ctx: &Context, c: &ComparisonRow) -> Result<Vec<StepView>, Er
 
 /// Lives here, not in `report::verdict`, which `views` reads: one way
 /// between the two modules.
-/// Comparison `c`'s `report.txt`: its reports, each `report:` line set to
-/// `report_url` when one is given, then for a per-patch comparison the
-/// patch-by-patch table of its steps (read afresh: a step may settle after
-/// the whole series' report was built).
+/// Comparison `c`'s `report.txt`: why it failed when it did
+/// ([`failure`]), its reports, each `report:` line set to `report_url`
+/// when one is given, then for a per-patch comparison the patch-by-patch
+/// table of its steps (read afresh: a step may settle after the whole
+/// series' report was built).
 pub async fn report_txt(
     ctx: &Context,
     c: &ComparisonRow,
     report_url: Option<&str>,
 ) -> Result<String, Error> {
-    let mut out = match report_url {
-        Some(url) => verdict::text_report_linking(&*report::load_shared(ctx, c).await?, Some(url)),
+    let built = report::load_shared(ctx, c).await?;
+    let reports = match report_url {
+        Some(url) => verdict::text_report_linking(&built, Some(url)),
         None => verdict::text(ctx, c).await?.to_string(),
+    };
+    let url = report_url.map_or_else(
+        || ctx.config.link(&format!("/comparisons/{}", c.id)),
+        str::to_string,
+    );
+    let mut out = match failure::of(ctx, c).await? {
+        // Nothing measured: the failure is the whole answer.
+        Some(f) if built.groups.is_empty() => f.text(false, &url),
+        Some(f) => format!("{}\n{reports}", f.text(true, &url)),
+        None => reports,
     };
     let steps = views(ctx, c).await?;
     if !steps.is_empty() {

@@ -9,6 +9,7 @@
 
 use std::borrow::Cow;
 
+use patchperf_common::naming::NOT_RUN;
 use patchperf_common::protocol::{FailureReason, JobState};
 use sqlx::PgConnection;
 
@@ -220,7 +221,7 @@ pub async fn finish_failed(
     )
     .await?;
     if fails_the_comparison(reason) {
-        let skipped = format!("not run: job {} {message}", job.seq);
+        let skipped = format!("{NOT_RUN}job {} {message}", job.seq);
         fail_queued(conn, job.comparison_id, reason, &skipped).await?;
     }
     if matches!(
@@ -264,7 +265,7 @@ async fn fail_later_steps(
     };
     let first_line = detail.lines().next().unwrap_or_default();
     let skipped = format!(
-        "not run: patch {step}/{}{subject} {what} (step {step}, comparison {comparison_id}): \
+        "{NOT_RUN}patch {step}/{}{subject} {what} (step {step}, comparison {comparison_id}): \
          {first_line}",
         later.len() + usize::try_from(step).unwrap_or(0) - 1
     );

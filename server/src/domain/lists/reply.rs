@@ -25,7 +25,7 @@ use crate::db::list_series::SeriesRow;
 use crate::db::lists::ListRow;
 use crate::domain::outbox::compose;
 use crate::domain::outbox::notify::{self, Mail};
-use crate::domain::{Context, comparison::steps, report};
+use crate::domain::{Context, comparison, comparison::steps, report};
 use crate::{Error, db};
 
 /// Most ids a reply's `References:` carries: the thread's root and the
@@ -68,16 +68,18 @@ pub async fn answer_measured(ctx: &Context, list: &ListRow) -> Result<usize, Err
     Ok(moved)
 }
 
-/// Why comparison `c` did not finish, in its first failed job's words.
+/// Why comparison `c` did not finish, in the words its page opens with
+/// ([`comparison::failure`]).
 async fn failure(ctx: &Context, c: &ComparisonRow) -> Result<String, Error> {
-    let jobs = db::jobs::for_comparison(&ctx.db, c.id).await?;
-    let detail = jobs
-        .into_iter()
-        .find_map(|j| j.failure_detail.filter(|_| j.failure_reason.is_some()));
-    Ok(match (c.status, detail) {
-        (ComparisonStatus::Cancelled, _) => "its comparison was cancelled".into(),
-        (_, Some(d)) => format!("its comparison failed: {}", mail_header::one_line(&d, 200)),
-        (_, None) => "its comparison failed".into(),
+    if c.status == ComparisonStatus::Cancelled {
+        return Ok("its comparison was cancelled".into());
+    }
+    Ok(match comparison::failure::of(ctx, c).await? {
+        Some(f) => format!(
+            "its comparison failed: {}",
+            mail_header::one_line(&f.words.line, 200)
+        ),
+        None => "its comparison failed".into(),
     })
 }
 

@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
+use patchperf_common::comparison::ComparisonKind;
 use patchperf_common::machine_state::MachineState;
 use patchperf_common::run::{MeasurementMode, TaskMode};
 use serde::Serialize;
@@ -164,14 +165,17 @@ pub struct MachineHistory {
     pub fleet: FleetMachine,
     /// Newest first, at most the `jobs` asked for.
     pub jobs: Vec<MachineJob>,
-    /// Newest first, at most the `comparisons` asked for.
+    /// Its A/B comparisons, newest first, at most the `comparisons` asked
+    /// for.
     pub comparisons: Vec<ComparisonSummary>,
+    /// Its A/A calibrations, listed apart, newest first, as many.
+    pub calibrations: Vec<ComparisonSummary>,
     /// Its newest finished A/A comparison.
     pub latest_aa: Option<i64>,
 }
 
-/// Machine `name`'s page: its fleet entry, its last `jobs` jobs and
-/// `comparisons` comparisons.
+/// Machine `name`'s page: its fleet entry, its last `jobs` jobs, and its
+/// last `comparisons` comparisons and as many calibrations.
 pub async fn history(
     ctx: &Context,
     name: &str,
@@ -180,14 +184,16 @@ pub async fn history(
 ) -> Result<MachineHistory, Error> {
     let fleet = fleet_machine(ctx, name).await?;
     let id = fleet.machine.id;
-    let filter = ListFilter {
+    let of_kind = |kind| ListFilter {
         machine: Some(name),
+        kind: Some(kind),
         limit: comparisons,
         ..ListFilter::default()
     };
     Ok(MachineHistory {
         jobs: db::jobs::of_machine(&ctx.db, id, jobs).await?,
-        comparisons: listing::list(ctx, &filter).await?,
+        comparisons: listing::list(ctx, &of_kind(ComparisonKind::Ab)).await?,
+        calibrations: listing::list(ctx, &of_kind(ComparisonKind::Aa)).await?,
         latest_aa: db::comparisons::latest_aa(&ctx.db, id).await?,
         fleet,
     })

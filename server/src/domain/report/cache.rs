@@ -24,6 +24,12 @@ use crate::db::comparisons::ComparisonRow;
 use crate::db::progress::RunsSoFar;
 use patchperf_common::report::stored::ComparisonReport;
 
+/// What a built report holds, by version: a report stored by a builder of
+/// another edition is built again when next read. 1: an A/A calibration's
+/// header names its workloads and boots the base on both sides (no
+/// `linux-source-6.1+e3b0c44298`, the hash of its empty series).
+const EDITION: u32 = 1;
+
 /// How many comparisons' reports one server keeps. A report holds its runs'
 /// metric values, a few hundred kB for a large comparison; the pages people
 /// look at are the newest few dozen.
@@ -46,6 +52,9 @@ pub struct Inputs {
     runs: RunsSoFar,
     /// The A/A comparison that sets the noise floor.
     latest_aa: Option<i64>,
+    /// The builder's [`EDITION`] (0: stored before editions).
+    #[serde(default)]
+    edition: u32,
 }
 
 impl Inputs {
@@ -60,6 +69,7 @@ impl Inputs {
             machine_id: c.machine_id,
             runs,
             latest_aa,
+            edition: EDITION,
         }
     }
 
@@ -200,7 +210,20 @@ mod tests {
                 last_run: Some(runs),
             },
             latest_aa: None,
+            edition: EDITION,
         }
+    }
+
+    #[test]
+    fn a_report_stored_by_an_earlier_edition_of_the_builder_is_not_current() {
+        let now = inputs(3);
+        let mut stored = serde_json::to_value(&now).unwrap();
+        assert_eq!(
+            serde_json::from_value::<Inputs>(stored.clone()).unwrap(),
+            now
+        );
+        stored.as_object_mut().unwrap().remove("edition");
+        assert_ne!(serde_json::from_value::<Inputs>(stored).unwrap(), now);
     }
 
     fn report() -> Arc<ComparisonReport> {

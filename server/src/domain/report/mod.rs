@@ -374,7 +374,12 @@ pub fn header(
         subject: base_subject,
     };
     h.patched = KernelLabel {
-        id: format!("{base_id}+{short_sha}"),
+        // An A/A boots the base on both sides: its empty series' hash
+        // names no kernel.
+        id: match c.kind {
+            ComparisonKind::Aa => base_id.clone(),
+            ComparisonKind::Ab => format!("{base_id}+{short_sha}"),
+        },
         subject: facts.subject.clone(),
     };
     if let Some(k) = c.step {

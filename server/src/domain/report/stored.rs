@@ -45,11 +45,17 @@ const RUNNING_EVERY: Duration = Duration::from_secs(5);
 /// with its headline metric's change, verdict, name and 95% interval (`dup1
 /// nr_task 1: +5.1% improvement of will-it-scale.per_process_ops, 95% CI
 /// +4.9% … +5.3%`), so that an undecided −5% reads as unsure as it is; the
-/// most important first ([`importance`]).
+/// most important first ([`importance`]). An A/A calibration's says the
+/// noise floor each kind of run measured instead (`dup1 nr_task 1: noise
+/// floor ±0.075% → δ 0.15%`).
 pub fn headline(report: &ComparisonReport) -> String {
     importance::by_importance(&report.groups, |g| &g.comparison)
         .into_iter()
         .filter_map(|g| {
+            if let Some(answer) = summary::calibration_answer(&g.comparison) {
+                let h = &g.comparison.header;
+                return Some(format!("{} nr_task {}: {answer}", h.workload, h.nr_task));
+            }
             g.comparison.headline_metric().map(|m| {
                 let mut line = format!(
                     "{} nr_task {}: {}",

@@ -220,16 +220,14 @@ fn progress_text(p: &Progress) -> String {
 
 /// The verdict cell, its class, rank and headline of a listed comparison.
 /// A calibration has no verdict to rank by: it comes after the others; a
-/// failure is said in words before whatever was measured.
-fn shown(s: &ComparisonSummary, progress: Option<&Progress>) -> (String, String, usize, String) {
+/// failure (a calibration's too) is said in words before whatever was
+/// measured. The machine page's lists say the same.
+pub(super) fn shown(
+    s: &ComparisonSummary,
+    progress: Option<&Progress>,
+) -> (String, String, usize, String) {
     let unranked = OverallVerdict::ALL.len();
     match (s.verdict, &s.headline) {
-        (Some(_), Some(h)) if s.kind == ComparisonKind::Aa => (
-            "calibration".into(),
-            "calibration".into(),
-            unranked,
-            h.clone(),
-        ),
         (Some(v), Some(h)) if s.failure.is_some() => {
             let failure = s.failure.clone().unwrap_or_default();
             let (shown, class) = match v {
@@ -243,6 +241,12 @@ fn shown(s: &ComparisonSummary, progress: Option<&Progress>) -> (String, String,
             };
             (shown, class, rank(v), headline)
         }
+        (Some(_), Some(h)) if s.kind == ComparisonKind::Aa => (
+            "calibration".into(),
+            "calibration".into(),
+            unranked,
+            h.clone(),
+        ),
         (Some(v), Some(h)) => (
             view::overall_words(
                 v,
@@ -256,7 +260,10 @@ fn shown(s: &ComparisonSummary, progress: Option<&Progress>) -> (String, String,
             s.status.as_str().to_string(),
             s.status.as_str().to_string(),
             unranked,
-            progress.map(progress_text).unwrap_or_default(),
+            s.failure
+                .clone()
+                .or_else(|| progress.map(progress_text))
+                .unwrap_or_default(),
         ),
         _ => (
             s.status.as_str().to_string(),
@@ -348,10 +355,12 @@ pub(super) async fn page(
                 shown_class,
                 rank,
                 headline,
+                // A failure or a calibration's noise floor is said in
+                // words across the columns of a change.
                 cells: s
                     .headline_columns
                     .as_ref()
-                    .filter(|_| s.failure.is_none())
+                    .filter(|_| s.failure.is_none() && s.kind == ComparisonKind::Ab)
                     .map(Cells::from),
                 name: s.name,
                 workloads: s.workloads.join(", "),

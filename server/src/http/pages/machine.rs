@@ -3,7 +3,8 @@
 //! machines with `?retired=true`), what each runner machine is, the noise
 //! floors its A/A comparisons measured and the δ they give its reports
 //! (the smallest change called real), its recent comparisons with their
-//! verdicts and the jobs it ran lately.
+//! verdicts (a failed one's failure), its calibrations apart with the
+//! noise floors they measured, and the jobs it ran lately.
 
 use askama::Template;
 use askama_web::WebTemplate;
@@ -14,6 +15,7 @@ use patchperf_common::stats::calibration;
 
 use super::view;
 use crate::AppState;
+use crate::domain::comparison::listing::ComparisonSummary;
 use crate::domain::machines::{self, FleetMachine, MachineHistory};
 use crate::error::Result;
 use crate::http::extract::{Path, Query};
@@ -184,15 +186,32 @@ pub struct FloorLine {
     measured: String,
 }
 
-/// A comparison the machine ran.
+/// A comparison or calibration the machine ran, said as the dashboard
+/// says it ([`super::dashboard::shown`]): its name, its verdict (or
+/// `calibration`, or `failed`) and its first answer (the headline, the
+/// noise floor, why it failed).
 #[derive(Debug)]
 pub struct ComparisonLine {
     id: i64,
-    subject: String,
+    name: String,
     verdict: String,
     verdict_class: String,
     headline: String,
     created: String,
+}
+
+impl From<ComparisonSummary> for ComparisonLine {
+    fn from(c: ComparisonSummary) -> Self {
+        let (verdict, verdict_class, _, headline) = super::dashboard::shown(&c, None);
+        ComparisonLine {
+            id: c.id,
+            name: c.name,
+            verdict,
+            verdict_class,
+            headline,
+            created: view::time(c.created_at),
+        }
+    }
 }
 
 #[derive(Debug, Template, WebTemplate)]
@@ -210,6 +229,8 @@ pub(super) struct MachinePage {
     mode_floors: String,
     mode_defaults: String,
     comparisons: Vec<ComparisonLine>,
+    /// Its A/A calibrations, apart from what it compared.
+    calibrations: Vec<ComparisonLine>,
     jobs: Vec<JobLine>,
 }
 
@@ -233,6 +254,7 @@ pub(super) async fn page(
         fleet,
         jobs,
         comparisons,
+        calibrations,
         latest_aa: aa,
     } = machines::history(&state, &name, RECENT_JOBS, RECENT_COMPARISONS).await?;
     let _m = &fleet.machine;
@@ -255,28 +277,11 @@ pub(super) async fn page(
             mode: f.mode.as_str(),
             nr_task: f.nr_task,
             measurement: f.measurement.as_str(),
-            percent: format!("±{:.2}%", f.percent),
+            percent: calibration::floor_text(f.percent),
             delta: calibration::calibrated_percent(f.measurement, f.percent)
                 .map_or_else(String::new, |d| format!("{d:.2}%")),
             aa: f.aa_comparison,
             measured: view::time(f.measured_at),
-        })
-        .collect();
-    let comparisons = comparisons
-        .into_iter()
-        .map(|c| {
-            let (verdict, verdict_class) = match c.verdict {
-                Some(v) => (v.as_str().to_string(), view::overall_class(v)),
-                None => (c.status.as_str().to_string(), "pending".to_string()),
-            };
-            ComparisonLine {
-                id: c.id,
-                subject: c.subject.unwrap_or_else(|| "A/A (no patch)".into()),
-                verdict,
-                verdict_class,
-                headline: c.headline.unwrap_or_default(),
-                created: view::time(c.created_at),
-            }
         })
         .collect();
     let per_mode = |f: fn(MeasurementMode) -> f64| {
@@ -294,7 +299,8 @@ pub(super) async fn page(
         multiple: calibration::NOISE_MULTIPLE,
         mode_floors: per_mode(calibration::floor_percent),
         mode_defaults: per_mode(calibration::uncalibrated_percent),
-        comparisons,
+        comparisons: comparisons.into_iter().map(ComparisonLine::from).collect(),
+        calibrations: calibrations.into_iter().map(ComparisonLine::from).collect(),
         jobs,
     })
 }

@@ -6,8 +6,8 @@
 use askama::Template;
 use axum::extract::State;
 use axum::response::Html;
-use patchperf_common::comparison::ComparisonKind;
-use patchperf_common::report::summary::headline_sentence;
+use patchperf_common::comparison::{ComparisonKind, OverallVerdict};
+use patchperf_common::report::summary::{calibration_answer, headline_sentence};
 use patchperf_common::report::{MetricComparison, format, importance};
 use patchperf_common::run::Side;
 use patchperf_common::{mbox, metric};
@@ -69,6 +69,17 @@ pub struct SummaryLine {
     why: Vec<(String, bool)>,
 }
 
+/// Why a failed comparison failed, its first answer.
+#[derive(Debug)]
+pub struct FailureLine {
+    /// `patch 2/3 does not apply`, `build failed: …`.
+    line: String,
+    /// The detail behind it: git's words and the hunk, a panic's text.
+    evidence: Option<String>,
+    /// The failed job, whose log has the rest.
+    job_id: i64,
+}
+
 /// What identifies the patch: who, when, where it was posted, its size.
 #[derive(Debug)]
 pub struct PatchFacts {
@@ -86,7 +97,9 @@ pub struct PatchFacts {
 #[template(path = "comparison.html")]
 pub(super) struct ComparisonPage {
     title: String,
-    /// Each report's answer, before anything else.
+    /// Why it failed, before anything else.
+    failure: Option<FailureLine>,
+    /// Each report's answer, before anything else but a failure.
     summary: Vec<SummaryLine>,
     /// The patch, identified.
     patch: Option<PatchFacts>,
@@ -229,6 +242,7 @@ async fn page_of(
         probe_of,
         carried_commits,
         run_length_pending,
+        failure,
         ..
     } = overview::gather(state, c).await?;
     let (tree, bisections) = link_views::views(links);
@@ -256,6 +270,18 @@ async fn page_of(
         .filter_map(|g| {
             let m = g.comparison.headline_metric()?;
             let sentence = headline_sentence(&g.comparison)?;
+            if g.comparison.header.is_calibration() {
+                // An A/A answers with the noise it measured, not a change.
+                return Some(SummaryLine {
+                    verdict: "calibration",
+                    class: "calibration",
+                    change: calibration_answer(&g.comparison)
+                        .unwrap_or_else(|| "no noise floor yet".into()),
+                    values: None,
+                    sentence: format!(", from {sentence}"),
+                    why: Vec::new(),
+                });
+            }
             let change = format::change_text(m);
             let (change, sentence) = match sentence.strip_prefix(&change) {
                 Some(rest) => (change, rest.to_string()),
@@ -288,7 +314,13 @@ async fn page_of(
     };
     let expected_per_side = overview::expected_per_side(c, &jobs, &boots);
     let p = &c.params.0;
+    let failed = failure.is_some() && verdict.overall == OverallVerdict::NoResults;
     Ok(ComparisonPage {
+        failure: failure.map(|f| FailureLine {
+            line: f.words.line,
+            evidence: f.words.evidence,
+            job_id: f.job_id,
+        }),
         summary,
         patch,
         title: if c.kind == ComparisonKind::Aa {
@@ -325,6 +357,8 @@ async fn page_of(
                 c.status.as_str().to_string(),
                 "calibration".into(),
             ),
+            // Nothing measured: its verdict is the failure said above.
+            ComparisonKind::Ab if failed => ("verdict", "failed".into(), "failed".into()),
             ComparisonKind::Ab => (
                 "verdict",
                 view::overall_words(
