@@ -129,6 +129,52 @@ fn base_and_patched_kernels_boot_and_report_their_identities() {
 /// was posted for, and poll1 run on both kernels. (Seed 000's port touches
 /// include/linux/file.h, whose rebuild costs minutes: measured once by
 /// hand, see examples/patches-6.12/README.md.)
+/// A developer's first command, without a job file: `runner job
+/// --patches MBOX -w open1` builds (here: finds in the cache) both kernels,
+/// boots them in ABBA order, writes the results directory and prints the
+/// verdict as `compare` gives it; `--fail-on-regression` passes an
+/// improvement (seed 002 makes close(2) cheaper: open1 goes up).
+#[test]
+fn a_job_without_a_job_file_measures_an_mbox_and_prints_the_verdict() {
+    skip_without_tools!();
+    let _exclusive = exclusive();
+    let dir = tempfile::tempdir().unwrap();
+    let mbox = dir.path().join("002.mbox");
+    std::fs::write(&mbox, SEED_002).unwrap();
+    let out = dir.path().join("results");
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_patchperf-runner"))
+        .args(["job", "--patches"])
+        .arg(&mbox)
+        .args(["--base", "linux-source-6.1", "-w", "open1", "--runs", "3"])
+        .args([
+            "--measurement",
+            "tcg-icount",
+            "--seconds",
+            "1",
+            "--warmup",
+            "1",
+        ])
+        .args(["--parallel", "2", "--seed", "7", "--fail-on-regression"])
+        .arg("--cache")
+        .arg(kernel_support::cache_dir())
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(0), "{stdout}{stderr}");
+    for side in ["base", "patched"] {
+        let runs = std::fs::read_dir(out.join(side)).unwrap().count();
+        assert_eq!(runs, 3, "{side}: {stderr}");
+    }
+    assert!(
+        stdout.contains("improvement of will-it-scale.per_process_ops"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("\ttest: open1\n"), "{stdout}");
+}
+
 #[test]
 fn a_6_12_tarball_builds_boots_and_measures_the_6_12_ports() {
     skip_without_tools!();

@@ -75,7 +75,8 @@ pub struct MeasureArgs {
 
 /// A measurement mode as the API spells it (`tcg-icount`); clap lists the
 /// values in `--help` and in its refusal.
-fn measurement_parser() -> impl clap::builder::TypedValueParser<Value = MeasurementMode> {
+pub(super) fn measurement_parser() -> impl clap::builder::TypedValueParser<Value = MeasurementMode>
+{
     use clap::builder::TypedValueParser;
     clap::builder::PossibleValuesParser::new(MeasurementMode::ALL.map(MeasurementMode::as_str))
         .map(|s| MeasurementMode::parse(&s).expect("a possible value is a mode"))

@@ -37,14 +37,7 @@ pub fn run(args: CompareArgs) -> Result<(), Error> {
         args.noise_floor,
     )?;
     print!("{}", compared.text);
-    match compared.regressions.as_slice() {
-        [] => Ok(()),
-        _ if !args.fail_on_regression => Ok(()),
-        keys => Err(Error::Regression(format!(
-            "a regression: {}",
-            keys.join("; ")
-        ))),
-    }
+    compared.ends(args.fail_on_regression)
 }
 
 /// What `compare` found: the reports as text, and which regressed.
@@ -55,6 +48,21 @@ pub struct Compared {
     /// Each report whose headline verdict is a regression, named
     /// `workload/mode-nr_task` with its change.
     pub regressions: Vec<String>,
+}
+
+impl Compared {
+    /// How a command that printed these reports ends: with a regression
+    /// (exit 3, naming each) when `fail_on_regression` asks and one
+    /// regressed.
+    pub fn ends(&self, fail_on_regression: bool) -> Result<(), Error> {
+        if !fail_on_regression || self.regressions.is_empty() {
+            return Ok(());
+        }
+        Err(Error::Regression(format!(
+            "a regression: {}",
+            self.regressions.join("; ")
+        )))
+    }
 }
 
 /// The reports for two results directories, separated by blank lines,

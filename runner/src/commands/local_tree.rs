@@ -15,6 +15,16 @@ use patchperf_common::protocol::BaseSource;
 
 use crate::Error;
 
+/// Where the base commit is fetched from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BaseAt<'a> {
+    /// The upstream that has it (for a server): this URL, else the one
+    /// found as [`range`] says.
+    Upstream(Option<&'a str>),
+    /// This clone itself (for `runner job`, which builds here).
+    ThisClone,
+}
+
 /// A local range made ready to send.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Local {
@@ -62,7 +72,7 @@ fn top(dir: &Path) -> Result<PathBuf, Error> {
 
 /// The commits of `range` (`A..B`, `A..` for `A..HEAD`) in the clone
 /// `dir` is in.
-pub fn range(dir: &Path, range: &str, base_url: Option<&str>) -> Result<Local, Error> {
+pub fn range(dir: &Path, range: &str, at: BaseAt<'_>) -> Result<Local, Error> {
     if range.contains("...") {
         return Err(Error::Usage(format!(
             "{range:?}: a symmetric range; name A..B (B's commits not in A)"
@@ -89,12 +99,12 @@ pub fn range(dir: &Path, range: &str, base_url: Option<&str>) -> Result<Local, E
     };
     let (a, b) = (commit(from)?, commit(to)?);
     let base = git(&top, &["merge-base", &a, &b])?;
-    let url = upstream(&top, from, &base, base_url)?;
+    let url = base_url(&top, from, &base, at)?;
     series(&top, &base, &b, url)
 }
 
 /// The one commit `name` of the clone `dir` is in, on its parent.
-pub fn commit(dir: &Path, name: &str, base_url: Option<&str>) -> Result<Local, Error> {
+pub fn commit(dir: &Path, name: &str, at: BaseAt<'_>) -> Result<Local, Error> {
     if name.starts_with('-') {
         return Err(Error::Usage(format!("{name:?} is not a commit")));
     }
@@ -110,7 +120,7 @@ pub fn commit(dir: &Path, name: &str, base_url: Option<&str>) -> Result<Local, E
     )?;
     let parent = git(&top, &["rev-parse", "--verify", &format!("{c}^1")])
         .map_err(|_| Error::Usage(format!("{name} has no parent to measure it against")))?;
-    let url = upstream(&top, "", &parent, base_url)?;
+    let url = base_url(&top, "", &parent, at)?;
     series(&top, &parent, &c, url)
 }
 
@@ -151,6 +161,14 @@ fn series(top: &Path, base: &str, tip: &str, url: String) -> Result<Local, Error
         mbox: mbox + "\n",
         commits,
     })
+}
+
+/// Where `base` is fetched from, as `at` says.
+fn base_url(top: &Path, from: &str, base: &str, at: BaseAt<'_>) -> Result<String, Error> {
+    match at {
+        BaseAt::Upstream(url) => upstream(top, from, base, url),
+        BaseAt::ThisClone => Ok(top.to_string_lossy().into_owned()),
+    }
 }
 
 /// The URL of the upstream that has `base`: `base_url`, else the remote

@@ -154,9 +154,10 @@ pub type Progress = ComparisonView<VerdictSummary>;
 
 /// The submission, built from the command line.
 fn request_body(args: &SubmitArgs) -> Result<ComparisonCreateRequest, Error> {
+    let upstream = local_tree::BaseAt::Upstream(args.base_url.as_deref());
     let local = match (&args.git, &args.range, &args.commit) {
-        (None, Some(r), _) => Some(local_tree::range(&cwd()?, r, args.base_url.as_deref())?),
-        (None, None, Some(c)) => Some(local_tree::commit(&cwd()?, c, args.base_url.as_deref())?),
+        (None, Some(r), _) => Some(local_tree::range(&cwd()?, r, upstream)?),
+        (None, None, Some(c)) => Some(local_tree::commit(&cwd()?, c, upstream)?),
         _ => None,
     };
     if let Some(local) = local {
@@ -245,7 +246,8 @@ fn cwd() -> Result<std::path::PathBuf, Error> {
     std::env::current_dir().map_err(|e| Error::io("the current directory", e))
 }
 
-fn read_mbox(path: &std::path::Path) -> Result<String, Error> {
+/// The mbox at `path`, `-` for standard input.
+pub(super) fn read_mbox(path: &std::path::Path) -> Result<String, Error> {
     if path.as_os_str() == "-" {
         let mut text = String::new();
         std::io::stdin()

@@ -146,45 +146,42 @@ impl JobFile {
             .map_err(|e| Error::Usage(format!("cannot read job file {}: {e}", path.display())))?;
         let job: JobFile = toml::from_str(&text)
             .map_err(|e| Error::Usage(format!("job file {}: {e}", path.display())))?;
-        if job.workloads.is_empty() {
-            return Err(Error::Usage(format!(
-                "job file {}: no workloads",
-                path.display()
-            )));
+        job.check()
+            .map_err(|why| Error::Usage(format!("job file {}: {why}", path.display())))?;
+        Ok(job)
+    }
+
+    /// What is wrong with the job, said as for its file; the same rules
+    /// for a job the command line describes.
+    pub fn check(&self) -> Result<(), String> {
+        if self.workloads.is_empty() {
+            return Err("no workloads".into());
         }
         // The boot order is built in memory: billions of runs would
         // exhaust it before the first boot.
         // As the server takes them: fewer than 3 a side give no interval.
-        if !(MIN_RUNS..=MAX_RUNS).contains(&job.runs) {
-            return Err(Error::Usage(format!(
-                "job file {}: runs is {}; a comparison needs {MIN_RUNS} to {MAX_RUNS} a side",
-                path.display(),
-                job.runs
-            )));
+        if !(MIN_RUNS..=MAX_RUNS).contains(&self.runs) {
+            return Err(format!(
+                "runs is {}; a comparison needs {MIN_RUNS} to {MAX_RUNS} a side",
+                self.runs
+            ));
         }
-        if job.params.nr_task.is_empty() || job.params.seconds == 0 {
-            return Err(Error::Usage(format!(
-                "job file {}: params need at least one nr_task and one second",
-                path.display()
-            )));
+        if self.params.nr_task.is_empty() || self.params.seconds == 0 {
+            return Err("params need at least one nr_task and one second".into());
         }
-        if job.params.nr_task.contains(&NrTask::Count(0)) {
-            return Err(Error::Usage(format!(
-                "job file {}: a task count must be at least 1",
-                path.display()
-            )));
+        if self.params.nr_task.contains(&NrTask::Count(0)) {
+            return Err("a task count must be at least 1".into());
         }
         let known = crate::harness::workload_names();
-        for w in &job.workloads {
+        for w in &self.workloads {
             if !known.contains(&w.as_str()) {
-                return Err(Error::Usage(format!(
-                    "job file {}: unknown workload {w:?} (known: {})",
-                    path.display(),
+                return Err(format!(
+                    "unknown workload {w:?} (known: {})",
                     known.join(", ")
-                )));
+                ));
             }
         }
-        Ok(job)
+        Ok(())
     }
 
     /// The job as the pipeline runs it, with the series and fragment read
@@ -195,11 +192,16 @@ impl JobFile {
         let mbox = std::fs::read_to_string(&patches).map_err(|e| {
             Error::Usage(format!("cannot read the series {}: {e}", patches.display()))
         })?;
+        self.spec_with(dir, mbox, &patches.display().to_string())
+    }
+
+    /// The job with the series `mbox` (read from `named`), its other paths
+    /// relative to `dir`.
+    pub fn spec_with(&self, dir: &Path, mbox: String, named: &str) -> Result<JobSpec, Error> {
         // Read with the server's parser when the file is read, not after a
         // kernel build: an mbox without a patch, or a plain `git diff`
         // (no From: and Subject:), is said at once, as the server says it.
-        patchperf_common::mbox::parse(&mbox)
-            .map_err(|e| Error::Usage(format!("{}: {e}", patches.display())))?;
+        patchperf_common::mbox::parse(&mbox).map_err(|e| Error::Usage(format!("{named}: {e}")))?;
         let config_fragment = match &self.config {
             Some(c) => {
                 let p = dir.join(c);

@@ -4,8 +4,11 @@
 //! reads. With `per_patch = true`, each patch of the series is measured
 //! against the patches before it first (OUT/step-K/). Progress shows as a
 //! spinner on a terminal, as plain lines otherwise. The job file's format
-//! and how it becomes a job: [`jobfile`].
+//! and how it becomes a job: [`jobfile`]; a job on the command line
+//! instead (`--patches`, `--range`, `--commit`): [`flags`]. The reports
+//! follow on standard output, judged as `compare` judges them.
 
+pub mod flags;
 pub mod jobfile;
 
 use std::io::IsTerminal;
@@ -25,12 +28,19 @@ use jobfile::JobFile;
 
 /// Runs `patchperf-runner job`.
 pub fn run(args: JobArgs) -> Result<(), Error> {
-    let job = JobFile::load(&args.file)?;
-    let spec = job.to_spec(&args.file)?;
+    let (job, spec) = match &args.file {
+        Some(file) => {
+            let job = JobFile::load(file)?;
+            let spec = job.to_spec(file)?;
+            (job, spec)
+        }
+        None => flags::job(&args)?,
+    };
     let out = args.out.clone().unwrap_or_else(|| {
         let stem = args
             .file
-            .file_stem()
+            .as_deref()
+            .and_then(Path::file_stem)
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "job".into());
         PathBuf::from(format!("{stem}-results"))
@@ -67,13 +77,22 @@ pub fn run(args: JobArgs) -> Result<(), Error> {
     }
     let summary = run_job(&pipeline, &spec, &out)?;
     eprintln!(
-        "{} runs in {}; compare with: patchperf-runner compare {} {}",
+        "{} runs in {}; compare again with: patchperf-runner compare {} {}",
         summary,
         out.display(),
         out.join("base").display(),
         out.join("patched").display()
     );
-    Ok(())
+    // The verdict, as `compare` gives it (δ the mode's: no A/A here).
+    let compared = super::compare::compare_dirs(
+        &out.join("base"),
+        &out.join("patched"),
+        "localhost",
+        false,
+        None,
+    )?;
+    println!("{}", compared.text.trim_end());
+    compared.ends(args.fail_on_regression)
 }
 
 /// Builds (or finds in the cache) the job's two kernels and prints their
