@@ -83,7 +83,7 @@ pub struct JobArgs {
     pub measurement: Option<MeasurementMode>,
     /// Without a job file: a Kconfig fragment for both kernels.
     #[arg(long, value_name = "FILE", conflicts_with = "file")]
-    pub config: Option<PathBuf>,
+    pub kconfig: Option<PathBuf>,
     /// Without a job file: also measure each patch against the ones before
     /// it (OUT/step-K/).
     #[arg(long, conflicts_with = "file")]

@@ -55,9 +55,11 @@ pub struct MeasureArgs {
     /// kexec (bare metal), host (the running kernel). Formerly `--backend`.
     #[arg(long, alias = "backend", value_name = "MODE", value_parser = measurement_parser())]
     pub measurement: Option<MeasurementMode>,
-    /// Extra Kconfig lines for both kernels, from a file.
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
+    /// Extra Kconfig lines for both kernels, from a file (a Kconfig
+    /// fragment; `--config` names a settings file elsewhere, and is kept
+    /// here as an old spelling).
+    #[arg(long, alias = "config", value_name = "FILE")]
+    pub kconfig: Option<PathBuf>,
     /// Build both kernels with every function aligned to 64 bytes
     /// (CONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B), so that code layout moves
     /// less between them: for wall-clock machines, where layout alone can

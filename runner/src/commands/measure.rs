@@ -44,10 +44,10 @@ pub fn params(args: &MeasureArgs) -> Result<AskedParams, Error> {
     })
 }
 
-/// The Kconfig fragment of `--config`, read, with the alignment line of
+/// The Kconfig fragment of `--kconfig`, read, with the alignment line of
 /// `--align-functions`.
 fn config_fragment(args: &MeasureArgs) -> Result<Option<String>, Error> {
-    let mut fragment = match &args.config {
+    let mut fragment = match &args.kconfig {
         None => None,
         Some(path) => Some(std::fs::read_to_string(path).map_err(|e| {
             Error::Usage(format!(
@@ -104,5 +104,20 @@ mod tests {
             fragment(&["--config", own, "--align-functions"]).as_deref(),
             Some("CONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B=y\n")
         );
+    }
+
+    /// `--kconfig` names the fragment; `--config`, its first spelling,
+    /// still does (elsewhere `--config` is a settings file).
+    #[test]
+    fn kconfig_names_the_fragment_and_config_still_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let own = dir.path().join("frag.config");
+        std::fs::write(&own, "CONFIG_HZ_1000=y\n").unwrap();
+        let own = own.to_str().unwrap();
+        assert_eq!(
+            fragment(&["--kconfig", own]).as_deref(),
+            Some("CONFIG_HZ_1000=y\n")
+        );
+        assert_eq!(fragment(&["--config", own]), fragment(&["--kconfig", own]));
     }
 }

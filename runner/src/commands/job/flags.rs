@@ -56,7 +56,7 @@ pub fn job(args: &JobArgs) -> Result<(JobFile, JobSpec), Error> {
     let job = JobFile {
         base,
         patches: PathBuf::from(&named),
-        config: args.config.clone(),
+        config: args.kconfig.clone(),
         workloads: args.workloads.clone(),
         runs: args.runs,
         backend: args.measurement,

@@ -6,7 +6,7 @@
 //!                                    # the default: Debian's newest source package
 //! # base = { git = "https://…/linux.git", commit = "v6.1" }   # or a repository path
 //! patches = "fs-close.mbox"          # the series, relative to this file
-//! # config = "extra.config"          # optional Kconfig fragment for both sides
+//! # kconfig = "extra.config"         # optional Kconfig fragment for both sides
 //! workloads = ["open1", "dup1"]
 //! runs = 3                           # boots per side (3 to 100), in randomized ABBA blocks
 //! backend = "tcg-icount"             # kvm | tcg | tcg-icount; default: best here
@@ -116,8 +116,9 @@ pub struct JobFile {
     pub base: BaseEntry,
     /// The patch series (mbox), relative to the job file.
     pub patches: PathBuf,
-    /// An optional Kconfig fragment for both sides, relative to the job file.
-    #[serde(default)]
+    /// An optional Kconfig fragment for both sides, relative to the job
+    /// file (`kconfig`, or `config` as first spelled).
+    #[serde(default, alias = "kconfig")]
     pub config: Option<PathBuf>,
     /// Workloads run in every boot.
     pub workloads: Vec<String>,
