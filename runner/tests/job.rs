@@ -68,6 +68,22 @@ fn without_a_job_file_it_needs_a_series_and_refuses_a_bad_one_in_words() {
     ));
     assert!(stderr.contains("runs is 2"), "{stderr}");
 
+    // No workload named: the map's, by the files the series touches; a
+    // series no workload exercises is not measured, saying why.
+    std::fs::write(
+        d.join("docs.mbox"),
+        "From 1 Mon Sep 17 00:00:00 2001\nFrom: A <a@example.org>\n\
+         Subject: [PATCH] docs: typo\n\n---\n\
+         diff --git a/Documentation/x.txt b/Documentation/x.txt\n\
+         --- a/Documentation/x.txt\n+++ b/Documentation/x.txt\n@@ -1 +1 @@\n-a\n+b\n",
+    )
+    .unwrap();
+    let stderr = refused(&job(d, &["--patches", "docs.mbox"]));
+    assert!(
+        stderr.contains("not measured: no workload exercises Documentation/x.txt"),
+        "{stderr}"
+    );
+
     // A range needs the clone it is run in.
     let stderr = refused(&job(d, &["--range", "HEAD~1..", "-w", "open1"]));
     assert!(stderr.contains("is not inside a git clone"), "{stderr}");

@@ -115,6 +115,40 @@ impl Selection {
     }
 }
 
+/// Why a series gets no workloads from the map.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unmapped {
+    /// It touches files, none of them exercised by a workload; the words
+    /// name them ([`Selection::not_measured`]).
+    NotMeasured(String),
+    /// It touches no file.
+    NoFile,
+}
+
+impl std::fmt::Display for Unmapped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unmapped::NotMeasured(why) => f.write_str(why),
+            Unmapped::NoFile => {
+                f.write_str("the series touches no file; name the workloads to measure it on")
+            }
+        }
+    }
+}
+
+/// The workloads the derived map gives the files and functions the series
+/// `mbox` touches: what a submission or `runner job` that names none
+/// measures.
+pub fn for_series(mbox: &str) -> Result<Vec<String>, Unmapped> {
+    let touched: Vec<String> = crate::mbox::diff::paths(mbox).into_iter().collect();
+    let selection = WorkloadMap::derived().select(&touched, &crate::mbox::diff::functions(mbox));
+    match selection.not_measured() {
+        Some(why) => Err(Unmapped::NotMeasured(why)),
+        None if selection.workloads.is_empty() => Err(Unmapped::NoFile),
+        None => Ok(selection.workloads),
+    }
+}
+
 impl WorkloadMap {
     /// The derived map ([`DERIVED`], [`DERIVED_FUNCTIONS`]), read once.
     pub fn derived() -> &'static WorkloadMap {

@@ -45,7 +45,8 @@ pub struct JobArgs {
     #[arg(long, value_name = "TARBALL", requires = "patches")]
     pub base: Option<String>,
     /// Without a job file: workloads to run in every boot (repeat or
-    /// comma-separate).
+    /// comma-separate); left out, the workloads the workload map gives the
+    /// files and functions the series touches, as the server picks them.
     #[arg(
         short,
         long = "workload",

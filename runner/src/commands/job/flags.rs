@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use patchperf_common::protocol::{JobSpec, NrTask};
 use patchperf_common::run::TaskMode;
 use patchperf_common::run_length::{Asker, default_for};
+use patchperf_common::workload::map;
 
 use super::jobfile::{BaseEntry, JobFile, ParamsEntry};
 use crate::Error;
@@ -51,13 +52,25 @@ pub fn job(args: &JobArgs) -> Result<(JobFile, JobSpec), Error> {
         .iter()
         .map(|s| s.parse::<NrTask>().map_err(Error::Usage))
         .collect::<Result<Vec<_>, _>>()?;
+    // None named: the workloads the map gives what the series touches, as
+    // the server takes them.
+    let workloads = if args.workloads.is_empty() {
+        let mapped = map::for_series(&mbox).map_err(|why| Error::Usage(why.to_string()))?;
+        eprintln!(
+            "workloads (the workload map's, by what the series touches): {}",
+            mapped.join(", ")
+        );
+        mapped
+    } else {
+        args.workloads.clone()
+    };
     // A local job is a comparison: its mode's run length unless given.
     let length = default_for(Asker::Comparison, args.measurement);
     let job = JobFile {
         base,
         patches: PathBuf::from(&named),
         config: args.kconfig.clone(),
-        workloads: args.workloads.clone(),
+        workloads,
         runs: args.runs,
         backend: args.measurement,
         seed: args.seed,

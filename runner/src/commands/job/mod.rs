@@ -64,15 +64,22 @@ pub fn run(args: JobArgs) -> Result<(), Error> {
     } else {
         Vec::new()
     };
+    // Each step's reports as it ends, then the whole series': every
+    // regression of any of them counts for --fail-on-regression.
+    let mut regressions = Vec::new();
     for (k, step) in (1..).zip(&steps) {
         let dir = out.join(format!("step-{k}"));
-        eprintln!("patch {k}/{} against the patches before it:", steps.len());
+        let of = steps.len();
+        eprintln!("patch {k}/{of} against the patches before it:");
         let summary = run_job(&pipeline, step, &dir)?;
-        eprintln!(
-            "{summary} runs in {}; compare with: patchperf-runner compare {} {}",
-            dir.display(),
-            dir.join("base").display(),
-            dir.join("patched").display()
+        eprintln!("{summary} runs in {}", dir.display());
+        let compared = judged(&dir)?;
+        println!("patch {k}/{of}:\n\n{}\n", compared.text.trim_end());
+        regressions.extend(
+            compared
+                .regressions
+                .iter()
+                .map(|r| format!("patch {k}/{of}: {r}")),
         );
     }
     let summary = run_job(&pipeline, &spec, &out)?;
@@ -83,16 +90,26 @@ pub fn run(args: JobArgs) -> Result<(), Error> {
         out.join("base").display(),
         out.join("patched").display()
     );
-    // The verdict, as `compare` gives it (δ the mode's: no A/A here).
-    let compared = super::compare::compare_dirs(
-        &out.join("base"),
-        &out.join("patched"),
+    let mut compared = judged(&out)?;
+    if !steps.is_empty() {
+        println!("the whole series:\n");
+    }
+    println!("{}", compared.text.trim_end());
+    regressions.append(&mut compared.regressions);
+    compared.regressions = regressions;
+    compared.ends(args.fail_on_regression)
+}
+
+/// The reports of the results in `dir`, as `compare` judges them (δ the
+/// measurement mode's: no A/A here).
+fn judged(dir: &Path) -> Result<super::compare::Compared, Error> {
+    super::compare::compare_dirs(
+        &dir.join("base"),
+        &dir.join("patched"),
         "localhost",
         false,
         None,
-    )?;
-    println!("{}", compared.text.trim_end());
-    compared.ends(args.fail_on_regression)
+    )
 }
 
 /// Builds (or finds in the cache) the job's two kernels and prints their

@@ -7,10 +7,9 @@ use patchperf_common::api::ComparisonSubmission;
 use patchperf_common::api::Setup;
 use patchperf_common::api::setup::default_max_runs;
 use patchperf_common::comparison::ComparisonKind;
-use patchperf_common::mbox::diff;
 use patchperf_common::protocol::BaseSource;
 use patchperf_common::run::MeasurementMode;
-use patchperf_common::workload::map::WorkloadMap;
+use patchperf_common::workload::map::{self, Unmapped};
 
 use crate::Error;
 use crate::domain::comparison::{self, Carried, Order, Origin};
@@ -129,13 +128,8 @@ pub async fn comparison(
 /// The workloads the workload map gives the files `mbox` touches; refused,
 /// naming the files, when no workload exercises any of them.
 fn mapped_workloads(mbox: &str) -> Result<Vec<String>, Error> {
-    let touched: Vec<String> = diff::paths(mbox).into_iter().collect();
-    let selection = WorkloadMap::derived().select(&touched, &diff::functions(mbox));
-    match selection.not_measured() {
-        Some(why) => Err(Error::NotMeasured(why)),
-        None if selection.workloads.is_empty() => Err(Error::Invalid(
-            "the series touches no file; name the workloads to measure it on".into(),
-        )),
-        None => Ok(selection.workloads),
-    }
+    map::for_series(mbox).map_err(|why| match why {
+        Unmapped::NotMeasured(words) => Error::NotMeasured(words),
+        Unmapped::NoFile => Error::Invalid(why.to_string()),
+    })
 }
