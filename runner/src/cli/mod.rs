@@ -35,7 +35,8 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// Take jobs from a patchperf server and execute them.
     Agent(agent::AgentArgs),
-    /// Run a whole comparison described by a job file on this machine.
+    /// Run a whole comparison on this machine: a job file's, or a series
+    /// named on the command line (--patches, --range, --commit).
     Job(job::JobArgs),
     /// Inside a booted benchmark guest: run the workloads and power off.
     #[command(hide = true)]
@@ -64,6 +65,16 @@ pub enum Command {
     /// Derive which source files each workload exercises from its perf
     /// profile on real kernels, and write the workload map.
     WorkloadMap(workload_map::WorkloadMapArgs),
+    /// Print a shell's completion script for patchperf-runner, e.g.
+    /// `patchperf-runner completions bash > /etc/bash_completion.d/patchperf-runner`.
+    Completions(CompletionsArgs),
+}
+
+/// Arguments of `patchperf-runner completions`.
+#[derive(Debug, clap::Args)]
+pub struct CompletionsArgs {
+    /// The shell: bash, zsh, fish, elvish or powershell.
+    pub shell: clap_complete::Shell,
 }
 
 /// The agent's settings file when `--config` names none, if it exists.
