@@ -108,8 +108,10 @@ pub struct MigrateArgs {
 /// Where the data lives.
 #[derive(Debug, Clone, Args)]
 pub struct DatabaseArgs {
-    /// Postgres to use; when unset, a private cluster is created and started
-    /// under `<data-dir>/pg`.
+    /// Postgres to use; when unset, the private cluster under
+    /// `<data-dir>/pg`, started if stopped: `serve` and `restore` create it
+    /// when missing, every other command refuses to (an admin command run
+    /// in the wrong directory must not make an empty lab).
     #[arg(long, global = true, env = "DATABASE_URL", hide_env_values = true)]
     pub database_url: Option<String>,
     /// Directory for the server's own data (the private Postgres cluster).
