@@ -269,11 +269,12 @@ fn check(program: &str, args: &[String]) -> Result<(), String> {
 
 /// Whether every argument `e` says is missing has an environment variable.
 fn missing_from_environment(cmd: &clap::Command, args: &[String], e: &clap::Error) -> bool {
-    // The subcommand path the words name, to find the flags' definitions.
-    let mut sub = cmd;
+    // The subcommand path the words name, to find the flags' definitions
+    // (a flag of `machines` is missing after `machines drain` too).
+    let mut path = vec![cmd];
     for word in args {
-        match sub.find_subcommand(word) {
-            Some(s) => sub = s,
+        match path[path.len() - 1].find_subcommand(word) {
+            Some(s) => path.push(s),
             None if !word.starts_with('-') => break,
             None => {}
         }
@@ -282,7 +283,7 @@ fn missing_from_environment(cmd: &clap::Command, args: &[String], e: &clap::Erro
         return false;
     };
     missing.iter().all(|m| {
-        sub.get_arguments().any(|a| {
+        path.iter().flat_map(|c| c.get_arguments()).any(|a| {
             a.get_env().is_some()
                 && a.get_long()
                     .is_some_and(|l| m.starts_with(&format!("--{l} ")) || *m == format!("--{l}"))

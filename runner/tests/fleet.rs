@@ -116,3 +116,77 @@ async fn a_paused_agent_claims_nothing_until_an_admin_resumes_it(pool: PgPool) {
     assert!(matches!(finish, FinishRequest::Failed { .. }), "{finish:?}");
     server.stop().await;
 }
+
+/// `patchperf-runner machines …` against a real server; its exit status
+/// and standard output and error.
+fn machines(server: &str, token: &str, args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_patchperf-runner"))
+        .args(["machines", "--server", server, "--token", token])
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// An admin steers the fleet from a shell: `machines` lists it, `drain`
+/// with a note says the machine is drained (it holds no job), `resume`
+/// and `retire` answer with the machine's line; a ci token, or a machine
+/// that does not exist, is refused with exit 2 and the server's words.
+#[sqlx::test(migrations = "../migrations")]
+async fn an_admin_lists_and_steers_machines_from_the_command_line(pool: PgPool) {
+    let server = TestServer::start(pool.clone(), "127.0.0.1:0".parse().unwrap()).await;
+    let url = server.url();
+    let runner = token(&pool, TokenKind::Runner).await;
+    let ci = token(&pool, TokenKind::Ci).await;
+    let admin = token(&pool, TokenKind::Admin).await;
+    let spool = tempfile::tempdir().unwrap();
+    let spool_dir = spool.path().to_path_buf();
+
+    tokio::task::spawn_blocking(move || {
+        agent(&url, &runner, &spool_dir).register().unwrap();
+
+        let (code, out, err) = machines(&url, &admin, &[]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.starts_with("lab-1"), "{out}");
+        assert!(out.contains(" active "), "{out}");
+
+        let (code, out, err) = machines(
+            &url,
+            &admin,
+            &["drain", "lab-1", "--note", "kernel upgrade"],
+        );
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains("draining (drained)"), "{out}");
+        assert!(out.contains("\"kernel upgrade\""), "{out}");
+        let (_, listed, _) = machines(&url, &admin, &["list"]);
+        assert!(listed.contains("draining (drained)"), "{listed}");
+
+        let (code, out, _) = machines(&url, &admin, &["resume", "lab-1"]);
+        assert_eq!(code, 0);
+        assert!(out.contains(" active "), "{out}");
+
+        let (code, _, err) = machines(&url, &ci, &["pause", "lab-1"]);
+        assert_eq!(code, 2, "a ci token steers nothing: {err}");
+        let (code, _, err) = machines(&url, &admin, &["pause", "lab-9"]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("lab-9"), "{err}");
+
+        let (code, out, err) = machines(&url, &admin, &["retire", "lab-1"]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains("retired"), "{out}");
+        let (_, listed, _) = machines(&url, &admin, &[]);
+        assert!(
+            !listed.contains("lab-1"),
+            "retired machines are left out: {listed}"
+        );
+        let (_, listed, _) = machines(&url, &admin, &["list", "--retired"]);
+        assert!(listed.contains("lab-1"), "{listed}");
+    })
+    .await
+    .unwrap();
+    server.stop().await;
+}

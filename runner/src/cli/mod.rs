@@ -14,6 +14,7 @@ pub mod follow;
 pub mod guest;
 pub mod job;
 pub mod lab_init;
+pub mod machines;
 pub mod measure;
 pub mod submit;
 pub mod track;
@@ -65,6 +66,8 @@ pub enum Command {
     /// Derive which source files each workload exercises from its perf
     /// profile on real kernels, and write the workload map.
     WorkloadMap(workload_map::WorkloadMapArgs),
+    /// List and steer the fleet (an admin): drain, pause, resume, retire.
+    Machines(machines::MachinesArgs),
     /// Print a shell's completion script for patchperf-runner, e.g.
     /// `patchperf-runner completions bash > /etc/bash_completion.d/patchperf-runner`.
     Completions(CompletionsArgs),

@@ -12,6 +12,7 @@ pub mod guest;
 pub mod job;
 pub mod lab_init;
 pub mod local_tree;
+pub mod machines;
 pub mod measure;
 pub mod outcome;
 pub mod patience;
@@ -34,6 +35,7 @@ pub fn run(cli: Cli) -> Result<(), Error> {
         Command::Cancel(args) => follow::cancel(&args),
         Command::Track(args) => track::run(*args),
         Command::WorkloadMap(args) => workload_map::run(args),
+        Command::Machines(args) => machines::run(args),
         Command::Completions(args) => completions(args.shell),
     }
 }
