@@ -27,8 +27,10 @@ use patchperf_common::report::stored::ComparisonReport;
 /// What a built report holds, by version: a report stored by a builder of
 /// another edition is built again when next read. 1: an A/A calibration's
 /// header names its workloads and boots the base on both sides (no
-/// `linux-source-6.1+e3b0c44298`, the hash of its empty series).
-const EDITION: u32 = 1;
+/// `linux-source-6.1+e3b0c44298`, the hash of its empty series). 2: the
+/// "why" names only significant profile entries, each in the system call
+/// that carries most of it.
+const EDITION: u32 = 2;
 
 /// How many comparisons' reports one server keeps. A report holds its runs'
 /// metric values, a few hundred kB for a large comparison; the pages people
