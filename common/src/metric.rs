@@ -91,7 +91,11 @@ pub enum Direction {
     Neutral,
 }
 
-/// The direction of a metric, from its name.
+/// The direction of a metric, from its name. Of perf stat's, only the
+/// ratios have one (instructions per operation, cycles per instruction,
+/// miss rates): an event's count a second (`ps.`, `i.`) or in all
+/// (`total.`) follows throughput, so fewer cache misses a second inside a
+/// regression are fewer operations, not an improvement.
 pub fn direction(name: &str) -> Direction {
     if name.starts_with("will-it-scale.") {
         return Direction::HigherIsBetter;
@@ -99,8 +103,9 @@ pub fn direction(name: &str) -> Direction {
     if let Some(rest) = name.strip_prefix("perf-stat.") {
         let derived = rest.rsplit_once('.').map_or(rest, |(_, last)| last);
         return match derived {
-            "path-length" | "cpi" | "cache-misses" | "cache-miss-rate%" | "branch-misses"
-            | "branch-miss-rate%" => Direction::LowerIsBetter,
+            "path-length" | "cpi" | "cache-miss-rate%" | "branch-miss-rate%" => {
+                Direction::LowerIsBetter
+            }
             "ipc" => Direction::HigherIsBetter,
             _ => Direction::Neutral,
         };
@@ -232,8 +237,12 @@ mod tests {
             direction("perf-stat.overall.ipc"),
             Direction::HigherIsBetter
         );
+        // A rate a second follows throughput: no direction of its own.
+        assert_eq!(direction("perf-stat.ps.cache-misses"), Direction::Neutral);
+        assert_eq!(direction("perf-stat.ps.branch-misses"), Direction::Neutral);
+        assert_eq!(direction("perf-stat.i.cache-misses"), Direction::Neutral);
         assert_eq!(
-            direction("perf-stat.ps.cache-misses"),
+            direction("perf-stat.overall.cache-miss-rate%"),
             Direction::LowerIsBetter
         );
         assert_eq!(direction("perf-stat.ps.instructions"), Direction::Neutral);

@@ -352,6 +352,34 @@ mod tests {
 
     const OPS: &str = "will-it-scale.per_process_ops";
 
+    /// Inside a −10.5% regression, cache misses a second fall because
+    /// fewer operations ran: the row says it changed, not that it is an
+    /// improvement; instructions per operation keep their direction.
+    #[test]
+    fn a_rate_a_second_that_follows_throughput_is_no_improvement() {
+        let side = |ops: f64, misses: f64, path: f64| {
+            [0.9999, 1.0, 1.0001]
+                .map(|f| {
+                    run(&[
+                        (OPS, ops * f),
+                        ("perf-stat.ps.cache-misses", misses * f),
+                        ("perf-stat.overall.path-length", path * f),
+                    ])
+                })
+                .to_vec()
+        };
+        let c = build(&side(1000.0, 5000.0, 800.0), &side(895.0, 4475.0, 880.0));
+        assert_eq!(c.metric(OPS).unwrap().verdict, Verdict::Regression);
+        assert_eq!(
+            c.metric("perf-stat.ps.cache-misses").unwrap().verdict,
+            Verdict::Changed
+        );
+        assert_eq!(
+            c.metric("perf-stat.overall.path-length").unwrap().verdict,
+            Verdict::Regression
+        );
+    }
+
     #[test]
     fn deterministic_runs_with_different_constants_are_a_real_change() {
         // -icount: 1000 ops on every base run, 1100 on every patched run
