@@ -131,6 +131,9 @@ pub struct StepOf {
     pub of: u32,
     /// The patch's subject.
     pub subject: String,
+    /// For a git range's step: its commit (measured against its parent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
 }
 
 /// One step of a per-patch comparison as the whole-series one lists it.

@@ -256,6 +256,7 @@ fn comparison_view() -> ComparisonView<VerdictSummary> {
             step: 2,
             of: 2,
             subject: "[PATCH 2/2] y".into(),
+            commit: Some("4".repeat(40)),
         }),
     }
 }

@@ -195,7 +195,7 @@ async fn a_found_bisection_page_answers_first_then_probes_kernels_and_series(poo
     );
     assert!(
         html.contains(&format!(
-            "<h1>probe 7/7 of bisection {id}: `fs: step 7` against the good end</h1>"
+            "<h1>probe 7/7 of bisection {id}: “fs: step 7” against the good end</h1>"
         )),
         "{html}"
     );

@@ -201,7 +201,7 @@ async fn each_step_runs_in_order_on_one_machine_then_the_whole_series(pool: PgPo
     let page = app.get(&format!("/comparisons/{}", steps[1])).await;
     assert!(
         page.body
-            .contains("patch 2/3 `[PATCH 2/3] fs: step 2` against patch 1/3"),
+            .contains("patch 2/3 “fs: step 2” against patch 1/3"),
         "{}",
         page.body
     );

@@ -146,6 +146,22 @@ async fn a_range_becomes_one_step_per_first_parent_commit(pool: PgPool) {
         "{}",
         text.body
     );
+    // The step's page names it by its commit and subject, measured
+    // against its parent; the JSON's step_of carries the commit.
+    let page = app.get(&format!("/comparisons/{merge_step}")).await;
+    assert!(
+        page.body.contains(&format!(
+            "<h1>{} “Merge branch &#x27;side&#x27;” against its parent (commit 2/3)</h1>",
+            &repo.merge[..10]
+        )) || page.body.contains(&format!(
+            "<h1>{} “Merge branch &#39;side&#39;” against its parent (commit 2/3)</h1>",
+            &repo.merge[..10]
+        )),
+        "{}",
+        page.body
+    );
+    let json = app.get(&format!("/api/v1/comparisons/{merge_step}")).await;
+    assert_eq!(json.json["step_of"]["commit"], repo.merge.as_str());
     let whole = specs.iter().find(|s| s.comparison_id == id).unwrap();
     let check = tempfile::tempdir().unwrap();
     let c = check.path();

@@ -42,6 +42,9 @@ pub async fn step_of(ctx: &Context, c: &ComparisonRow) -> Result<Option<StepOf>,
         step: u32::try_from(step).unwrap_or(0),
         of: u32::try_from(of).unwrap_or(0),
         subject: step_subject(ctx, c.series_id, step).await?,
+        // A range's (or tree push's) step is its commit; a mailed
+        // series' step has none.
+        commit: c.commit_sha.clone(),
     }))
 }
 

@@ -97,14 +97,24 @@ pub fn table(steps: &[StepView]) -> StepsTable {
     }
 }
 
-/// What a step's page says of it: `patch 2/3 `fs: …` against patch 1/3`.
+/// What a step's page says of it: a mailed patch as `patch 2/3 “fs: …”
+/// against patch 1/3`, a commit as `deffb20224 “fs: …” against its parent
+/// (commit 2/3)`; the subject without its `[PATCH 2/3]`.
 pub fn step_line(s: &StepOf) -> String {
-    let against = match s.step {
-        1 => "the base".to_string(),
-        k => format!("patch {}/{}", k - 1, s.of),
-    };
-    format!(
-        "patch {}/{} `{}` against {against}",
-        s.step, s.of, s.subject
-    )
+    let title = patchperf_common::mbox::Subject::parse(&s.subject).title;
+    match &s.commit {
+        Some(sha) => format!(
+            "{} “{title}” against its parent (commit {}/{})",
+            &sha[..sha.len().min(10)],
+            s.step,
+            s.of
+        ),
+        None => {
+            let against = match s.step {
+                1 => "the base".to_string(),
+                k => format!("patch {}/{}", k - 1, s.of),
+            };
+            format!("patch {}/{} “{title}” against {against}", s.step, s.of)
+        }
+    }
 }

@@ -333,7 +333,7 @@ async fn page_of(
                     let last = messages.iter().rev().find(|m| m.has_diff);
                     let title = last.map(|m| mbox::Subject::parse(&m.subject).title);
                     format!(
-                        "{probe}: `{}` against the good end",
+                        "{probe}: “{}” against the good end",
                         title.unwrap_or_default()
                     )
                 }
