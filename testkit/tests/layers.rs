@@ -213,14 +213,10 @@ fn queries_named(text: &str) -> Vec<String> {
     found
 }
 
-/// Pages and API handlers read through the domain's views, never a query
-/// of their own (ARCHITECTURE.md: handlers parse, call one domain
-/// function, render).
-#[test]
-fn the_http_layer_reads_through_the_domain() {
-    let http = workspace().join("server/src/http");
-    let mut named = Vec::new();
-    let mut stack = vec![http];
+/// Every `.rs` file under `dir` (a folder of the workspace) with its text.
+fn rust_files(dir: &str) -> Vec<(std::path::PathBuf, String)> {
+    let mut files = Vec::new();
+    let mut stack = vec![workspace().join(dir)];
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
@@ -228,12 +224,26 @@ fn the_http_layer_reads_through_the_domain() {
                 stack.push(path);
             } else if path.extension().is_some_and(|e| e == "rs") {
                 let text = std::fs::read_to_string(&path).unwrap();
-                for q in queries_named(&text) {
-                    named.push(format!("{}: {q}", path.display()));
-                }
+                files.push((path, text));
             }
         }
     }
+    files
+}
+
+/// Pages and API handlers read through the domain's views, never a query
+/// of their own (ARCHITECTURE.md: handlers parse, call one domain
+/// function, render).
+#[test]
+fn the_http_layer_reads_through_the_domain() {
+    let named: Vec<String> = rust_files("server/src/http")
+        .iter()
+        .flat_map(|(path, text)| {
+            queries_named(text)
+                .into_iter()
+                .map(move |q| format!("{}: {q}", path.display()))
+        })
+        .collect();
     assert!(
         named.is_empty(),
         "queries called from http/:\n{}",
@@ -246,23 +256,13 @@ fn the_http_layer_reads_through_the_domain() {
 /// returns them (`domain::comparison::overview::ComparisonRow`, …).
 #[test]
 fn pages_name_nothing_of_the_database() {
-    let pages = workspace().join("server/src/http/pages");
     let mut named = Vec::new();
-    let mut stack = vec![pages];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                let text = std::fs::read_to_string(&path).unwrap();
-                let code = text.split("#[cfg(test)]").next().unwrap_or_default();
-                for (n, line) in code.lines().enumerate() {
-                    let line = line.split("//").next().unwrap_or_default();
-                    if line.contains("db::") {
-                        named.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
-                    }
-                }
+    for (path, text) in rust_files("server/src/http/pages") {
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for (n, line) in code.lines().enumerate() {
+            let line = line.split("//").next().unwrap_or_default();
+            if line.contains("db::") {
+                named.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
             }
         }
     }

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use patchperf_common::run::MeasurementMode;
 
-use super::bench::ModeArg;
+use super::measure::WorkloadArgs;
 
 /// Arguments of `patchperf-runner job`: run a whole comparison on this
 /// machine, described by a TOML job file (see `commands::job::jobfile` for
@@ -26,6 +26,7 @@ without a patch); 3 a headline regressed, with --fail-on-regression; \
 pub struct JobArgs {
     /// The job file (or the series on the command line: --patches,
     /// --range, --commit).
+    #[arg(conflicts_with_all = ["workloads", "nr_task", "mode", "seconds", "warmup"])]
     pub file: Option<PathBuf>,
     /// Instead of a job file: the series to measure, an mbox (`git
     /// format-patch` output, or `b4 am -o -`); `-` reads standard input.
@@ -44,40 +45,12 @@ pub struct JobArgs {
     /// newest source package.
     #[arg(long, value_name = "TARBALL", requires = "patches")]
     pub base: Option<String>,
-    /// Without a job file: workloads to run in every boot (repeat or
-    /// comma-separate); left out, the workloads the workload map gives the
-    /// files and functions the series touches, as the server picks them.
-    #[arg(
-        short,
-        long = "workload",
-        value_delimiter = ',',
-        conflicts_with = "file"
-    )]
-    pub workloads: Vec<String>,
-    /// Without a job file: task counts (`1`, `50%`), each its own report.
-    #[arg(
-        short = 't',
-        long = "tasks",
-        value_name = "NR_TASK",
-        value_delimiter = ',',
-        default_value = "1",
-        conflicts_with = "file"
-    )]
-    pub nr_task: Vec<String>,
-    /// Without a job file: processes or threads.
-    #[arg(long, value_enum, default_value_t = ModeArg::Process, conflicts_with = "file")]
-    pub mode: ModeArg,
+    /// Without a job file: the workloads and how each runs.
+    #[command(flatten)]
+    pub load: WorkloadArgs,
     /// Without a job file: boots per side, in randomized ABBA blocks.
     #[arg(long, default_value_t = 3, conflicts_with = "file")]
     pub runs: u32,
-    /// Without a job file: measured seconds per run (default: the
-    /// measurement mode's, 1 under tcg-icount, else 5).
-    #[arg(long, value_name = "SECONDS", conflicts_with = "file")]
-    pub seconds: Option<u32>,
-    /// Without a job file: warm-up seconds per run (default: the mode's,
-    /// 1 under tcg-icount, else 2).
-    #[arg(long, value_name = "SECONDS", conflicts_with = "file")]
-    pub warmup: Option<u32>,
     /// Without a job file: the measurement mode; the best this machine has
     /// when left out.
     #[arg(long, alias = "backend", value_name = "MODE", value_parser = super::measure::measurement_parser(), conflicts_with = "file")]

@@ -8,13 +8,14 @@ use patchperf_common::run::MeasurementMode;
 
 use super::bench::{ModeArg, PerfArg};
 
-/// The measurement a comparison or a tracked tree asks for.
+/// The workloads and how each runs: what a comparison, a tracked tree
+/// and a local `job` ask alike.
 #[derive(Debug, clap::Args)]
-pub struct MeasureArgs {
+pub struct WorkloadArgs {
     /// Workloads to run in every boot (comma list; see `bench --list`).
-    /// Left out: the server takes those the workload map gives the files
-    /// the series (or each push) touches, and measures nothing where no
-    /// workload exercises any of them.
+    /// Left out: those the workload map gives the files the series (or
+    /// each push) touches; nothing is measured where no workload exercises
+    /// any of them.
     #[arg(short, long = "workload", value_delimiter = ',')]
     pub workloads: Vec<String>,
     /// Task counts (comma list of N or a share of CPUs such as 100%).
@@ -29,14 +30,6 @@ pub struct MeasureArgs {
     /// Processes or threads.
     #[arg(long, value_enum, default_value_t = ModeArg::Process)]
     pub mode: ModeArg,
-    /// Boots per side (at least 3).
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(3..))]
-    pub runs: u32,
-    /// While a headline verdict is undecided once every job is done, the
-    /// server doubles the boots per side up to this many (default: 4 ×
-    /// --runs when --measurement is given, else --runs).
-    #[arg(long, value_name = "N")]
-    pub max_runs: Option<u32>,
     /// Measured seconds per run (default: the measurement mode's, 1 under
     /// tcg-icount, else 5; fixed when the mode is known, at the latest
     /// when a machine claims the comparison).
@@ -46,6 +39,22 @@ pub struct MeasureArgs {
     /// 1 under tcg-icount, else 2).
     #[arg(long, value_name = "SECONDS")]
     pub warmup: Option<u32>,
+}
+
+/// The measurement a comparison or a tracked tree asks for.
+#[derive(Debug, clap::Args)]
+pub struct MeasureArgs {
+    /// The workloads and how each runs.
+    #[command(flatten)]
+    pub load: WorkloadArgs,
+    /// Boots per side (at least 3).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(3..))]
+    pub runs: u32,
+    /// While a headline verdict is undecided once every job is done, the
+    /// server doubles the boots per side up to this many (default: 4 ×
+    /// --runs when --measurement is given, else --runs).
+    #[arg(long, value_name = "N")]
+    pub max_runs: Option<u32>,
     /// perf collectors inside each booted kernel (comma list).
     #[arg(long, value_enum, value_delimiter = ',', value_name = "stat,profile")]
     pub perf: Vec<PerfArg>,

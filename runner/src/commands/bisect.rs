@@ -66,7 +66,7 @@ pub fn run(args: &SubmitArgs) -> Result<(), Error> {
 
 /// The bisection, built from the command line.
 fn request_body(args: &SubmitArgs) -> Result<BisectionCreateRequest, Error> {
-    let [workload] = args.measure.workloads.as_slice() else {
+    let [workload] = args.measure.load.workloads.as_slice() else {
         return Err(Error::Usage(
             "--bisect follows the metric of one --workload".into(),
         ));
@@ -93,7 +93,7 @@ fn request_body(args: &SubmitArgs) -> Result<BisectionCreateRequest, Error> {
     // only count when asked for by a non-default task list.
     let setup = setup(&args.measure)?;
     let params = match args.comparison {
-        Some(_) if args.measure.nr_task == ["1"] => None,
+        Some(_) if args.measure.load.nr_task == ["1"] => None,
         // A length left out is fixed by the server for every probe: the
         // named mode's, else the machine's, else a wall-clock one.
         _ => Some(setup.params.clone()),

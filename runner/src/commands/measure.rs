@@ -9,7 +9,7 @@ use patchperf_common::protocol::NrTask;
 
 use crate::Error;
 use crate::cli::bench::{ModeArg, PerfArg};
-use crate::cli::measure::MeasureArgs;
+use crate::cli::measure::{MeasureArgs, WorkloadArgs};
 
 /// What the command line asks to measure, and where.
 pub fn setup(args: &MeasureArgs) -> Result<Setup, Error> {
@@ -19,28 +19,33 @@ pub fn setup(args: &MeasureArgs) -> Result<Setup, Error> {
         config_fragment: config_fragment(args)?,
         machine: args.machine.clone(),
         pool: args.pool.clone(),
-        ..Setup::new(args.workloads.clone(), params(args)?, args.runs)
+        ..Setup::new(
+            args.load.workloads.clone(),
+            params(&args.load, &args.perf)?,
+            args.runs,
+        )
     })
 }
 
-/// The workload parameters the command line names, the run length left to
-/// the measurement mode where it names none.
-pub fn params(args: &MeasureArgs) -> Result<AskedParams, Error> {
-    let nr_task = args
+/// The workload parameters the command line names, with the perf
+/// collectors `perf`; the run length left to the measurement mode where
+/// it names none.
+pub fn params(load: &WorkloadArgs, perf: &[PerfArg]) -> Result<AskedParams, Error> {
+    let nr_task = load
         .nr_task
         .iter()
         .map(|s| s.parse::<NrTask>().map_err(Error::Usage))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(AskedParams {
-        mode: match args.mode {
+        mode: match load.mode {
             ModeArg::Process => patchperf_common::run::TaskMode::Process,
             ModeArg::Thread => patchperf_common::run::TaskMode::Thread,
         },
         nr_task,
-        seconds: args.seconds,
-        warmup_seconds: args.warmup,
-        perf_stat: args.perf.contains(&PerfArg::Stat),
-        perf_profile: args.perf.contains(&PerfArg::Profile),
+        seconds: load.seconds,
+        warmup_seconds: load.warmup,
+        perf_stat: perf.contains(&PerfArg::Stat),
+        perf_profile: perf.contains(&PerfArg::Profile),
     })
 }
 

@@ -48,7 +48,7 @@ fn submit(args: &SubmitArgs, seen: &mut Outcome) -> Result<(), Error> {
     seen.id = Some(created.id);
     seen.report_url = Some(report_url.clone());
     say!("comparison {} submitted", created.id);
-    if args.measure.workloads.is_empty() && !created.workloads.is_empty() {
+    if args.measure.load.workloads.is_empty() && !created.workloads.is_empty() {
         say!(
             "measuring {}: the workload map's for the files the series touches",
             created.workloads.join(", ")

@@ -7,16 +7,15 @@
 
 use std::path::PathBuf;
 
-use patchperf_common::protocol::{JobSpec, NrTask};
-use patchperf_common::run::TaskMode;
+use patchperf_common::protocol::JobSpec;
 use patchperf_common::run_length::{Asker, default_for};
 use patchperf_common::workload::map;
 
 use super::jobfile::{BaseEntry, JobFile, ParamsEntry};
 use crate::Error;
-use crate::cli::bench::ModeArg;
 use crate::cli::job::JobArgs;
 use crate::commands::local_tree::{self, BaseAt};
+use crate::commands::measure::params;
 use crate::commands::submit::read_mbox;
 use crate::kernel::fetch::source::DEFAULT_TARBALL;
 
@@ -47,14 +46,9 @@ pub fn job(args: &JobArgs) -> Result<(JobFile, JobSpec), Error> {
             ));
         }
     };
-    let nr_task = args
-        .nr_task
-        .iter()
-        .map(|s| s.parse::<NrTask>().map_err(Error::Usage))
-        .collect::<Result<Vec<_>, _>>()?;
     // None named: the workloads the map gives what the series touches, as
     // the server takes them.
-    let workloads = if args.workloads.is_empty() {
+    let workloads = if args.load.workloads.is_empty() {
         let mapped = map::for_series(&mbox).map_err(|why| Error::Usage(why.to_string()))?;
         eprintln!(
             "workloads (the workload map's, by what the series touches): {}",
@@ -62,8 +56,9 @@ pub fn job(args: &JobArgs) -> Result<(JobFile, JobSpec), Error> {
         );
         mapped
     } else {
-        args.workloads.clone()
+        args.load.workloads.clone()
     };
+    let asked = params(&args.load, &[])?;
     // A local job is a comparison: its mode's run length unless given.
     let length = default_for(Asker::Comparison, args.measurement);
     let job = JobFile {
@@ -76,13 +71,10 @@ pub fn job(args: &JobArgs) -> Result<(JobFile, JobSpec), Error> {
         seed: args.seed,
         per_patch: args.per_patch,
         params: ParamsEntry {
-            mode: match args.mode {
-                ModeArg::Process => TaskMode::Process,
-                ModeArg::Thread => TaskMode::Thread,
-            },
-            nr_task,
-            seconds: args.seconds.unwrap_or(length.seconds),
-            warmup_seconds: args.warmup.unwrap_or(length.warmup_seconds),
+            mode: asked.mode,
+            nr_task: asked.nr_task,
+            seconds: asked.seconds.unwrap_or(length.seconds),
+            warmup_seconds: asked.warmup_seconds.unwrap_or(length.warmup_seconds),
             perf_stat: false,
             perf_profile: false,
         },
