@@ -164,7 +164,11 @@ fn merge_all_of(schemas: &mut serde_json::Map<String, serde_json::Value>) {
         }
         let mut object = Map::new();
         object.insert("type".into(), "object".into());
-        if let Some(d) = schemas[&name].get("description") {
+        // The struct's own words, wherever the derive put them.
+        let described = std::iter::once(&schemas[&name])
+            .chain(parts.iter().filter(|p| p.get("$ref").is_none()))
+            .find_map(|p| p.get("description"));
+        if let Some(d) = described {
             object.insert("description".into(), d.clone());
         }
         object.insert("properties".into(), Value::Object(properties));

@@ -97,6 +97,23 @@ async fn the_document_describes_exactly_the_routes(pool: PgPool) {
     }
     let names: Vec<&str> = WORKLOADS.iter().map(|w| w.name).collect();
     assert_eq!(request["workloads"]["items"]["enum"], json!(names));
+    // A request with a flattened `Setup` is described as the one flat
+    // object it is sent as: its own words, every field, no other.
+    for name in ["ComparisonCreateRequest", "TreeCreateRequest"] {
+        let schema = &a.json["components"]["schemas"][name];
+        assert_eq!(schema["additionalProperties"], json!(false), "{name}");
+        assert!(schema.get("allOf").is_none(), "{name}");
+        assert!(
+            schema["description"]
+                .as_str()
+                .is_some_and(|d| d.contains("body, as sent")),
+            "{name}: {schema}"
+        );
+        let required = schema["required"].as_array().unwrap();
+        for field in ["params", "runs"] {
+            assert!(required.contains(&json!(field)), "{name} {field}");
+        }
+    }
 
     // Every authenticated operation names the bearer scheme and the kind of
     // token it needs.
