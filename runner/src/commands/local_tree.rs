@@ -36,6 +36,19 @@ pub struct Local {
     pub commits: usize,
 }
 
+impl Local {
+    /// `3 commits of this clone, on <base>`, as a command says what it
+    /// took.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} commit{} of this clone, on {}",
+            self.commits,
+            if self.commits == 1 { "" } else { "s" },
+            self.base.without_credentials().describe()
+        )
+    }
+}
+
 /// `git -C dir args`: its output, or a usage error with git's words.
 fn git(dir: &Path, args: &[&str]) -> Result<String, Error> {
     let out = Command::new("git")

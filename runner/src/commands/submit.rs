@@ -161,12 +161,7 @@ fn request_body(args: &SubmitArgs) -> Result<ComparisonCreateRequest, Error> {
         _ => None,
     };
     if let Some(local) = local {
-        say!(
-            "{} commit{} of this clone, on {}",
-            local.commits,
-            if local.commits == 1 { "" } else { "s" },
-            local.base.without_credentials().describe()
-        );
+        say!("{}", local.summary());
         return submission(args, local.base, local.mbox, None);
     }
     let mbox = match &args.mbox {

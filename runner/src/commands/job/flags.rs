@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use patchperf_common::protocol::JobSpec;
+use patchperf_common::protocol::{BaseSource, JobSpec};
 use patchperf_common::run_length::{Asker, default_for};
 use patchperf_common::workload::map;
 
@@ -87,22 +87,10 @@ pub fn job(args: &JobArgs) -> Result<(JobFile, JobSpec), Error> {
 
 /// A clone's commits: built from the clone at their base.
 fn from_clone(local: local_tree::Local) -> (BaseEntry, String, String) {
-    eprintln!(
-        "{} commit{} of this clone, on {}",
-        local.commits,
-        if local.commits == 1 { "" } else { "s" },
-        match &local.base {
-            patchperf_common::protocol::BaseSource::Git { commit, .. } => {
-                &commit[..commit.len().min(12)]
-            }
-            patchperf_common::protocol::BaseSource::Tarball { name } => name.as_str(),
-        }
-    );
+    eprintln!("{}", local.summary());
     let base = match local.base {
-        patchperf_common::protocol::BaseSource::Git { url, commit } => {
-            BaseEntry::Git { git: url, commit }
-        }
-        patchperf_common::protocol::BaseSource::Tarball { name } => BaseEntry::Tarball(name),
+        BaseSource::Git { url, commit } => BaseEntry::Git { git: url, commit },
+        BaseSource::Tarball { name } => BaseEntry::Tarball(name),
     };
     (base, local.mbox, "the commits".to_string())
 }
