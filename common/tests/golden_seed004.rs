@@ -83,6 +83,7 @@ fn header() -> ReportHeader {
         code_layout: None,
         looks: None,
         runs_steps: Vec::new(),
+        runs_from_steps: None,
     }
 }
 

@@ -171,6 +171,7 @@ pub fn header_from_runs(machine: &str, base: &[RunResult], patched: &[RunResult]
         code_layout: None,
         looks: None,
         runs_steps: Vec::new(),
+        runs_from_steps: None,
     }
 }
 

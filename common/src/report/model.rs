@@ -85,6 +85,11 @@ pub struct ReportHeader {
     /// looks make p-values slightly optimistic, so reports say so.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub runs_steps: Vec<u32>,
+    /// A whole series measured by its steps: the step whose base boots are
+    /// the base runs and the step whose patched boots are the patched runs
+    /// (`[1, 3]`), each interleaved within its own step only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs_from_steps: Option<[u32; 2]>,
     /// For a comparison that may add boots while undecided: this look and
     /// how many are possible (`[1, 3]`); the level is spent across them
     /// ([`crate::stats::looks`]).

@@ -88,9 +88,10 @@ pub fn render(c: &Comparison, opts: &TextOptions) -> String {
     }
     let _ = writeln!(
         w,
-        "runs: {} base, {} patched (boots interleaved{}{})\n",
+        "runs: {} base, {} patched ({}{}{})\n",
         c.base_runs,
         c.patched_runs,
+        boots_of(h),
         runs_added(h),
         looks_line(c)
     );
@@ -237,6 +238,19 @@ pub fn looks_line(c: &Comparison) -> String {
             crate::stats::looks::level_label(c.policy.fdr)
         ),
         _ => String::new(),
+    }
+}
+
+/// Where the boots came from: `boots interleaved`, or for a whole series
+/// taken from its steps `step 1's base boots and step 3's patched boots,
+/// each interleaved within its step`.
+pub fn boots_of(h: &ReportHeader) -> String {
+    match h.runs_from_steps {
+        Some([base, patched]) => format!(
+            "step {base}'s base boots and step {patched}'s patched boots, each interleaved \
+             within its step"
+        ),
+        None => "boots interleaved".to_string(),
     }
 }
 

@@ -21,20 +21,31 @@ pub struct Progress {
     pub active: Option<String>,
 }
 
-/// The progress of each of these comparisons, in no particular order.
+/// The progress of each of these comparisons, in no particular order. A
+/// comparison that borrows its runs from its steps (see `db::runs`)
+/// counts its family's boots: it is answered when they are.
 pub async fn of_comparisons(
     db: impl PgExecutor<'_>,
     ids: &[i64],
 ) -> Result<Vec<Progress>, sqlx::Error> {
     sqlx::query_as!(
         Progress,
-        r#"SELECT c.id AS "id!",
-                  (SELECT count(*) FROM boots b WHERE b.comparison_id = c.id) AS "boots!",
-                  (SELECT count(DISTINCT r.boot_seq) FROM runs r
-                   WHERE r.comparison_id = c.id) AS "booted!",
-                  (SELECT count(*) FROM runs r WHERE r.comparison_id = c.id) AS "runs!",
-                  (SELECT j.state FROM jobs j
-                   WHERE j.comparison_id = c.id AND j.state NOT IN ('queued', 'done', 'failed')
+        r#"WITH measured AS (
+               SELECT c.id, m.id AS by
+               FROM unnest($1::bigint[]) AS c(id)
+               JOIN comparisons m
+                 ON m.id = c.id
+                 OR (m.parent_id = c.id
+                     AND EXISTS (SELECT 1 FROM borrowed_runs b WHERE b.comparison_id = c.id)))
+           SELECT c.id AS "id!",
+                  (SELECT count(*) FROM boots b JOIN measured m ON m.by = b.comparison_id
+                   WHERE m.id = c.id) AS "boots!",
+                  (SELECT count(DISTINCT (r.comparison_id, r.boot_seq)) FROM runs r
+                   JOIN measured m ON m.by = r.comparison_id WHERE m.id = c.id) AS "booted!",
+                  (SELECT count(*) FROM runs r JOIN measured m ON m.by = r.comparison_id
+                   WHERE m.id = c.id) AS "runs!",
+                  (SELECT j.state FROM jobs j JOIN measured m ON m.by = j.comparison_id
+                   WHERE m.id = c.id AND j.state NOT IN ('queued', 'done', 'failed')
                    ORDER BY j.seq LIMIT 1) AS active
            FROM unnest($1::bigint[]) AS c(id)"#,
         ids
@@ -53,11 +64,11 @@ pub struct RunsSoFar {
     pub last_run: Option<i64>,
 }
 
-/// The runs so far of comparison `id`.
+/// The runs so far of comparison `id`, borrowed ones included.
 pub async fn runs_so_far(db: impl PgExecutor<'_>, id: i64) -> Result<RunsSoFar, sqlx::Error> {
     sqlx::query_as!(
         RunsSoFar,
-        r#"SELECT count(*) AS "runs!", max(id) AS last_run FROM runs WHERE comparison_id = $1"#,
+        r#"SELECT count(*) AS "runs!", max(run_id) AS last_run FROM runs_of($1)"#,
         id
     )
     .fetch_one(db)

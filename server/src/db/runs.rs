@@ -1,5 +1,8 @@
 //! `runs` and the tables projected from each run: `metric_values`,
-//! `unsupported_metrics`, `run_series`.
+//! `unsupported_metrics`, `run_series`. A comparison's runs, as its report
+//! reads them, are its own and those it borrows (`borrowed_runs`: a
+//! per-patch comparison's whole series is step 1's base runs and the last
+//! step's patched runs).
 
 use patchperf_common::run::{KernelIdentity, RunResult, Side};
 use sqlx::types::Json;
@@ -214,8 +217,14 @@ pub async fn report_values(
 ) -> Result<Vec<ReportValue>, sqlx::Error> {
     let mut values = sqlx::query_as!(
         ReportValue,
-        r#"SELECT run_id, side AS "side: Side", workload, nr_task, name, value
-           FROM metric_values WHERE comparison_id = $1"#,
+        r#"SELECT run_id AS "run_id!", side AS "side!: Side", workload AS "workload!",
+                  nr_task AS "nr_task!", name AS "name!", value AS "value!"
+           FROM metric_values WHERE comparison_id = $1
+           UNION ALL
+           SELECT v.run_id, v.side, v.workload, v.nr_task, v.name, v.value
+           FROM borrowed_runs b
+           JOIN metric_values v ON v.comparison_id = b.from_comparison_id AND v.side = b.side
+           WHERE b.comparison_id = $1"#,
         comparison_id
     )
     .fetch_all(db)
@@ -264,31 +273,42 @@ pub struct RunMeta {
     pub warnings: Vec<String>,
 }
 
-/// Every run of a comparison, in boot order.
+/// Every run of a comparison, its own and those it borrows, in boot order
+/// (a borrowed run keeps its own comparison's boot number).
 pub async fn of_comparison(
     db: impl PgExecutor<'_>,
     comparison_id: i64,
 ) -> Result<Vec<RunMeta>, sqlx::Error> {
     sqlx::query_as!(
         RunMeta,
-        r#"SELECT id, job_id, boot_seq, side AS "side: Side", workload, nr_task, mode, measurement,
-                  kernel AS "kernel: Json<KernelIdentity>",
-                  profile_event, seconds, warmup_seconds, warnings
-           FROM runs WHERE comparison_id = $1
-           ORDER BY boot_seq, workload, nr_task"#,
+        r#"SELECT r.id AS "id!", r.job_id AS "job_id!", r.boot_seq AS "boot_seq!",
+                  r.side AS "side!: Side", r.workload AS "workload!", r.nr_task AS "nr_task!",
+                  r.mode AS "mode!", r.measurement AS "measurement!",
+                  r.kernel AS "kernel: Json<KernelIdentity>",
+                  r.profile_event, r.seconds, r.warmup_seconds, r.warnings AS "warnings!"
+           FROM runs_of($1) o JOIN runs r ON r.id = o.run_id
+           ORDER BY r.boot_seq, r.workload, r.nr_task, r.id"#,
         comparison_id
     )
     .fetch_all(db)
     .await
 }
 
-/// (run id, metric name) of every unsupported metric of a comparison.
+/// (run id, metric name) of every unsupported metric of a comparison's
+/// runs, borrowed ones included.
 pub async fn unsupported(
     db: impl PgExecutor<'_>,
     comparison_id: i64,
 ) -> Result<Vec<(i64, String)>, sqlx::Error> {
     let rows = sqlx::query!(
-        "SELECT run_id, name FROM unsupported_metrics WHERE comparison_id = $1",
+        r#"SELECT run_id AS "run_id!", name AS "name!" FROM unsupported_metrics
+           WHERE comparison_id = $1
+           UNION ALL
+           SELECT u.run_id, u.name
+           FROM borrowed_runs b
+           JOIN runs r ON r.comparison_id = b.from_comparison_id AND r.side = b.side
+           JOIN unsupported_metrics u ON u.run_id = r.id
+           WHERE b.comparison_id = $1"#,
         comparison_id
     )
     .fetch_all(db)
@@ -309,8 +329,9 @@ pub struct PerSecondRow {
     pub points: Vec<f64>,
 }
 
-/// The series called one of `names` of every run of a comparison, in boot
-/// order: a page plotting one series per report reads them all at once.
+/// The series called one of `names` of every run of a comparison (borrowed
+/// ones included), in boot order: a page plotting one series per report
+/// reads them all at once.
 pub async fn per_second(
     db: impl PgExecutor<'_>,
     comparison_id: i64,
@@ -319,14 +340,76 @@ pub async fn per_second(
     sqlx::query_as!(
         PerSecondRow,
         "SELECT s.run_id, s.name, s.interval_seconds, s.points
-         FROM run_series s JOIN runs r ON r.id = s.run_id
-         WHERE r.comparison_id = $1 AND s.name = ANY ($2)
-         ORDER BY r.boot_seq",
+         FROM runs_of($1) o JOIN runs r ON r.id = o.run_id JOIN run_series s ON s.run_id = r.id
+         WHERE s.name = ANY ($2)
+         ORDER BY r.boot_seq, r.id",
         comparison_id,
         names
     )
     .fetch_all(db)
     .await
+}
+
+/// Comparison `id` reads its `side` runs from comparison `from`'s.
+pub async fn borrow(
+    conn: &mut PgConnection,
+    id: i64,
+    side: Side,
+    from: i64,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "INSERT INTO borrowed_runs (comparison_id, side, from_comparison_id) VALUES ($1, $2, $3)",
+        id,
+        side.as_str(),
+        from
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// The comparisons comparison `id` borrows runs from, as (side,
+/// comparison), base first; empty for one that boots its own.
+pub async fn borrowed_from(
+    db: impl PgExecutor<'_>,
+    id: i64,
+) -> Result<Vec<(Side, i64)>, sqlx::Error> {
+    let rows = sqlx::query!(
+        r#"SELECT side AS "side: Side", from_comparison_id FROM borrowed_runs
+           WHERE comparison_id = $1 ORDER BY side"#,
+        id
+    )
+    .fetch_all(db)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| (r.side, r.from_comparison_id))
+        .collect())
+}
+
+/// The steps comparison `id` borrows its base and its patched runs from,
+/// by step number (`[1, 3]`); `None` for one that boots its own.
+pub async fn borrowed_steps(
+    db: impl PgExecutor<'_>,
+    id: i64,
+) -> Result<Option<[u32; 2]>, sqlx::Error> {
+    let rows = sqlx::query!(
+        r#"SELECT b.side AS "side: Side", c.step FROM borrowed_runs b
+           JOIN comparisons c ON c.id = b.from_comparison_id
+           WHERE b.comparison_id = $1"#,
+        id
+    )
+    .fetch_all(db)
+    .await?;
+    let step = |side: Side| {
+        rows.iter()
+            .find(|r| r.side == side)
+            .and_then(|r| r.step)
+            .and_then(|s| u32::try_from(s).ok())
+    };
+    Ok(step(Side::Base)
+        .zip(step(Side::Patched))
+        .map(|(b, p)| [b, p]))
 }
 
 /// How long the newest kernel build whose runs machine `machine_id`

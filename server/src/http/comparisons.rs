@@ -9,6 +9,7 @@ use patchperf_common::api::{
 };
 use patchperf_common::comparison::ComparisonStatus;
 use patchperf_common::protocol::ErrorBody;
+use patchperf_common::run::Side;
 use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
@@ -149,10 +150,20 @@ async fn view(
             job_view(j, &o.boots, &o.run_counts, expected)
         })
         .collect();
+    // From the report: a whole series taken from its steps has their runs.
+    let stored = |side: Side| {
+        let n = report
+            .groups
+            .iter()
+            .flat_map(|g| &g.runs)
+            .filter(|r| r.side == side)
+            .count();
+        i64::try_from(n).unwrap_or(i64::MAX)
+    };
     let runs = RunCounts {
-        base: jobs_view.iter().map(|j| j.runs.base).sum(),
-        patched: jobs_view.iter().map(|j| j.runs.patched).sum(),
-        expected_per_side: jobs_view.iter().map(|j| j.runs.expected_per_side).sum(),
+        base: stored(Side::Base),
+        patched: stored(Side::Patched),
+        expected_per_side: i64::try_from(o.expected_per_side).unwrap_or(i64::MAX),
     };
     let boot_order = interleave::notation(o.boots.iter().map(|b| b.side));
     let machine = match (&c.machine_name, c.machine_inventory) {

@@ -1,7 +1,8 @@
 //! Per-patch comparisons: a 3-patch series submitted with `per_patch`
 //! becomes the whole-series comparison and one step per patch; the runner
-//! gets the steps in order (each base carrying the patches before), then
-//! the whole series, all on one machine; a patch that does not apply fails
+//! gets the steps in order (each base carrying the patches before), all on
+//! one machine, and the whole series is their first base and last patched
+//! runs; a patch that does not apply fails
 //! the steps after it and the whole series, naming the patch, while the
 //! steps before keep their reports.
 
@@ -99,12 +100,11 @@ async fn each_step_runs_in_order_on_one_machine_then_the_whole_series(pool: PgPo
         specs.push(job);
     }
     let order: Vec<i64> = specs.iter().map(|j| j.comparison_id).collect();
-    let expected: Vec<i64> = steps
-        .iter()
-        .chain([&parent_id])
-        .flat_map(|&id| [id; 3])
-        .collect();
-    assert_eq!(order, expected, "steps 1, 2, 3 then the whole series");
+    let expected: Vec<i64> = steps.iter().flat_map(|&id| [id; 3]).collect();
+    assert_eq!(
+        order, expected,
+        "steps 1, 2, 3; the whole series boots nothing of its own"
+    );
     for job in &specs {
         let k = steps.iter().position(|&s| s == job.comparison_id);
         match k {
@@ -129,6 +129,34 @@ async fn each_step_runs_in_order_on_one_machine_then_the_whole_series(pool: PgPo
 
     let parent = app.comparison(parent_id).await;
     assert_eq!(parent["status"], "done", "{parent}");
+    // The whole series is step 1's base boots against step 3's patched
+    // ones: the same runs, so the same numbers.
+    let whole = &parent["verdict"]["reports"][0];
+    let first = app.comparison(steps[0]).await;
+    let last = app.comparison(steps[2]).await;
+    let metric = |report: &Value, side: &str| report["metrics"][0][side]["values"].clone();
+    assert_eq!(
+        metric(whole, "base"),
+        metric(&first["verdict"]["reports"][0], "base"),
+        "{whole}"
+    );
+    assert_eq!(
+        metric(whole, "patched"),
+        metric(&last["verdict"]["reports"][0], "patched"),
+        "{whole}"
+    );
+    assert_eq!(whole["header"]["runs_from_steps"], json!([1, 3]), "{whole}");
+    let text = app
+        .get(&format!("/api/v1/comparisons/{parent_id}/report.txt"))
+        .await;
+    assert!(
+        text.body.contains(
+            "runs: 3 base, 3 patched (step 1's base boots and step 3's patched boots, each \
+             interleaved within its step)"
+        ),
+        "{}",
+        text.body
+    );
     for s in parent["steps"].as_array().unwrap() {
         assert_eq!(s["status"], "done", "{s}");
         let headlines = s["headlines"].as_array().unwrap();

@@ -245,3 +245,110 @@ async fn added_boots_run_only_the_undecided_workloads(pool: sqlx::PgPool) {
     let (_, log) = app.get(&format!("/jobs/{added_job}/log")).await;
     assert!(log.contains("measuring open1 at 6 a side"), "{log}");
 }
+
+/// Patch `n` of 2 of a series whose patches each touch their own file.
+fn patch_of_two(n: u32) -> String {
+    let sha = n.to_string().repeat(40);
+    format!(
+        "From {sha} Mon Sep 17 00:00:00 2001\n\
+         From: Kernel Hacker <kh@example.org>\n\
+         Subject: [PATCH {n}/2] fs: step {n}\n\
+         Message-ID: <two-{n}@example.org>\n\
+         \n\
+         ---\n\
+         diff --git a/fs/f{n}.c b/fs/f{n}.c\n\
+         --- a/fs/f{n}.c\n\
+         +++ b/fs/f{n}.c\n\
+         @@ -1,1 +1,1 @@\n\
+         -old\n\
+         +new\n\
+         \n"
+    )
+}
+
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn a_series_taken_from_its_steps_boots_its_own_kernels_only_while_undecided(
+    pool: sqlx::PgPool,
+) {
+    let app = TestApp::new(pool).await;
+    let lab = app.register("lab").await;
+    let id = app
+        .post_comparison(serde_json::json!({
+            "base": { "kind": "tarball", "name": "linux-source-6.1" },
+            "mbox": format!("{}{}", patch_of_two(1), patch_of_two(2)),
+            "per_patch": true,
+            "workloads": ["dup1"],
+            "params": { "nr_task": [1], "seconds": 5, "warmup_seconds": 1 },
+            "runs": 3, "max_runs": 6, "backend": "tcg-icount", "machine": "lab",
+            "order_seed": 7,
+        }))
+        .await;
+    let steps: Vec<i64> = app.get_json(&format!("/api/v1/comparisons/{id}")).await["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["comparison_id"].as_i64().unwrap())
+        .collect();
+    // Patch 1 is 10% faster and patch 2 takes it back: each step decides
+    // at its first look, the whole series stays in the ±3% noise.
+    let speed = |patches: usize| [1.0, 1.1, 1.0][patches];
+    let mut claimed = Vec::new();
+    while let Some(spec) = app.claim(lab).await {
+        claimed.push((
+            spec.comparison_id,
+            spec.base_mbox.is_empty(),
+            spec.mbox.len(),
+        ));
+        for boot in &spec.boots {
+            let kernel = match boot.side {
+                Side::Base => &spec.base_mbox,
+                Side::Patched => &spec.mbox,
+            };
+            let patches = kernel.matches("\nSubject: [PATCH ").count()
+                + usize::from(kernel.starts_with("Subject: [PATCH "));
+            let ops = 100_000.0 * speed(patches) * (1.0 + noise(boot.seq * 7 + 3));
+            app.upload(lab, &spec, *boot, run_result(1, ops)).await;
+        }
+        app.finish_done(lab, &spec).await;
+    }
+    let whole_mbox = format!("{}{}", patch_of_two(1), patch_of_two(2)).len();
+    let steps_first: Vec<i64> = claimed.iter().take(6).map(|c| c.0).collect();
+    assert_eq!(
+        steps_first,
+        [steps[0], steps[0], steps[0], steps[1], steps[1], steps[1]],
+        "{claimed:?}"
+    );
+    // Then, undecided on the steps' runs, the series boots the base and
+    // the whole series itself, 3 more blocks.
+    assert_eq!(
+        claimed[6..],
+        [
+            (id, true, whole_mbox),
+            (id, true, whole_mbox),
+            (id, true, whole_mbox)
+        ],
+        "{claimed:?}"
+    );
+    let view = app.get_json(&format!("/api/v1/comparisons/{id}")).await;
+    assert_eq!(view["status"], "done", "{view:#}");
+    assert_eq!(view["runs_added_at"], serde_json::json!([3]));
+    assert_eq!(view["runs"]["base"], 6, "{view:#}");
+    assert_eq!(view["runs"]["expected_per_side"], 6, "{view:#}");
+    for step in &steps {
+        let s = app.get_json(&format!("/api/v1/comparisons/{step}")).await;
+        assert_eq!(
+            s["runs_per_side"], 3,
+            "a decided step keeps its runs: {s:#}"
+        );
+    }
+    let (_, text) = app
+        .get(&format!("/api/v1/comparisons/{id}/report.txt"))
+        .await;
+    assert!(
+        text.contains(
+            "runs: 6 base, 6 patched (step 1's base boots and step 2's patched boots, each \
+             interleaved within its step; more added while undecided: 3 → 6 a side"
+        ),
+        "{text}"
+    );
+}

@@ -316,9 +316,11 @@ pub async fn lock(
 
 /// Recomputes the status from the jobs (a cancelled comparison stays
 /// cancelled): done when every job is done, failed when every job is final
-/// and one failed, running once any job left the queue. Returns whether
-/// this made an A/A comparison done, which changes its machine's noise
-/// floor.
+/// and one failed, running once any job left the queue. The jobs are the
+/// comparison's own and those of the comparisons it borrows runs from
+/// (`borrowed_runs`): a whole series taken from its steps is done when they
+/// are. Returns whether this made an A/A comparison done, which changes its
+/// machine's noise floor.
 pub async fn refresh_status(conn: &mut PgConnection, id: i64) -> Result<bool, sqlx::Error> {
     let aa_done = sqlx::query_scalar!(
         r#"UPDATE comparisons c
@@ -332,7 +334,11 @@ pub async fn refresh_status(conn: &mut PgConnection, id: i64) -> Result<bool, sq
                           WHEN bool_or(state <> 'queued') THEN 'running'
                           ELSE 'queued'
                         END AS status
-                 FROM jobs WHERE comparison_id = $1) s,
+                 FROM jobs
+                 WHERE comparison_id = ANY (ARRAY(
+                     SELECT $1::bigint
+                     UNION ALL
+                     SELECT from_comparison_id FROM borrowed_runs WHERE comparison_id = $1))) s,
                 (SELECT status FROM comparisons WHERE id = $1) before
            WHERE c.id = $1 AND c.status <> 'cancelled'
            RETURNING c.kind = 'aa' AND s.status = 'done' AND before.status <> 'done' AS "aa_done!""#,
@@ -342,6 +348,17 @@ pub async fn refresh_status(conn: &mut PgConnection, id: i64) -> Result<bool, sq
     .await?;
     super::reports::mark_stale(conn, id).await?;
     Ok(aa_done.unwrap_or(false))
+}
+
+/// The comparisons that borrow runs from comparison `id` (a whole series
+/// from its first and last step).
+pub async fn borrowers(db: impl PgExecutor<'_>, id: i64) -> Result<Vec<i64>, sqlx::Error> {
+    sqlx::query_scalar!(
+        "SELECT DISTINCT comparison_id FROM borrowed_runs WHERE from_comparison_id = $1",
+        id
+    )
+    .fetch_all(db)
+    .await
 }
 
 /// Raises the boots a side to `runs` (more were added while undecided),

@@ -16,6 +16,7 @@ use patchperf_common::api::Setup;
 use patchperf_common::comparison::ComparisonKind;
 use patchperf_common::mbox::{self, Series};
 use patchperf_common::protocol::{BaseSource, WorkloadParams};
+use patchperf_common::run::Side;
 use sqlx::PgConnection;
 
 use crate::db::comparisons::NewComparison;
@@ -179,9 +180,19 @@ pub async fn queue(
         tree_id,
         built_over,
     };
-    let id = insert_with_jobs(conn, &new, order, order.seed, max_attempts).await?;
-    if order.per_patch {
-        queue_steps(conn, id, &new, order, max_attempts).await?;
+    // A series measured step by step needs no boots of its own: step 1
+    // boots the base and the last step the whole series, so the whole
+    // series' result is theirs (it boots both only to add runs while
+    // undecided).
+    let steps = order.per_patch && mbox::prefixes(&order.mbox).len() >= 2;
+    let own_runs = if steps { 0 } else { order.setup.runs };
+    let id = insert_with_jobs(conn, &new, order, (order.seed, own_runs), max_attempts).await?;
+    if steps {
+        let steps = queue_steps(conn, id, &new, order, max_attempts).await?;
+        if let (Some(first), Some(last)) = (steps.first(), steps.last()) {
+            db::runs::borrow(&mut *conn, id, Side::Base, *first).await?;
+            db::runs::borrow(&mut *conn, id, Side::Patched, *last).await?;
+        }
     }
     if let Origin::ListSeries { .. } = order.origin {
         db::comparisons::set_family_priority(&mut *conn, id, LIST_PRIORITY).await?;
@@ -207,13 +218,13 @@ fn stored_seed(seed: u64) -> i64 {
     seed as i64
 }
 
-/// Stores `new` (of `order`) and queues its jobs in the boot order `seed`
-/// draws.
+/// Stores `new` (of `order`) and queues `runs` blocks of jobs in the boot
+/// order `seed` draws.
 async fn insert_with_jobs(
     conn: &mut PgConnection,
     new: &NewComparison<'_>,
     order: &Order,
-    seed: u64,
+    (seed, runs): (u64, u32),
     max_attempts: u32,
 ) -> Result<i64, Error> {
     let id = db::comparisons::insert(&mut *conn, new).await?;
@@ -223,7 +234,7 @@ async fn insert_with_jobs(
     lifecycle::create_jobs(
         conn,
         id,
-        &interleave::plan(order.setup.runs, seed),
+        &interleave::plan(runs, seed),
         0,
         max_attempts,
         None,
@@ -233,20 +244,22 @@ async fn insert_with_jobs(
 }
 
 /// The step comparisons of the per-patch comparison `parent_id` (stored as
-/// `parent` from `order`): step k boots patches 1..k-1 against 1..k, an
-/// ordinary comparison with a parent and a position. A series of fewer
-/// than two patches has none: its one step would be the whole series again.
+/// `parent` from `order`), in order: step k boots patches 1..k-1 against
+/// 1..k, an ordinary comparison with a parent and a position. A series of
+/// fewer than two patches has none: its one step would be the whole series
+/// again.
 async fn queue_steps(
     conn: &mut PgConnection,
     parent_id: i64,
     parent: &NewComparison<'_>,
     order: &Order,
     max_attempts: u32,
-) -> Result<usize, Error> {
+) -> Result<Vec<i64>, Error> {
     let prefixes = mbox::prefixes(&order.mbox);
     if prefixes.len() < 2 {
-        return Ok(0);
+        return Ok(Vec::new());
     }
+    let mut ids = Vec::with_capacity(prefixes.len());
     let mut base_series_id = None;
     for (index, prefix) in prefixes.iter().enumerate() {
         let series = mbox::parse(prefix)
@@ -264,8 +277,9 @@ async fn queue_steps(
             probe_of: None,
             ..parent.clone()
         };
-        insert_with_jobs(conn, &new, order, seed, max_attempts).await?;
+        let runs = order.setup.runs;
+        ids.push(insert_with_jobs(conn, &new, order, (seed, runs), max_attempts).await?);
         base_series_id = Some(series_id);
     }
-    Ok(prefixes.len())
+    Ok(ids)
 }

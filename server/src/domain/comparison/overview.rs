@@ -72,6 +72,9 @@ pub struct Overview {
     pub boots: Vec<BootRow>,
     /// Runs stored per job: (job, base, patched).
     pub run_counts: Vec<(i64, i64, i64)>,
+    /// Runs a side it stores when every job is done, with those it
+    /// borrows from its steps ([`expected_with_borrowed`]).
+    pub expected_per_side: usize,
     /// What it waits for, when worth telling.
     pub waiting: Option<String>,
     /// What runs for it now and about how long is left.
@@ -107,6 +110,31 @@ pub fn expected_per_side(c: &ComparisonRow, jobs: &[JobRow], boots: &[BootRow]) 
     jobs.iter().map(|j| expected_runs(c, j, boots)).sum()
 }
 
+/// Runs a side comparison `c` has when every job is done, its own and
+/// those it borrows (a whole series from its first and last step: the
+/// fewer of the two sides').
+pub async fn expected_with_borrowed(
+    ctx: &Context,
+    c: &ComparisonRow,
+    jobs: &[JobRow],
+    boots: &[BootRow],
+) -> Result<usize, Error> {
+    let own = expected_per_side(c, jobs, boots);
+    let mut lent: Option<usize> = None;
+    for (_, from) in db::runs::borrowed_from(&ctx.db, c.id).await? {
+        let Some(lender) = db::comparisons::find(&ctx.db, from).await? else {
+            continue;
+        };
+        let theirs = expected_per_side(
+            &lender,
+            &db::jobs::for_comparison(&ctx.db, from).await?,
+            &db::boots::for_comparison(&ctx.db, from).await?,
+        );
+        lent = Some(lent.map_or(theirs, |n| n.min(theirs)));
+    }
+    Ok(own + lent.unwrap_or(0))
+}
+
 /// What the views of comparison `c` show besides its report.
 pub async fn gather(ctx: &Context, c: &ComparisonRow) -> Result<Overview, Error> {
     let probe_of = match db::comparisons::probe_of(&ctx.db, c.id).await? {
@@ -134,10 +162,12 @@ pub async fn gather(ctx: &Context, c: &ComparisonRow) -> Result<Overview, Error>
         None => None,
     };
     let jobs = db::jobs::for_comparison(&ctx.db, c.id).await?;
+    let boots = db::boots::for_comparison(&ctx.db, c.id).await?;
     Ok(Overview {
         messages: db::patches::messages(&ctx.db, c.series_id).await?,
         series_sha256: db::patches::series_sha256(&ctx.db, c.series_id).await?,
-        boots: db::boots::for_comparison(&ctx.db, c.id).await?,
+        expected_per_side: expected_with_borrowed(ctx, c, &jobs, &boots).await?,
+        boots,
         run_counts: db::runs::counts_per_job(&ctx.db, c.id).await?,
         waiting: waiting::note(&ctx.db, c).await?,
         progress: waiting::progress(&ctx.db, c, &jobs).await?,

@@ -3,7 +3,11 @@
 //! booting patches 1..k-1 against patches 1..k; each step is an ordinary
 //! comparison (its own jobs, runs, stored report and verdict) with a parent
 //! and a position, queued with its parent by
-//! [`crate::domain::comparison::queue`]. Here: what the parent shows of
+//! [`crate::domain::comparison::queue`]. The parent boots nothing of its
+//! own: it borrows step 1's base runs and step N's patched runs
+//! ([`crate::db::runs::borrow`]), is done when they are
+//! ([`crate::db::comparisons::refresh_status`]) and boots both kernels
+//! only to add runs while undecided. Here: what the parent shows of
 //! them. The queue runs a family's steps in order before the parent
 //! ([`crate::db::jobs::next_claimable`]) on one machine
 //! ([`crate::db::comparisons::pin`]); a step whose patch does not

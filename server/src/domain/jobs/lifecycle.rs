@@ -305,9 +305,10 @@ pub async fn cancel(conn: &mut PgConnection, id: i64, by: &str) -> Result<(), Er
     Ok(())
 }
 
-/// Brings the comparison's status in step with its jobs; an A/A comparison
-/// that became done sets a new noise floor, which makes the reports of its
-/// machine's A/B comparisons stale.
+/// Brings the comparison's status in step with its jobs, and the status of
+/// the comparisons that borrow its runs (a whole series measured by its
+/// steps); an A/A comparison that became done sets a new noise floor, which
+/// makes the reports of its machine's A/B comparisons stale.
 async fn refresh_status(conn: &mut PgConnection, comparison_id: i64) -> Result<(), Error> {
     if db::comparisons::refresh_status(conn, comparison_id).await? {
         let marked = db::reports::mark_floor_changed(conn, comparison_id).await?;
@@ -316,6 +317,10 @@ async fn refresh_status(conn: &mut PgConnection, comparison_id: i64) -> Result<(
             marked,
             "new noise floor: reports of the machine's comparisons to rebuild"
         );
+    }
+    // An A/A borrows nothing and lends nothing: one level deep.
+    for borrower in db::comparisons::borrowers(&mut *conn, comparison_id).await? {
+        db::comparisons::refresh_status(conn, borrower).await?;
     }
     Ok(())
 }

@@ -202,7 +202,7 @@ pub async fn finish(
             FinishRequest::Done { log_tail } => {
                 check_complete(&mut tx, &job).await?;
                 lifecycle::finish_done(&mut tx, &job, log_tail).await?;
-                more_runs::add_if_undecided(ctx, &mut tx, job.comparison_id).await?;
+                more_runs::after_finish(ctx, &mut tx, job.comparison_id).await?;
             }
             FinishRequest::Failed {
                 reason,

@@ -22,6 +22,18 @@ use crate::domain::Context;
 use crate::domain::{jobs::interleave, jobs::lifecycle, report};
 use crate::{Error, db};
 
+/// After a job of comparison `id` finished: more boots where a headline
+/// is undecided, for `id` and then for the comparisons that borrow its
+/// runs (a whole series taken from its steps grows once its last step has
+/// settled, with its own boots of both kernels).
+pub async fn after_finish(ctx: &Context, conn: &mut PgConnection, id: i64) -> Result<(), Error> {
+    add_if_undecided(ctx, &mut *conn, id).await?;
+    for borrower in db::comparisons::borrowers(&mut *conn, id).await? {
+        add_if_undecided(ctx, &mut *conn, borrower).await?;
+    }
+    Ok(())
+}
+
 /// Adds boots to comparison `id` if it is done, may grow and a headline
 /// verdict is undecided; returns the new runs a side when it did. Runs in
 /// the transaction that finished its last job (the comparison row locked),

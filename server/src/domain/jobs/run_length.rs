@@ -26,6 +26,8 @@ pub fn at_submission(asked: &AskedParams, mode: Option<MeasurementMode>) -> (Wor
 
 /// Fixes comparison `id`'s run length for `machine`, about to claim one
 /// of its jobs, when it still waits for a mode; the parameters stored.
+/// A step's parent is fixed with it: it runs on the same machine, and
+/// when it takes its runs from its steps it may never claim a job itself.
 /// Costs one statement at a claim with nothing to fix.
 pub async fn settle(
     conn: &mut PgConnection,
@@ -35,10 +37,15 @@ pub async fn settle(
     let Some(asked) = db::run_lengths::take(&mut *conn, id).await? else {
         return Ok(None);
     };
-    let backend = db::comparisons::find(&mut *conn, id)
-        .await?
-        .and_then(|c| c.backend);
+    let c = db::comparisons::find(&mut *conn, id).await?;
+    let backend = c.as_ref().and_then(|c| c.backend.clone());
     let params = asked.resolve(machines::measures_in(Some(machine), backend.as_deref()));
     db::comparisons::set_params(&mut *conn, id, &params).await?;
+    if let Some(parent) = c.and_then(|c| c.parent_id) {
+        if let Some(asked) = db::run_lengths::take(&mut *conn, parent).await? {
+            let params = asked.resolve(machines::measures_in(Some(machine), backend.as_deref()));
+            db::comparisons::set_params(&mut *conn, parent, &params).await?;
+        }
+    }
     Ok(Some(params))
 }

@@ -29,8 +29,10 @@ use patchperf_common::report::stored::ComparisonReport;
 /// header names its workloads and boots the base on both sides (no
 /// `linux-source-6.1+e3b0c44298`, the hash of its empty series). 2: the
 /// "why" names only significant profile entries, each in the system call
-/// that carries most of it; a per-second rate has no direction.
-const EDITION: u32 = 2;
+/// that carries most of it; a per-second rate has no direction. 3: a
+/// failed or cancelled comparison leaves out the cells it measured on one
+/// side only.
+const EDITION: u32 = 3;
 
 /// How many comparisons' reports one server keeps. A report holds its runs'
 /// metric values, a few hundred kB for a large comparison; the pages people

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 
 use patchperf_common::api::submission::{aligns_functions, code_layout_line};
-use patchperf_common::comparison::ComparisonKind;
+use patchperf_common::comparison::{ComparisonKind, ComparisonStatus};
 use patchperf_common::naming::NameKind;
 use patchperf_common::protocol::{BaseSource, NrTask};
 use patchperf_common::report::{
@@ -55,6 +55,9 @@ pub struct HeaderFacts {
     pub series_sha256: String,
     /// Where the report page lives.
     pub report_url: Option<String>,
+    /// A whole series taken from its steps: the step of its base runs and
+    /// that of its patched runs.
+    pub runs_from_steps: Option<[u32; 2]>,
 }
 
 /// The report of comparison `c`, with the header facts (patch subject,
@@ -151,6 +154,7 @@ async fn load_uncached(
         named,
         series_sha256: db::patches::series_sha256(&ctx.db, c.series_id).await?,
         report_url: Some(ctx.config.link(&format!("/comparisons/{}", c.id))),
+        runs_from_steps: db::runs::borrowed_steps(&ctx.db, c.id).await?,
     };
     let limit = ctx.config.report_time_limit;
     // None for an A/A comparison itself and for a machine without one.
@@ -237,8 +241,21 @@ pub fn group_reports(
             .then(a.mode.as_str().cmp(b.mode.as_str()))
             .then(a.nr_task.cmp(&b.nr_task))
     });
+    // A comparison that ended without one side of a cell (its patched
+    // kernel never booted, the last step of a series it takes its runs from
+    // failed) compares nothing there: its failure is the answer, not a
+    // "cannot decide yet".
+    let ended = matches!(
+        c.status,
+        ComparisonStatus::Failed | ComparisonStatus::Cancelled
+    );
     groups
         .into_iter()
+        .filter(|(_, runs)| {
+            !ended
+                || (runs.iter().any(|r| r.side == Side::Base)
+                    && runs.iter().any(|r| r.side == Side::Patched))
+        })
         .map(|(_, runs)| {
             let base: Vec<RunResult> = side_results(&runs, Side::Base);
             let patched: Vec<RunResult> = side_results(&runs, Side::Patched);
@@ -404,6 +421,7 @@ pub fn header(
     }
     h.report_url = facts.report_url.clone();
     h.runs_steps = c.runs_steps();
+    h.runs_from_steps = facts.runs_from_steps;
     h.code_layout = Some(code_layout_line(
         aligns_functions(c.config_fragment.as_deref()),
         h.measurement,

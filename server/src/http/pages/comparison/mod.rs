@@ -312,7 +312,7 @@ async fn page_of(
             .filter(|r| r.side == side)
             .count()
     };
-    let expected_per_side = overview::expected_per_side(c, &jobs, &boots);
+    let expected_per_side = overview::expected_with_borrowed(state, c, &jobs, &boots).await?;
     let p = &c.params.0;
     let failed = failure.is_some() && verdict.overall == OverallVerdict::NoResults;
     Ok(ComparisonPage {
