@@ -84,6 +84,7 @@ fn header() -> ReportHeader {
         looks: None,
         runs_steps: Vec::new(),
         runs_from_steps: None,
+        moved_by: None,
     }
 }
 

@@ -28,6 +28,15 @@ impl TestServer {
     /// Serves the app on `state` on `addr`, with every background worker
     /// `serve` runs (`domain::spawn_workers`).
     pub async fn serve(state: AppState, addr: SocketAddr) -> TestServer {
+        // `PATCHPERF_TEST_LOG=warn` (a tracing filter) prints the server's
+        // log: the reason behind a 500 that a test's client only sees as
+        // "internal server error".
+        if let Ok(filter) = std::env::var("PATCHPERF_TEST_LOG") {
+            let _ = tracing_subscriber::fmt()
+                .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+                .with_writer(std::io::stderr)
+                .try_init();
+        }
         patchperf_server::domain::spawn_workers(&state).unwrap();
         let listener = TcpListener::bind(addr).await.unwrap();
         let addr = listener.local_addr().unwrap();

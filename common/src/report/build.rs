@@ -172,6 +172,7 @@ pub fn header_from_runs(machine: &str, base: &[RunResult], patched: &[RunResult]
         looks: None,
         runs_steps: Vec::new(),
         runs_from_steps: None,
+        moved_by: None,
     }
 }
 

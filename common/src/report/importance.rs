@@ -102,6 +102,10 @@ pub struct HeadlineColumns {
     pub below_delta: bool,
     /// Reports of the comparison with a headline value, this one among them.
     pub reports: u32,
+    /// The step that moved it, for a comparison measured step by step
+    /// (its report's [`moved_by`](crate::report::ReportHeader::moved_by)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moved_by: Option<String>,
 }
 
 impl HeadlineColumns {
@@ -123,6 +127,7 @@ impl HeadlineColumns {
             verdict: m.verdict,
             below_delta: m.real_below_delta,
             reports: u32::try_from(measured.len()).unwrap_or(u32::MAX),
+            moved_by: c.header.moved_by.clone(),
         })
     }
 }

@@ -6,6 +6,7 @@
 //! stores it (`stored`).
 
 pub mod build;
+pub mod culprit;
 pub mod explain;
 pub mod format;
 pub mod group;

@@ -90,6 +90,11 @@ pub struct ReportHeader {
     /// (`[1, 3]`), each interleaved within its own step only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runs_from_steps: Option<[u32; 2]>,
+    /// For a comparison measured step by step: the step that moved this
+    /// report's headline ([`crate::report::culprit`]), in words, set when
+    /// it is rendered (the steps settle on their own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moved_by: Option<String>,
     /// For a comparison that may add boots while undecided: this look and
     /// how many are possible (`[1, 3]`); the level is spent across them
     /// ([`crate::stats::looks`]).

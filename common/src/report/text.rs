@@ -30,6 +30,9 @@ pub fn render(c: &Comparison, opts: &TextOptions) -> String {
     if let Some(sentence) = super::summary::headline_sentence(c) {
         let _ = writeln!(w, "{sentence}");
     }
+    if let Some(moved_by) = &h.moved_by {
+        let _ = writeln!(w, "from: {moved_by}");
+    }
     if let Some(why) = &c.explanation {
         let _ = writeln!(w, "why: {why}");
     }

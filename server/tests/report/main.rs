@@ -5,6 +5,7 @@
 
 mod browser;
 mod calibration;
+mod culprit;
 mod dashboard;
 mod extreme_values;
 mod helpers;

@@ -14,8 +14,8 @@ use patchperf_common::comparison::ComparisonStatus;
 use patchperf_common::mail::Series;
 use patchperf_common::mail_header::{self, NameAddr};
 use patchperf_common::mbox::subject::Subject;
-use patchperf_common::report::importance;
 use patchperf_common::report::stored::ComparisonReport;
+use patchperf_common::report::{culprit, importance};
 use patchperf_common::stats::Verdict;
 use sqlx::PgConnection;
 
@@ -166,7 +166,8 @@ async fn answer(
         (Some(s), Some(n)) => Some(format!("{s}\n\n{n}")),
         (s, n) => s.or(n),
     };
-    let text = compose::report_text(&built, &report_url);
+    // Each report names the patch that moved it, not only the headline's.
+    let text = compose::report_text(&report::steps::with_culprits(&built, &steps), &report_url);
     let reporter = NameAddr::parse(from).map_or_else(|| from.to_string(), |a| a.header());
     // As decided when it was queued.
     let scope = row
@@ -179,7 +180,7 @@ async fn answer(
         &reporter,
         row,
         series,
-        &steps,
+        moved_by(&steps, &built, row.total).as_deref(),
         &headline,
         since.as_deref(),
         &report_url,
@@ -242,27 +243,18 @@ fn references(s: &Series) -> String {
     ids.join(" ")
 }
 
-/// The patch whose step moved the headline's workload most in its
-/// direction, as `patch 2/3 ("fs: …")`.
-fn moved_by(steps: &[StepView], h: &compose::Headline, total: i32) -> Option<String> {
-    steps
-        .iter()
-        .filter_map(|s| {
-            let x = s
-                .headlines
-                .iter()
-                .find(|x| x.workload == h.workload && x.verdict == h.verdict)?;
-            Some((s, x.change.unwrap_or(0.0).abs()))
-        })
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .map(|(s, _)| {
-            let title = Subject::parse(&s.subject).title;
-            format!(
-                "patch {}/{total} (\"{}\")",
-                s.step,
-                mail_header::one_line(&title, 200)
-            )
-        })
+/// The patch whose step moved the headline's cell (its most important
+/// report), by [`culprit::moved_by`]'s rule, as `patch 2/3 ("fs: …")`.
+fn moved_by(steps: &[StepView], built: &ComparisonReport, total: i32) -> Option<String> {
+    let g = importance::most_important(&built.groups, |g| &g.comparison)?;
+    culprit::moved_by(&g.comparison, steps).map(|s| {
+        let title = Subject::parse(&s.subject).title;
+        format!(
+            "patch {}/{total} (\"{}\")",
+            s.step,
+            mail_header::one_line(&title, 200)
+        )
+    })
 }
 
 /// What changed since the series' previous version was measured, when it
@@ -333,14 +325,14 @@ fn body(
     reporter: &str,
     row: &SeriesRow,
     s: &Series,
-    steps: &[StepView],
+    moved_by: Option<&str>,
     h: &compose::Headline,
     since: Option<&str>,
     report_url: &str,
     series_url: &str,
     text: &str,
 ) -> String {
-    let moved = moved_by(steps, h, row.total)
+    let moved = moved_by
         .map(|p| format!("\nThe change comes with {p}.\n"))
         .unwrap_or_default();
     let since = since.map(|s| format!("\n{s}\n")).unwrap_or_default();

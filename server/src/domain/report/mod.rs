@@ -9,6 +9,7 @@
 
 pub mod cache;
 pub mod offload;
+pub mod steps;
 pub mod steps_text;
 pub mod stored;
 pub mod verdict;

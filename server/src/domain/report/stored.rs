@@ -70,6 +70,9 @@ pub fn headline(report: &ComparisonReport) -> String {
                         g.comparison.policy.interval_label()
                     ));
                 }
+                if let Some(step) = &g.comparison.header.moved_by {
+                    line.push_str(&format!(", from {step}"));
+                }
                 line
             })
         })
@@ -133,6 +136,10 @@ pub async fn refresh(ctx: &Context, id: i64) -> Result<(), Error> {
     };
     let report = load_shared(ctx, &c).await?;
     if c.status.is_final() {
+        // A parent's row names the step that moved each headline: its
+        // steps have settled before it.
+        let steps = super::steps::views(ctx, &c).await?;
+        let report = super::steps::with_culprits(&report, &steps);
         let verdict = verdict_view(&report, String::new()).overall;
         let columns = HeadlineColumns::of(report.groups.iter().map(|g| &g.comparison));
         db::verdicts::store(&ctx.db, id, verdict, &headline(&report), columns.as_ref()).await?;

@@ -118,6 +118,8 @@ pub struct Cells {
     change_note: Option<&'static str>,
     /// `-12.02% … -10.51%`.
     interval: String,
+    /// `patch 2/3 “fs: …”`: the step that moved it.
+    moved_by: Option<String>,
 }
 
 impl From<&HeadlineColumns> for Cells {
@@ -138,6 +140,7 @@ impl From<&HeadlineColumns> for Cells {
             change: c.change.clone(),
             change_note: c.below_delta.then_some("real, below δ"),
             interval: c.interval.clone(),
+            moved_by: c.moved_by.clone(),
         }
     }
 }

@@ -7,6 +7,7 @@ use askama::Template;
 use axum::extract::State;
 use axum::response::Html;
 use patchperf_common::comparison::{ComparisonKind, OverallVerdict};
+use patchperf_common::report::culprit;
 use patchperf_common::report::summary::{calibration_answer, headline_sentence};
 use patchperf_common::report::{MetricComparison, format, importance};
 use patchperf_common::run::Side;
@@ -67,6 +68,10 @@ pub struct SummaryLine {
     /// Why it moved ([`patchperf_common::report::explain`]), cut into
     /// plain text and code (the `symbols` it names).
     why: Vec<(String, bool)>,
+    /// The step that moved it, for a series, range or push measured step
+    /// by step ([`culprit`]): `patch 2/3 “…”`, `deffb20224 “…” (commit
+    /// 2/3)`, with the step's page.
+    culprit: Option<(String, i64)>,
 }
 
 /// Why a failed comparison failed, its first answer.
@@ -243,6 +248,7 @@ async fn page_of(
         carried_commits,
         run_length_pending,
         failure,
+        expected_per_side,
         ..
     } = overview::gather(state, c).await?;
     let (tree, bisections) = link_views::views(links);
@@ -280,6 +286,7 @@ async fn page_of(
                     values: None,
                     sentence: format!(", from {sentence}"),
                     why: Vec::new(),
+                    culprit: None,
                 });
             }
             let change = format::change_text(m);
@@ -298,6 +305,8 @@ async fn page_of(
                     .explanation
                     .as_deref()
                     .map_or_else(Vec::new, view::code_spans),
+                culprit: culprit::moved_by(&g.comparison, &step_views)
+                    .map(|s| (culprit::step_words(s, step_views.len()), s.comparison_id)),
             })
         })
         .collect();
@@ -312,7 +321,6 @@ async fn page_of(
             .filter(|r| r.side == side)
             .count()
     };
-    let expected_per_side = overview::expected_with_borrowed(state, c, &jobs, &boots).await?;
     let p = &c.params.0;
     let failed = failure.is_some() && verdict.overall == OverallVerdict::NoResults;
     Ok(ComparisonPage {
