@@ -18,6 +18,7 @@ mod sentences;
 mod stored;
 mod verdicts;
 mod waiting;
+mod worst_first;
 
 use axum::http::StatusCode;
 use helpers::{TestApp, squash};

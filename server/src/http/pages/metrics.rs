@@ -15,7 +15,7 @@ use axum::http::header;
 use axum::response::{Html, IntoResponse};
 use patchperf_common::metric;
 use patchperf_common::report::MetricComparison;
-use patchperf_common::stats::{ChangeUnit, Interval, Verdict};
+use patchperf_common::stats::{ChangeUnit, Interval, sort_worst_first};
 use serde::Deserialize;
 
 use super::comparison::{RowView, row_view};
@@ -28,7 +28,7 @@ use crate::{AppState, Error};
 const SORTS: [(&str, &str); 4] = [
     ("name", "metric name"),
     ("change", "largest change first"),
-    ("verdict", "changes first"),
+    ("verdict", "worst first"),
     ("q", "smallest q first"),
 ];
 
@@ -83,16 +83,6 @@ pub(super) async fn report_of(
         .1)
 }
 
-/// Where a verdict sorts under "changes first".
-fn verdict_rank(v: Verdict) -> u8 {
-    match v {
-        Verdict::Regression => 0,
-        Verdict::Improvement => 1,
-        _ if v.is_change() => 2,
-        _ => 3,
-    }
-}
-
 /// `a` against `b` with a missing or non-finite value last.
 fn present_first(a: Option<f64>, b: Option<f64>, order: impl Fn(f64, f64) -> Ordering) -> Ordering {
     match (a.filter(|v| v.is_finite()), b.filter(|v| v.is_finite())) {
@@ -116,7 +106,7 @@ fn selected<'a>(g: &'a GroupReport, filter: &str, sort: &str) -> Vec<&'a MetricC
         "name" => rows.sort_by(|a, b| a.name.cmp(&b.name)),
         "change" => rows
             .sort_by(|a, b| present_first(a.change, b.change, |x, y| y.abs().total_cmp(&x.abs()))),
-        "verdict" => rows.sort_by_key(|m| verdict_rank(m.verdict)),
+        "verdict" => sort_worst_first(&mut rows, |m| m.outcome()),
         "q" => rows.sort_by(|a, b| present_first(a.q, b.q, |x, y| x.total_cmp(&y))),
         _ => {}
     }
