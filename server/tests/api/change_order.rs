@@ -28,7 +28,7 @@ async fn four_change_points(pool: PgPool) -> (Measured, Vec<i64>) {
     } = &m;
     let (id, machine) = (*id, *machine);
     // The history's own change point: +50%, an improvement, found first.
-    let improvement = entries(&page(&app, "/").await);
+    let improvement = entries(&page(app, "/").await);
     assert_eq!(improvement.len(), 1);
     // Three more in made-up histories, found in this order: the newest
     // first would be −5%, +8% changed, −20%.
