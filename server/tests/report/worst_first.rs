@@ -1,6 +1,6 @@
 //! Worst first where a person scans a comparison (issue 41, item 6): the
-//! report page's per-report tables and the profile page put the regressing
-//! nr_task first, and the metrics sorted by verdict go by severity
+//! report page's per-report tables, the all-metrics page's (and its CSV)
+//! and the profile page put the regressing nr_task first, and the metrics sorted by verdict go by severity
 //! (regression, then undecided or real but below δ, then no change, then
 //! improvement), the larger change first within each.
 
@@ -102,15 +102,31 @@ async fn the_report_tables_put_the_regressing_nr_task_first(pool: sqlx::PgPool) 
         "the reports in submission order"
     );
 
-    let (status, page) = app.get(&format!("/comparisons/{id}")).await;
-    assert_eq!(status, StatusCode::OK);
-    assert_eq!(sections(&page, "group"), WORST_FIRST, "{page}");
+    // The report page's tables and the all-metrics page's.
+    let pages = [
+        format!("/comparisons/{id}"),
+        format!("/comparisons/{id}/metrics"),
+    ];
+    for uri in &pages {
+        let (status, page) = app.get(uri).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(sections(&page, "group"), WORST_FIRST, "{uri}: {page}");
+    }
+    // The CSV's rows in the same order.
+    let (_, csv) = app.get(&format!("/comparisons/{id}/metrics.csv")).await;
+    let mut tasks: Vec<&str> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(2).unwrap())
+        .collect();
+    tasks.dedup();
+    assert_eq!(tasks, ["4", "2", "1"], "{csv}");
     if let Some(chromium) = Chromium::find() {
         let server = TestServer::serve(app.state.clone(), "127.0.0.1:0".parse().unwrap()).await;
-        let dom = chromium
-            .dump_dom(&format!("{}/comparisons/{id}", server.url()))
-            .await;
-        assert_eq!(sections(&dom, "group"), WORST_FIRST, "{dom}");
+        for uri in &pages {
+            let dom = chromium.dump_dom(&format!("{}{uri}", server.url())).await;
+            assert_eq!(sections(&dom, "group"), WORST_FIRST, "{uri}: {dom}");
+        }
         server.stop().await;
     }
 }

@@ -1,5 +1,5 @@
 //! `/comparisons/{id}/metrics`: every metric of a comparison's report, one
-//! table per (workload, mode, nr_task), filtered by a part of the metric's
+//! table per (workload, mode, nr_task), the worst first, filtered by a part of the metric's
 //! name and sorted by a column on the server (no script needed), and the
 //! same rows as CSV (`metrics.csv`) with unrounded numbers for a
 //! spreadsheet or pandas. The comparison page keeps the rows a reader acts
@@ -83,6 +83,13 @@ pub(super) async fn report_of(
         .1)
 }
 
+/// The report's tables worst first, as the comparison page has them.
+fn worst_first(built: &report::ComparisonReport) -> Vec<&GroupReport> {
+    let mut groups: Vec<&GroupReport> = built.groups.iter().collect();
+    sort_worst_first(&mut groups, |g| g.comparison.outcome());
+    groups
+}
+
 /// `a` against `b` with a missing or non-finite value last.
 fn present_first(a: Option<f64>, b: Option<f64>, order: impl Fn(f64, f64) -> Ordering) -> Ordering {
     match (a.filter(|v| v.is_finite()), b.filter(|v| v.is_finite())) {
@@ -138,9 +145,8 @@ pub(super) async fn page(
 ) -> Result<Html<String>> {
     let (filter, sort) = checked(&q)?;
     let built = report_of(&state, id).await?;
-    let groups = built
-        .groups
-        .iter()
+    let groups = worst_first(&built)
+        .into_iter()
         .map(|g| MetricsGroup {
             title: g.comparison.header.title(),
             interval_label: g.comparison.policy.interval_label(),
@@ -186,7 +192,7 @@ pub(super) async fn csv(
         "workload,mode,nr_task,metric,unit,base_mean,base_runs,patched_mean,patched_runs,\
          change,change_unit,low,high,welch_p,q,verdict,reason\n",
     );
-    for g in &built.groups {
+    for g in worst_first(&built) {
         let h = &g.comparison.header;
         for m in selected(g, &filter, sort) {
             let (low, high) = match m.interval {
