@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::metric::Direction;
 use crate::run::{MeasurementMode, TaskMode};
 use crate::stats::{
-    ChangeUnit, Interval, MannWhitney, Verdict, VerdictPolicy, WelchTest, ZeroDayCheck,
+    ChangeUnit, Interval, MannWhitney, Outcome, Verdict, VerdictPolicy, WelchTest, ZeroDayCheck,
 };
 
 /// One kernel of the comparison as the report names it.
@@ -176,6 +176,16 @@ impl MetricComparison {
             self.verdict.as_str()
         }
     }
+
+    /// What the worst-first order ([`crate::stats::severity`]) sees of it;
+    /// `None` without a change (not measured on a side), which sorts last.
+    pub fn outcome(&self) -> Option<Outcome> {
+        Some(Outcome {
+            verdict: self.verdict,
+            real_below_delta: self.real_below_delta,
+            change: self.change?,
+        })
+    }
 }
 
 impl ReportHeader {
@@ -253,6 +263,12 @@ impl Comparison {
                 .iter()
                 .find(|m| m.name.starts_with("will-it-scale."))
         })
+    }
+
+    /// Its headline metric's outcome: where the report sorts worst first
+    /// ([`crate::stats::severity`]); `None` without a headline change.
+    pub fn outcome(&self) -> Option<Outcome> {
+        self.headline_metric().and_then(MetricComparison::outcome)
     }
 
     /// Metrics that entered the false-discovery control.

@@ -7,6 +7,7 @@ mod bisection_pages;
 mod bisections;
 #[path = "../report/browser.rs"]
 mod browser;
+mod change_order;
 mod comparisons;
 mod compression;
 mod destinations;

@@ -21,7 +21,7 @@ use crate::helpers::TestApp;
 use crate::trees::{Measured, measured_tree};
 
 /// The tree with its history written: one open change point, at commit 2.
-async fn tree_with_history(pool: PgPool) -> Measured {
+pub async fn tree_with_history(pool: PgPool) -> Measured {
     let m = measured_tree(pool).await;
     assert_eq!(tree::record_history(&m.app.state).await.unwrap(), 3);
     m
@@ -80,7 +80,7 @@ fn about_50(text: &str, before: &str) -> bool {
 }
 
 /// The ids of the change points a page's entries show, in order.
-fn entries(html: &str) -> Vec<i64> {
+pub fn entries(html: &str) -> Vec<i64> {
     html.split("action=\"/changes/")
         .skip(1)
         .map(|rest| rest.split('/').next().unwrap().parse().unwrap())
@@ -481,7 +481,7 @@ async fn the_dashboard_pages_open_changes_and_its_form_marks_them(pool: PgPool) 
 }
 
 /// The ids of every change point entry on a page, marked or open, in order.
-fn every_entry(html: &str) -> Vec<i64> {
+pub fn every_entry(html: &str) -> Vec<i64> {
     html.split("<div id=\"change-")
         .skip(1)
         .map(|rest| rest.split('"').next().unwrap().parse().unwrap())

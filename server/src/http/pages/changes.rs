@@ -1,5 +1,5 @@
-//! Change points on pages: how a row reads (the dashboard's open changes,
-//! a tree page's list), `/changes`, every tree's change points in one list
+//! Change points on pages: how a row reads and where it sorts (the
+//! dashboard's open changes and a tree page's list, worst first), `/changes`, every tree's change points in one list
 //! (newest first, by state, a page at a time), and `POST
 //! /changes/{id}/acknowledge`, the form that marks one acknowledged or
 //! expected without JavaScript. The form carries
@@ -14,8 +14,8 @@ use axum::http::HeaderMap;
 use axum::http::header::REFERER;
 use axum::response::Redirect;
 use patchperf_common::api::{ChangeState, ChangeVerdict};
-use patchperf_common::stats::Verdict;
 use patchperf_common::stats::interval::ends_text;
+use patchperf_common::stats::{Outcome, Verdict, sort_worst_first};
 use serde::Deserialize;
 
 use super::view;
@@ -70,6 +70,20 @@ fn verdict(v: ChangeVerdict) -> Verdict {
         ChangeVerdict::Improvement => Verdict::Improvement,
         ChangeVerdict::Changed => Verdict::Changed,
     }
+}
+
+/// Sorts change points worst first ([`sort_worst_first`]): a change point
+/// is a real change, so regressions come first, then changes of metrics
+/// with no better direction, then improvements, the larger first within
+/// each; equals keep their order.
+pub(super) fn worst_first(changes: &mut [ChangeRow]) {
+    sort_worst_first(changes, |c| {
+        Some(Outcome {
+            verdict: verdict(c.verdict),
+            real_below_delta: false,
+            change: c.change_percent,
+        })
+    });
 }
 
 /// `+50.0% [+48.1%, +51.9%]`: the change with its 95% interval.

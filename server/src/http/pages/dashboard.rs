@@ -1,6 +1,6 @@
-//! `/`: the open change points of tracked trees (newest first, paged by
-//! id, each with the form that marks it), the comparisons with their
-//! verdicts (newest page first with its regressions first, oldest first or
+//! `/`: the open change points of tracked trees (paged by id, newest
+//! first, each page worst first, each with the form that marks it), the
+//! comparisons with their verdicts (newest page first with its regressions first, oldest first or
 //! worst verdict first), filtered by machine, workload, status and verdict
 //! and searched, and the recent bisections with their answers. It reads stored state only and builds no report: finished
 //! comparisons show their stored verdict (`report::stored`), queued and
@@ -148,7 +148,7 @@ impl From<&HeadlineColumns> for Cells {
 #[derive(Debug, Template, WebTemplate)]
 #[template(path = "dashboard.html")]
 pub(super) struct DashboardPage {
-    /// Open change points, by tree, newest first within each.
+    /// Open change points, the worst first.
     changes: Vec<ChangeView>,
     /// The next page of them.
     older_changes: Option<String>,
@@ -411,8 +411,8 @@ pub(super) async fn page(
     })
 }
 
-/// A page of open change points below id `before`, grouped by tree (newest
-/// first within each), and the link to the next page when there is one.
+/// A page of open change points below id `before` (paged newest first),
+/// the worst first, and the link to the next page when there is one.
 async fn open_changes(
     state: &AppState,
     before: Option<i64>,
@@ -432,9 +432,10 @@ async fn open_changes(
     let older = more
         .then(|| page.last().map(|c| format!("/?changes_before={}", c.id)))
         .flatten();
-    let mut changes: Vec<ChangeView> = page.into_iter().map(ChangeView::from).collect();
-    changes.sort_by(|a, b| {
+    // Worst first, by tree and newest first among equals.
+    page.sort_by(|a, b| {
         (&a.tree, std::cmp::Reverse(a.id)).cmp(&(&b.tree, std::cmp::Reverse(b.id)))
     });
-    Ok((changes, older))
+    super::changes::worst_first(&mut page);
+    Ok((page.into_iter().map(ChangeView::from).collect(), older))
 }

@@ -1,5 +1,5 @@
 //! `/comparisons/{id}/metrics`: every metric of a comparison's report, one
-//! table per (workload, mode, nr_task), filtered by a part of the metric's
+//! table per (workload, mode, nr_task), the worst first, filtered by a part of the metric's
 //! name and sorted by a column on the server (no script needed), and the
 //! same rows as CSV (`metrics.csv`) with unrounded numbers for a
 //! spreadsheet or pandas. The comparison page keeps the rows a reader acts
@@ -15,7 +15,7 @@ use axum::http::header;
 use axum::response::{Html, IntoResponse};
 use patchperf_common::metric;
 use patchperf_common::report::MetricComparison;
-use patchperf_common::stats::{ChangeUnit, Interval, Verdict};
+use patchperf_common::stats::{ChangeUnit, Interval, sort_worst_first};
 use serde::Deserialize;
 
 use super::comparison::{RowView, row_view};
@@ -28,7 +28,7 @@ use crate::{AppState, Error};
 const SORTS: [(&str, &str); 4] = [
     ("name", "metric name"),
     ("change", "largest change first"),
-    ("verdict", "changes first"),
+    ("verdict", "worst first"),
     ("q", "smallest q first"),
 ];
 
@@ -83,14 +83,11 @@ pub(super) async fn report_of(
         .1)
 }
 
-/// Where a verdict sorts under "changes first".
-fn verdict_rank(v: Verdict) -> u8 {
-    match v {
-        Verdict::Regression => 0,
-        Verdict::Improvement => 1,
-        _ if v.is_change() => 2,
-        _ => 3,
-    }
+/// The report's tables worst first, as the comparison page has them.
+fn worst_first(built: &report::ComparisonReport) -> Vec<&GroupReport> {
+    let mut groups: Vec<&GroupReport> = built.groups.iter().collect();
+    sort_worst_first(&mut groups, |g| g.comparison.outcome());
+    groups
 }
 
 /// `a` against `b` with a missing or non-finite value last.
@@ -116,7 +113,7 @@ fn selected<'a>(g: &'a GroupReport, filter: &str, sort: &str) -> Vec<&'a MetricC
         "name" => rows.sort_by(|a, b| a.name.cmp(&b.name)),
         "change" => rows
             .sort_by(|a, b| present_first(a.change, b.change, |x, y| y.abs().total_cmp(&x.abs()))),
-        "verdict" => rows.sort_by_key(|m| verdict_rank(m.verdict)),
+        "verdict" => sort_worst_first(&mut rows, |m| m.outcome()),
         "q" => rows.sort_by(|a, b| present_first(a.q, b.q, |x, y| x.total_cmp(&y))),
         _ => {}
     }
@@ -148,9 +145,8 @@ pub(super) async fn page(
 ) -> Result<Html<String>> {
     let (filter, sort) = checked(&q)?;
     let built = report_of(&state, id).await?;
-    let groups = built
-        .groups
-        .iter()
+    let groups = worst_first(&built)
+        .into_iter()
         .map(|g| MetricsGroup {
             title: g.comparison.header.title(),
             interval_label: g.comparison.policy.interval_label(),
@@ -196,7 +192,7 @@ pub(super) async fn csv(
         "workload,mode,nr_task,metric,unit,base_mean,base_runs,patched_mean,patched_runs,\
          change,change_unit,low,high,welch_p,q,verdict,reason\n",
     );
-    for g in &built.groups {
+    for g in worst_first(&built) {
         let h = &g.comparison.header;
         for m in selected(g, &filter, sort) {
             let (low, high) = match m.interval {

@@ -1,5 +1,6 @@
 //! `/comparisons/{id}/profile`: where the time went, in one look. For each
-//! (workload, mode, nr_task) the functions whose share of the samples moved
+//! (workload, mode, nr_task), the worst first (the regressing nr_task's
+//! profile at the top), the functions whose share of the samples moved
 //! most between base and patched (perf's "children": time in the function
 //! and what it calls), each with its own time ("self") and, opened, the
 //! call chains into it that moved (0-day's `calltrace` entries: the
@@ -13,6 +14,7 @@ use askama::Template;
 use axum::extract::State;
 use axum::response::Html;
 use patchperf_common::report::{Comparison, MetricComparison};
+use patchperf_common::stats::sort_worst_first;
 
 use super::view;
 use crate::error::Result;
@@ -192,11 +194,10 @@ pub(super) async fn page(
     Path(id): Path<i64>,
 ) -> Result<Html<String>> {
     let built = super::metrics::report_of(&state, id).await?;
-    let groups = built
-        .groups
-        .iter()
-        .filter_map(|g| group(&g.comparison))
-        .collect();
+    // The regressing nr_task first: it is whose profile a reader came for.
+    let mut reports: Vec<&Comparison> = built.groups.iter().map(|g| &g.comparison).collect();
+    sort_worst_first(&mut reports, |c| c.outcome());
+    let groups = reports.into_iter().filter_map(group).collect();
     let html = ProfilePage { id, groups }
         .render()
         .map_err(|e| Error::Internal(format!("rendering the profile of comparison {id}: {e}")))?;

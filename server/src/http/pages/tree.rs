@@ -345,7 +345,11 @@ pub(super) async fn page(State(state): State<AppState>, Path(id): Path<i64>) -> 
         json_url: format!("/api/v1/trees/{id}"),
         changed,
         flat,
-        changes: changes.into_iter().map(ChangeView::from).collect(),
+        changes: {
+            let mut changes = changes;
+            super::changes::worst_first(&mut changes);
+            changes.into_iter().map(ChangeView::from).collect()
+        },
     })
 }
 
