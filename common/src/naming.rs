@@ -124,6 +124,21 @@ pub fn name(f: &NameFacts<'_>) -> Name {
         }
         return named(NameKind::Calibration, text);
     }
+    if let (Some(tree), Some(range), true) = (f.tree, f.git_range, f.patches > 1) {
+        // A push of several commits is its range: naming it by one
+        // commit's subject would blame that one for the whole.
+        if let Some((a, b)) = range.split_once("..") {
+            return named(
+                NameKind::Tree,
+                format!(
+                    "{tree} {}..{} ({})",
+                    short(a, COMMIT_DIGITS),
+                    short(b, COMMIT_DIGITS),
+                    count(f.patches, "commit")
+                ),
+            );
+        }
+    }
     if let (Some(tree), Some(commit)) = (f.tree, f.commit) {
         // The head's own subject; a range's last patch is the head unless
         // the head changes no file.
@@ -163,15 +178,46 @@ pub fn name(f: &NameFacts<'_>) -> Name {
 }
 
 /// Where the base came from, as the page and the text report show it: a
-/// tracked tree's base is `vfs.all 1234567890ab`, anything else its source
-/// (`url@commit`, a tarball's name).
+/// tracked tree's base is `vfs.all 1234567890ab`, another git base its
+/// repository and short commit (`https://git.kernel.org/…/vfs.git
+/// 1234567890ab`; a repository on the server's disk by its directory's
+/// name alone, never its path), a tarball by its name.
 pub fn base(tree: Option<&str>, base: &BaseSource) -> String {
     match (tree, base) {
         (Some(tree), BaseSource::Git { commit, .. }) => {
             format!("{tree} {}", short(commit, BASE_DIGITS))
         }
-        _ => base.describe(),
+        (None, BaseSource::Git { url, commit }) => {
+            format!("{} {}", repository(url), short(commit, BASE_DIGITS))
+        }
+        (_, BaseSource::Tarball { name }) => name.clone(),
     }
+}
+
+/// A base's kernel as a report's `commit:` line names it: a git base by
+/// its short commit, a tarball by its name.
+pub fn base_kernel(base: &BaseSource) -> String {
+    match base {
+        BaseSource::Git { commit, .. } => short(commit, BASE_DIGITS).to_string(),
+        BaseSource::Tarball { name } => name.clone(),
+    }
+}
+
+/// A git URL as a report names it: without credentials, and a local one
+/// (a path, `file://`) by its last component, which is all a reader
+/// elsewhere can use of it.
+fn repository(url: &str) -> String {
+    let url = crate::credentials::without_credentials(url);
+    let local = url.starts_with("file://") || url.starts_with('/') || !url.contains("://");
+    if !local {
+        return url;
+    }
+    url.trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .filter(|last| !last.is_empty())
+        .unwrap_or("a local repository")
+        .to_string()
 }
 
 /// Where a failed comparison failed, as the step that failed first.
@@ -303,6 +349,37 @@ fn short(sha: &str, digits: usize) -> &str {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_base_names_its_repository_and_short_commit_never_a_local_path() {
+        let commit = "b67165085bbdcd2ab4ac312200b3f368d33f228f".to_string();
+        let git = |url: &str| BaseSource::Git {
+            url: url.into(),
+            commit: commit.clone(),
+        };
+        assert_eq!(
+            base(None, &git("file:///var/cache/patchperf/linux-069e.git")),
+            "linux-069e.git b67165085bbd"
+        );
+        assert_eq!(base(None, &git("/srv/git/linux/")), "linux b67165085bbd");
+        assert_eq!(
+            base(
+                None,
+                &git("https://user:pw@git.kernel.org/pub/scm/linux/kernel/git/vfs/vfs.git")
+            ),
+            "https://git.kernel.org/pub/scm/linux/kernel/git/vfs/vfs.git b67165085bbd"
+        );
+        assert_eq!(
+            base(Some("vfs.all"), &git("file:///x.git")),
+            "vfs.all b67165085bbd"
+        );
+        assert_eq!(base_kernel(&git("file:///x.git")), "b67165085bbd");
+        let tarball = BaseSource::Tarball {
+            name: "linux-source-6.1".into(),
+        };
+        assert_eq!(base(None, &tarball), "linux-source-6.1");
+        assert_eq!(base_kernel(&tarball), "linux-source-6.1");
+    }
+
     const A: &str = "1234567890abcdef1234567890abcdef12345678";
     const B: &str = "87d7add1d7aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 
@@ -351,11 +428,18 @@ mod tests {
             ..NameFacts::default()
         };
         assert_eq!(name(&facts).text, "1234567890..87d7add1d7 (5 commits)");
-        let tree = NameFacts {
+        // A push of five commits is its range, not its head's subject.
+        let push = NameFacts {
             tree: Some("vfs.all"),
             commit_subject: Some("fs: the head"),
             ..facts
         };
+        assert_eq!(
+            name(&push).text,
+            "vfs.all 1234567890..87d7add1d7 (5 commits)"
+        );
+        assert_eq!(name(&push).kind, NameKind::Tree);
+        let tree = NameFacts { patches: 1, ..push };
         assert_eq!(name(&tree).text, "vfs.all 87d7add1d7 (\"fs: the head\")");
         let unknown = NameFacts {
             commit_subject: None,
@@ -396,7 +480,8 @@ mod tests {
             commit: A.into(),
         };
         assert_eq!(base(Some("vfs.all"), &git), "vfs.all 1234567890ab");
-        assert_eq!(base(None, &git), format!("/srv/git/vfs.git@{A}"));
+        // Not the server's path: the repository and a short commit.
+        assert_eq!(base(None, &git), "vfs.git 1234567890ab");
     }
 
     #[test]

@@ -444,6 +444,18 @@ async fn a_list_is_read_measured_and_answered_in_its_threads(pool: sqlx::PgPool)
         "Re: [PATCH v2 0/2] vfs: cheaper fstat and alloc_fd"
     );
     assert!(body.contains("Since v1 (comparison "), "{body}");
+    // Its reports name the series by its cover letter, each change by the
+    // patch that made it, and the base by a short commit, never the
+    // server's path to its repository.
+    assert!(
+        body.contains("series: [PATCH v2 0/2] vfs: cheaper fstat and alloc_fd\n"),
+        "{body}"
+    );
+    assert!(body.contains("\nfrom: patch 1/2 “"), "{body}");
+    assert!(
+        !body.contains("file://") && !body.contains("/var/"),
+        "{body}"
+    );
     eprintln!("v2's reply:\n{body}");
 
     // Nothing for the review, the filtered patch, the incomplete series:

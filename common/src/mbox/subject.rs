@@ -23,6 +23,13 @@ pub struct Subject {
 }
 
 impl Subject {
+    /// Whether `subject` is a cover letter's (`[PATCH v2 0/3] …`), not a
+    /// reply to one.
+    pub fn is_cover_letter(subject: &str) -> bool {
+        let s = Subject::parse(subject);
+        !s.reply && matches!(s.position, Some((0, n)) if n > 0)
+    }
+
     /// Reads a decoded, unfolded subject. Every prefix in brackets at the
     /// start counts (`[RFC][PATCH 1/2]`); text that is not in that form is
     /// all title.

@@ -416,3 +416,17 @@ pub async fn reported(
     .await?;
     Ok(())
 }
+
+/// The subject of the list series comparison `comparison_id` measures (its
+/// cover letter's, else its first patch's), if one does.
+pub async fn subject_of_comparison(
+    db: impl PgExecutor<'_>,
+    comparison_id: i64,
+) -> Result<Option<String>, sqlx::Error> {
+    sqlx::query_scalar!(
+        "SELECT subject FROM list_series WHERE comparison_id = $1 ORDER BY id LIMIT 1",
+        comparison_id
+    )
+    .fetch_optional(db)
+    .await
+}

@@ -2,8 +2,9 @@
 //! the listing (`/` and `GET /api/v1/comparisons`), on the page's heading
 //! and in `report.txt`'s header: a series by its cover letter, or its
 //! first patch and how many more; a git range as `A..B (3 commits)`; a
-//! tracked tree's head as `vfs.all 87d7add1d7 ("subject")`, its base as
-//! `vfs.all 1234567890ab`.
+//! tracked tree's head as `vfs.all 87d7add1d7 ("subject")` (a push of
+//! several commits as `vfs.all 1234567890..87d7add1d7 (2 commits)`), its
+//! base as `vfs.all 1234567890ab`.
 
 use serde_json::{Value, json};
 use sqlx::PgPool;
@@ -180,9 +181,18 @@ async fn a_range_is_named_by_its_ends_and_its_commits(pool: PgPool) {
 #[sqlx::test(migrations = "../migrations")]
 async fn a_tree_head_is_named_by_its_tree_commit_and_subject(pool: PgPool) {
     let m = crate::trees::measured_tree(pool).await;
-    // The last push: commits 3 and 4 over commit 2.
+    // A push of one commit is that commit: the second push, commit 2.
+    let (entry, _) = listed(&m.app, m.comparisons[1]).await;
+    let one = format!("vfs.all {} (\"fs: step 2\")", &m.ids[2][..10]);
+    assert_eq!(entry["name"], one.as_str(), "{entry}");
+    // The last push, commits 3 and 4 over commit 2, is its range: naming
+    // it by one commit would blame that one for both.
     let id = m.comparisons[2];
-    let name = format!("vfs.all {} (\"fs: step 4\")", &m.ids[4][..10]);
+    let name = format!(
+        "vfs.all {}..{} (2 commits)",
+        &m.ids[2][..10],
+        &m.ids[4][..10]
+    );
     let base = format!("vfs.all {}", &m.ids[2][..12]);
     let (entry, row) = listed(&m.app, id).await;
     assert_eq!(entry["name"], name.as_str(), "{entry}");

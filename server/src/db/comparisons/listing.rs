@@ -4,6 +4,7 @@
 
 use chrono::{DateTime, Utc};
 use patchperf_common::comparison::{ComparisonKind, ComparisonStatus, OverallVerdict};
+use patchperf_common::mbox::subject::Subject;
 use patchperf_common::naming::{self, FailedStep, NameFacts};
 use patchperf_common::protocol::{BaseSource, FailureReason};
 use patchperf_common::report::importance::HeadlineColumns;
@@ -115,6 +116,9 @@ struct Listed {
     subject: Option<String>,
     last_subject: Option<String>,
     cover_letter: Option<String>,
+    /// The subject of the list series it measures, if one: a series read
+    /// from a list is stored as its patches alone.
+    list_subject: Option<String>,
     patches: i64,
     git_range: Option<String>,
     commit_sha: Option<String>,
@@ -145,7 +149,10 @@ impl From<Listed> for ComparisonSummary {
             git_range: l.git_range.as_deref(),
             commit: l.commit_sha.as_deref(),
             commit_subject: l.commit_subject.as_deref(),
-            cover_letter: l.cover_letter.as_deref(),
+            cover_letter: l.cover_letter.as_deref().or(l
+                .list_subject
+                .as_deref()
+                .filter(|s| Subject::is_cover_letter(s))),
             first_patch: l.subject.as_deref(),
             last_patch: l.last_subject.as_deref(),
             patches,
@@ -224,6 +231,8 @@ pub async fn list(
                   (SELECT p.subject FROM patches p
                    WHERE p.series_id = l.series_id AND p.position = 0
                      AND NOT p.has_diff) AS cover_letter,
+                  (SELECT ls.subject FROM list_series ls
+                   WHERE ls.comparison_id = l.id ORDER BY ls.id LIMIT 1) AS list_subject,
                   (SELECT count(*) FROM patches p
                    WHERE p.series_id = l.series_id AND p.has_diff) AS "patches!",
                   l.git_range, l.commit_sha, l.backend,

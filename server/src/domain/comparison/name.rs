@@ -3,8 +3,9 @@
 //! row, its stored series (whose first message is the cover letter when
 //! there is one) and its tracked tree.
 
+use patchperf_common::mbox::subject::Subject;
 use patchperf_common::naming::{self, Name, NameFacts};
-use sqlx::PgExecutor;
+use sqlx::PgPool;
 
 use crate::db::comparisons::ComparisonRow;
 use crate::db::patches::PatchRow;
@@ -23,11 +24,7 @@ pub struct Named {
 
 /// The name and base of comparison `c`, whose series' messages are
 /// `messages`.
-pub async fn of(
-    db: impl PgExecutor<'_>,
-    c: &ComparisonRow,
-    messages: &[PatchRow],
-) -> Result<Named, Error> {
+pub async fn of(db: &PgPool, c: &ComparisonRow, messages: &[PatchRow]) -> Result<Named, Error> {
     let tree = match c.tree_id {
         Some(id) => {
             db::trees::named_commit(db, id, c.commit_sha.as_deref().unwrap_or_default()).await?
@@ -36,9 +33,19 @@ pub async fn of(
     };
     let (tree, commit_subject) = tree.unzip();
     let commit_subject = commit_subject.flatten();
+    // A series read from a list is stored as its patches; its cover
+    // letter's subject is the list series'.
+    let has_cover = messages.first().is_some_and(|m| !m.has_diff);
+    let listed = match (has_cover, c.parent_id) {
+        (false, None) => db::list_series::subject_of_comparison(db, c.id)
+            .await?
+            .filter(|s| Subject::is_cover_letter(s)),
+        _ => None,
+    };
     Ok(Named {
         name: from_messages(
             NameFacts {
+                cover_letter: listed.as_deref(),
                 kind: Some(c.kind),
                 machine: c.machine_name.as_deref(),
                 backend: c.backend.as_deref(),
@@ -63,7 +70,8 @@ pub fn from_messages(facts: NameFacts<'_>, messages: &[PatchRow]) -> Name {
         cover_letter: messages
             .first()
             .filter(|m| !m.has_diff)
-            .map(|m| m.subject.as_str()),
+            .map(|m| m.subject.as_str())
+            .or(facts.cover_letter),
         first_patch: patches.clone().next().map(|m| m.subject.as_str()),
         last_patch: patches.clone().next_back().map(|m| m.subject.as_str()),
         patches: patches.count(),

@@ -31,7 +31,8 @@ use patchperf_common::report::stored::ComparisonReport;
 /// "why" names only significant profile entries, each in the system call
 /// that carries most of it; a per-second rate has no direction. 3: a
 /// failed or cancelled comparison leaves out the cells it measured on one
-/// side only.
+/// side only; a git base is named by its short commit and its repository
+/// (never a path on the server).
 const EDITION: u32 = 3;
 
 /// How many comparisons' reports one server keeps. A report holds its runs'

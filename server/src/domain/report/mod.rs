@@ -22,8 +22,8 @@ use chrono::{DateTime, Utc};
 
 use patchperf_common::api::submission::{aligns_functions, code_layout_line};
 use patchperf_common::comparison::{ComparisonKind, ComparisonStatus};
-use patchperf_common::naming::NameKind;
-use patchperf_common::protocol::{BaseSource, NrTask};
+use patchperf_common::naming::{self, NameKind};
+use patchperf_common::protocol::NrTask;
 use patchperf_common::report::{
     KernelLabel, ReportHeader, build_comparison, group_by_report, header_from_runs,
 };
@@ -383,10 +383,9 @@ pub fn header(
         })
     });
     let short_sha: String = facts.series_sha256.chars().take(10).collect();
-    let (base_id, base_subject) = match &c.base.0 {
-        BaseSource::Git { commit, .. } => (commit.clone(), None),
-        BaseSource::Tarball { name } => (name.clone(), None),
-    };
+    // A short commit, as kernel people write one: a 40-digit id with a
+    // series hash after it is no name a reader can use.
+    let (base_id, base_subject) = (naming::base_kernel(&c.base.0), None);
     h.base = KernelLabel {
         id: base_id.clone(),
         subject: base_subject,
@@ -410,7 +409,7 @@ pub fn header(
     if let Some(commit) = &c.commit_sha {
         h.patched.id = commit.clone();
     }
-    h.base_source = Some(c.base.0.describe());
+    h.base_source = Some(naming::base(None, &c.base.0));
     h.patch_subject = facts.subject.clone();
     if let Some(named) = &facts.named {
         h.base_source = Some(named.base.clone());
