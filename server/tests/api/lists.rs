@@ -887,3 +887,52 @@ async fn credentials_in_a_lists_urls_are_shown_only_to_ci_and_admin(pool: PgPool
         "https://bot:arch1ve-s3cret@lore.example.org/linux-fsdevel"
     );
 }
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_new_version_measures_again_what_the_last_one_moved(pool: PgPool) {
+    let map = json!({"workload_map": [
+        {"paths": ["fs/open.c"], "workloads": ["open1"]},
+        {"paths": ["fs/file.c"], "workloads": ["dup1"]},
+    ]});
+    let lab = list_lab(pool, false, map).await;
+    let (app, list, machine) = (&lab.app, lab.list, lab.machine);
+    let all = post(app, list, &series("m", 1, &["fs/open.c"])).await;
+    let v1 = by_subject(&all, "[PATCH 0/1] fs: faster m").clone();
+    assert_eq!(v1["state"], "queued");
+    // v1 makes open1 faster.
+    let played = Lab {
+        culprit: Some(1),
+        broken: Vec::new(),
+        ids: lab.ids.clone(),
+    };
+    // Once a runner holds one of its jobs, its page says it is measured,
+    // and how far it is, not "queued".
+    let page = app.get(&format!("/series/{}", v1["id"])).await.body;
+    assert!(page.contains("state-queued"), "{page}");
+    let job = app.claim(machine).await.expect("v1's first job");
+    let page = app.get(&format!("/series/{}", v1["id"])).await.body;
+    assert!(
+        page.contains("<dd class=\"state-measuring\">measuring: job 1 of 3 claimed"),
+        "{page}"
+    );
+    assert!(!page.contains("state-queued"), "{page}");
+    played.run(app, machine, &job).await;
+    played.drain(app, machine).await;
+    lists::round(&app.state).await.unwrap();
+
+    // v2 touches fs/file.c alone, yet open1 is measured again: its
+    // answer is to say whether v1's change is still there.
+    let all = post(app, list, &series("m", 2, &["fs/file.c"])).await;
+    let v2 = by_subject(&all, "[PATCH v2 0/1] fs: faster m");
+    assert_eq!(v2["state"], "queued", "{v2:#}");
+    let c = app.comparison(v2["comparison_id"].as_i64().unwrap()).await;
+    assert_eq!(c["workloads"], json!(["dup1", "open1"]), "{c:#}");
+    let reason = v2["reason"].as_str().unwrap();
+    assert!(
+        reason.ends_with(
+            "Measured on dup1: the workloads the list's rules give the files it changes. Also \
+             measured: open1, which v1 moved, to tell whether that change is still there."
+        ),
+        "{reason}"
+    );
+}

@@ -15,7 +15,7 @@ pub mod series;
 use patchperf_common::credentials::without_credentials;
 use std::time::Duration;
 
-use patchperf_common::api::{ListSubmission, ListView, SeriesListQuery, SeriesView};
+use patchperf_common::api::{ListSubmission, ListView, SeriesListQuery, SeriesState, SeriesView};
 
 use crate::db::list_series::{Filter, SeriesRow};
 use crate::db::lists::ListRow;
@@ -160,6 +160,23 @@ pub async fn series_find(ctx: &Context, id: i64) -> Result<SeriesRow, Error> {
     db::list_series::find(&ctx.db, id)
         .await?
         .ok_or_else(|| Error::NotFound(format!("no series {id}")))
+}
+
+/// What a queued series' comparison runs now and about how long is left,
+/// once a job of it, of its steps or of the calibration before it left
+/// the queue: its page says "measuring", not "queued".
+pub async fn measuring(ctx: &Context, row: &SeriesRow) -> Result<Option<String>, Error> {
+    if row.state != SeriesState::Queued {
+        return Ok(None);
+    }
+    let Some(id) = row.comparison_id else {
+        return Ok(None);
+    };
+    let Some(c) = db::comparisons::find(&ctx.db, id).await? else {
+        return Ok(None);
+    };
+    let jobs = db::jobs::for_comparison(&ctx.db, c.id).await?;
+    crate::domain::jobs::waiting::progress(&ctx.db, &c, &jobs).await
 }
 
 /// A series version as the API shows it.

@@ -14,17 +14,19 @@
 use chrono::{TimeZone, Utc};
 use patchperf_common::api::list::{touches, workloads_for};
 use patchperf_common::api::{ComparisonCreateRequest, ComparisonSubmission, SeriesState, Setup};
+use patchperf_common::comparison::ComparisonStatus;
 use patchperf_common::mail::{Series, assemble};
 use patchperf_common::mbox::diff;
 use patchperf_common::protocol::BaseSource;
 use patchperf_common::run::MeasurementMode;
+use patchperf_common::stats::Verdict;
 use patchperf_common::workload::map::Selection;
 
 use super::messages;
 use crate::db::list_series::{Filter, NewSeries, SeriesRow};
 use crate::db::lists::ListRow;
 use crate::domain::comparison::{self, Origin};
-use crate::domain::{Context, comparison::range, comparison::submit};
+use crate::domain::{Context, comparison::range, comparison::submit, report};
 use crate::{Error, db};
 
 /// Does what a list's new messages and the passing time call for: threads
@@ -339,8 +341,24 @@ async fn start(ctx: &Context, list: &ListRow, row: &SeriesRow) -> Result<(), Err
         db::list_series::set_state(&ctx.db, row.id, SeriesState::Skipped, Some(&why), &[]).await?;
         return Ok(());
     }
-    let scope = scope(list, &selection);
-    let workloads = selection.workloads;
+    let mut scope = scope(list, &selection);
+    let mut workloads = selection.workloads;
+    // What the version before moved is measured again, even where this
+    // one no longer touches it: its reply tells whether that change is gone.
+    if let Some((version, moved)) = moved_before(ctx, row).await? {
+        let added: Vec<String> = moved
+            .into_iter()
+            .filter(|w| !workloads.contains(w))
+            .collect();
+        if !added.is_empty() {
+            scope.push_str(&format!(
+                " Also measured: {}, which v{version} moved, to tell whether that change is \
+                 still there.",
+                added.join(", ")
+            ));
+            workloads.extend(added);
+        }
+    }
     let (commit, base_note) = base(ctx, list, s.base_commit.as_deref()).await?;
     let req = ComparisonCreateRequest {
         base: BaseSource::Git {
@@ -451,6 +469,40 @@ fn scope(list: &ListRow, selection: &Selection) -> String {
         ));
     }
     out
+}
+
+/// The version before `row` and the workloads whose headline it moved
+/// (a real regression or improvement), once its comparison is done;
+/// `None` before that, or for a first version.
+async fn moved_before(ctx: &Context, row: &SeriesRow) -> Result<Option<(i32, Vec<String>)>, Error> {
+    let Some(previous) = row.previous_id else {
+        return Ok(None);
+    };
+    let Some(prev) = db::list_series::find(&ctx.db, previous).await? else {
+        return Ok(None);
+    };
+    let Some(c) = prev.comparison_id else {
+        return Ok(None);
+    };
+    let Some(c) = db::comparisons::find(&ctx.db, c).await? else {
+        return Ok(None);
+    };
+    if c.status != ComparisonStatus::Done {
+        return Ok(None);
+    }
+    let report = report::load_shared(ctx, &c).await?;
+    let mut moved: Vec<String> = Vec::new();
+    for g in &report.groups {
+        let changed = g
+            .comparison
+            .headline_metric()
+            .is_some_and(|m| matches!(m.verdict, Verdict::Regression | Verdict::Improvement));
+        let w = &g.comparison.header.workload;
+        if changed && !moved.contains(w) {
+            moved.push(w.clone());
+        }
+    }
+    Ok((!moved.is_empty()).then_some((prev.version, moved)))
 }
 
 /// How a series' scope sentence begins.

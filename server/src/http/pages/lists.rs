@@ -117,6 +117,8 @@ pub(super) async fn page(State(state): State<AppState>, Path(id): Path<i64>) -> 
 pub(super) struct SeriesPage {
     s: SeriesView,
     versions: Vec<SeriesItem>,
+    /// A queued series being measured: what runs now, how long is left.
+    measuring: Option<String>,
 }
 
 /// One series version with the other versions of its series.
@@ -125,11 +127,25 @@ pub(super) async fn series(
     Path(id): Path<i64>,
 ) -> Result<SeriesPage> {
     let row = lists::series_find(&state, id).await?;
+    let measuring = lists::measuring(&state, &row).await?;
     let versions = lists::versions(&state, &row)
         .await?
         .into_iter()
-        .map(SeriesItem::from)
+        .map(|v| {
+            let this = v.id == row.id;
+            let mut item = SeriesItem::from(v);
+            // The row of the version being measured says so, as the
+            // facts above it do.
+            if this && measuring.is_some() {
+                item.state = "measuring";
+            }
+            item
+        })
         .collect();
     let s = lists::series_view(&state, row);
-    Ok(SeriesPage { s, versions })
+    Ok(SeriesPage {
+        s,
+        versions,
+        measuring,
+    })
 }
