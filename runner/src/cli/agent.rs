@@ -31,16 +31,18 @@ pub struct AgentArgs {
     /// Claim at most one job, execute it, deliver what is spooled, exit.
     #[arg(long, env = "PATCHPERF_ONCE")]
     pub once: bool,
-    /// Seconds each claim long-polls the server for work (the server caps
-    /// it at about 30; formerly `--wait`).
+    /// How long each claim long-polls the server for work: `30s` (a bare
+    /// number is seconds; the server caps it at about 30; formerly
+    /// `--wait`).
     #[arg(
         long = "claim-wait",
         alias = "wait",
         env = "PATCHPERF_WAIT",
-        value_name = "SECONDS",
-        default_value_t = 30
+        value_name = "DURATION",
+        value_parser = super::duration::parse_duration,
+        default_value = "30s"
     )]
-    pub wait: u32,
+    pub wait: std::time::Duration,
     /// Guests to run at once under tcg-icount, where guest time counts
     /// instructions and one guest does not slow another's numbers (default:
     /// CPUs − 1, at least 1); on a machine that measures in tcg-icount also

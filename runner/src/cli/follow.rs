@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::submit::parse_duration;
+use super::duration::{minutes_or_duration, parse_duration};
 
 /// Arguments of `status`, `wait` and `cancel`.
 #[derive(Debug, clap::Args)]
@@ -36,15 +36,16 @@ pub struct FollowArgs {
     /// said.
     #[arg(long)]
     pub cancel_on_signal: bool,
-    /// wait: seconds between polls.
-    #[arg(long, default_value_t = 2)]
-    pub poll: u64,
+    /// wait: time between polls (`2s`).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "2s")]
+    pub poll: Duration,
     /// wait: give up after this long (90m, 2h, 3600), a server outage
     /// included; the comparison goes on.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<Duration>,
-    /// wait: give up when the server says for this many minutes that
-    /// nothing moves (no machine takes the work); 0 waits for ever.
-    #[arg(long, value_name = "MINUTES", default_value_t = 30)]
-    pub stall_timeout: u64,
+    /// wait: give up when the server says for this long that nothing
+    /// moves (no machine takes the work): `30m` (a bare number is
+    /// minutes); 0 waits for ever.
+    #[arg(long, value_name = "DURATION", value_parser = minutes_or_duration, default_value = "30m")]
+    pub stall_timeout: Duration,
 }

@@ -10,6 +10,7 @@ use patchperf_common::settings::{self, Failure, Program};
 pub mod agent;
 pub mod bench;
 pub mod compare;
+pub mod duration;
 pub mod follow;
 pub mod guest;
 pub mod job;
@@ -218,8 +219,13 @@ mod tests {
         let a = agent(&["r", "agent", "--config", f, "--wait", "7"]).unwrap();
         assert_eq!(
             (a.server.as_str(), a.wait, a.kexec),
-            ("http://a:1", 7, true)
+            ("http://a:1", std::time::Duration::from_secs(7), true)
         );
+        // The file's bare number is seconds, as the flag's; units work.
+        let a = agent(&["r", "agent", "--config", f]).unwrap();
+        assert_eq!(a.wait, std::time::Duration::from_secs(5));
+        let a = agent(&["r", "agent", "--config", f, "--claim-wait", "1m"]).unwrap();
+        assert_eq!(a.wait, std::time::Duration::from_secs(60));
         std::fs::write(&file, "server = \"http://a:1\"\nspooll = \"/x\"\n").unwrap();
         let Err(Failure::File(e)) = agent(&["r", "agent", "--config", f]) else {
             panic!("an unknown key was accepted")

@@ -4,6 +4,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub use super::duration::{minutes_or_duration, parse_duration};
+
 use super::measure::MeasureArgs;
 
 /// Arguments of `patchperf-runner submit`.
@@ -102,60 +104,24 @@ pub struct SubmitArgs {
     /// its id and how to follow or cancel it are said.
     #[arg(long, requires = "wait")]
     pub cancel_on_signal: bool,
-    /// With --wait: seconds between polls (a cached tcg-icount verdict
+    /// With --wait: time between polls (`2s`; a cached tcg-icount verdict
     /// takes under 20 s; a poll is one small GET).
-    #[arg(long, default_value_t = 2)]
-    pub poll: u64,
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "2s")]
+    pub poll: Duration,
     /// With --wait: give up (exit 4) when the comparison has not ended
     /// after this long: `90m`, `2h`, `3600s` or seconds. Default: no limit.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "wait")]
     pub timeout: Option<Duration>,
     /// With --wait: give up (exit 4) when the server has said for this
-    /// many minutes that nothing moves (no runner calls, or the comparison's
-    /// machine stopped calling); 0 waits for ever.
-    #[arg(long, value_name = "MINUTES", default_value_t = 30)]
-    pub stall_timeout: u64,
-}
-
-/// `90m`, `2h`, `45s`, `1d` or a number of seconds; more than a week is
-/// refused as a typo.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let t = text.trim();
-    let (number, unit) = match t.find(|c: char| !c.is_ascii_digit()) {
-        Some(i) => t.split_at(i),
-        None => (t, "s"),
-    };
-    let n: u64 = number
-        .parse()
-        .map_err(|_| format!("{text:?} is not a duration such as 90m, 2h or 3600"))?;
-    let seconds = match unit {
-        "s" => n,
-        "m" | "min" => n.saturating_mul(60),
-        "h" => n.saturating_mul(3600),
-        "d" => n.saturating_mul(86_400),
-        _ => return Err(format!("{text:?}: the unit is one of s, m, h, d")),
-    };
-    if seconds == 0 || seconds > 7 * 86_400 {
-        return Err(format!("{text:?}: between 1 s and 7 days"));
-    }
-    Ok(Duration::from_secs(seconds))
+    /// long that nothing moves (no runner calls, or the comparison's
+    /// machine stopped calling): `30m`, `2h` (a bare number is minutes); 0
+    /// waits for ever.
+    #[arg(long, value_name = "DURATION", value_parser = minutes_or_duration, default_value = "30m")]
+    pub stall_timeout: Duration,
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_read_as_ci_files_write_them() {
-        assert_eq!(parse_duration("90m"), Ok(Duration::from_secs(5400)));
-        assert_eq!(parse_duration("2h"), Ok(Duration::from_secs(7200)));
-        assert_eq!(parse_duration("3600"), Ok(Duration::from_secs(3600)));
-        assert_eq!(parse_duration("45s"), Ok(Duration::from_secs(45)));
-        for bad in ["", "0", "m", "1w", "-5m", "8d", "99999999999999999999"] {
-            assert!(parse_duration(bad).is_err(), "{bad:?} was accepted");
-        }
-    }
-
     #[test]
     fn the_help_lists_every_exit_status() {
         use crate::error::exit;

@@ -71,7 +71,7 @@ pub fn run(args: AgentArgs) -> Result<(), Error> {
     let options = AgentOptions {
         name,
         spool_dir: args.spool,
-        wait_seconds: args.wait,
+        wait_seconds: u32::try_from(args.wait.as_secs()).unwrap_or(u32::MAX),
         backoff: Backoff::default(),
         idle_retry: Duration::from_secs(10),
         jobs,

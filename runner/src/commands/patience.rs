@@ -33,17 +33,16 @@ pub struct Patience {
 }
 
 impl Patience {
-    /// A poll every `poll` seconds, for at most `timeout`, and at most
-    /// `stall_minutes` (0: for ever) while the server says nothing moves;
-    /// counted from now.
-    pub fn new(poll: u64, timeout: Option<Duration>, stall_minutes: u64) -> Self {
-        let every = Duration::from_secs(poll.max(1));
+    /// A poll every `poll` (at least a second), for at most `timeout`,
+    /// and at most `stall` (zero: for ever) while the server says nothing
+    /// moves; counted from now.
+    pub fn new(poll: Duration, timeout: Option<Duration>, stall: Duration) -> Self {
+        let every = poll.max(Duration::from_secs(1));
         Patience {
             every,
             started: Instant::now(),
             timeout,
-            stall: (stall_minutes > 0)
-                .then(|| Duration::from_secs(stall_minutes.saturating_mul(60))),
+            stall: (!stall.is_zero()).then_some(stall),
             stalled_since: None,
             unreachable_since: None,
             next_pause: every,

@@ -430,3 +430,20 @@ pub async fn subject_of_comparison(
     .fetch_optional(db)
     .await
 }
+
+/// The list series comparison `comparison_id` measures, as (series id,
+/// version, list id, list name), if one.
+pub async fn of_comparison(
+    db: impl PgExecutor<'_>,
+    comparison_id: i64,
+) -> Result<Option<(i64, i32, i64, String)>, sqlx::Error> {
+    let row = sqlx::query!(
+        "SELECT s.id, s.version, l.id AS list_id, l.name FROM list_series s
+         JOIN lists l ON l.id = s.list_id
+         WHERE s.comparison_id = $1 ORDER BY s.id LIMIT 1",
+        comparison_id
+    )
+    .fetch_optional(db)
+    .await?;
+    Ok(row.map(|r| (r.id, r.version, r.list_id, r.name)))
+}

@@ -317,6 +317,26 @@ async fn a_posted_series_is_measured_patch_by_patch_and_answered_in_its_thread(p
         "{body}"
     );
 
+    // The series' page answers first as the comparison's does, naming the
+    // patch; the comparison's page leads back to the series and its list.
+    let page = app.get(&format!("/series/{id}")).await.body;
+    let answer = &page[page.find("<section class=\"summary\">").expect(&page)..];
+    let answer = &answer[..answer.find("</section>").unwrap()];
+    assert!(
+        answer.contains("<strong class=\"verdict\">improvement</strong>: +")
+            && answer.contains("% interval")
+            && answer.contains("from patch 2/2 “fs: step 2”"),
+        "{answer}"
+    );
+    let page = app.get(&format!("/comparisons/{v1_comparison}")).await.body;
+    assert!(
+        page.contains(&format!(
+            "Measures <a href=\"/series/{id}\">v1 of a series</a> posted to <a \
+             href=\"/lists/{list}\">linux-fsdevel</a>."
+        )),
+        "{page}"
+    );
+
     // v2: its own answer, naming what changed since v1; nothing new for v1.
     let v2 = series("open", 2, &["fs/open.c", "fs/namei.c"]);
     let a = hand_in(&app, list, "application/mbox", &v2).await;
@@ -491,6 +511,53 @@ async fn a_version_being_measured_when_the_next_arrives_is_finished_and_answered
         .find(|(h, _)| header(h, "in-reply-to") == "<s-v2-0@example.org>")
         .expect("v2 answered in its thread");
     assert!(!v2_body.contains("was posted while"), "{v2_body}");
+    // v1 was measured before v2 was answered: v2's answer compares.
+    assert!(v2_body.contains("Since v1 (comparison "), "{v2_body}");
+}
+
+/// Two machines measure v1 and v2 side by side and v2 is done first: its
+/// answer waits for v1's, so that it can say what became of v1's change.
+#[sqlx::test(migrations = "../migrations")]
+async fn a_version_measured_beside_the_one_before_is_answered_after_it(pool: PgPool) {
+    let only_open1 = json!({"workload_map": [{"paths": ["fs/**"], "workloads": ["open1"]}]});
+    let lab = list_lab(pool, true, only_open1).await;
+    let (app, list, machine, config) = (&lab.app, lab.list, lab.machine, &lab.config);
+    let relay = lab.relay.as_ref().unwrap();
+    let other = app.register("lab-2").await;
+    let played = Lab {
+        culprit: Some(1),
+        broken: Vec::new(),
+        ids: lab.ids.clone(),
+    };
+    post(app, list, &series("s", 1, &["fs/open.c"])).await;
+    // lab-1 holds v1's first job; v2 comes and lab-2 measures all of it.
+    let job = app.claim(machine).await.expect("v1's first job");
+    post(app, list, &series("s", 2, &["fs/open.c"])).await;
+    let ran = played.drain(app, other).await;
+    assert_eq!(ran.len(), 3, "v2's jobs only: {ran:?}");
+    lists::round(&app.state).await.unwrap();
+    let all = series_of(app, list).await;
+    let v2 = by_subject(&all, "[PATCH v2 0/1] fs: faster s");
+    assert_eq!(v2["state"], "queued", "v2 waits for v1: {v2:#}");
+    // v1 finishes: both are answered, v2's comparing with v1.
+    played.run(app, machine, &job).await;
+    played.drain(app, machine).await;
+    lists::round(&app.state).await.unwrap();
+    let all = series_of(app, list).await;
+    for subject in ["[PATCH 0/1] fs: faster s", "[PATCH v2 0/1] fs: faster s"] {
+        assert_eq!(by_subject(&all, subject)["state"], "reported", "{all:#?}");
+    }
+    Sender::new(config)
+        .unwrap()
+        .send_due(&app.state)
+        .await
+        .unwrap();
+    let mails = relay.mails();
+    let (_, v2_body) = mails
+        .iter()
+        .find(|(h, _)| header(h, "in-reply-to") == "<s-v2-0@example.org>")
+        .expect("v2 answered in its thread");
+    assert!(v2_body.contains("Since v1 (comparison "), "{v2_body}");
 }
 
 /// A robot's patch (Auto-Submitted, Precedence: bulk) and our own mail

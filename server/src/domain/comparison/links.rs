@@ -1,7 +1,8 @@
 //! Where a comparison leads besides its own report: a tracked tree's
 //! comparison to its tree, the tree's histories and the change points
-//! found at the commits it measured; any comparison (a git range above
-//! all) to every bisection of it, started from it or over the same range.
+//! found at the commits it measured; a list series' comparison to the
+//! series and its list; any comparison (a git range above all) to every
+//! bisection of it, started from it or over the same range.
 
 use crate::db::bisections::BisectionSummary;
 use crate::db::changes::ChangeMark;
@@ -20,11 +21,26 @@ pub struct TreeOf {
     pub changes: Vec<ChangeMark>,
 }
 
+/// The list series a comparison measures.
+#[derive(Debug, Clone)]
+pub struct SeriesOf {
+    /// The series version (`list_series`).
+    pub id: i64,
+    /// Its version.
+    pub version: i32,
+    /// The list it was posted to.
+    pub list_id: i64,
+    /// The list's name.
+    pub list: String,
+}
+
 /// What a comparison links to.
 #[derive(Debug, Clone, Default)]
 pub struct Links {
     /// Its tracked tree, when a tree's new head asked for it.
     pub tree: Option<TreeOf>,
+    /// The list series it measures, when a list's series asked for it.
+    pub series: Option<SeriesOf>,
     /// Its bisections, oldest first.
     pub bisections: Vec<BisectionSummary>,
 }
@@ -67,5 +83,18 @@ pub async fn of(ctx: &Context, c: &ComparisonRow) -> Result<Links, Error> {
         None => None,
     };
     let bisections = db::bisections::of_comparison(&ctx.db, c.id, c.git_range.as_deref()).await?;
-    Ok(Links { tree, bisections })
+    let series =
+        db::list_series::of_comparison(&ctx.db, c.id)
+            .await?
+            .map(|(id, version, list_id, list)| SeriesOf {
+                id,
+                version,
+                list_id,
+                list,
+            });
+    Ok(Links {
+        tree,
+        series,
+        bisections,
+    })
 }

@@ -16,11 +16,13 @@ use patchperf_common::credentials::without_credentials;
 use std::time::Duration;
 
 use patchperf_common::api::{ListSubmission, ListView, SeriesListQuery, SeriesState, SeriesView};
+use patchperf_common::comparison::ComparisonStatus;
+use patchperf_common::report::{culprit, importance, summary};
 
 use crate::db::list_series::{Filter, SeriesRow};
 use crate::db::lists::ListRow;
 use crate::domain::context::workers::{Done, Worker};
-use crate::domain::{Context, machines};
+use crate::domain::{Context, machines, report};
 use crate::{Error, db};
 
 /// How often the reader looks for archives due, waiting series and
@@ -178,6 +180,80 @@ pub async fn measuring(ctx: &Context, row: &SeriesRow) -> Result<Option<String>,
     let jobs = db::jobs::for_comparison(&ctx.db, c.id).await?;
     crate::domain::jobs::waiting::progress(&ctx.db, &c, &jobs).await
 }
+
+/// What a measured series' page says first: its comparison's most
+/// important report in a sentence (change, interval, q, δ), why it moved,
+/// the patch that moved it, and where its reply is in the list's archive.
+#[derive(Debug, Clone, Default)]
+pub struct SeriesAnswer {
+    /// `+99.1% of will-it-scale.per_process_ops on fstatat-empty · … (97.5%
+    /// interval …)`, led by the verdict in words.
+    pub sentence: Option<(String, String)>,
+    /// Why it moved ([`patchperf_common::report::explain`]).
+    pub why: Option<String>,
+    /// `patch 1/2 “…”`.
+    pub moved_by: Option<String>,
+    /// The reply in the list's archive (public-inbox: `{archive}/{id}/`).
+    pub reply_url: Option<String>,
+}
+
+/// The answer of series `row` ([`SeriesAnswer`]), once its comparison is
+/// done; the reply's link once it was sent to a list with an archive.
+pub async fn answer_of(ctx: &Context, row: &SeriesRow) -> Result<SeriesAnswer, Error> {
+    let mut answer = SeriesAnswer::default();
+    if let (Some(reply), Some(list)) = (
+        row.reply_message_id.as_deref(),
+        db::lists::all(&ctx.db, Some(row.list_id)).await?.pop(),
+    ) {
+        // In the archive only when the list was copied.
+        answer.reply_url = list
+            .archive_url
+            .as_deref()
+            .filter(|_| list.cc_list)
+            .map(|a| {
+                format!(
+                    "{}/{}/",
+                    a.trim_end_matches('/'),
+                    percent_encoding::utf8_percent_encode(reply, MSGID_IN_PATH)
+                )
+            });
+    }
+    let Some(id) = row.comparison_id else {
+        return Ok(answer);
+    };
+    let Some(c) = db::comparisons::find(&ctx.db, id).await? else {
+        return Ok(answer);
+    };
+    if c.status != ComparisonStatus::Done {
+        return Ok(answer);
+    }
+    let built = report::load_shared(ctx, &c).await?;
+    let steps = report::steps::views(ctx, &c).await?;
+    if let Some(g) = importance::most_important(&built.groups, |g| &g.comparison) {
+        answer.sentence = g.comparison.headline_metric().and_then(|m| {
+            Some((
+                m.verdict_words().to_string(),
+                summary::headline_sentence(&g.comparison)?,
+            ))
+        });
+        answer.why = g.comparison.explanation.clone();
+        answer.moved_by =
+            culprit::moved_by(&g.comparison, &steps).map(|s| culprit::step_words(s, steps.len()));
+    }
+    Ok(answer)
+}
+
+/// What of a Message-ID is escaped in an archive's URL path, as
+/// public-inbox writes its links (`/` and `%` and what no path may hold).
+const MSGID_IN_PATH: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'/')
+    .add(b'<')
+    .add(b'>')
+    .add(b'?');
 
 /// A series version as the API shows it.
 pub fn series_view(ctx: &Context, s: SeriesRow) -> SeriesView {

@@ -15,7 +15,7 @@ use patchperf_common::mail::Series;
 use patchperf_common::mail_header::{self, NameAddr};
 use patchperf_common::mbox::subject::Subject;
 use patchperf_common::report::stored::ComparisonReport;
-use patchperf_common::report::{culprit, importance};
+use patchperf_common::report::{culprit, format, importance};
 use patchperf_common::stats::Verdict;
 use sqlx::PgConnection;
 
@@ -52,6 +52,11 @@ pub async fn answer_measured(ctx: &Context, list: &ListRow) -> Result<usize, Err
             continue;
         };
         match comparison.status {
+            // vN+1's answer says what became of vN's changes: measured side
+            // by side, it waits for vN to settle (a later round).
+            ComparisonStatus::Done if previous_still_measured(ctx, &mut tx, &row).await? => {
+                continue;
+            }
             ComparisonStatus::Done => {
                 answer(ctx, &mut tx, list, &row, &comparison).await?;
             }
@@ -66,6 +71,27 @@ pub async fn answer_measured(ctx: &Context, list: &ListRow) -> Result<usize, Err
     }
     tx.commit().await?;
     Ok(moved)
+}
+
+/// Whether the version before `row` is still being measured (its
+/// comparison queued or running).
+async fn previous_still_measured(
+    ctx: &Context,
+    tx: &mut PgConnection,
+    row: &SeriesRow,
+) -> Result<bool, Error> {
+    let Some(previous) = row.previous_id else {
+        return Ok(false);
+    };
+    let Some(c) = db::list_series::find(&mut *tx, previous)
+        .await?
+        .and_then(|p| p.comparison_id)
+    else {
+        return Ok(false);
+    };
+    Ok(db::comparisons::find(&ctx.db, c)
+        .await?
+        .is_some_and(|c| !c.status.is_final()))
 }
 
 /// Why comparison `c` did not finish, in the words its page opens with
@@ -243,18 +269,58 @@ fn references(s: &Series) -> String {
     ids.join(" ")
 }
 
-/// The patch whose step moved the headline's cell (its most important
-/// report), by [`culprit::moved_by`]'s rule, as `patch 2/3 ("fs: …")`.
+/// Which patch moved what, by [`culprit::moved_by`]'s rule: `The change
+/// comes with patch 2/3 ("fs: …").` for the headline's cell (the most
+/// important report), then, when more than one cell changed, a line per
+/// changed cell naming the patch that made it.
 fn moved_by(steps: &[StepView], built: &ComparisonReport, total: i32) -> Option<String> {
-    let g = importance::most_important(&built.groups, |g| &g.comparison)?;
-    culprit::moved_by(&g.comparison, steps).map(|s| {
+    let patch = |s: &StepView| {
         let title = Subject::parse(&s.subject).title;
         format!(
             "patch {}/{total} (\"{}\")",
             s.step,
             mail_header::one_line(&title, 200)
         )
-    })
+    };
+    let g = importance::most_important(&built.groups, |g| &g.comparison)?;
+    let mut text = format!(
+        "The change comes with {}.",
+        patch(culprit::moved_by(&g.comparison, steps)?)
+    );
+    let changed: Vec<(String, String, String)> =
+        importance::by_importance(&built.groups, |g| &g.comparison)
+            .into_iter()
+            .filter_map(|g| {
+                let c = &g.comparison;
+                let m = c.headline_metric()?;
+                if !matches!(m.verdict, Verdict::Regression | Verdict::Improvement) {
+                    return None;
+                }
+                let step = culprit::moved_by(c, steps)
+                    .map_or_else(|| "no single patch: each moved it less".to_string(), &patch);
+                let cell = format!("{} · nr_task {}", c.header.workload, c.header.nr_task);
+                let change = format!("{} {}", format::change_text(m), m.verdict_words());
+                Some((cell, change, step))
+            })
+            .collect();
+    if changed.len() > 1 {
+        let w0 = changed
+            .iter()
+            .map(|c| c.0.chars().count())
+            .max()
+            .unwrap_or(0);
+        let w1 = changed
+            .iter()
+            .map(|c| c.1.chars().count())
+            .max()
+            .unwrap_or(0);
+        text.push_str("\n\nEach change and the patch that made it:\n");
+        for (cell, change, step) in &changed {
+            text.push_str(&format!("  {cell:<w0$}  {change:<w1$}  {step}\n"));
+        }
+        text.pop();
+    }
+    Some(text)
 }
 
 /// What changed since the series' previous version was measured, when it
@@ -332,9 +398,7 @@ fn body(
     series_url: &str,
     text: &str,
 ) -> String {
-    let moved = moved_by
-        .map(|p| format!("\nThe change comes with {p}.\n"))
-        .unwrap_or_default();
+    let moved = moved_by.map(|p| format!("\n{p}\n")).unwrap_or_default();
     let since = since.map(|s| format!("\n{s}\n")).unwrap_or_default();
     format!(
         "Hello,\n\n\

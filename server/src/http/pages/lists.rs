@@ -119,6 +119,9 @@ pub(super) struct SeriesPage {
     versions: Vec<SeriesItem>,
     /// A queued series being measured: what runs now, how long is left.
     measuring: Option<String>,
+    /// A measured one's answer: verdict and sentence, why, the patch that
+    /// moved it, the reply in the archive.
+    answer: lists::SeriesAnswer,
 }
 
 /// One series version with the other versions of its series.
@@ -142,10 +145,12 @@ pub(super) async fn series(
             item
         })
         .collect();
+    let answer = lists::answer_of(&state, &row).await?;
     let s = lists::series_view(&state, row);
     Ok(SeriesPage {
         s,
         versions,
         measuring,
+        answer,
     })
 }

@@ -22,8 +22,25 @@ pub struct TreeLinks {
     pub(crate) changes: Vec<Link>,
 }
 
+/// A list series' comparison: the series and its list.
+#[derive(Debug)]
+pub struct SeriesLinks {
+    pub(crate) series: Link,
+    pub(crate) list: Link,
+}
+
 /// The links of the page, from what the comparison leads to.
-pub(super) fn views(links: Links) -> (Option<TreeLinks>, Vec<Link>) {
+pub(super) fn views(links: Links) -> (Option<TreeLinks>, Option<SeriesLinks>, Vec<Link>) {
+    let series = links.series.as_ref().map(|s| SeriesLinks {
+        series: Link {
+            href: format!("/series/{}", s.id),
+            text: format!("v{} of a series", s.version),
+        },
+        list: Link {
+            href: format!("/lists/{}", s.list_id),
+            text: s.list.clone(),
+        },
+    });
     let tree = links.tree.map(|t| TreeLinks {
         tree: Link {
             href: format!("/trees/{}", t.id),
@@ -68,5 +85,5 @@ pub(super) fn views(links: Links) -> (Option<TreeLinks>, Vec<Link>) {
             }
         })
         .collect();
-    (tree, bisections)
+    (tree, series, bisections)
 }

@@ -19,7 +19,7 @@ mod link_views;
 
 use self::group::{GroupView, ScalingView, group_view, scaling_views};
 pub(crate) use self::group::{RowView, row_view};
-use self::link_views::{Link, TreeLinks};
+use self::link_views::{Link, SeriesLinks, TreeLinks};
 use super::plot;
 use super::{steps, view};
 use crate::domain::comparison::links::{self, Links};
@@ -158,6 +158,8 @@ pub(super) struct ComparisonPage {
     commit: Option<String>,
     /// On a bisection's probe: the bisection's page and which probe.
     probe_of: Option<(String, String)>,
+    /// A list series' comparison: its series and list.
+    series_links: Option<SeriesLinks>,
     /// A tracked tree's comparison: its tree, history and change points.
     tree: Option<TreeLinks>,
     /// Every bisection of it.
@@ -253,7 +255,7 @@ async fn page_of(
         expected_per_side,
         ..
     } = overview::gather(state, c).await?;
-    let (tree, bisections) = link_views::views(links);
+    let (tree, series_links, bisections) = link_views::views(links);
     let probe_of = probe_of.map(|p| {
         (
             format!("/bisections/{}", p.bisection_id),
@@ -475,6 +477,7 @@ async fn page_of(
             .map(|sha| view::short_commit(sha).to_string()),
         probe_of,
         tree,
+        series_links,
         bisections,
     })
 }
