@@ -376,9 +376,19 @@ async fn a_list_is_read_measured_and_answered_in_its_threads(pool: sqlx::PgPool)
         tokio::task::spawn_blocking(move || {
             let _exclusive = exclusive();
             let measuring = Instant::now();
+            // Set when the hook's thread ends: v2 is queued (or it failed).
             let v2_queued = std::sync::atomic::AtomicBool::new(false);
             let (finishes, hook) = std::thread::scope(|scope| {
                 let hook = scope.spawn(|| {
+                    // Ends the agent's wait however this thread ends: a
+                    // panic here must fail the test, not leave it running.
+                    struct Ended<'a>(&'a std::sync::atomic::AtomicBool);
+                    impl Drop for Ended<'_> {
+                        fn drop(&mut self) {
+                            self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+                        }
+                    }
+                    let _ended = Ended(&v2_queued);
                     let v1_running = || {
                         let v1 = series_by_subject(&url, &ci, list)
                             ["[PATCH 0/2] vfs: cheaper fstat and alloc_fd"]
@@ -405,7 +415,6 @@ async fn a_list_is_read_measured_and_answered_in_its_threads(pool: sqlx::PgPool)
                             .get("[PATCH v2 0/2] vfs: cheaper fstat and alloc_fd")
                             .is_some_and(|s| s["state"] == "queued")
                     });
-                    v2_queued.store(true, std::sync::atomic::Ordering::SeqCst);
                     (posted, posted.elapsed())
                 });
                 // The agent goes on until v2, posted meanwhile, is measured

@@ -35,6 +35,29 @@ diff --git a/fs/stat.c b/fs/stat.c
 +new
 ";
 
+/// Patch `n` of `total` of a series whose patches each touch their own
+/// file (`fs/f{n}.c`), subject `[PATCH n/total] fs: step n`, Message-ID
+/// `<{tag}-{n}@example.org>`: a series to measure patch by patch.
+pub fn step_patch(tag: &str, n: u32, total: u32) -> String {
+    let sha = n.to_string().repeat(40);
+    let sha = &sha[..40];
+    format!(
+        "From {sha} Mon Sep 17 00:00:00 2001\n\
+         From: Kernel Hacker <kh@example.org>\n\
+         Subject: [PATCH {n}/{total}] fs: step {n}\n\
+         Message-ID: <{tag}-{n}@example.org>\n\
+         \n\
+         ---\n\
+         diff --git a/fs/f{n}.c b/fs/f{n}.c\n\
+         --- a/fs/f{n}.c\n\
+         +++ b/fs/f{n}.c\n\
+         @@ -1,1 +1,1 @@\n\
+         -old\n\
+         +new\n\
+         \n"
+    )
+}
+
 /// A one-patch series as `git format-patch` writes it.
 pub fn one_patch(subject: &str) -> String {
     format!(

@@ -13,25 +13,14 @@ use patchperf_common::protocol::JobSpec;
 use serde_json::{Value, json};
 use sqlx::PgPool;
 
+use patchperf_testkit::mbox::step_patch;
+
 use crate::helpers::TestApp;
 
-/// Patch `n` of 3, touching its own file.
+/// Patch `n`, touching its own file (a long series' patches all say
+/// `n/3`: only the count matters there).
 fn patch(n: u32) -> String {
-    format!(
-        "From {n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n} Mon Sep 17 00:00:00 2001\n\
-         From: Kernel Hacker <kh@example.org>\n\
-         Subject: [PATCH {n}/3] fs: step {n}\n\
-         Message-ID: <step-{n}@example.org>\n\
-         \n\
-         ---\n\
-         diff --git a/fs/f{n}.c b/fs/f{n}.c\n\
-         --- a/fs/f{n}.c\n\
-         +++ b/fs/f{n}.c\n\
-         @@ -1,1 +1,1 @@\n\
-         -old\n\
-         +new\n\
-         \n"
-    )
+    step_patch("step", n, 3)
 }
 
 fn three_patches() -> String {

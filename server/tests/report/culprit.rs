@@ -5,27 +5,9 @@
 
 use patchperf_common::run::Side;
 
-use crate::helpers::{TestApp, run_result};
+use patchperf_testkit::mbox::step_patch;
 
-/// Patch `n` of 3 of a series whose patches each touch their own file.
-fn patch(n: u32) -> String {
-    let sha = n.to_string().repeat(40);
-    format!(
-        "From {sha} Mon Sep 17 00:00:00 2001\n\
-         From: Kernel Hacker <kh@example.org>\n\
-         Subject: [PATCH {n}/3] fs: step {n}\n\
-         Message-ID: <culprit-{n}@example.org>\n\
-         \n\
-         ---\n\
-         diff --git a/fs/f{n}.c b/fs/f{n}.c\n\
-         --- a/fs/f{n}.c\n\
-         +++ b/fs/f{n}.c\n\
-         @@ -1,1 +1,1 @@\n\
-         -old\n\
-         +new\n\
-         \n"
-    )
-}
+use crate::helpers::{TestApp, run_result};
 
 #[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
 async fn the_first_answers_of_a_series_name_the_patch_that_moved_it(pool: sqlx::PgPool) {
@@ -34,7 +16,7 @@ async fn the_first_answers_of_a_series_name_the_patch_that_moved_it(pool: sqlx::
     let id = app
         .post_comparison(serde_json::json!({
             "base": { "kind": "tarball", "name": "linux-source-6.1" },
-            "mbox": (1..=3).map(patch).collect::<String>(),
+            "mbox": (1..=3).map(|n| step_patch("culprit", n, 3)).collect::<String>(),
             "per_patch": true,
             "workloads": ["dup1"],
             "params": { "nr_task": [1], "seconds": 5, "warmup_seconds": 1 },

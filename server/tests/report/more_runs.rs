@@ -6,6 +6,8 @@
 use axum::http::StatusCode;
 use patchperf_common::run::Side;
 
+use patchperf_testkit::mbox::step_patch;
+
 use crate::helpers::{TestApp, run_result};
 
 /// ±3% of boot-to-boot noise that depends only on the boot's position.
@@ -246,26 +248,6 @@ async fn added_boots_run_only_the_undecided_workloads(pool: sqlx::PgPool) {
     assert!(log.contains("measuring open1 at 6 a side"), "{log}");
 }
 
-/// Patch `n` of 2 of a series whose patches each touch their own file.
-fn patch_of_two(n: u32) -> String {
-    let sha = n.to_string().repeat(40);
-    format!(
-        "From {sha} Mon Sep 17 00:00:00 2001\n\
-         From: Kernel Hacker <kh@example.org>\n\
-         Subject: [PATCH {n}/2] fs: step {n}\n\
-         Message-ID: <two-{n}@example.org>\n\
-         \n\
-         ---\n\
-         diff --git a/fs/f{n}.c b/fs/f{n}.c\n\
-         --- a/fs/f{n}.c\n\
-         +++ b/fs/f{n}.c\n\
-         @@ -1,1 +1,1 @@\n\
-         -old\n\
-         +new\n\
-         \n"
-    )
-}
-
 #[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
 async fn a_series_taken_from_its_steps_boots_its_own_kernels_only_while_undecided(
     pool: sqlx::PgPool,
@@ -275,7 +257,7 @@ async fn a_series_taken_from_its_steps_boots_its_own_kernels_only_while_undecide
     let id = app
         .post_comparison(serde_json::json!({
             "base": { "kind": "tarball", "name": "linux-source-6.1" },
-            "mbox": format!("{}{}", patch_of_two(1), patch_of_two(2)),
+            "mbox": format!("{}{}", step_patch("two", 1, 2), step_patch("two", 2, 2)),
             "per_patch": true,
             "workloads": ["dup1"],
             "params": { "nr_task": [1], "seconds": 5, "warmup_seconds": 1 },
@@ -311,7 +293,7 @@ async fn a_series_taken_from_its_steps_boots_its_own_kernels_only_while_undecide
         }
         app.finish_done(lab, &spec).await;
     }
-    let whole_mbox = format!("{}{}", patch_of_two(1), patch_of_two(2)).len();
+    let whole_mbox = format!("{}{}", step_patch("two", 1, 2), step_patch("two", 2, 2)).len();
     let steps_first: Vec<i64> = claimed.iter().take(6).map(|c| c.0).collect();
     assert_eq!(
         steps_first,

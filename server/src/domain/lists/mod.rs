@@ -19,6 +19,7 @@ use patchperf_common::api::{ListSubmission, ListView, SeriesListQuery, SeriesSta
 use patchperf_common::comparison::ComparisonStatus;
 use patchperf_common::report::{culprit, importance, summary};
 
+use crate::db::comparisons::ComparisonRow;
 use crate::db::list_series::{Filter, SeriesRow};
 use crate::db::lists::ListRow;
 use crate::domain::context::workers::{Done, Worker};
@@ -171,14 +172,37 @@ pub async fn measuring(ctx: &Context, row: &SeriesRow) -> Result<Option<String>,
     if row.state != SeriesState::Queued {
         return Ok(None);
     }
-    let Some(id) = row.comparison_id else {
-        return Ok(None);
-    };
-    let Some(c) = db::comparisons::find(&ctx.db, id).await? else {
+    let Some(c) = comparison(ctx, row.comparison_id).await? else {
         return Ok(None);
     };
     let jobs = db::jobs::for_comparison(&ctx.db, c.id).await?;
     crate::domain::jobs::waiting::progress(&ctx.db, &c, &jobs).await
+}
+
+/// The comparison `id` names, if there is one.
+async fn comparison(ctx: &Context, id: Option<i64>) -> Result<Option<ComparisonRow>, Error> {
+    match id {
+        Some(id) => Ok(db::comparisons::find(&ctx.db, id).await?),
+        None => Ok(None),
+    }
+}
+
+/// The comparison of the version before `row`, if both exist: what vN+1's
+/// measuring and answer look back at.
+pub(super) async fn previous_comparison(
+    ctx: &Context,
+    conn: &mut sqlx::PgConnection,
+    row: &SeriesRow,
+) -> Result<Option<(SeriesRow, ComparisonRow)>, Error> {
+    let Some(previous) = row.previous_id else {
+        return Ok(None);
+    };
+    let Some(prev) = db::list_series::find(&mut *conn, previous).await? else {
+        return Ok(None);
+    };
+    Ok(comparison(ctx, prev.comparison_id)
+        .await?
+        .map(|c| (prev, c)))
 }
 
 /// What a measured series' page says first: its comparison's most
@@ -218,15 +242,12 @@ pub async fn answer_of(ctx: &Context, row: &SeriesRow) -> Result<SeriesAnswer, E
                 )
             });
     }
-    let Some(id) = row.comparison_id else {
+    let Some(c) = comparison(ctx, row.comparison_id)
+        .await?
+        .filter(|c| c.status == ComparisonStatus::Done)
+    else {
         return Ok(answer);
     };
-    let Some(c) = db::comparisons::find(&ctx.db, id).await? else {
-        return Ok(answer);
-    };
-    if c.status != ComparisonStatus::Done {
-        return Ok(answer);
-    }
     let built = report::load_shared(ctx, &c).await?;
     let steps = report::steps::views(ctx, &c).await?;
     if let Some(g) = importance::most_important(&built.groups, |g| &g.comparison) {

@@ -80,18 +80,9 @@ async fn previous_still_measured(
     tx: &mut PgConnection,
     row: &SeriesRow,
 ) -> Result<bool, Error> {
-    let Some(previous) = row.previous_id else {
-        return Ok(false);
-    };
-    let Some(c) = db::list_series::find(&mut *tx, previous)
+    Ok(super::previous_comparison(ctx, &mut *tx, row)
         .await?
-        .and_then(|p| p.comparison_id)
-    else {
-        return Ok(false);
-    };
-    Ok(db::comparisons::find(&ctx.db, c)
-        .await?
-        .is_some_and(|c| !c.status.is_final()))
+        .is_some_and(|(_, c)| !c.status.is_final()))
 }
 
 /// Why comparison `c` did not finish, in the words its page opens with
@@ -331,21 +322,12 @@ async fn since_previous(
     row: &SeriesRow,
     now: &ComparisonReport,
 ) -> Result<Option<String>, Error> {
-    let Some(previous) = row.previous_id else {
+    let Some((prev, c)) = super::previous_comparison(ctx, &mut *tx, row)
+        .await?
+        .filter(|(_, c)| c.status == ComparisonStatus::Done)
+    else {
         return Ok(None);
     };
-    let Some(prev) = db::list_series::find(&mut *tx, previous).await? else {
-        return Ok(None);
-    };
-    let Some(c) = prev.comparison_id else {
-        return Ok(None);
-    };
-    let Some(c) = db::comparisons::find(&ctx.db, c).await? else {
-        return Ok(None);
-    };
-    if c.status != ComparisonStatus::Done {
-        return Ok(None);
-    }
     let then = report::load_shared(ctx, &c).await?;
     let changes = |r: &ComparisonReport| -> Vec<(String, Verdict, String)> {
         r.groups

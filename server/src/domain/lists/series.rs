@@ -475,21 +475,14 @@ fn scope(list: &ListRow, selection: &Selection) -> String {
 /// (a real regression or improvement), once its comparison is done;
 /// `None` before that, or for a first version.
 async fn moved_before(ctx: &Context, row: &SeriesRow) -> Result<Option<(i32, Vec<String>)>, Error> {
-    let Some(previous) = row.previous_id else {
+    let mut conn = ctx.db.acquire().await?;
+    let Some((prev, c)) = super::previous_comparison(ctx, &mut conn, row)
+        .await?
+        .filter(|(_, c)| c.status == ComparisonStatus::Done)
+    else {
         return Ok(None);
     };
-    let Some(prev) = db::list_series::find(&ctx.db, previous).await? else {
-        return Ok(None);
-    };
-    let Some(c) = prev.comparison_id else {
-        return Ok(None);
-    };
-    let Some(c) = db::comparisons::find(&ctx.db, c).await? else {
-        return Ok(None);
-    };
-    if c.status != ComparisonStatus::Done {
-        return Ok(None);
-    }
+    drop(conn);
     let report = report::load_shared(ctx, &c).await?;
     let mut moved: Vec<String> = Vec::new();
     for g in &report.groups {
