@@ -31,12 +31,11 @@ pub async fn of_comparisons(
     sqlx::query_as!(
         Progress,
         r#"WITH measured AS (
-               SELECT c.id, m.id AS by
-               FROM unnest($1::bigint[]) AS c(id)
-               JOIN comparisons m
-                 ON m.id = c.id
-                 OR (m.parent_id = c.id
-                     AND EXISTS (SELECT 1 FROM borrowed_runs b WHERE b.comparison_id = c.id)))
+               SELECT c.id, c.id AS by FROM unnest($1::bigint[]) AS c(id)
+               UNION ALL
+               SELECT s.parent_id, s.id FROM comparisons s
+               WHERE s.parent_id = ANY ($1)
+                 AND EXISTS (SELECT 1 FROM borrowed_runs b WHERE b.comparison_id = s.parent_id))
            SELECT c.id AS "id!",
                   (SELECT count(*) FROM boots b JOIN measured m ON m.by = b.comparison_id
                    WHERE m.id = c.id) AS "boots!",

@@ -84,6 +84,14 @@ async fn each_step_runs_in_order_on_one_machine_then_the_whole_series(pool: PgPo
     let first = run_job(&app, m1).await.unwrap();
     // The first claim pins the whole family to m1.
     assert!(app.claim(m2).await.is_none());
+    // The dashboard counts the steps' boots for the whole series, which
+    // has none of its own: 2 booted of 18 (3 steps × 3 jobs × 2 boots).
+    let dashboard = app.get("/").await.body;
+    let row = dashboard
+        .split("<tr class=")
+        .find(|r| r.contains(&format!("href=\"/comparisons/{parent_id}\"")))
+        .unwrap();
+    assert!(row.contains("2/18 boots, 4 runs"), "{row}");
     let mut specs = vec![first];
     while let Some(job) = run_job(&app, m1).await {
         specs.push(job);
