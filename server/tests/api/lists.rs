@@ -929,6 +929,26 @@ async fn credentials_in_a_lists_urls_are_shown_only_to_ci_and_admin(pool: PgPool
             a.body
         );
     }
+    // A replied series links its reply in the archive, without them.
+    let series: i64 = sqlx::query_scalar(
+        "INSERT INTO list_series (list_id, thread_root, anchor, series_key, version, total,
+                                  subject, title, author, state, reply_message_id)
+         VALUES ($1, 'r@x', 'r@x', 'k', 1, 1, '[PATCH] fs: x', 'fs: x', 'a <a@x>', 'reported',
+                 'patchperf.series.1@example.org')
+         RETURNING id",
+    )
+    .bind(id)
+    .fetch_one(&app.pool)
+    .await
+    .unwrap();
+    let page = app.get(&format!("/series/{series}")).await.body;
+    assert!(!page.contains("s3cret"), "{page}");
+    assert!(
+        page.contains(
+            "href=\"https://lore.example.org/linux-fsdevel/patchperf.series.1@example.org/\""
+        ),
+        "{page}"
+    );
     let a = app.get(&format!("/api/v1/lists/{id}")).await;
     assert_eq!(
         a.json["archive_url"],

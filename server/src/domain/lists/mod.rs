@@ -229,7 +229,8 @@ pub async fn answer_of(ctx: &Context, row: &SeriesRow) -> Result<SeriesAnswer, E
         row.reply_message_id.as_deref(),
         db::lists::all(&ctx.db, Some(row.list_id)).await?.pop(),
     ) {
-        // In the archive only when the list was copied.
+        // In the archive only when the list was copied; the page is
+        // anyone's, so the archive's URL without its credentials.
         answer.reply_url = list
             .archive_url
             .as_deref()
@@ -237,7 +238,7 @@ pub async fn answer_of(ctx: &Context, row: &SeriesRow) -> Result<SeriesAnswer, E
             .map(|a| {
                 format!(
                     "{}/{}/",
-                    a.trim_end_matches('/'),
+                    without_credentials(a).trim_end_matches('/'),
                     percent_encoding::utf8_percent_encode(reply, MSGID_IN_PATH)
                 )
             });
