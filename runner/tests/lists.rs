@@ -557,7 +557,8 @@ async fn a_list_is_read_measured_and_answered_in_its_threads(pool: sqlx::PgPool)
         "{v2_page}"
     );
     assert!(
-        v2_page.contains("<strong class=\"verdict\">improvement</strong>: +99"),
+        v2_page.contains("<strong class=\"verdict\">improvement</strong>: +9")
+            && v2_page.contains("of will-it-scale.per_process_ops on fstatat-empty"),
         "{v2_page}"
     );
     assert!(v2_page.contains("from patch 1/2 “"), "{v2_page}");
