@@ -34,25 +34,6 @@ pub fn moved_by<'a>(c: &Comparison, steps: &'a [StepView]) -> Option<&'a StepVie
         .map(|(s, _)| s)
 }
 
-/// Sets each report's [`moved_by`](crate::report::ReportHeader::moved_by)
-/// to the step that moved it, named by [`step_words`] with its own report
-/// at `step_url(comparison id)`.
-pub fn name_culprits<'a>(
-    reports: impl IntoIterator<Item = &'a mut Comparison>,
-    steps: &[StepView],
-    step_url: impl Fn(i64) -> String,
-) {
-    for c in reports {
-        c.header.moved_by = moved_by(c, steps).map(|s| {
-            format!(
-                "{} (on its own: {})",
-                step_words(s, steps.len()),
-                step_url(s.comparison_id)
-            )
-        });
-    }
-}
-
 /// Step `s` of `of` as kernel people name it: `patch 2/3 “fs: add an audit
 /// hook”` for a mailed series, `deffb20224 “fs: add an audit hook” (commit
 /// 2/3)` for a range's or a tree push's commit.

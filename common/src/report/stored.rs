@@ -39,3 +39,13 @@ pub struct ComparisonReport {
     /// the requested workloads, then nr_task.
     pub groups: Vec<GroupReport>,
 }
+
+impl ComparisonReport {
+    /// Its reports the worst first ([`crate::stats::severity`]): the order
+    /// of every page that shows them one after another.
+    pub fn worst_first(&self) -> Vec<&GroupReport> {
+        let mut groups: Vec<&GroupReport> = self.groups.iter().collect();
+        crate::stats::sort_worst_first(&mut groups, |g| g.comparison.outcome());
+        groups
+    }
+}

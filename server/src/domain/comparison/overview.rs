@@ -113,7 +113,7 @@ pub fn expected_per_side(c: &ComparisonRow, jobs: &[JobRow], boots: &[BootRow]) 
 /// Runs a side comparison `c` has when every job is done, its own and
 /// those it borrows (a whole series from its first and last step: the
 /// fewer of the two sides').
-pub async fn expected_with_borrowed(
+async fn expected_with_borrowed(
     ctx: &Context,
     c: &ComparisonRow,
     jobs: &[JobRow],

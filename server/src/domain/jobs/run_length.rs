@@ -39,12 +39,12 @@ pub async fn settle(
     };
     let c = db::comparisons::find(&mut *conn, id).await?;
     let backend = c.as_ref().and_then(|c| c.backend.clone());
-    let params = asked.resolve(machines::measures_in(Some(machine), backend.as_deref()));
+    let mode = machines::measures_in(Some(machine), backend.as_deref());
+    let params = asked.resolve(mode);
     db::comparisons::set_params(&mut *conn, id, &params).await?;
     if let Some(parent) = c.and_then(|c| c.parent_id) {
         if let Some(asked) = db::run_lengths::take(&mut *conn, parent).await? {
-            let params = asked.resolve(machines::measures_in(Some(machine), backend.as_deref()));
-            db::comparisons::set_params(&mut *conn, parent, &params).await?;
+            db::comparisons::set_params(&mut *conn, parent, &asked.resolve(mode)).await?;
         }
     }
     Ok(Some(params))

@@ -191,13 +191,13 @@ async fn comparison(ctx: &Context, id: Option<i64>) -> Result<Option<ComparisonR
 /// measuring and answer look back at.
 pub(super) async fn previous_comparison(
     ctx: &Context,
-    conn: &mut sqlx::PgConnection,
+    db: impl sqlx::PgExecutor<'_>,
     row: &SeriesRow,
 ) -> Result<Option<(SeriesRow, ComparisonRow)>, Error> {
     let Some(previous) = row.previous_id else {
         return Ok(None);
     };
-    let Some(prev) = db::list_series::find(&mut *conn, previous).await? else {
+    let Some(prev) = db::list_series::find(db, previous).await? else {
         return Ok(None);
     };
     Ok(comparison(ctx, prev.comparison_id)

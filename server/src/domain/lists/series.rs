@@ -475,14 +475,12 @@ fn scope(list: &ListRow, selection: &Selection) -> String {
 /// (a real regression or improvement), once its comparison is done;
 /// `None` before that, or for a first version.
 async fn moved_before(ctx: &Context, row: &SeriesRow) -> Result<Option<(i32, Vec<String>)>, Error> {
-    let mut conn = ctx.db.acquire().await?;
-    let Some((prev, c)) = super::previous_comparison(ctx, &mut conn, row)
+    let Some((prev, c)) = super::previous_comparison(ctx, &ctx.db, row)
         .await?
         .filter(|(_, c)| c.status == ComparisonStatus::Done)
     else {
         return Ok(None);
     };
-    drop(conn);
     let report = report::load_shared(ctx, &c).await?;
     let mut moved: Vec<String> = Vec::new();
     for g in &report.groups {

@@ -83,13 +83,6 @@ pub(super) async fn report_of(
         .1)
 }
 
-/// The report's tables worst first, as the comparison page has them.
-fn worst_first(built: &report::ComparisonReport) -> Vec<&GroupReport> {
-    let mut groups: Vec<&GroupReport> = built.groups.iter().collect();
-    sort_worst_first(&mut groups, |g| g.comparison.outcome());
-    groups
-}
-
 /// `a` against `b` with a missing or non-finite value last.
 fn present_first(a: Option<f64>, b: Option<f64>, order: impl Fn(f64, f64) -> Ordering) -> Ordering {
     match (a.filter(|v| v.is_finite()), b.filter(|v| v.is_finite())) {
@@ -145,7 +138,9 @@ pub(super) async fn page(
 ) -> Result<Html<String>> {
     let (filter, sort) = checked(&q)?;
     let built = report_of(&state, id).await?;
-    let groups = worst_first(&built)
+    // The tables worst first, as the comparison page has them.
+    let groups = built
+        .worst_first()
         .into_iter()
         .map(|g| MetricsGroup {
             title: g.comparison.header.title(),
@@ -192,7 +187,7 @@ pub(super) async fn csv(
         "workload,mode,nr_task,metric,unit,base_mean,base_runs,patched_mean,patched_runs,\
          change,change_unit,low,high,welch_p,q,verdict,reason\n",
     );
-    for g in worst_first(&built) {
+    for g in built.worst_first() {
         let h = &g.comparison.header;
         for m in selected(g, &filter, sort) {
             let (low, high) = match m.interval {

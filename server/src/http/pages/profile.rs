@@ -14,7 +14,6 @@ use askama::Template;
 use axum::extract::State;
 use axum::response::Html;
 use patchperf_common::report::{Comparison, MetricComparison};
-use patchperf_common::stats::sort_worst_first;
 
 use super::view;
 use crate::error::Result;
@@ -195,9 +194,11 @@ pub(super) async fn page(
 ) -> Result<Html<String>> {
     let built = super::metrics::report_of(&state, id).await?;
     // The regressing nr_task first: it is whose profile a reader came for.
-    let mut reports: Vec<&Comparison> = built.groups.iter().map(|g| &g.comparison).collect();
-    sort_worst_first(&mut reports, |c| c.outcome());
-    let groups = reports.into_iter().filter_map(group).collect();
+    let groups = built
+        .worst_first()
+        .into_iter()
+        .filter_map(|g| group(&g.comparison))
+        .collect();
     let html = ProfilePage { id, groups }
         .render()
         .map_err(|e| Error::Internal(format!("rendering the profile of comparison {id}: {e}")))?;

@@ -11,7 +11,6 @@ use patchperf_common::report::culprit;
 use patchperf_common::report::summary::{calibration_answer, headline_sentence};
 use patchperf_common::report::{MetricComparison, format, importance};
 use patchperf_common::run::Side;
-use patchperf_common::stats::sort_worst_first;
 use patchperf_common::{mbox, metric};
 
 mod group;
@@ -142,7 +141,7 @@ pub(super) struct ComparisonPage {
     order_seed: u64,
     boots: Vec<BootCell>,
     jobs: Vec<JobLine>,
-    /// One per report, the worst first ([`sort_worst_first`]).
+    /// One per report, the worst first (`ComparisonReport::worst_first`).
     groups: Vec<GroupView>,
     scaling: Vec<ScalingView>,
     /// A per-patch comparison's steps, one row per patch.
@@ -270,10 +269,8 @@ async fn page_of(
     let series = overview::per_second(state, id, &names).await?;
     // The reports' tables worst first: the regressing one is what a
     // reader scrolls for.
-    let mut reports: Vec<&GroupReport> = built.groups.iter().collect();
-    sort_worst_first(&mut reports, |g| g.comparison.outcome());
-    let mut groups = Vec::with_capacity(reports.len());
-    for g in reports {
+    let mut groups = Vec::with_capacity(built.groups.len());
+    for g in built.worst_first() {
         groups.push(group_view(state, id, g, &series).await?);
     }
     let verdict = verdict_view(built, String::new());
