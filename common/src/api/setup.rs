@@ -113,6 +113,23 @@ impl Setup {
         crate::machine_state::check_machine_or_pool(self.machine.as_deref(), self.pool.as_deref())
             .or_else(invalid)
     }
+
+    /// Whether both kernels are built with every function aligned
+    /// ([`super::submission::ALIGN_FUNCTIONS_LINE`] in the Kconfig
+    /// fragment), which a report's code layout line states.
+    pub fn aligns_functions(&self) -> bool {
+        super::submission::aligns_functions(self.config_fragment.as_deref())
+    }
+
+    /// Adds Kconfig `lines` to both kernels' fragment, on a line of their
+    /// own after what it has.
+    pub fn add_kconfig(&mut self, lines: &str) {
+        let fragment = self.config_fragment.get_or_insert_with(String::new);
+        if !fragment.is_empty() && !fragment.ends_with('\n') {
+            fragment.push('\n');
+        }
+        fragment.push_str(lines);
+    }
 }
 
 /// Each field's reader, naming the field in its error: flattened into a
@@ -376,6 +393,48 @@ mod tests {
             },
             3,
         )
+    }
+
+    #[test]
+    fn kconfig_lines_are_added_on_lines_of_their_own() {
+        let mut s = setup();
+        s.add_kconfig("CONFIG_HZ_1000=y");
+        assert_eq!(s.config_fragment.as_deref(), Some("CONFIG_HZ_1000=y"));
+        s.add_kconfig("CONFIG_DEBUG_INFO=y\n");
+        assert_eq!(
+            s.config_fragment.as_deref(),
+            Some("CONFIG_HZ_1000=y\nCONFIG_DEBUG_INFO=y\n")
+        );
+        assert!(!s.aligns_functions());
+        s.add_kconfig("CONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B=y\n");
+        assert!(s.aligns_functions());
+    }
+
+    /// A row keeps its setup as this JSON (`comparisons.setup`), written
+    /// by the server or, for a row the release before inserted, by the
+    /// database from the columns it wrote (`setup_from_columns`, with the
+    /// parameters it resolved): both read back.
+    #[test]
+    fn the_stored_forms_read_back() {
+        let mut whole = setup();
+        whole.max_runs = Some(12);
+        whole.backend = Some(MeasurementMode::TcgIcount);
+        whole.pool = Some("icx".into());
+        whole.add_kconfig("CONFIG_HZ_1000=y\n");
+        let stored = serde_json::to_value(&whole).unwrap();
+        assert_eq!(serde_json::from_value::<Setup>(stored).unwrap(), whole);
+        let from_columns = serde_json::json!({
+            "workloads": ["open1", "dup1"], "runs": 5, "max_runs": 20,
+            "backend": "tcg-icount", "config_fragment": "CONFIG_HZ_1000=y\n",
+            "params": {"mode": "thread", "nr_task": [1, 2], "seconds": 1,
+                       "warmup_seconds": 1, "perf_stat": true, "perf_profile": false},
+        });
+        let read: Setup = serde_json::from_value(from_columns).unwrap();
+        assert_eq!(read.workloads, ["open1", "dup1"]);
+        assert_eq!((read.runs, read.max_runs), (5, Some(20)));
+        assert_eq!(read.params.seconds, Some(1));
+        assert_eq!(read.backend, Some(MeasurementMode::TcgIcount));
+        assert!(read.pool.is_none() && read.machine.is_none());
     }
 
     /// Flattened into a request, the setup takes its fields, the request

@@ -3,7 +3,7 @@
 //! backend, machine or pool, Kconfig fragment), read from the command line
 //! the same way for each request.
 
-use patchperf_common::api::submission::{ALIGN_FUNCTIONS_LINE, aligns_functions};
+use patchperf_common::api::submission::ALIGN_FUNCTIONS_LINE;
 use patchperf_common::api::{AskedParams, Setup};
 use patchperf_common::protocol::NrTask;
 
@@ -13,10 +13,9 @@ use crate::cli::measure::{MeasureArgs, WorkloadArgs};
 
 /// What the command line asks to measure, and where.
 pub fn setup(args: &MeasureArgs) -> Result<Setup, Error> {
-    Ok(Setup {
+    let mut setup = Setup {
         max_runs: args.max_runs,
         backend: args.measurement,
-        config_fragment: config_fragment(args)?,
         machine: args.machine.clone(),
         pool: args.pool.clone(),
         ..Setup::new(
@@ -24,7 +23,9 @@ pub fn setup(args: &MeasureArgs) -> Result<Setup, Error> {
             params(&args.load, &args.perf)?,
             args.runs,
         )
-    })
+    };
+    add_kconfig(&mut setup, args)?;
+    Ok(setup)
 }
 
 /// The workload parameters the command line names, with the perf
@@ -51,25 +52,20 @@ pub fn params(load: &WorkloadArgs, perf: &[PerfArg]) -> Result<AskedParams, Erro
 
 /// The Kconfig fragment of `--kconfig`, read, with the alignment line of
 /// `--align-functions`.
-fn config_fragment(args: &MeasureArgs) -> Result<Option<String>, Error> {
-    let mut fragment = match &args.kconfig {
-        None => None,
-        Some(path) => Some(std::fs::read_to_string(path).map_err(|e| {
+fn add_kconfig(setup: &mut Setup, args: &MeasureArgs) -> Result<(), Error> {
+    if let Some(path) = &args.kconfig {
+        let lines = std::fs::read_to_string(path).map_err(|e| {
             Error::Usage(format!(
                 "cannot read config fragment {}: {e}",
                 path.display()
             ))
-        })?),
-    };
-    if args.align_functions && !aligns_functions(fragment.as_deref()) {
-        let text = fragment.get_or_insert_with(String::new);
-        if !text.is_empty() && !text.ends_with('\n') {
-            text.push('\n');
-        }
-        text.push_str(ALIGN_FUNCTIONS_LINE);
-        text.push('\n');
+        })?;
+        setup.add_kconfig(&lines);
     }
-    Ok(fragment)
+    if args.align_functions && !setup.aligns_functions() {
+        setup.add_kconfig(&format!("{ALIGN_FUNCTIONS_LINE}\n"));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -84,30 +80,38 @@ mod tests {
         measure: MeasureArgs,
     }
 
-    fn fragment(args: &[&str]) -> Option<String> {
+    /// The setup the flags `args` ask for, of dup1.
+    fn asked(args: &[&str]) -> Setup {
         let parsed = Args::try_parse_from([&["submit", "-w", "dup1"], args].concat()).unwrap();
-        config_fragment(&parsed.measure).unwrap()
+        setup(&parsed.measure).unwrap()
+    }
+
+    /// The setup of dup1 without flags, with exactly the Kconfig `lines`.
+    fn with_kconfig(lines: &str) -> Setup {
+        let mut s = asked(&[]);
+        s.add_kconfig(lines);
+        s
     }
 
     #[test]
     fn align_functions_adds_its_line_to_the_fragment_once() {
-        assert_eq!(fragment(&[]), None);
+        assert!(!asked(&[]).aligns_functions());
         assert_eq!(
-            fragment(&["--align-functions"]).as_deref(),
-            Some("CONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B=y\n")
+            asked(&["--align-functions"]),
+            with_kconfig("CONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B=y\n")
         );
         let dir = tempfile::tempdir().unwrap();
         let own = dir.path().join("frag.config");
         std::fs::write(&own, "CONFIG_HZ_1000=y").unwrap();
         let own = own.to_str().unwrap();
         assert_eq!(
-            fragment(&["--config", own, "--align-functions"]).as_deref(),
-            Some("CONFIG_HZ_1000=y\nCONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B=y\n")
+            asked(&["--config", own, "--align-functions"]),
+            with_kconfig("CONFIG_HZ_1000=y\nCONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B=y\n")
         );
         std::fs::write(own, "CONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B=y\n").unwrap();
         assert_eq!(
-            fragment(&["--config", own, "--align-functions"]).as_deref(),
-            Some("CONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B=y\n")
+            asked(&["--config", own, "--align-functions"]),
+            with_kconfig("CONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B=y\n")
         );
     }
 
@@ -120,9 +124,9 @@ mod tests {
         std::fs::write(&own, "CONFIG_HZ_1000=y\n").unwrap();
         let own = own.to_str().unwrap();
         assert_eq!(
-            fragment(&["--kconfig", own]).as_deref(),
-            Some("CONFIG_HZ_1000=y\n")
+            asked(&["--kconfig", own]),
+            with_kconfig("CONFIG_HZ_1000=y\n")
         );
-        assert_eq!(fragment(&["--config", own]), fragment(&["--kconfig", own]));
+        assert_eq!(asked(&["--config", own]), asked(&["--kconfig", own]));
     }
 }

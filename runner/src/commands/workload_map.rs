@@ -14,8 +14,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use patchperf_common::digest::sha256_hex;
-use patchperf_common::protocol::{BaseSource, BootSlot, JobSpec, JobState, NrTask, WorkloadParams};
+use patchperf_common::api::{AskedParams, Setup};
+use patchperf_common::protocol::{BaseSource, BootSlot, JobSpec, JobState, NrTask};
 use patchperf_common::run::{MeasurementMode, RunResult, Side, TaskMode};
 use patchperf_common::workload::map::{Exercised, RunsThrough, WorkloadMap};
 use patchperf_common::workload::{self, WORKLOADS};
@@ -116,33 +116,28 @@ fn derive(
     seconds: u32,
     out: &Path,
 ) -> Result<Derived, Error> {
-    let spec = JobSpec {
-        job_id: 0,
-        comparison_id: 0,
-        attempt: 1,
-        lease_seconds: 0,
-        base: BaseSource::Tarball { name: base.into() },
-        mbox: String::new(),
-        aa: true,
-        patches_sha256: sha256_hex(b""),
-        base_mbox: String::new(),
-        base_patches_sha256: String::new(),
-        config_fragment: Some(LINE_TABLES.to_string()),
-        workloads: workloads.to_vec(),
-        params: WorkloadParams {
-            mode: TaskMode::Process,
-            nr_task: vec![NrTask::Count(1)],
-            seconds,
-            warmup_seconds: 1,
-            perf_stat: false,
-            perf_profile: true,
-        },
+    let mut setup = Setup {
         backend: Some(MeasurementMode::TcgIcount),
-        boots: vec![BootSlot {
-            seq: 0,
-            side: Side::Base,
-        }],
+        ..Setup::new(
+            workloads.to_vec(),
+            AskedParams {
+                mode: TaskMode::Process,
+                nr_task: vec![NrTask::Count(1)],
+                seconds: Some(seconds),
+                warmup_seconds: Some(1),
+                perf_stat: false,
+                perf_profile: true,
+            },
+            1,
+        )
     };
+    setup.add_kconfig(LINE_TABLES);
+    let boot = BootSlot {
+        seq: 0,
+        side: Side::Base,
+    };
+    let tarball = BaseSource::Tarball { name: base.into() };
+    let spec = JobSpec::local(tarball, String::new(), true, setup, vec![boot]);
     let guest = out.join("guest");
     let pipeline = Pipeline {
         workload_paths: Some(guest.clone()),

@@ -5,7 +5,6 @@
 use chrono::{DateTime, Utc};
 use patchperf_common::api::{BisectionOutcome, BisectionStatus, Setup};
 use patchperf_common::protocol::{BaseSource, WorkloadParams};
-use patchperf_common::run::MeasurementMode;
 use sqlx::types::Json;
 use sqlx::{PgConnection, PgExecutor};
 
@@ -37,29 +36,23 @@ pub struct NewBisection<'a> {
 
 /// Stores a new bisection, running; returns its id.
 pub async fn insert(conn: &mut PgConnection, new: &NewBisection<'_>) -> Result<i64, sqlx::Error> {
-    let setup = new.setup;
-    let runs = |n: u32| i32::try_from(n).unwrap_or(i32::MAX);
     sqlx::query_scalar!(
-        r#"INSERT INTO bisections (base, series_id, commits, git_range, workload, metric, params,
-                                   runs_per_side, max_runs_per_side, backend, config_fragment,
-                                   machine_id, from_comparison_id, order_seed, submitted_by)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+        r#"INSERT INTO bisections (base, series_id, commits, git_range, setup, metric, params,
+                                   runs_per_side, machine_id, from_comparison_id, order_seed,
+                                   submitted_by)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
            RETURNING id"#,
         Json(new.base) as _,
         new.series_id,
         new.commits,
         new.git_range,
-        setup
-            .workloads
-            .first()
-            .map(String::as_str)
-            .unwrap_or_default(),
+        Json(Setup {
+            machine: None,
+            ..new.setup.clone()
+        }) as _,
         new.metric,
-        Json(setup.params.resolve(None)) as _,
-        runs(setup.runs),
-        runs(setup.max_runs.unwrap_or(setup.runs)),
-        setup.backend.map(MeasurementMode::as_str),
-        setup.config_fragment.as_deref(),
+        Json(new.setup.params.resolve(None)) as _,
+        i32::try_from(new.setup.runs).unwrap_or(i32::MAX),
         new.machine_id,
         new.from_comparison_id,
         new.order_seed,
@@ -92,12 +85,9 @@ pub struct BisectionRow {
     pub params: Json<WorkloadParams>,
     /// Boots per side of a probe.
     pub runs_per_side: i32,
-    /// Most boots per side of an undecided probe.
-    pub max_runs_per_side: i32,
-    /// Measurement mode asked for.
-    pub backend: Option<String>,
-    /// Extra Kconfig lines.
-    pub config_fragment: Option<String>,
+    /// How every probe is measured, as fixed at submission;
+    /// [`BisectionRow::setup`] is as in effect.
+    pub asked: Json<Setup>,
     /// The machine named at submission.
     pub machine_id: Option<i64>,
     /// The comparison it started from.
@@ -120,16 +110,12 @@ impl BisectionRow {
     /// How every probe is measured; the machine is `machine_id`'s (or the
     /// first probe's), which a probe is pinned to by id.
     pub fn setup(&self) -> Setup {
-        let runs = |n: i32| u32::try_from(n).unwrap_or(0);
+        let runs = u32::try_from(self.runs_per_side).unwrap_or(0);
         Setup {
-            max_runs: Some(runs(self.max_runs_per_side)),
-            backend: self.backend.as_deref().and_then(MeasurementMode::parse),
-            config_fragment: self.config_fragment.clone(),
-            ..Setup::new(
-                vec![self.workload.clone()],
-                self.params.0.clone().into(),
-                runs(self.runs_per_side),
-            )
+            params: self.params.0.clone().into(),
+            runs,
+            max_runs: Some(self.asked.max_runs.unwrap_or(runs)),
+            ..self.asked.0.clone()
         }
     }
 }
@@ -140,8 +126,9 @@ pub async fn find(db: impl PgExecutor<'_>, id: i64) -> Result<Option<BisectionRo
         BisectionRow,
         r#"SELECT b.id, b.status AS "status: BisectionStatus",
                   b.base AS "base: Json<BaseSource>", b.series_id, b.commits, b.git_range,
-                  b.workload, b.metric, b.params AS "params: Json<WorkloadParams>",
-                  b.runs_per_side, b.max_runs_per_side, b.backend, b.config_fragment,
+                  b.setup -> 'workloads' ->> 0 AS "workload!", b.metric,
+                  b.params AS "params: Json<WorkloadParams>", b.runs_per_side,
+                  b.setup AS "asked!: Json<Setup>",
                   b.machine_id, b.from_comparison_id, b.order_seed,
                   b.outcome AS "outcome: Json<BisectionOutcome>",
                   b.submitted_by, t.name AS submitted_by_name, b.created_at, b.finished_at
@@ -250,7 +237,8 @@ async fn summaries(
     let (comparison_id, range) = of.unzip();
     sqlx::query_as!(
         BisectionSummary,
-        r#"SELECT b.id, b.status AS "status: BisectionStatus", b.workload, b.metric, b.git_range,
+        r#"SELECT b.id, b.status AS "status: BisectionStatus",
+                  b.setup -> 'workloads' ->> 0 AS "workload!", b.metric, b.git_range,
                   b.from_comparison_id AS comparison_id,
                   b.outcome AS "outcome: Json<BisectionOutcome>",
                   (SELECT count(*) FROM comparisons c WHERE c.bisection_id = b.id) AS "probes!",

@@ -126,8 +126,9 @@ pub async fn next_claimable(
            WHERE j.state = 'queued'
              AND c.status IN ('queued', 'running')
              AND (c.machine_id IS NULL OR c.machine_id = $1)
-             AND (c.backend IS NULL OR c.backend = ANY ($2))
-             AND (c.pool IS NULL OR c.machine_id = $1 OR c.pool = ANY ($3))
+             AND (c.setup ->> 'backend' IS NULL OR c.setup ->> 'backend' = ANY ($2))
+             AND (c.setup ->> 'pool' IS NULL OR c.machine_id = $1
+                  OR c.setup ->> 'pool' = ANY ($3))
              AND NOT EXISTS (SELECT 1 FROM jobs p
                              WHERE p.comparison_id = j.comparison_id AND p.seq < j.seq
                                AND p.state NOT IN ('done', 'failed'))

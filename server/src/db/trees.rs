@@ -4,7 +4,6 @@
 use chrono::{DateTime, Utc};
 use patchperf_common::api::Setup;
 use patchperf_common::protocol::WorkloadParams;
-use patchperf_common::run::MeasurementMode;
 use sqlx::types::Json;
 use sqlx::{PgConnection, PgExecutor};
 
@@ -35,31 +34,28 @@ pub struct NewTree<'a> {
 
 /// Stores a tree; its id, or `None` when the name is taken.
 pub async fn insert(conn: &mut PgConnection, t: &NewTree<'_>) -> Result<Option<i64>, sqlx::Error> {
-    let setup = t.setup;
-    let runs = |n: u32| i32::try_from(n).unwrap_or(i32::MAX);
     sqlx::query_scalar!(
-        r#"INSERT INTO trees (name, url, branch, workloads, params, runs_per_side,
-                              max_runs_per_side, backend, config_fragment, machine_id, min_hours,
-                              cc, webhook_url, tested_commit, anchor_commit, created_by, pool)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14, $15, $16)
+        r#"INSERT INTO trees (name, url, branch, setup, params, runs_per_side, machine_id,
+                              min_hours, cc, webhook_url, tested_commit, anchor_commit,
+                              created_by)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12)
            ON CONFLICT (name) DO NOTHING
            RETURNING id"#,
         t.name,
         t.url,
         t.branch,
-        &setup.workloads,
-        Json(setup.params.resolve(None)) as _,
-        runs(setup.runs),
-        setup.max_runs.map(runs),
-        setup.backend.map(MeasurementMode::as_str),
-        setup.config_fragment.as_deref(),
+        Json(Setup {
+            machine: None,
+            ..t.setup.clone()
+        }) as _,
+        Json(t.setup.params.resolve(None)) as _,
+        i32::try_from(t.setup.runs).unwrap_or(i32::MAX),
         t.machine_id,
         t.min_hours,
         t.cc,
         t.webhook_url,
         t.head,
-        t.created_by,
-        setup.pool.as_deref()
+        t.created_by
     )
     .fetch_optional(conn)
     .await
@@ -76,24 +72,18 @@ pub struct TreeRow {
     pub url: String,
     /// The branch.
     pub branch: String,
-    /// Workloads.
-    pub workloads: Vec<String>,
-    /// Parameters.
+    /// What each new head is measured on, as asked when it was added
+    /// (workloads left empty are the map's); [`TreeRow::setup`] is as in
+    /// effect.
+    pub asked: Json<Setup>,
+    /// Parameters, the run length fixed when it was added.
     pub params: Json<WorkloadParams>,
     /// Boots per side.
     pub runs_per_side: i32,
-    /// Most boots per side while undecided.
-    pub max_runs_per_side: Option<i32>,
-    /// Measurement mode asked for.
-    pub backend: Option<String>,
-    /// Extra Kconfig lines.
-    pub config_fragment: Option<String>,
     /// Machine to measure on.
     pub machine_id: Option<i64>,
     /// Its name.
     pub machine_name: Option<String>,
-    /// Pool to measure on, when no machine is named.
-    pub pool: Option<String>,
     /// At most one test per this many hours.
     pub min_hours: i32,
     /// Copied on mailed reports.
@@ -119,18 +109,11 @@ pub struct TreeRow {
 impl TreeRow {
     /// What each new head is measured on, and where.
     pub fn setup(&self) -> Setup {
-        let runs = |n: i32| u32::try_from(n).unwrap_or(0);
         Setup {
-            max_runs: self.max_runs_per_side.map(runs),
-            backend: self.backend.as_deref().and_then(MeasurementMode::parse),
-            config_fragment: self.config_fragment.clone(),
+            params: self.params.0.clone().into(),
+            runs: u32::try_from(self.runs_per_side).unwrap_or(0),
             machine: self.machine_name.clone(),
-            pool: self.pool.clone(),
-            ..Setup::new(
-                self.workloads.clone(),
-                self.params.0.clone().into(),
-                runs(self.runs_per_side),
-            )
+            ..self.asked.0.clone()
         }
     }
 }
@@ -159,12 +142,11 @@ pub async fn find(
     }
     sqlx::query_as!(
         TreeRow,
-        r#"SELECT t.id, t.name, t.url, t.branch, t.workloads,
-                  t.params AS "params: Json<WorkloadParams>", t.runs_per_side,
-                  t.max_runs_per_side, t.backend, t.config_fragment, t.machine_id,
+        r#"SELECT t.id, t.name, t.url, t.branch, t.setup AS "asked!: Json<Setup>",
+                  t.params AS "params: Json<WorkloadParams>", t.runs_per_side, t.machine_id,
                   m.name AS "machine_name?", t.min_hours, t.cc, t.webhook_url,
                   t.tested_commit, t.anchor_commit, t.tested_at, t.polled_at, t.created_by,
-                  t.rewrite_note, t.pool, t.push_note
+                  t.rewrite_note, t.push_note
            FROM trees t LEFT JOIN machines m ON m.id = t.machine_id
            WHERE t.id = $1"#,
         id

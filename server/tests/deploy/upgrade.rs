@@ -96,10 +96,34 @@ fn rolling_upgrade(url: &str) {
     let (new_server, new_base) = serve(NEW, url).unwrap();
     let new_client = Client {
         base: new_base,
+        runner: old_client.runner.clone(),
+        ci: old_client.ci.clone(),
         ..old_client
     };
     for id in [first, second] {
         assert_eq!(new_client.verdict(id)["verdict"]["overall"], "improvement");
+    }
+    // A comparison the new one stores (its setup as one value) the old one
+    // claims, measures and shows as it asked: the setting columns it reads
+    // are kept in step with the value. Each server shows each comparison
+    // with the same setup, whichever stored it.
+    let third = new_client.submit("fs: after the upgrade");
+    while old_client.run_one_job().is_some() {}
+    assert_eq!(
+        old_client.verdict(third)["verdict"]["overall"],
+        "improvement"
+    );
+    let setup = |v: &serde_json::Value| {
+        ["workloads", "runs_per_side", "max_runs_per_side", "backend"]
+            .map(|field| v[field].clone())
+            .to_vec()
+    };
+    for id in [first, third] {
+        let (old_view, new_view) = (old_client.verdict(id), new_client.verdict(id));
+        assert_eq!(setup(&old_view), setup(&new_view), "comparison {id}");
+        assert_eq!(new_view["backend"], "tcg-icount", "{new_view}");
+        assert_eq!(new_view["workloads"], serde_json::json!(["dup1"]));
+        assert_eq!(old_view["config_fragment"], new_view["config_fragment"]);
     }
     stop(old_server);
 

@@ -24,7 +24,7 @@
 
 use std::path::{Path, PathBuf};
 
-use patchperf_common::api::{MAX_RUNS, MIN_RUNS, git};
+use patchperf_common::api::{AskedParams, MAX_RUNS, MIN_RUNS, Setup, git};
 use patchperf_common::mbox;
 use patchperf_common::protocol::{BaseSource, BootSlot, JobSpec, NrTask, WorkloadParams};
 use patchperf_common::run::{MeasurementMode, Side, TaskMode};
@@ -81,6 +81,20 @@ pub struct ParamsEntry {
     /// Collect `perf-profile.*` metrics.
     #[serde(default)]
     pub perf_profile: bool,
+}
+
+impl ParamsEntry {
+    /// The parameters as a setup asks for them, the run length given.
+    fn asked(&self) -> AskedParams {
+        AskedParams {
+            mode: self.mode,
+            nr_task: self.nr_task.clone(),
+            seconds: Some(self.seconds),
+            warmup_seconds: Some(self.warmup_seconds),
+            perf_stat: self.perf_stat,
+            perf_profile: self.perf_profile,
+        }
+    }
 }
 
 fn default_nr_task() -> Vec<NrTask> {
@@ -203,18 +217,6 @@ impl JobFile {
         // kernel build: an mbox without a patch, or a plain `git diff`
         // (no From: and Subject:), is said at once, as the server says it.
         patchperf_common::mbox::parse(&mbox).map_err(|e| Error::Usage(format!("{named}: {e}")))?;
-        let config_fragment = match &self.config {
-            Some(c) => {
-                let p = dir.join(c);
-                Some(std::fs::read_to_string(&p).map_err(|e| {
-                    Error::Usage(format!(
-                        "cannot read the config fragment {}: {e}",
-                        p.display()
-                    ))
-                })?)
-            }
-            None => None,
-        };
         let base = match &self.base {
             BaseEntry::Tarball(name) => {
                 let p = Path::new(name);
@@ -238,31 +240,28 @@ impl JobFile {
                 }
             }
         };
-        let seed = self.seed.unwrap_or_else(|| rand::rng().random());
-        Ok(JobSpec {
-            job_id: 0,
-            comparison_id: 0,
-            attempt: 1,
-            lease_seconds: 0,
-            base,
-            patches_sha256: sha256_hex(mbox.as_bytes()),
-            mbox,
-            aa: false,
-            base_mbox: String::new(),
-            base_patches_sha256: String::new(),
-            config_fragment,
-            workloads: self.workloads.clone(),
-            params: WorkloadParams {
-                mode: self.params.mode,
-                nr_task: self.params.nr_task.clone(),
-                seconds: self.params.seconds,
-                warmup_seconds: self.params.warmup_seconds,
-                perf_stat: self.params.perf_stat,
-                perf_profile: self.params.perf_profile,
-            },
+        let mut setup = Setup {
             backend: self.backend,
-            boots: abba_order(self.runs, seed),
-        })
+            ..Setup::new(self.workloads.clone(), self.params.asked(), self.runs)
+        };
+        if let Some(c) = &self.config {
+            let p = dir.join(c);
+            let lines = std::fs::read_to_string(&p).map_err(|e| {
+                Error::Usage(format!(
+                    "cannot read the config fragment {}: {e}",
+                    p.display()
+                ))
+            })?;
+            setup.add_kconfig(&lines);
+        }
+        let seed = self.seed.unwrap_or_else(|| rand::rng().random());
+        Ok(JobSpec::local(
+            base,
+            mbox,
+            false,
+            setup,
+            abba_order(self.runs, seed),
+        ))
     }
 }
 

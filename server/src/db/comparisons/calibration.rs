@@ -83,8 +83,10 @@ pub async fn aas_of_machine(
 ) -> Result<Vec<AaOfMachine>, sqlx::Error> {
     sqlx::query_as!(
         AaOfMachine,
-        r#"SELECT id, status AS "status: ComparisonStatus", workloads,
-                  params AS "params: Json<WorkloadParams>", backend, finished_at,
+        r#"SELECT id, status AS "status: ComparisonStatus",
+                  setup_workloads(setup) AS "workloads!",
+                  params AS "params: Json<WorkloadParams>", setup ->> 'backend' AS backend,
+                  finished_at,
                   machine_inventory
            FROM comparisons
            WHERE machine_id = $1 AND kind = 'aa'

@@ -248,7 +248,8 @@ pub async fn list(
                   f.failure_detail AS "failure_detail?",
                   fs.step AS "failed_step?"
            FROM (SELECT c.id, c.status, c.kind, c.base, c.series_id, c.git_range,
-                        c.commit_sha, c.backend, c.tree_id, c.workloads, c.runs_per_side,
+                        c.commit_sha, c.setup ->> 'backend' AS backend, c.tree_id,
+                        setup_workloads(c.setup) AS workloads, c.runs_per_side,
                         m.name AS machine, c.created_at, c.verdict, c.headline,
                         CASE WHEN $10 = 'verdict' THEN verdict_rank(c.verdict) END AS rank,
                         CASE WHEN $10 = 'oldest' THEN c.id END AS oldest
@@ -257,7 +258,7 @@ pub async fn list(
                  WHERE c.parent_id IS NULL AND c.bisection_id IS NULL
                    AND ($1::text IS NULL OR c.status = $1)
                    AND ($2::text IS NULL OR m.name = $2)
-                   AND ($3::text IS NULL OR $3 = ANY (c.workloads))
+                   AND ($3::text IS NULL OR c.setup -> 'workloads' ? $3)
                    AND ($4::bigint IS NULL OR c.id < $4)
                    AND ($11::bigint IS NULL OR c.id > $11)
                    AND ($5::text IS NULL OR c.verdict = $5)

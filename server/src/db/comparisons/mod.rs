@@ -19,7 +19,6 @@ use chrono::{DateTime, Utc};
 use patchperf_common::api::Setup;
 use patchperf_common::comparison::{ComparisonKind, ComparisonStatus};
 use patchperf_common::protocol::{BaseSource, WorkloadParams};
-use patchperf_common::run::MeasurementMode;
 use sqlx::types::Json;
 use sqlx::{PgConnection, PgExecutor};
 
@@ -74,20 +73,16 @@ pub struct ComparisonRow {
     pub series_id: i64,
     /// Base against patched, or base against itself.
     pub kind: ComparisonKind,
-    /// Workload names.
-    pub workloads: Vec<String>,
-    /// Parameters.
+    /// What it measures and where, as asked (its workloads resolved);
+    /// [`ComparisonRow::setup`] is as in effect.
+    pub asked: Json<Setup>,
+    /// Parameters measured with (the run length fixed once a machine
+    /// claims it).
     pub params: Json<WorkloadParams>,
     /// Boots per side (more once boots were added while undecided).
     pub runs_per_side: i32,
-    /// Most boots a side when more are added while undecided.
-    pub max_runs_per_side: Option<i32>,
     /// The boots a side at which more were added, in order.
     pub runs_added_at: Vec<i32>,
-    /// Requested measurement mode.
-    pub backend: Option<String>,
-    /// Extra Kconfig lines.
-    pub config_fragment: Option<String>,
     /// Pinned machine.
     pub machine_id: Option<i64>,
     /// Pinned machine's name.
@@ -122,26 +117,17 @@ pub struct ComparisonRow {
     pub built_over: Option<String>,
     /// The commits from `built_over` to the base, as a series.
     pub carried_series_id: Option<i64>,
-    /// The pool it was asked to run on, when no machine was named.
-    pub pool: Option<String>,
 }
 
 impl ComparisonRow {
     /// What it measures and where, as in effect: its workloads, the
     /// parameters measured with, the runs a side now.
     pub fn setup(&self) -> Setup {
-        let runs = |n: i32| u32::try_from(n).unwrap_or(0);
         Setup {
-            max_runs: self.max_runs_per_side.map(runs),
-            backend: self.backend.as_deref().and_then(MeasurementMode::parse),
-            config_fragment: self.config_fragment.clone(),
+            params: self.params.0.clone().into(),
+            runs: u32::try_from(self.runs_per_side).unwrap_or(0),
             machine: self.machine_name.clone(),
-            pool: self.pool.clone(),
-            ..Setup::new(
-                self.workloads.clone(),
-                self.params.0.clone().into(),
-                runs(self.runs_per_side),
-            )
+            ..self.asked.0.clone()
         }
     }
 
@@ -168,30 +154,27 @@ pub async fn insert(conn: &mut PgConnection, new: &NewComparison<'_>) -> Result<
     let (parent_id, step) = new.step_of.unzip();
     let (bisection_id, probe) = new.probe_of.unzip();
     let (built_over, carried_series_id) = new.built_over.unzip();
-    let setup = new.setup;
-    let runs = |n: u32| i32::try_from(n).unwrap_or(i32::MAX);
     sqlx::query_scalar!(
-        r#"INSERT INTO comparisons (base, series_id, workloads, params, runs_per_side, backend,
-                                    config_fragment, machine_id, machine_inventory, order_seed,
-                                    submitted_by, kind, max_runs_per_side, parent_id, step,
-                                    base_series_id, git_range, commit_sha, bisection_id, probe,
-                                    tree_id, built_over, carried_series_id, pool)
+        r#"INSERT INTO comparisons (base, series_id, setup, params, runs_per_side, machine_id,
+                                    machine_inventory, order_seed, submitted_by, kind, parent_id,
+                                    step, base_series_id, git_range, commit_sha, bisection_id,
+                                    probe, tree_id, built_over, carried_series_id)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
-                   $17, $18, $19, $20, $21, $22, $23, $24)
+                   $17, $18, $19, $20)
            RETURNING id"#,
         Json(new.base) as _,
         new.series_id,
-        &setup.workloads,
+        Json(Setup {
+            machine: None,
+            ..new.setup.clone()
+        }) as _,
         Json(new.params) as _,
-        runs(setup.runs),
-        setup.backend.map(MeasurementMode::as_str),
-        setup.config_fragment.as_deref(),
+        i32::try_from(new.setup.runs).unwrap_or(i32::MAX),
         machine_id,
         inventory,
         new.order_seed,
         new.submitted_by,
         new.kind.as_str(),
-        setup.max_runs.map(runs),
         parent_id,
         step,
         new.base_series_id,
@@ -201,8 +184,7 @@ pub async fn insert(conn: &mut PgConnection, new: &NewComparison<'_>) -> Result<
         probe,
         new.tree_id,
         built_over,
-        carried_series_id,
-        setup.pool.as_deref()
+        carried_series_id
     )
     .fetch_one(conn)
     .await
@@ -215,14 +197,13 @@ pub async fn find(db: impl PgExecutor<'_>, id: i64) -> Result<Option<ComparisonR
         r#"SELECT c.id, c.status AS "status: ComparisonStatus",
                   c.base AS "base: Json<BaseSource>", c.series_id,
                   c.kind AS "kind: ComparisonKind",
-                  c.workloads,
+                  c.setup AS "asked!: Json<Setup>",
                   c.params AS "params: Json<WorkloadParams>", c.runs_per_side,
-                  c.max_runs_per_side, c.runs_added_at, c.backend,
-                  c.config_fragment, c.machine_id, m.name AS "machine_name?",
+                  c.runs_added_at, c.machine_id, m.name AS "machine_name?",
                   c.machine_inventory, c.order_seed, t.name AS submitted_by,
                   c.created_at, c.updated_at, c.finished_at, c.parent_id, c.step,
                   c.base_series_id, c.git_range, c.commit_sha, c.tree_id,
-                  c.built_over, c.carried_series_id, c.pool
+                  c.built_over, c.carried_series_id
            FROM comparisons c
            JOIN tokens t ON t.id = c.submitted_by
            LEFT JOIN machines m ON m.id = c.machine_id

@@ -68,12 +68,12 @@ pub async fn create(
                     c.id, c.status
                 )));
             }
-            if !c.workloads.contains(&req.workload) {
+            if !c.asked.workloads.contains(&req.workload) {
                 return Err(Error::Invalid(format!(
                     "comparison {} did not run `{}` (it ran {})",
                     c.id,
                     req.workload,
-                    c.workloads.join(", ")
+                    c.asked.workloads.join(", ")
                 )));
             }
             if c.git_range.is_some() {
@@ -113,13 +113,10 @@ pub async fn create(
             None => None,
         },
     };
-    let backend = req
-        .backend
-        .map(|b| MeasurementMode::as_str(b).to_string())
-        .or(from.as_ref().and_then(|c| c.backend.clone()));
+    let backend = req.backend.or(from.as_ref().and_then(|c| c.asked.backend));
     // One length for every probe: a length left to the mode is fixed now,
     // from the mode named or the machine's best.
-    let mode = machines::measures_in(machine.as_ref(), backend.as_deref());
+    let mode = machines::measures_in(machine.as_ref(), backend.map(MeasurementMode::as_str));
     let params = match (&req.params, &from) {
         (Some(p), _) => p.resolve(mode),
         (None, Some(c)) if c.params.0.nr_task.len() == 1 => c.params.0.clone(),
@@ -157,11 +154,11 @@ pub async fn create(
     // What the request leaves out is the comparison's.
     let setup = Setup {
         max_runs: Some(max_runs),
-        backend: backend.as_deref().and_then(MeasurementMode::parse),
+        backend,
         config_fragment: req
             .config_fragment
             .clone()
-            .or(from.as_ref().and_then(|c| c.config_fragment.clone())),
+            .or(from.as_ref().and_then(|c| c.asked.config_fragment.clone())),
         machine: machine.as_ref().map(|m| m.name.clone()),
         ..Setup::new(vec![req.workload.clone()], params.into(), runs)
     };

@@ -67,7 +67,8 @@ pub async fn before_claim(
     // The mode the runner will measure in: the one asked for, else the
     // machine's best.
     let Some(measurement) =
-        machines::measures_in(Some(machine), c.backend.as_deref()).map(|m| m.as_str().to_string())
+        machines::measures_in(Some(machine), c.asked.backend.map(MeasurementMode::as_str))
+            .map(|m| m.as_str().to_string())
     else {
         return Ok(None);
     };
@@ -77,7 +78,7 @@ pub async fn before_claim(
         - chrono::Duration::from_std(config.calibration_max_age).unwrap_or(chrono::Duration::MAX);
     let mut missing = BTreeSet::new();
     let mut never = false;
-    for workload in &c.workloads {
+    for workload in &c.asked.workloads {
         for nr_task in &c.params.nr_task {
             let kind = (measurement.clone(), workload.clone(), *nr_task);
             match measured(&aas, &c, &kind, machine, &inventory, oldest) {
@@ -96,6 +97,7 @@ pub async fn before_claim(
         return Ok(None);
     }
     let workloads: Vec<String> = c
+        .asked
         .workloads
         .iter()
         .filter(|w| missing.contains(*w))

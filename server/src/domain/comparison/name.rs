@@ -5,6 +5,7 @@
 
 use patchperf_common::mbox::subject::Subject;
 use patchperf_common::naming::{self, Name, NameFacts};
+use patchperf_common::run::MeasurementMode;
 use sqlx::PgPool;
 
 use crate::db::comparisons::ComparisonRow;
@@ -48,8 +49,8 @@ pub async fn of(db: &PgPool, c: &ComparisonRow, messages: &[PatchRow]) -> Result
                 cover_letter: listed.as_deref(),
                 kind: Some(c.kind),
                 machine: c.machine_name.as_deref(),
-                backend: c.backend.as_deref(),
-                workloads: &c.workloads,
+                backend: c.asked.backend.map(MeasurementMode::as_str),
+                workloads: &c.asked.workloads,
                 tree: tree.as_deref(),
                 git_range: c.git_range.as_deref(),
                 commit: c.commit_sha.as_deref(),

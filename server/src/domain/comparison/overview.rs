@@ -100,7 +100,10 @@ pub struct Overview {
 /// boots runs its workloads (all of the comparison's, or the undecided
 /// ones for a boot added later) at every nr_task.
 pub fn expected_runs(c: &ComparisonRow, job: &JobRow, boots: &[BootRow]) -> usize {
-    let workloads = job.workloads.as_ref().map_or(c.workloads.len(), Vec::len);
+    let workloads = job
+        .workloads
+        .as_ref()
+        .map_or(c.asked.workloads.len(), Vec::len);
     let boots = boots.iter().filter(|b| b.job_id == job.id).count();
     workloads * c.params.0.nr_task.len() * boots / 2
 }

@@ -275,12 +275,12 @@ fn check_held(job: &JobRow, machine: &MachineRow, lease: Lease) -> Result<(), Er
 /// number is one a real run can produce ([`RunResult::validate`]).
 fn validate_run(comparison: &ComparisonRow, run: &RunResult) -> Result<(), Error> {
     let bad = |m: String| Err(Error::Invalid(m));
-    if !comparison.workloads.contains(&run.workload) {
+    if !comparison.asked.workloads.contains(&run.workload) {
         return bad(format!(
             "workload `{}` is not part of comparison {} (it asks for {})",
             run.workload,
             comparison.id,
-            comparison.workloads.join(", ")
+            comparison.asked.workloads.join(", ")
         ));
     }
     let params = &comparison.params.0;
@@ -307,12 +307,13 @@ fn validate_run(comparison: &ComparisonRow, run: &RunResult) -> Result<(), Error
             asked.join(", ")
         ));
     }
-    if let Some(backend) = &comparison.backend {
-        if run.measurement.as_str() != backend {
+    if let Some(backend) = comparison.asked.backend {
+        if run.measurement != backend {
             return bad(format!(
-                "run was measured with {} but comparison {} asks for {backend}",
+                "run was measured with {} but comparison {} asks for {}",
                 run.measurement.as_str(),
-                comparison.id
+                comparison.id,
+                backend.as_str()
             ));
         }
     }
@@ -329,7 +330,10 @@ async fn check_complete(conn: &mut PgConnection, job: &JobRow) -> Result<(), Err
         .into_iter()
         .collect();
     let mut missing = Vec::new();
-    let workloads = job.workloads.as_ref().unwrap_or(&comparison.workloads);
+    let workloads = job
+        .workloads
+        .as_ref()
+        .unwrap_or(&comparison.asked.workloads);
     for boot in db::boots::for_job(&mut *conn, job.id).await? {
         for workload in workloads {
             if !stored.contains(&(boot.seq, workload.clone())) {

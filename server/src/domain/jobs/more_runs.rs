@@ -47,7 +47,7 @@ pub async fn add_if_undecided(
     let Some(c) = db::comparisons::find(&mut *conn, id).await? else {
         return Ok(None);
     };
-    let Some(max) = c.max_runs_per_side else {
+    let Some(max) = c.asked.max_runs.and_then(|n| i32::try_from(n).ok()) else {
         return Ok(None);
     };
     if c.status != ComparisonStatus::Done || c.runs_per_side >= max {

@@ -115,14 +115,7 @@ async fn spec(conn: &mut PgConnection, job: &JobRow, config: &Config) -> Result<
             })
         })
         .collect::<Result<Vec<_>, Error>>()?;
-    let backend = comparison
-        .backend
-        .as_deref()
-        .map(|b| {
-            serde_json::from_value(serde_json::Value::String(b.to_string()))
-                .map_err(|e| Error::Internal(format!("stored backend {b:?}: {e}")))
-        })
-        .transpose()?;
+    let asked = comparison.asked.0;
     Ok(JobSpec {
         job_id: job.id,
         comparison_id: job.comparison_id,
@@ -134,10 +127,10 @@ async fn spec(conn: &mut PgConnection, job: &JobRow, config: &Config) -> Result<
         patches_sha256,
         base_mbox,
         base_patches_sha256,
-        config_fragment: comparison.config_fragment,
-        workloads: job.workloads.clone().unwrap_or(comparison.workloads),
+        config_fragment: asked.config_fragment,
+        workloads: job.workloads.clone().unwrap_or(asked.workloads),
         params: comparison.params.0,
-        backend,
+        backend: asked.backend,
         boots,
     })
 }

@@ -38,8 +38,8 @@ pub async fn settle(
         return Ok(None);
     };
     let c = db::comparisons::find(&mut *conn, id).await?;
-    let backend = c.as_ref().and_then(|c| c.backend.clone());
-    let mode = machines::measures_in(Some(machine), backend.as_deref());
+    let backend = c.as_ref().and_then(|c| c.asked.backend);
+    let mode = machines::measures_in(Some(machine), backend.map(MeasurementMode::as_str));
     let params = asked.resolve(mode);
     db::comparisons::set_params(&mut *conn, id, &params).await?;
     if let Some(parent) = c.and_then(|c| c.parent_id) {

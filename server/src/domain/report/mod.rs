@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 
-use patchperf_common::api::submission::{aligns_functions, code_layout_line};
+use patchperf_common::api::submission::code_layout_line;
 use patchperf_common::comparison::{ComparisonKind, ComparisonStatus};
 use patchperf_common::naming::{self, NameKind};
 use patchperf_common::protocol::NrTask;
@@ -231,7 +231,8 @@ pub fn group_reports(
 ) -> Result<Vec<GroupReport>, Error> {
     let mut groups = group_by_report(runs, |run| &run.result);
     let workload_pos = |w: &str| {
-        c.workloads
+        c.asked
+            .workloads
             .iter()
             .position(|x| x == w)
             .unwrap_or(usize::MAX)
@@ -287,7 +288,7 @@ pub fn group_reports(
                 .count();
             let look = Look::of_comparison(
                 u32::try_from(first).unwrap_or(0),
-                c.max_runs_per_side.and_then(|m| u32::try_from(m).ok()),
+                c.asked.max_runs,
                 u32::try_from(taken).unwrap_or(u32::MAX - 1),
             );
             header.looks = (look.of > 1).then_some([look.look.min(look.of), look.of]);
@@ -422,10 +423,7 @@ pub fn header(
     h.report_url = facts.report_url.clone();
     h.runs_steps = c.runs_steps();
     h.runs_from_steps = facts.runs_from_steps;
-    h.code_layout = Some(code_layout_line(
-        aligns_functions(c.config_fragment.as_deref()),
-        h.measurement,
-    ));
+    h.code_layout = Some(code_layout_line(c.asked.aligns_functions(), h.measurement));
     h
 }
 

@@ -183,7 +183,7 @@ pub async fn poll(ctx: &Context, id: i64) -> Result<PushResponse, Error> {
     {
         Ok(prepared) => Some(prepared),
         // A tree that names no workloads, a push the map gives none.
-        Err(Error::NotMeasured(why)) if tree.workloads.is_empty() => {
+        Err(Error::NotMeasured(why)) if tree.asked.workloads.is_empty() => {
             skipped = Some(why);
             None
         }
@@ -365,7 +365,7 @@ pub fn view(ctx: &Context, t: TreeRow) -> TreeView {
         name: t.name,
         url: t.url,
         branch: t.branch,
-        workloads: t.workloads,
+        workloads: t.asked.0.workloads,
         params: t.params.0,
         runs_per_side: t.runs_per_side,
         min_hours: t.min_hours,

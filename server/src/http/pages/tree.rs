@@ -298,7 +298,7 @@ pub(super) async fn page(State(state): State<AppState>, Path(id): Path<i64>) -> 
             params.push_str(&format!(", {what}"));
         }
     }
-    let runs = match t.max_runs_per_side {
+    let runs = match t.asked.max_runs {
         Some(m) => format!(
             "{} boots a side, up to {m} while undecided",
             t.runs_per_side
@@ -316,11 +316,11 @@ pub(super) async fn page(State(state): State<AppState>, Path(id): Path<i64>) -> 
         name: t.name,
         url: without_credentials(&t.url),
         branch: t.branch,
-        workloads: if t.workloads.is_empty() {
+        workloads: if t.asked.workloads.is_empty() {
             "each new head's, from the workload map: those that run the files its commits touch"
                 .into()
         } else {
-            t.workloads.join(", ")
+            t.asked.workloads.join(", ")
         },
         params,
         runs,

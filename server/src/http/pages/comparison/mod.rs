@@ -391,7 +391,7 @@ async fn page_of(
         series_sha256,
         machine: c.machine_name.clone(),
         machine_description: groups_description(&built.groups),
-        workloads: c.workloads.join(", "),
+        workloads: c.asked.workloads.join(", "),
         params: format!(
             "mode {}, nr_task {}, {}{}{}",
             p.mode.as_str(),
@@ -500,7 +500,7 @@ fn groups_description(groups: &[GroupReport]) -> Option<String> {
 
 /// What the runs line says about boots added while undecided.
 fn more_runs_text(c: &ComparisonRow) -> String {
-    let Some(max) = c.max_runs_per_side else {
+    let Some(max) = c.asked.max_runs else {
         return String::new();
     };
     let steps = c.runs_steps();
