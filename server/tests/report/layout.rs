@@ -385,3 +385,44 @@ async fn a_dashboard_row_is_columns_not_a_paragraph(pool: sqlx::PgPool) {
     );
     server.stop().await;
 }
+
+/// Where the first dashboard row's name and verdict are on the screen.
+const DASHBOARD_ROW_ON_A_PHONE: &str = r#"(() => {
+  const row = document.querySelector('table.comparisons tbody tr');
+  if (!row) return null;
+  const box = e => { const r = e.getBoundingClientRect();
+                     return { top: r.top, bottom: r.bottom, left: r.left, right: r.right }; };
+  return { name: box(row.querySelector('td.name a')),
+           verdict: box(row.querySelector('td.verdict')),
+           change: box(row.querySelector('td.change')),
+           screen: { width: window.innerWidth, height: window.innerHeight } };
+})()"#;
+
+/// On a phone the dashboard's first screen shows a comparison: its name,
+/// verdict and change, without scrolling sideways or down.
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn a_phone_sees_the_comparisons_by_name_on_the_first_screen(pool: sqlx::PgPool) {
+    let Some((chromium, server, _)) = served(pool).await else {
+        return;
+    };
+    let phone = Viewport {
+        width: 390,
+        height: 844,
+    };
+    let row = chromium
+        .evaluate(&format!("{}/", server.url()), phone, DASHBOARD_ROW_ON_A_PHONE)
+        .await;
+    let (width, height) = (
+        row["screen"]["width"].as_f64().expect("a dashboard row"),
+        row["screen"]["height"].as_f64().unwrap(),
+    );
+    for cell in ["name", "verdict", "change"] {
+        let b = &row[cell];
+        let inside = b["left"].as_f64().unwrap() >= 0.0
+            && b["right"].as_f64().unwrap() <= width
+            && b["top"].as_f64().unwrap() >= 0.0
+            && b["bottom"].as_f64().unwrap() <= height;
+        assert!(inside, "the {cell} is off the first screen: {row}");
+    }
+    server.stop().await;
+}
