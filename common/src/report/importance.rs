@@ -106,6 +106,10 @@ pub struct HeadlineColumns {
     /// (its report's [`moved_by`](crate::report::ReportHeader::moved_by)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub moved_by: Option<String>,
+    /// The size of `change` (its absolute value), which orders a verdict's
+    /// comparisons in a listing; absent from columns stored before it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<f64>,
 }
 
 impl HeadlineColumns {
@@ -128,6 +132,7 @@ impl HeadlineColumns {
             below_delta: m.real_below_delta,
             reports: u32::try_from(measured.len()).unwrap_or(u32::MAX),
             moved_by: c.header.moved_by.clone(),
+            size: m.change.map(f64::abs),
         })
     }
 }

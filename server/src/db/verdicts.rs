@@ -19,10 +19,11 @@ pub async fn store(
 ) -> Result<(), sqlx::Error> {
     let mut tx = db.begin().await?;
     sqlx::query!(
-        "UPDATE comparisons SET verdict = $2, headline = $3 WHERE id = $1",
+        "UPDATE comparisons SET verdict = $2, headline = $3, change_size = $4 WHERE id = $1",
         id,
         verdict.as_str(),
-        headline
+        headline,
+        columns.and_then(|c| c.size)
     )
     .execute(&mut *tx)
     .await?;

@@ -410,7 +410,11 @@ async fn a_phone_sees_the_comparisons_by_name_on_the_first_screen(pool: sqlx::Pg
         height: 844,
     };
     let row = chromium
-        .evaluate(&format!("{}/", server.url()), phone, DASHBOARD_ROW_ON_A_PHONE)
+        .evaluate(
+            &format!("{}/", server.url()),
+            phone,
+            DASHBOARD_ROW_ON_A_PHONE,
+        )
         .await;
     let (width, height) = (
         row["screen"]["width"].as_f64().expect("a dashboard row"),

@@ -262,6 +262,60 @@ async fn listings_sort_newest_oldest_and_worst_verdict_first(pool: sqlx::PgPool)
     );
 }
 
+/// Within a verdict the larger change comes first, over every page
+/// (`?sort=verdict`) and on the newest page alike: a −20% regression
+/// before a newer −5% one, as every other list orders worst first.
+#[sqlx::test(migrator = "patchperf_server::MIGRATOR")]
+async fn within_a_verdict_the_larger_change_comes_first(pool: sqlx::PgPool) {
+    use patchperf_server::db::comparisons::{ListFilter, ListOrder, list};
+
+    let app = TestApp::new(pool.clone()).await;
+    let lab = app.register("lab").await;
+    let big = app
+        .submit("[PATCH] fs: a big dup loss", "lab", &[1], 3)
+        .await;
+    app.run_all(lab, changed_by(-0.20)).await;
+    let small = app
+        .submit("[PATCH] fs: a small dup loss", "lab", &[1], 3)
+        .await;
+    app.run_all(lab, changed_by(-0.05)).await;
+    app.build_reports().await;
+
+    let listed = ids(&listed(&app, "").await);
+    assert_eq!(listed, [small, big], "the API lists newest first");
+    let sizes: Vec<(i64, Option<String>, Option<f64>)> =
+        sqlx::query_as("SELECT id, verdict, change_size FROM comparisons ORDER BY id")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    let size = |id: i64| {
+        let row = sizes.iter().find(|r| r.0 == id).unwrap();
+        assert_eq!(row.1.as_deref(), Some("regression"), "{sizes:?}");
+        row.2.unwrap_or_else(|| panic!("no size stored: {sizes:?}"))
+    };
+    assert!((size(big) - 20.0).abs() < 0.5, "{sizes:?}");
+    assert!((size(small) - 5.0).abs() < 0.5, "{sizes:?}");
+
+    let worst_first = list(
+        &pool,
+        &ListFilter {
+            order: ListOrder::Verdict,
+            limit: 10,
+            ..ListFilter::default()
+        },
+    )
+    .await
+    .unwrap();
+    let worst_first: Vec<i64> = worst_first.iter().map(|c| c.id).collect();
+    assert_eq!(worst_first, [big, small]);
+    let at = |page: &str, id: i64| page.find(&format!("href=\"/comparisons/{id}\"")).unwrap();
+    for query in ["", "?sort=verdict"] {
+        let (status, page) = app.get(&format!("/{query}")).await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(at(&page, big) < at(&page, small), "/{query}");
+    }
+}
+
 /// The review's scenario (issue 27): no change with 1 task, −11.3% with
 /// 8. Whatever order the reports come in, the text's first line, the
 /// page's first sentence, the listing's headline and the JSON's first

@@ -90,6 +90,9 @@ pub struct Row {
     /// Where it ranks: with its verdict, or among the undecided while it
     /// runs.
     rank: usize,
+    /// Its headline change's size, which orders a rank's rows (larger
+    /// first).
+    size: Option<f64>,
     /// Headline metrics of a finished one, progress of a running one.
     headline: String,
     /// A finished one's most important report in columns, when stored
@@ -357,6 +360,7 @@ pub(super) async fn page(
                 shown,
                 shown_class,
                 rank,
+                size: s.headline_columns.as_ref().and_then(|c| c.size),
                 headline,
                 // A failure or a calibration's noise floor is said in
                 // words across the columns of a change.
@@ -377,7 +381,13 @@ pub(super) async fn page(
     // The newest page puts what a maintainer must look at first; an order
     // asked for is kept as the database gave it.
     if order == ListOrder::Newest {
-        rows.sort_by_key(|r| (r.rank, std::cmp::Reverse(r.id)));
+        rows.sort_by(|a, b| {
+            let size = |r: &Row| r.size.unwrap_or(-1.0);
+            a.rank
+                .cmp(&b.rank)
+                .then_with(|| size(b).total_cmp(&size(a)))
+                .then_with(|| b.id.cmp(&a.id))
+        });
     }
     let machine_names = crate::domain::machines::names(&state).await?;
     let bisections = crate::domain::bisection::list(&state, None, BISECTIONS_SHOWN)
