@@ -197,8 +197,8 @@ pub fn table(c: &Comparison, opts: &TextOptions) -> String {
     let _ = writeln!(
         out,
         "{:>first$} {:>width$} ",
-        truncate(&h.base.id, first),
-        truncate(&h.patched.id, width)
+        column_label(&h.base.id, first),
+        column_label(&h.patched.id, width)
     );
     let _ = writeln!(out, "{} {} ", "-".repeat(first), "-".repeat(width));
     out.push_str("         %stddev     %change         %stddev\n");
@@ -393,8 +393,32 @@ fn abbreviate(id: &str) -> &str {
     }
 }
 
-fn truncate(s: &str, n: usize) -> String {
-    s.chars().take(n).collect()
+/// A kernel's name over its column, in `width` characters: whole when it
+/// fits; else without its repository (`linux-069e….git b67165085bbd+patch
+/// 1` → `b67165085bbd+patch 1`), then only what the side adds to the base
+/// (`+patches 1..2`); cut with `…` only when nothing shorter names it. The
+/// commit lines above the table name each kernel whole.
+fn column_label(id: &str, width: usize) -> String {
+    let fits = |s: &str| s.chars().count() <= width;
+    // The repository is what comes before the first space, unless that
+    // space is in what the side adds (`+patches 1..2`).
+    let plus = id.find('+');
+    let without_repository = match id.find(' ') {
+        Some(space) if plus.is_none_or(|p| space < p) => &id[space + 1..],
+        _ => id,
+    };
+    let added = plus.map(|at| &id[at..]);
+    for label in [Some(id), Some(without_repository), added]
+        .into_iter()
+        .flatten()
+    {
+        if fits(label) {
+            return label.to_string();
+        }
+    }
+    let mut cut: String = id.chars().take(width.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
 }
 
 fn nr_task(c: &Comparison) -> String {
@@ -536,6 +560,37 @@ pub fn verdict_line(m: &MetricComparison) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_kernel_is_named_over_its_column_without_being_cut() {
+        use super::column_label;
+        // The base column is 16 wide, the patched one 27.
+        for (id, width, label) in [
+            ("linux-source-6.1", 16, "linux-source-6.1"),
+            (
+                "linux-source-6.1+3f2a9c1d0e",
+                27,
+                "linux-source-6.1+3f2a9c1d0e",
+            ),
+            ("linux-source-6.1+patch 1", 16, "+patch 1"),
+            ("linux-source-6.1+patches 1..2", 27, "+patches 1..2"),
+            ("linux-069e….git b67165085bbd", 16, "b67165085bbd"),
+            (
+                "linux-069e….git b67165085bbd+patches 1..2",
+                27,
+                "b67165085bbd+patches 1..2",
+            ),
+            ("linux-069e….git b67165085bbd+patch 1", 16, "+patch 1"),
+            (
+                "a-very-long-base-name-without-parts",
+                16,
+                "a-very-long-bas…",
+            ),
+        ] {
+            assert_eq!(column_label(id, width), label, "{id}");
+            assert!(label.chars().count() <= width);
+        }
+    }
+
     use super::*;
     use crate::report::test_runs::{compare, run};
 

@@ -172,6 +172,18 @@ async fn each_step_runs_in_order_on_one_machine_then_the_whole_series(pool: PgPo
     assert_eq!(header["base"]["id"], "linux-source-6.1+patch 1");
     assert_eq!(header["patched"]["id"], "linux-source-6.1+patches 1..2");
     assert_eq!(header["patched"]["subject"], "[PATCH 2/3] fs: step 2");
+    // Its table's columns are named by what each side adds, not cut off
+    // (`linux-source-6.1+patches 1.` before).
+    let step_text = app
+        .get(&format!("/api/v1/comparisons/{}/report.txt", steps[1]))
+        .await;
+    assert!(
+        step_text
+            .body
+            .contains(&format!("{:>16} {:>27} \n---", "+patch 1", "+patches 1..2")),
+        "{}",
+        step_text.body
+    );
 
     // The series' page tables its steps, each row linking to the step's
     // page, which names its patch and links back.
