@@ -88,7 +88,9 @@ pub struct PointItem {
 #[derive(Debug)]
 pub struct HistorySection {
     title: String,
+    /// The plot drawn for a wide screen, and for a phone's.
     svg: String,
+    svg_narrow: String,
     svg_href: String,
     json_href: String,
     points: Vec<PointItem>,
@@ -146,6 +148,7 @@ fn plot_of(
 ) -> HistoryPlot {
     HistoryPlot {
         delta_percent,
+        width: history_plot::WIDE,
         title: history_title(s),
         y_label: history_plot::y_label(&s.metric),
         points: points
@@ -267,7 +270,12 @@ pub(super) async fn page(State(state): State<AppState>, Path(id): Path<i64>) -> 
     for History { row: s, points } in history::of_tree(&state, id).await? {
         let here: Vec<&ChangeRow> = changes.iter().filter(|c| in_history(c, &s)).collect();
         let delta = history::delta_percent(&state, &s).await?;
-        let svg = render(&state, plot_of(&s, &points, &here, delta)).await?;
+        let plot = plot_of(&s, &points, &here, delta);
+        let narrow = HistoryPlot {
+            width: history_plot::NARROW,
+            ..plot.clone()
+        };
+        let (svg, svg_narrow) = (render(&state, plot).await?, render(&state, narrow).await?);
         let into = if here.is_empty() {
             &mut flat
         } else {
@@ -276,6 +284,7 @@ pub(super) async fn page(State(state): State<AppState>, Path(id): Path<i64>) -> 
         into.push(HistorySection {
             title: history_title(&s),
             svg,
+            svg_narrow,
             svg_href: svg_href(id, &s),
             json_href: json_href(id, &s),
             points: points.into_iter().map(|p| point_item(p, &here)).collect(),

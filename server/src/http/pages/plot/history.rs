@@ -18,8 +18,12 @@ use super::svg::{TEXT_PX, axis, described, escape, font, on_axis, short_number};
 /// Colour of the points and their intervals.
 const POINT: RGBColor = RGBColor(31, 119, 180);
 
-/// The plot's size without the rows of change labels, in pixels.
-const WIDTH: u32 = 760;
+/// The plot's width on a wide screen, and on a phone (390 px less the
+/// page's margins), in pixels: each is drawn for its width, so that its
+/// text is [`TEXT_PX`] where it is shown, not scaled down.
+pub const WIDE: u32 = 760;
+pub const NARROW: u32 = 360;
+/// Its height without the rows of change labels.
 const HEIGHT: u32 = 340;
 /// Its margin, and the y labels' area, left of the plotting area.
 const MARGIN: u32 = 10;
@@ -86,22 +90,22 @@ struct Placed {
 
 /// The x pixel of `x` on a plot of `n` points (`-0.5..n - 0.5` across the
 /// plotting area), as plotters maps it.
-fn x_pixel(x: f64, n: usize) -> f64 {
+fn x_pixel(x: f64, n: usize, plot_width: u32) -> f64 {
     let left = f64::from(MARGIN + Y_LABELS);
-    let width = f64::from(WIDTH - 2 * MARGIN - Y_LABELS);
+    let width = f64::from(plot_width - 2 * MARGIN - Y_LABELS);
     left + (x + 0.5) / n.max(1) as f64 * width
 }
 
 /// Each change's label placed right of its line (left of it where the
 /// plot ends first), in the first row, from the top, where it clears the
 /// labels already there; in the order of `changes`.
-fn place_labels(changes: &[&PlotChange], n: usize) -> Vec<Placed> {
-    let right_end = f64::from(WIDTH - MARGIN);
+fn place_labels(changes: &[&PlotChange], n: usize, plot_width: u32) -> Vec<Placed> {
+    let right_end = f64::from(plot_width - MARGIN);
     let mut rows: Vec<f64> = Vec::new();
     changes
         .iter()
         .map(|c| {
-            let line = x_pixel(c.at as f64 - 0.5, n);
+            let line = x_pixel(c.at as f64 - 0.5, n, plot_width);
             let width = text_width(&c.label);
             let left = if line + 4.0 + width <= right_end {
                 line + 4.0
@@ -129,7 +133,7 @@ fn place_labels(changes: &[&PlotChange], n: usize) -> Vec<Placed> {
 /// side by side.
 fn ticks(h: &HistoryPlot) -> (usize, bool) {
     let n = h.points.len().max(1);
-    let room = f64::from(WIDTH - 2 * MARGIN - Y_LABELS);
+    let room = f64::from(h.drawn_width() - 2 * MARGIN - Y_LABELS);
     let widest = |dated: bool| {
         h.points
             .iter()
@@ -161,6 +165,15 @@ pub struct HistoryPlot {
     /// δ in percent, the smallest change that counts on this history's
     /// machine and kind of run; no bands without it.
     pub delta_percent: Option<f64>,
+    /// The width it is drawn for, in pixels: [`WIDE`] or [`NARROW`].
+    pub width: u32,
+}
+
+impl HistoryPlot {
+    /// The width asked for, within what the layout can draw.
+    fn drawn_width(&self) -> u32 {
+        self.width.clamp(NARROW, 4 * WIDE)
+    }
 }
 
 /// The levels between change points: each one's first and last index and
@@ -224,31 +237,38 @@ pub fn history_plot(h: &HistoryPlot) -> Option<String> {
         shown.sort_by_key(|c| c.at);
         shown
     };
-    let placed = place_labels(&changes, n);
+    let width = h.drawn_width();
+    let placed = place_labels(&changes, n, width);
+    // A caption wider than the plot is left to the page's heading (and
+    // the SVG's <title>) rather than cut at both ends.
+    let caption = text_width(&h.title) <= f64::from(width - 2 * MARGIN);
     let rows = placed.iter().map(|p| p.row + 1).max().unwrap_or(0);
     let (shown_ticks, dated) = ticks(h);
     let mut svg = String::new();
     let mut dots: Vec<(usize, (i32, i32))> = Vec::new();
     {
-        let size = (WIDTH, HEIGHT + rows * ROW);
+        let size = (width, HEIGHT + rows * ROW);
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
         root.fill(&WHITE).ok()?;
         // The caption, then the change points' labels in their rows, above
         // the data they would cover.
-        root.draw(&Text::new(
-            h.title.clone(),
-            (
-                i32::try_from(WIDTH / 2).unwrap_or(0),
-                i32::try_from(MARGIN).unwrap_or(0),
-            ),
-            font(13.0)
-                .color(&BLACK)
-                .pos(Pos::new(HPos::Center, VPos::Top)),
-        ))
-        .ok()?;
+        if caption {
+            root.draw(&Text::new(
+                h.title.clone(),
+                (
+                    i32::try_from(width / 2).unwrap_or(0),
+                    i32::try_from(MARGIN).unwrap_or(0),
+                ),
+                font(13.0)
+                    .color(&BLACK)
+                    .pos(Pos::new(HPos::Center, VPos::Top)),
+            ))
+            .ok()?;
+        }
+        let caption_room = if caption { CAPTION } else { 0 };
         let mut chart = ChartBuilder::on(&root)
             .margin(MARGIN)
-            .margin_top(MARGIN + CAPTION + rows * ROW)
+            .margin_top(MARGIN + caption_room + rows * ROW)
             .x_label_area_size(40)
             .y_label_area_size(Y_LABELS)
             .build_cartesian_2d(-0.5f64..n as f64 - 0.5, lo..hi)
@@ -401,6 +421,7 @@ mod tests {
 
     fn plot(n: usize, change_at: Option<usize>) -> HistoryPlot {
         HistoryPlot {
+            width: WIDE,
             title: "open1 · process · nr_task 1 <lab-1>".into(),
             y_label: y_label("will-it-scale.per_process_ops"),
             points: (0..n)
@@ -475,6 +496,34 @@ mod tests {
         assert!(svg.contains("will-it-scale.per_process_ops (ops/s per task)"));
     }
 
+    /// Drawn for a phone, the plot is as wide as the phone's page and
+    /// keeps its text size: fewer ticks, and a caption too wide for it
+    /// left to the page's heading.
+    #[test]
+    fn drawn_for_a_phone_it_keeps_its_text_size() {
+        let wide = plot(30, Some(12));
+        let narrow = HistoryPlot {
+            width: NARROW,
+            title: "open1 · process · nr_task 1 · will-it-scale.per_process_ops · lab-1 tcg-icount"
+                .into(),
+            ..wide.clone()
+        };
+        let (w, n) = (ticks(&wide).0, ticks(&narrow).0);
+        assert!(n < w, "{n} ticks on a phone, {w} wide");
+        let svg = history_plot(&narrow).unwrap();
+        assert!(svg.contains("viewBox=\"0 0 360 "), "{svg}");
+        assert!(svg.contains("font-size=\"12\""), "{svg}");
+        assert!(!svg.contains(">\nopen1 · process"), "no cut caption: {svg}");
+        assert!(svg.contains("<title>open1 · process"), "{svg}");
+        let change = PlotChange {
+            at: 28,
+            label: "improvement +50.0% [+48.0%, +52.0%]".into(),
+            verdict: ChangeVerdict::Improvement,
+        };
+        let placed = place_labels(&[&change], 30, NARROW);
+        assert!(placed[0].left + text_width(&change.label) <= f64::from(NARROW));
+    }
+
     #[test]
     fn change_labels_side_by_side_take_rows_and_ticks_fit() {
         let change = |at: usize| PlotChange {
@@ -483,12 +532,12 @@ mod tests {
             verdict: ChangeVerdict::Regression,
         };
         let (a, b, c) = (change(2), change(3), change(28));
-        let placed = place_labels(&[&a, &b, &c], 30);
+        let placed = place_labels(&[&a, &b, &c], 30, WIDE);
         // The second would run into the first: a row lower; the third is
         // far enough from both to share the first row.
         assert_eq!(placed.iter().map(|p| p.row).collect::<Vec<_>>(), [0, 1, 0]);
         // The last one, near the right end, is written left of its line.
-        assert!(placed[2].left < x_pixel(27.5, 30), "{placed:?}");
+        assert!(placed[2].left < x_pixel(27.5, 30, WIDE), "{placed:?}");
         let svg = history_plot(&HistoryPlot {
             changes: vec![a, b],
             ..plot(30, None)
