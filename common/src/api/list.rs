@@ -473,7 +473,8 @@ pub struct SeriesView {
     pub version: i32,
     /// N patches.
     pub total: i32,
-    /// Who sent it.
+    /// Who sent it, `Name <address>` (the address alone when the mail
+    /// gives no name; series read before names were kept have only it).
     pub author: String,
     /// When it was posted (its `Date:`).
     pub posted_at: Option<DateTime<Utc>>,

@@ -24,8 +24,8 @@ pub struct NewSeries<'a> {
     pub subject: &'a str,
     /// The subject without its prefix.
     pub title: &'a str,
-    /// Who sent it.
-    pub author: &'a str,
+    /// Who sent it, as a person reads it (`Jörg Hacker <jh@example.org>`).
+    pub author: String,
     /// Its `Date:`.
     pub posted_at: Option<DateTime<Utc>>,
 }
@@ -45,7 +45,7 @@ pub async fn upsert(conn: &mut PgConnection, s: &NewSeries<'_>) -> Result<Series
         s.total,
         s.subject,
         s.title,
-        s.author,
+        &s.author,
         s.posted_at
     )
     .execute(&mut *conn)

@@ -320,6 +320,16 @@ async fn a_posted_series_is_measured_patch_by_patch_and_answered_in_its_thread(p
     // The series' page answers first as the comparison's does, naming the
     // patch; the comparison's page leads back to the series and its list.
     let page = app.get(&format!("/series/{id}")).await.body;
+    // Its author by name, there and in the list's table of series.
+    assert!(
+        page.contains("<dd>Jörg Hacker &#60;jh@example.org&#62;</dd>"),
+        "{page}"
+    );
+    let list_page = app.get(&format!("/lists/{list}")).await.body;
+    assert!(
+        list_page.contains("<td>Jörg Hacker &#60;jh@example.org&#62;</td>"),
+        "{list_page}"
+    );
     let answer = &page[page.find("<section class=\"summary\">").expect(&page)..];
     let answer = &answer[..answer.find("</section>").unwrap()];
     assert!(
@@ -839,7 +849,11 @@ async fn hostile_mail_is_refused_at_the_door_and_the_rest_goes_on(pool: PgPool) 
         !s["subject"].as_str().unwrap().contains(['\r', '\n']),
         "{s:#}"
     );
-    assert_eq!(s["author"], "m@example.org");
+    // The name's encoded CR LF is no header: one line, before the address.
+    assert_eq!(
+        s["author"],
+        "Mallory Bcc: victim@example.org <m@example.org>"
+    );
     // Another list's token-less reader cannot hand in mail.
     let a = app
         .send(

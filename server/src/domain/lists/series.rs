@@ -16,6 +16,7 @@ use patchperf_common::api::list::{touches, workloads_for};
 use patchperf_common::api::{ComparisonCreateRequest, ComparisonSubmission, SeriesState, Setup};
 use patchperf_common::comparison::ComparisonStatus;
 use patchperf_common::mail::{Series, assemble};
+use patchperf_common::mail_header::Mailbox;
 use patchperf_common::mbox::diff;
 use patchperf_common::protocol::BaseSource;
 use patchperf_common::run::MeasurementMode;
@@ -81,7 +82,9 @@ fn new_series<'a>(list_id: i64, root: &'a str, s: &'a Series) -> NewSeries<'a> {
         total: i32::try_from(s.total).unwrap_or(i32::MAX),
         subject: &s.subject,
         title: &s.title,
-        author: s.author.as_ref().map_or("", |a| a.address.as_str()),
+        // Named as the list shows a sender; the address alone for one
+        // without a name.
+        author: s.author.as_ref().map_or_else(String::new, Mailbox::header),
         posted_at: s.date.and_then(|d| Utc.timestamp_opt(d, 0).single()),
     }
 }
