@@ -513,6 +513,30 @@ async fn each_exit_status_of_submit_says_what_ci_should_do(pool: PgPool) {
     let (status, said) = code(&out);
     assert_eq!(status, Some(exit::TEMPFAIL), "{said}");
     assert!(said.contains("cannot reach the server"), "{said}");
+    // 75 too: a git remote the server cannot reach (nothing listens
+    // there); 2: one that is no git URL at all.
+    let nobody = format!(
+        "http://127.0.0.1:{}/linux.git",
+        patchperf_testkit::free_port()
+    );
+    for (url, expected, words) in [
+        (
+            nobody.as_str(),
+            exit::TEMPFAIL,
+            "it cannot be reached from this server",
+        ),
+        ("not a url", exit::REFUSED, "not a url"),
+    ] {
+        let out = runner(args(
+            &server.url(),
+            &app.ci,
+            &["--git", url, "--range", "v1..v2", "-w", "dup1"],
+        ))
+        .await;
+        let (status, said) = code(&out);
+        assert_eq!(status, Some(expected), "{url}: {said}");
+        assert!(said.contains(words), "{url}: {said}");
+    }
 
     // 4: no runner takes it within --timeout.
     let out = runner(args(

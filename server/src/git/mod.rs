@@ -42,6 +42,8 @@ const SLOT_WAIT: Duration = Duration::from_secs(2);
 
 /// What a 503 for want of a slot tells the caller to wait.
 const RETRY_AFTER: u64 = 30;
+/// When to try a remote that could not be reached again, in seconds.
+const UNREACHABLE_RETRY: u64 = 60;
 
 /// Longest connecting to a remote may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -226,7 +228,7 @@ impl Mirrors {
         self.count_remote_read();
         if let Err(failure) = process::run(cmd, &self.groups, self.timeout, 0).await {
             let _ = tokio::fs::remove_dir_all(&partial).await;
-            return Err(unreachable("clone", url, failure));
+            return Err(unreachable("clone", remote, url, failure));
         }
         tokio::fs::rename(&partial, &mirror.path)
             .await
@@ -255,7 +257,7 @@ impl Mirrors {
         self.count_remote_read();
         process::run(cmd, &self.groups, self.timeout, 0)
             .await
-            .map_err(|failure| unreachable("fetch", url, failure))?;
+            .map_err(|failure| unreachable("fetch", remote, url, failure))?;
         Ok(())
     }
 
@@ -281,7 +283,7 @@ impl Mirrors {
             .await
             .map_err(|why| {
                 tracing::warn!(url, reason = %why, "git remote refused or unreachable");
-                Error::Invalid(format!("cannot {verb} {url}: {UNREACHABLE}"))
+                cannot_reach(verb, remote, url)
             })?;
         Ok((command(args, &route), slots))
     }
@@ -389,14 +391,32 @@ async fn take(slots: Arc<Semaphore>, busy: &str) -> Result<OwnedSemaphorePermit,
 /// The caller's error for a clone or fetch of `url` that failed: the same
 /// words whatever went wrong there (the detail is logged), but the server's
 /// own reasons (stopping, its side broken) as they are.
-fn unreachable(verb: &str, url: &str, failure: Failure) -> Error {
+fn unreachable(verb: &str, remote: &Remote, url: &str, failure: Failure) -> Error {
     match failure {
         Failure::Stopping => stopping(),
         Failure::Broken(why) => Error::Internal(format!("git {verb} of {url}: {why}")),
         other => {
             tracing::warn!(url, failure = ?other, "git {verb} failed");
-            Error::Invalid(format!("cannot {verb} {url}: {UNREACHABLE}"))
+            cannot_reach(verb, remote, url)
         }
+    }
+}
+
+/// A remote that could not be reached, for whatever reason, told as
+/// transient (503, try again in a minute): the server cannot tell a remote
+/// down for now from one that will never answer without saying which
+/// internal hosts answer, and a CI job should retry a network outage, not
+/// fail as if its request were wrong (a malformed URL is refused before
+/// this, by `check_url`). A path on the server's own disk (`--local-git`)
+/// that is no repository stays one: refused.
+fn cannot_reach(verb: &str, remote: &Remote, url: &str) -> Error {
+    let message = format!("cannot {verb} {url}: {UNREACHABLE}");
+    match remote {
+        Remote::Local { .. } => Error::Invalid(message),
+        Remote::Network { .. } => Error::Unavailable {
+            message,
+            retry_after: Some(UNREACHABLE_RETRY),
+        },
     }
 }
 

@@ -65,7 +65,7 @@ async fn a_git_remote_on_loopback_is_refused_unless_allowed(pool: PgPool) {
                 tree_request(url, &format!("t{k}")),
             )
             .await;
-        assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY, "{url}: {a:?}");
+        assert_eq!(a.status, StatusCode::SERVICE_UNAVAILABLE, "{url}: {a:?}");
         assert_eq!(
             a.error(),
             format!("cannot clone {url}: {UNREACHABLE}"),
@@ -92,7 +92,7 @@ async fn a_git_remote_on_loopback_is_refused_unless_allowed(pool: PgPool) {
         let a = app
             .post("/api/v1/trees", &app.ci, tree_request(url, name))
             .await;
-        assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY, "{url}: {a:?}");
+        assert_eq!(a.status, StatusCode::SERVICE_UNAVAILABLE, "{url}: {a:?}");
         assert_eq!(
             a.error(),
             format!("cannot clone {url}: {UNREACHABLE}"),

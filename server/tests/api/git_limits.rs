@@ -462,7 +462,7 @@ async fn a_remote_that_never_answers_is_given_up_after_the_stall_limit(pool: PgP
     )
     .await
     .expect("the clone of a remote that never answers was not given up within 120 s");
-    assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY, "{a:?}");
+    assert_eq!(a.status, StatusCode::SERVICE_UNAVAILABLE, "{a:?}");
     assert_eq!(
         a.error(),
         format!(
