@@ -1038,3 +1038,54 @@ async fn a_signal_ends_the_wait_saying_what_goes_on_or_cancelling_it(pool: PgPoo
     }
     server.stop().await;
 }
+
+/// One variable for every token, `PATCHPERF_TOKEN`; the earlier
+/// `PATCHPERF_CI_TOKEN` still counts and, being the more specific, wins
+/// where both are set (a lab machine's `PATCHPERF_TOKEN` is its runner
+/// token).
+#[sqlx::test(migrations = "../migrations")]
+async fn the_token_comes_from_one_variable_or_its_earlier_name(pool: PgPool) {
+    use patchperf_runner::error::exit;
+    let app = patchperf_testkit::app::TestApp::new(pool).await;
+    let server = TestServer::serve(app.state.clone(), "127.0.0.1:0".parse().unwrap()).await;
+    let mbox = seed_002();
+    let submit = |vars: Vec<(&'static str, String)>| {
+        let url = server.url();
+        let mbox = mbox.clone();
+        tokio::task::spawn_blocking(move || {
+            Command::new(BIN)
+                .args(["submit", "--server", &url, "-w", "dup1", "--mbox"])
+                .arg(&mbox)
+                .env_remove("PATCHPERF_TOKEN")
+                .env_remove("PATCHPERF_CI_TOKEN")
+                .envs(vars)
+                .output()
+                .unwrap()
+        })
+    };
+    for (vars, expected) in [
+        (vec![("PATCHPERF_TOKEN", app.ci.clone())], 0),
+        (vec![("PATCHPERF_CI_TOKEN", app.ci.clone())], 0),
+        (
+            vec![
+                ("PATCHPERF_TOKEN", app.runner.clone()),
+                ("PATCHPERF_CI_TOKEN", app.ci.clone()),
+            ],
+            0,
+        ),
+        (vec![("PATCHPERF_TOKEN", app.runner.clone())], exit::REFUSED),
+    ] {
+        let names: Vec<&str> = vars.iter().map(|v| v.0).collect();
+        let out = submit(vars).await.unwrap();
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(expected), "{names:?}: {said}");
+        if expected == 0 {
+            assert!(said.contains("submitted"), "{names:?}: {said}");
+        }
+    }
+    server.stop().await;
+}

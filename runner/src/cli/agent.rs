@@ -18,8 +18,8 @@ pub struct AgentArgs {
     #[arg(long, env = "PATCHPERF_TOKEN", hide_env_values = true)]
     pub token: String,
     /// Machine name to register as (default: the host name; formerly
-    /// `--name`).
-    #[arg(long = "machine", alias = "name", env = "PATCHPERF_NAME")]
+    /// `--name`, and `$PATCHPERF_NAME`, which still counts and wins).
+    #[arg(long = "machine", alias = "name", env = "PATCHPERF_MACHINE")]
     pub name: Option<String>,
     /// Where results wait while the server is unreachable.
     #[arg(long, env = "PATCHPERF_SPOOL", default_value = "/var/spool/patchperf")]

@@ -21,8 +21,9 @@ pub struct FollowArgs {
     /// The patchperf server, e.g. http://perf.example.org:8080.
     #[arg(long, env = "PATCHPERF_SERVER", value_parser = super::server_url)]
     pub server: String,
-    /// A CI token (`patchperf-server token create --kind ci`).
-    #[arg(long, env = "PATCHPERF_CI_TOKEN", hide_env_values = true)]
+    /// A CI token (`patchperf-server token create --kind ci`);
+    /// `$PATCHPERF_CI_TOKEN`, its earlier variable, still counts and wins.
+    #[arg(long, env = "PATCHPERF_TOKEN", hide_env_values = true)]
     pub token: String,
     /// status: print the server's whole view of the comparison as JSON.
     /// wait: print one JSON document when done, as `submit --json` does.

@@ -13,8 +13,9 @@ pub struct MachinesArgs {
     #[arg(long, env = "PATCHPERF_SERVER", value_parser = super::server_url)]
     pub server: String,
     /// An admin token (`patchperf-server token create --kind admin`); a
-    /// list needs any token the server takes.
-    #[arg(long, env = "PATCHPERF_ADMIN_TOKEN", hide_env_values = true)]
+    /// list needs any token the server takes. `$PATCHPERF_ADMIN_TOKEN`,
+    /// its earlier variable, still counts and wins.
+    #[arg(long, env = "PATCHPERF_TOKEN", hide_env_values = true)]
     pub token: String,
     /// What to do; `list` when left out.
     #[command(subcommand)]

@@ -112,7 +112,64 @@ pub fn server_url(text: &str) -> Result<String, String> {
 }
 
 pub fn try_parse(args: Vec<OsString>, program: &Program<'_>) -> Result<Cli, Failure> {
+    let args = with_earlier_variables(args, |name| std::env::var_os(name));
     settings::parse_command_line(args, program, |p| std::fs::File::open(p))
+}
+
+/// The environment variables of earlier releases that still count, each
+/// for the commands it was read by, with the flag it gives: one variable
+/// per concept now (`PATCHPERF_TOKEN` for every token, as the agent had,
+/// `PATCHPERF_MACHINE` for the agent's name), the old names kept. An old
+/// name is the more specific (it can only hold a CI or an admin token),
+/// so it wins over `PATCHPERF_TOKEN` where both are set: a lab machine
+/// whose `PATCHPERF_TOKEN` is its runner token still submits with the
+/// `PATCHPERF_CI_TOKEN` beside it. Each: the commands, the variable, the
+/// flag and its argument's id.
+const EARLIER_VARIABLES: [(&[&str], &str, &str, &str); 3] = [
+    (
+        &["submit", "status", "wait", "cancel", "track"],
+        "PATCHPERF_CI_TOKEN",
+        "--token",
+        "token",
+    ),
+    (&["machines"], "PATCHPERF_ADMIN_TOKEN", "--token", "token"),
+    (&["agent"], "PATCHPERF_NAME", "--machine", "name"),
+];
+
+/// `args` with the flag an earlier variable gives (read through `var`)
+/// put right after the subcommand's name, unless the command line gives
+/// that flag itself: so it counts as the flag's environment variable
+/// would, above the settings file and below the command line.
+fn with_earlier_variables(
+    mut args: Vec<OsString>,
+    var: impl Fn(&str) -> Option<OsString>,
+) -> Vec<OsString> {
+    let lenient = <Cli as clap::CommandFactory>::command()
+        .ignore_errors(true)
+        .try_get_matches_from(&args);
+    let Ok(matches) = lenient else {
+        return args;
+    };
+    let Some((name, sub)) = matches.subcommand() else {
+        return args;
+    };
+    for (commands, variable, flag, id) in EARLIER_VARIABLES {
+        if !commands.contains(&name) {
+            continue;
+        }
+        let given =
+            sub.try_get_raw(id).ok().flatten().is_some_and(|_| {
+                sub.value_source(id) == Some(clap::parser::ValueSource::CommandLine)
+            });
+        let (Some(value), false) = (var(variable), given) else {
+            continue;
+        };
+        let Some(at) = args.iter().skip(1).position(|a| a == name) else {
+            continue;
+        };
+        args.splice(at + 2..at + 2, [OsString::from(flag), value]);
+    }
+    args
 }
 
 /// This process's command line, as [`try_parse`] reads it; on a bad
@@ -133,6 +190,75 @@ mod tests {
     use std::path::Path;
 
     use super::*;
+
+    /// The earlier variables give their flags, right after the
+    /// subcommand, unless the command line gives them.
+    #[test]
+    fn earlier_variables_count_below_the_command_line() {
+        let os = |v: &[&str]| v.iter().map(OsString::from).collect::<Vec<_>>();
+        let env = |name: &str| {
+            let value = match name {
+                "PATCHPERF_CI_TOKEN" => "ppf_ci_old",
+                "PATCHPERF_ADMIN_TOKEN" => "ppf_admin_old",
+                "PATCHPERF_NAME" => "rack-7",
+                _ => return None,
+            };
+            Some(OsString::from(value))
+        };
+        let submit = [
+            "patchperf-runner",
+            "submit",
+            "--server",
+            "http://s",
+            "-w",
+            "dup1",
+        ];
+        assert_eq!(
+            with_earlier_variables(os(&submit), env),
+            os(&[
+                "patchperf-runner",
+                "submit",
+                "--token",
+                "ppf_ci_old",
+                "--server",
+                "http://s",
+                "-w",
+                "dup1"
+            ])
+        );
+        let given = [&submit[..], &["--token", "ppf_ci_new"]].concat();
+        assert_eq!(with_earlier_variables(os(&given), env), os(&given));
+        // An admin's machines command, its own subcommand after.
+        let drain = [
+            "patchperf-runner",
+            "machines",
+            "--server",
+            "http://s",
+            "drain",
+            "m1",
+        ];
+        let with = with_earlier_variables(os(&drain), env);
+        assert_eq!(with[2..4], os(&["--token", "ppf_admin_old"]));
+        assert!(
+            try_parse(
+                with,
+                &Program {
+                    readers: &[],
+                    ..SETTINGS
+                }
+            )
+            .is_ok()
+        );
+        // The agent's name; a command no earlier variable was read by.
+        let agent = ["patchperf-runner", "agent", "--server", "http://s"];
+        assert_eq!(
+            with_earlier_variables(os(&agent), env)[2..4],
+            os(&["--machine", "rack-7"])
+        );
+        let job = ["patchperf-runner", "job", "x.toml"];
+        assert_eq!(with_earlier_variables(os(&job), env), os(&job));
+        assert_eq!(with_earlier_variables(os(&submit), |_| None), os(&submit));
+    }
 
     fn agent(args: &[&str]) -> Result<agent::AgentArgs, Failure> {
         let args = args.iter().map(OsString::from).collect();

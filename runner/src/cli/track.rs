@@ -14,8 +14,9 @@ pub struct TrackArgs {
     /// The patchperf server, e.g. http://perf.example.org:8080.
     #[arg(long, env = "PATCHPERF_SERVER", value_parser = super::server_url)]
     pub server: String,
-    /// A CI or admin token (`patchperf-server token create --kind ci`).
-    #[arg(long, env = "PATCHPERF_CI_TOKEN", hide_env_values = true)]
+    /// A CI or admin token (`patchperf-server token create --kind ci`);
+    /// `$PATCHPERF_CI_TOKEN`, its earlier variable, still counts and wins.
+    #[arg(long, env = "PATCHPERF_TOKEN", hide_env_values = true)]
     pub token: String,
     /// The tree's name on the server (letters, digits, `.`, `_`, `-`), as
     /// 0-day names a branch: `vfs.all` (formerly `--name`).
