@@ -2,7 +2,9 @@
 //! speak its protocol version (a small fake server answering the
 //! registration, since a real one of another version is not at hand),
 //! saying what to upgrade; and told by a real server that its machine is
-//! paused, it claims nothing until the admin resumes it.
+//! paused, it claims nothing until the admin resumes it. The shell's
+//! other commands for a lab's people: `machines` (an admin steering the
+//! fleet) and `lists` (the mailing lists the server follows).
 
 use patchperf_common::machine_state::MachineState;
 use patchperf_common::protocol::{FinishRequest, PROTOCOL_VERSION};
@@ -185,6 +187,110 @@ async fn an_admin_lists_and_steers_machines_from_the_command_line(pool: PgPool) 
         );
         let (_, listed, _) = machines(&url, &admin, &["list", "--retired"]);
         assert!(listed.contains("lab-1"), "{listed}");
+    })
+    .await
+    .unwrap();
+    server.stop().await;
+}
+
+/// `patchperf-runner lists …` against a real server, `stdin` on its
+/// standard input; its exit status and standard output and error.
+fn lists(server: &str, token: &str, args: &[&str], stdin: &str) -> (i32, String, String) {
+    use std::io::Write;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_patchperf-runner"))
+        .args(["lists", "--server", server, "--token", token])
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A ci token follows a list from a shell, looks at it, hands it mail on
+/// standard input and is told why an archive-less list cannot be read;
+/// an admin removes it; each refusal exits 2 with the server's words.
+#[sqlx::test(migrations = "../migrations")]
+async fn lists_are_followed_fed_and_removed_from_the_command_line(pool: PgPool) {
+    let server = TestServer::start(pool.clone(), "127.0.0.1:0".parse().unwrap()).await;
+    let url = server.url();
+    let ci = token(&pool, TokenKind::Ci).await;
+    let admin = token(&pool, TokenKind::Admin).await;
+    tokio::task::spawn_blocking(move || {
+        let (code, out, err) = lists(&url, &ci, &[], "");
+        assert_eq!(code, 0, "{err}");
+        assert!(out.starts_with("no list is followed"), "{out}");
+
+        let add = [
+            "add",
+            "linux-fsdevel",
+            "--address",
+            "linux-fsdevel@vger.kernel.org",
+            "--base-url",
+            "https://git.example.org/linux.git",
+            "--base-branch",
+            "master",
+            "-w",
+            "dup1",
+            "--runs",
+            "5",
+            "--cc-thread",
+        ];
+        let (code, out, err) = lists(&url, &ci, &add, "");
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains(" linux-fsdevel "), "{out}");
+        assert!(out.contains("mail handed in"), "{out}");
+        let (code, _, err) = lists(&url, &ci, &add, "");
+        assert_eq!(code, 2, "the name is taken: {err}");
+        assert!(err.contains("already named"), "{err}");
+
+        let (code, out, err) = lists(&url, &ci, &["show", "linux-fsdevel"], "");
+        assert_eq!(code, 0, "{err}");
+        let shown: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(shown["runs_per_side"], 5, "{shown}");
+        assert_eq!(shown["workloads"], json!(["dup1"]), "{shown}");
+        assert_eq!(shown["cc_thread"], true, "{shown}");
+
+        // A reply in a thread: mail, but no patch to measure.
+        let reply = "From: Al Viro <viro@zeniv.linux.org.uk>\n\
+                     To: linux-fsdevel@vger.kernel.org\n\
+                     Subject: Re: [PATCH] fs: something\n\
+                     Message-ID: <reply-1@example.org>\n\
+                     Date: Sun, 6 Dec 2026 10:00:00 +0000\n\n\
+                     Looks fine.\n";
+        let (code, out, err) = lists(&url, &ci, &["hand-in", "linux-fsdevel"], reply);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains("taken 1"), "{out}");
+        let (code, _, err) = lists(&url, &ci, &["hand-in", "linux-fsdevel"], "");
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("no mail"), "{err}");
+
+        let (code, _, err) = lists(&url, &ci, &["read", "linux-fsdevel"], "");
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("has no archive to read"), "{err}");
+        let (code, _, err) = lists(&url, &ci, &["show", "lkml"], "");
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("no list named \"lkml\""), "{err}");
+
+        let (code, _, err) = lists(&url, &ci, &["remove", "linux-fsdevel"], "");
+        assert_eq!(code, 2, "a ci token removes nothing: {err}");
+        let (code, out, err) = lists(&url, &admin, &["remove", "linux-fsdevel"], "");
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains("removed"), "{out}");
+        let (_, out, _) = lists(&url, &ci, &["list"], "");
+        assert!(out.starts_with("no list is followed"), "{out}");
     })
     .await
     .unwrap();

@@ -163,25 +163,51 @@ impl Client {
     /// `GET` of a text document (the report's `report.txt`).
     pub fn get_text(&self, path: &str) -> Result<String, Error> {
         let url = format!("{}{path}", self.base);
-        let mut resp = self
+        let resp = self
             .http
             .get(&url)
             .header("authorization", &format!("Bearer {}", self.token))
             .header(PROTOCOL_HEADER, &PROTOCOL_VERSION.to_string())
             .call()
             .map_err(|e| Error::Unreachable(format!("GET {url}: {e}")))?;
-        let status = resp.status().as_u16();
-        let text = resp
-            .body_mut()
-            .read_to_string()
-            .map_err(|e| Error::Unreachable(format!("GET {url}: reading the answer: {e}")))?;
-        if !(200..300).contains(&status) {
-            let message = serde_json::from_str::<ErrorBody>(&text)
-                .map(|b| b.error)
-                .unwrap_or(text);
-            return Err(Error::Server { status, message });
-        }
-        Ok(text)
+        answer_text(resp, &format!("GET {url}"))
+    }
+
+    /// `DELETE` (an admin's removal of a list).
+    pub fn delete(&self, path: &str) -> Result<(), Error> {
+        let url = format!("{}{path}", self.base);
+        let resp = self
+            .http
+            .delete(&url)
+            .header("authorization", &format!("Bearer {}", self.token))
+            .header(PROTOCOL_HEADER, &PROTOCOL_VERSION.to_string())
+            .call()
+            .map_err(|e| Error::Unreachable(format!("DELETE {url}: {e}")))?;
+        answer_text(resp, &format!("DELETE {url}")).map(|_| ())
+    }
+
+    /// `POST` of `body` as `content_type` (mail handed in to a list); the
+    /// JSON answer.
+    pub fn post_bytes<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        content_type: &str,
+        body: &[u8],
+    ) -> Result<T, Error> {
+        let url = format!("{}{path}", self.base);
+        let resp = self
+            .http
+            .post(&url)
+            .header("authorization", &format!("Bearer {}", self.token))
+            .header(PROTOCOL_HEADER, &PROTOCOL_VERSION.to_string())
+            .header("content-type", content_type)
+            .send(body)
+            .map_err(|e| Error::Unreachable(format!("POST {url}: {e}")))?;
+        let text = answer_text(resp, &format!("POST {url}"))?;
+        serde_json::from_str(&text).map_err(|e| Error::Server {
+            status: 200,
+            message: format!("POST {url}: unreadable answer ({e}): {text}"),
+        })
     }
 
     /// `POST` of any JSON body outside the runner protocol (the CI API's
@@ -227,7 +253,7 @@ impl Client {
                 .header(MACHINE_HEADER, &lease.machine_id.to_string())
                 .header(ATTEMPT_HEADER, &lease.attempt.to_string());
         }
-        let mut resp = req
+        let resp = req
             .config()
             .timeout_global(Some(timeout))
             .build()
@@ -238,16 +264,7 @@ impl Client {
         if status == 204 {
             return Ok(None);
         }
-        let text = resp
-            .body_mut()
-            .read_to_string()
-            .map_err(|e| Error::Unreachable(format!("POST {url}: reading the answer: {e}")))?;
-        if !(200..300).contains(&status) {
-            let message = serde_json::from_str::<ErrorBody>(&text)
-                .map(|b| b.error)
-                .unwrap_or(text);
-            return Err(Error::Server { status, message });
-        }
+        let text = answer_text(resp, &format!("POST {url}"))?;
         serde_json::from_str(&text)
             .map(Some)
             .map_err(|e| Error::Server {
@@ -255,6 +272,23 @@ impl Client {
                 message: format!("POST {url}: unreadable answer ({e}): {text}"),
             })
     }
+}
+
+/// The body of an answer to `what` (`GET http://…`); a status outside
+/// 2xx is the server's error, in its own words when it gave them.
+fn answer_text(mut resp: ureq::http::Response<ureq::Body>, what: &str) -> Result<String, Error> {
+    let status = resp.status().as_u16();
+    let text = resp
+        .body_mut()
+        .read_to_string()
+        .map_err(|e| Error::Unreachable(format!("{what}: reading the answer: {e}")))?;
+    if !(200..300).contains(&status) {
+        let message = serde_json::from_str::<ErrorBody>(&text)
+            .map(|b| b.error)
+            .unwrap_or(text);
+        return Err(Error::Server { status, message });
+    }
+    Ok(text)
 }
 
 fn unexpected_empty(what: &str) -> Error {

@@ -15,6 +15,7 @@ pub mod follow;
 pub mod guest;
 pub mod job;
 pub mod lab_init;
+pub mod lists;
 pub mod machines;
 pub mod measure;
 pub mod submit;
@@ -69,6 +70,9 @@ pub enum Command {
     WorkloadMap(workload_map::WorkloadMapArgs),
     /// List and steer the fleet (an admin): drain, pause, resume, retire.
     Machines(machines::MachinesArgs),
+    /// The mailing lists the server follows: list, add, show, read now,
+    /// hand in mail, remove.
+    Lists(lists::ListsArgs),
     /// Print a shell's completion script for patchperf-runner, e.g.
     /// `patchperf-runner completions bash > /etc/bash_completion.d/patchperf-runner`.
     Completions(CompletionsArgs),
@@ -127,7 +131,7 @@ pub fn try_parse(args: Vec<OsString>, program: &Program<'_>) -> Result<Cli, Fail
 /// flag and its argument's id.
 const EARLIER_VARIABLES: [(&[&str], &str, &str, &str); 3] = [
     (
-        &["submit", "status", "wait", "cancel", "track"],
+        &["submit", "status", "wait", "cancel", "track", "lists"],
         "PATCHPERF_CI_TOKEN",
         "--token",
         "token",

@@ -11,6 +11,7 @@ pub mod follow;
 pub mod guest;
 pub mod job;
 pub mod lab_init;
+pub mod lists;
 pub mod local_tree;
 pub mod machines;
 pub mod measure;
@@ -36,6 +37,7 @@ pub fn run(cli: Cli) -> Result<(), Error> {
         Command::Track(args) => track::run(*args),
         Command::WorkloadMap(args) => workload_map::run(args),
         Command::Machines(args) => machines::run(args),
+        Command::Lists(args) => lists::run(args),
         Command::Completions(args) => completions(args.shell),
     }
 }
