@@ -398,38 +398,6 @@ pub struct JobSpec {
     pub boots: Vec<BootSlot>,
 }
 
-impl JobSpec {
-    /// A job run without a server (`runner job`, `runner workload-map`):
-    /// no ids, lease or base series; the series `mbox` (`aa`: the base
-    /// against itself) over `base`, measured as `setup` asks (a run length
-    /// it leaves out is its backend's), boot by boot in the order `boots`.
-    pub fn local(
-        base: BaseSource,
-        mbox: String,
-        aa: bool,
-        setup: crate::api::Setup,
-        boots: Vec<BootSlot>,
-    ) -> JobSpec {
-        JobSpec {
-            job_id: 0,
-            comparison_id: 0,
-            attempt: 1,
-            lease_seconds: 0,
-            base,
-            patches_sha256: crate::digest::sha256_hex(mbox.as_bytes()),
-            mbox,
-            aa,
-            base_mbox: String::new(),
-            base_patches_sha256: String::new(),
-            params: setup.params.resolve(setup.backend),
-            config_fragment: setup.config_fragment,
-            workloads: setup.workloads,
-            backend: setup.backend,
-            boots,
-        }
-    }
-}
-
 /// States a job passes through, as shown on the comparison page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -17,7 +17,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::Error;
 use crate::limits::MAX_NR_TASK_ASKED;
-use crate::protocol::{NrTask, WorkloadParams, run_length_of};
+use crate::protocol::{BaseSource, BootSlot, JobSpec, NrTask, WorkloadParams, run_length_of};
 use crate::run::{MeasurementMode, TaskMode};
 use crate::workload;
 
@@ -115,10 +115,40 @@ impl Setup {
     }
 
     /// Whether both kernels are built with every function aligned
-    /// ([`super::submission::ALIGN_FUNCTIONS_LINE`] in the Kconfig
-    /// fragment), which a report's code layout line states.
+    /// ([`ALIGN_FUNCTIONS_LINE`] in the Kconfig fragment), which a
+    /// report's code layout line states.
     pub fn aligns_functions(&self) -> bool {
-        super::submission::aligns_functions(self.config_fragment.as_deref())
+        aligns_functions(self.config_fragment.as_deref())
+    }
+
+    /// The job that measures this setup without a server (`runner job`,
+    /// `runner workload-map`): no ids, lease or base series; the series
+    /// `mbox` (`aa`: the base against itself) over `base`, a run length
+    /// left out the backend's, boot by boot in the order `boots`.
+    pub fn local_job(
+        self,
+        base: BaseSource,
+        mbox: String,
+        aa: bool,
+        boots: Vec<BootSlot>,
+    ) -> JobSpec {
+        JobSpec {
+            job_id: 0,
+            comparison_id: 0,
+            attempt: 1,
+            lease_seconds: 0,
+            base,
+            patches_sha256: crate::digest::sha256_hex(mbox.as_bytes()),
+            mbox,
+            aa,
+            base_mbox: String::new(),
+            base_patches_sha256: String::new(),
+            params: self.params.resolve(self.backend),
+            config_fragment: self.config_fragment,
+            workloads: self.workloads,
+            backend: self.backend,
+            boots,
+        }
     }
 
     /// Adds Kconfig `lines` to both kernels' fragment, on a line of their
@@ -159,6 +189,16 @@ mod named {
         machine,
         pool
     );
+}
+
+/// The Kconfig line that aligns every kernel function to 64 bytes (x86-64,
+/// arm64, powerpc, arc; since 5.10): a commit then moves the addresses of
+/// its own functions only, not those of every function linked after them.
+pub const ALIGN_FUNCTIONS_LINE: &str = "CONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B=y";
+
+/// Whether a Kconfig fragment forces function alignment.
+pub fn aligns_functions(fragment: Option<&str>) -> bool {
+    fragment.is_some_and(|f| f.lines().any(|l| l.trim() == ALIGN_FUNCTIONS_LINE))
 }
 
 /// Refuses every field that reaches it. Flattened last into a struct, it

@@ -157,15 +157,7 @@ fn check_range(req: &ComparisonCreateRequest, range: &str) -> Result<(), Error> 
     Ok(())
 }
 
-/// The Kconfig line that aligns every kernel function to 64 bytes (x86-64,
-/// arm64, powerpc, arc; since 5.10): a commit then moves the addresses of
-/// its own functions only, not those of every function linked after them.
-pub const ALIGN_FUNCTIONS_LINE: &str = "CONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B=y";
-
-/// Whether a comparison's config fragment forces function alignment.
-pub fn aligns_functions(fragment: Option<&str>) -> bool {
-    fragment.is_some_and(|f| f.lines().any(|l| l.trim() == ALIGN_FUNCTIONS_LINE))
-}
+pub use super::setup::{ALIGN_FUNCTIONS_LINE, aligns_functions};
 
 /// What a report says of code layout: whether both kernels were built with
 /// functions aligned, and what that means for a measurement `mode`.

@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use patchperf_common::api::{AskedParams, Setup};
-use patchperf_common::protocol::{BaseSource, BootSlot, JobSpec, JobState, NrTask};
+use patchperf_common::protocol::{BaseSource, BootSlot, JobState, NrTask};
 use patchperf_common::run::{MeasurementMode, RunResult, Side, TaskMode};
 use patchperf_common::workload::map::{Exercised, RunsThrough, WorkloadMap};
 use patchperf_common::workload::{self, WORKLOADS};
@@ -137,7 +137,7 @@ fn derive(
         side: Side::Base,
     };
     let tarball = BaseSource::Tarball { name: base.into() };
-    let spec = JobSpec::local(tarball, String::new(), true, setup, vec![boot]);
+    let spec = setup.local_job(tarball, String::new(), true, vec![boot]);
     let guest = out.join("guest");
     let pipeline = Pipeline {
         workload_paths: Some(guest.clone()),

@@ -255,13 +255,7 @@ impl JobFile {
             setup.add_kconfig(&lines);
         }
         let seed = self.seed.unwrap_or_else(|| rand::rng().random());
-        Ok(JobSpec::local(
-            base,
-            mbox,
-            false,
-            setup,
-            abba_order(self.runs, seed),
-        ))
+        Ok(setup.local_job(base, mbox, false, abba_order(self.runs, seed)))
     }
 }
 
