@@ -122,11 +122,34 @@ async fn a_paused_agent_claims_nothing_until_an_admin_resumes_it(pool: PgPool) {
 /// `patchperf-runner machines …` against a real server; its exit status
 /// and standard output and error.
 fn machines(server: &str, token: &str, args: &[&str]) -> (i32, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_patchperf-runner"))
-        .args(["machines", "--server", server, "--token", token])
+    shell("machines", server, token, args, "")
+}
+
+/// `patchperf-runner COMMAND --server … --token … args`, `stdin` on its
+/// standard input; its exit status and standard output and error.
+fn shell(
+    command: &str,
+    server: &str,
+    token: &str,
+    args: &[&str],
+    stdin: &str,
+) -> (i32, String, String) {
+    use std::io::Write;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_patchperf-runner"))
+        .args([command, "--server", server, "--token", token])
         .args(args)
-        .output()
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -194,29 +217,9 @@ async fn an_admin_lists_and_steers_machines_from_the_command_line(pool: PgPool) 
 }
 
 /// `patchperf-runner lists …` against a real server, `stdin` on its
-/// standard input; its exit status and standard output and error.
+/// standard input.
 fn lists(server: &str, token: &str, args: &[&str], stdin: &str) -> (i32, String, String) {
-    use std::io::Write;
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_patchperf-runner"))
-        .args(["lists", "--server", server, "--token", token])
-        .args(args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    shell("lists", server, token, args, stdin)
 }
 
 /// A ci token follows a list from a shell, looks at it, hands it mail on
