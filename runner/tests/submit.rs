@@ -1089,3 +1089,136 @@ async fn the_token_comes_from_one_variable_or_its_earlier_name(pool: PgPool) {
     }
     server.stop().await;
 }
+
+/// A message of a series posted to `list`: `[PATCH n/2]`, or the cover
+/// letter for 0, each patch a reply to the cover letter.
+fn posted(n: u32) -> Vec<u8> {
+    let (subject, thread, body) = if n == 0 {
+        (
+            "[PATCH 0/2] fs: two steps".to_string(),
+            String::new(),
+            "Two small steps.\n".to_string(),
+        )
+    } else {
+        (
+            format!("[PATCH {n}/2] fs: step {n}"),
+            "In-Reply-To: <cover-2@example.org>\nReferences: <cover-2@example.org>\n".to_string(),
+            format!(
+                "Step {n}.\n\nSigned-off-by: Kernel Hacker <kh@example.org>\n---\n \
+                 fs/f{n}.c | 2 +-\n 1 file changed, 1 insertion(+), 1 deletion(-)\n\n\
+                 diff --git a/fs/f{n}.c b/fs/f{n}.c\n--- a/fs/f{n}.c\n+++ b/fs/f{n}.c\n\
+                 @@ -1,1 +1,1 @@\n-old\n+new\n-- \n2.43.0\n"
+            ),
+        )
+    };
+    let id = if n == 0 {
+        "cover-2@example.org".to_string()
+    } else {
+        format!("step-{n}@example.org")
+    };
+    format!(
+        "From: Kernel Hacker <kh@example.org>\nTo: fsdevel@example.org\n\
+         Subject: {subject}\nDate: Sun, 6 Dec 2026 10:0{n}:00 +0000\nMessage-ID: <{id}>\n\
+         {thread}MIME-Version: 1.0\nContent-Type: text/plain; charset=utf-8\n\n{body}"
+    )
+    .into_bytes()
+}
+
+/// `submit --msgid` takes a posted series as `b4 am -o - MSGID` fetches
+/// it, from the archive b4's `b4.midmask` names (a public-inbox served on
+/// loopback here, as lore would be); without b4 it says how to do
+/// without.
+#[sqlx::test(migrations = "../migrations")]
+async fn a_posted_series_is_submitted_by_its_message_id(pool: PgPool) {
+    use patchperf_runner::error::exit;
+    let b4 = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/b4-venv/bin/b4");
+    if !b4.is_file() {
+        eprintln!("skipped: b4 is not in target/b4-venv (./patchperf test installs it)");
+        return;
+    }
+    let app = patchperf_testkit::app::TestApp::new(pool).await;
+    let server = TestServer::serve(app.state.clone(), "127.0.0.1:0".parse().unwrap()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (url, served, _archive) = {
+        let dir = dir.path().to_path_buf();
+        tokio::task::spawn_blocking(move || {
+            let archive = patchperf_testkit::public_inbox::Archive::create(
+                &dir,
+                "fsdevel",
+                "fsdevel@example.org",
+            );
+            for n in 0..=2 {
+                archive.add(&posted(n));
+            }
+            archive.index();
+            let served = archive.serve();
+            (served.url.clone(), served, archive)
+        })
+        .await
+        .unwrap()
+    };
+    let home = tempfile::tempdir().unwrap();
+    let submit = |b4: std::path::PathBuf, msgid: &str| {
+        let (server_url, token, msgid) = (server.url(), app.ci.clone(), msgid.to_string());
+        let (home, midmask) = (home.path().to_path_buf(), format!("{url}/%s"));
+        tokio::task::spawn_blocking(move || {
+            Command::new(BIN)
+                .args(["submit", "--server", &server_url, "--token", &token])
+                .args(["-w", "dup1", "--msgid", &msgid])
+                .env("PATCHPERF_B4", b4)
+                .env("HOME", &home)
+                .env("XDG_CACHE_HOME", home.join("cache"))
+                .env("XDG_CONFIG_HOME", home.join("config"))
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_CONFIG_COUNT", "2")
+                .env("GIT_CONFIG_KEY_0", "b4.midmask")
+                .env("GIT_CONFIG_VALUE_0", midmask)
+                .env("GIT_CONFIG_KEY_1", "b4.attestation-policy")
+                .env("GIT_CONFIG_VALUE_1", "off")
+                .output()
+                .unwrap()
+        })
+    };
+    let said = |out: &Output| {
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    };
+
+    let out = submit(b4.clone(), "<step-1@example.org>").await.unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", said(&out));
+    let id: i64 = said(&out)
+        .split("comparison ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no comparison id: {}", said(&out)));
+    let view = app.comparison(id).await;
+    let subjects: Vec<&str> = view["patches"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["has_diff"] == true)
+        .map(|m| m["subject"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        subjects,
+        ["[PATCH 1/2] fs: step 1", "[PATCH 2/2] fs: step 2"],
+        "{view}"
+    );
+
+    let out = submit(b4.clone(), "nobody-posted-this@example.org")
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(exit::REFUSED), "{}", said(&out));
+    assert!(said(&out).contains("found no series"), "{}", said(&out));
+    let out = submit(dir.path().join("no-b4"), "step-1@example.org")
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(exit::REFUSED), "{}", said(&out));
+    assert!(said(&out).contains("--msgid needs b4"), "{}", said(&out));
+    drop(served);
+    server.stop().await;
+}

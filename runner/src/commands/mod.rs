@@ -4,6 +4,7 @@ use crate::Error;
 use crate::cli::{Cli, Command};
 
 pub mod agent;
+pub mod b4;
 pub mod bench;
 pub mod bisect;
 pub mod compare;

@@ -164,14 +164,15 @@ fn request_body(args: &SubmitArgs) -> Result<ComparisonCreateRequest, Error> {
         say!("{}", local.summary());
         return submission(args, local.base, local.mbox, None);
     }
-    let mbox = match &args.mbox {
-        Some(path) => read_mbox(path)?,
-        None if args.git.is_some() && args.commit.is_some() => {
+    let mbox = match (&args.mbox, &args.msgid) {
+        (Some(path), _) => read_mbox(path)?,
+        (None, Some(msgid)) => super::b4::am(msgid)?,
+        (None, None) if args.git.is_some() && args.commit.is_some() => {
             return Err(Error::Usage(
                 "--git with --commit names the base: the patches on it come with --mbox".into(),
             ));
         }
-        None => String::new(),
+        (None, None) => String::new(),
     };
     // An mbox naming its base (`git format-patch --base`, b4) is built on
     // it when the upstream is named.
