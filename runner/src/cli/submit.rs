@@ -34,10 +34,10 @@ pub struct SubmitArgs {
     /// a lore mbox); `-` reads standard input.
     #[arg(long, value_name = "FILE", required_unless_present_any = ["aa", "range", "bisect", "commit", "msgid"])]
     pub mbox: Option<PathBuf>,
-    /// The series a posting starts (its Message-ID), fetched as `b4 am -o
-    /// - MSGID` fetches it: the newest version, with its trailers, from
-    /// the archive b4's `b4.midmask` names (lore.kernel.org unless your
-    /// git configuration says otherwise). Needs b4.
+    /// The series a posting belongs to (its Message-ID), fetched as
+    /// `b4 am -o - MSGID` fetches it: the newest version, with its
+    /// trailers, from the archive b4's `b4.midmask` names (lore.kernel.org
+    /// unless your git configuration says otherwise). Needs b4.
     #[arg(long, value_name = "MSGID", conflicts_with_all = ["mbox", "aa", "range", "commit", "bisect"])]
     pub msgid: Option<String>,
     /// An A/A comparison instead: no patch, both sides boot the base
