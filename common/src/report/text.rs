@@ -396,8 +396,9 @@ fn abbreviate(id: &str) -> &str {
 /// A kernel's name over its column, in `width` characters: whole when it
 /// fits; else without its repository (`linux-069e….git b67165085bbd+patch
 /// 1` → `b67165085bbd+patch 1`), then only what the side adds to the base
-/// (`+patches 1..2`); cut with `…` only when nothing shorter names it. The
-/// commit lines above the table name each kernel whole.
+/// (`+patches 1..2`); cut when nothing shorter names it, a commit id as
+/// 0-day cuts it and anything else marked `…`. The commit lines above the
+/// table name each kernel whole.
 fn column_label(id: &str, width: usize) -> String {
     let fits = |s: &str| s.chars().count() <= width;
     // The repository is what comes before the first space, unless that
@@ -415,6 +416,11 @@ fn column_label(id: &str, width: usize) -> String {
         if fits(label) {
             return label.to_string();
         }
+    }
+    // A commit id is cut as 0-day cuts it: what is left is still a
+    // prefix that names the commit.
+    if id.chars().all(|c| c.is_ascii_hexdigit()) {
+        return id.chars().take(width).collect();
     }
     let mut cut: String = id.chars().take(width.saturating_sub(1)).collect();
     cut.push('…');
@@ -584,6 +590,11 @@ mod tests {
                 "a-very-long-base-name-without-parts",
                 16,
                 "a-very-long-bas…",
+            ),
+            (
+                "f1139c8e66d5c618aad04a93a2381d9e9b4ff8ad",
+                27,
+                "f1139c8e66d5c618aad04a93a23",
             ),
         ] {
             assert_eq!(column_label(id, width), label, "{id}");
