@@ -28,6 +28,7 @@ pub mod bisect;
 pub mod comparison;
 pub mod credentials;
 pub mod digest;
+pub mod duration;
 pub mod error;
 pub mod limits;
 pub mod machine_state;

@@ -43,9 +43,16 @@ pub struct RestoreArgs {
     /// --local-git`).
     #[arg(long, env = "PATCHPERF_LOCAL_GIT")]
     pub local_git: bool,
-    /// Longest one clone may take, in seconds.
-    #[arg(long, env = "PATCHPERF_GIT_TIMEOUT_SECONDS", default_value_t = 1800)]
-    pub git_timeout_seconds: u64,
+    /// Longest one clone may take; a bare number is seconds.
+    #[arg(
+        long = "git-timeout",
+        alias = "git-timeout-seconds",
+        env = "PATCHPERF_GIT_TIMEOUT_SECONDS",
+        value_name = "DURATION",
+        default_value = "30m",
+        value_parser = super::durations::git
+    )]
+    pub git_timeout: std::time::Duration,
     /// Do not clone the mirrored repositories again (the server clones
     /// each when a range or tree first needs it).
     #[arg(long)]

@@ -10,6 +10,7 @@ use clap::{Args, Parser, Subcommand};
 use patchperf_common::settings::{self, Failure, Program};
 
 pub mod backup;
+mod durations;
 pub mod serve;
 pub mod token;
 

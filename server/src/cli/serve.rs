@@ -1,6 +1,7 @@
 //! Arguments of `patchperf-server serve`.
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use clap::Args;
 
@@ -20,15 +21,17 @@ pub struct ServeArgs {
     /// --listen always needs a token (`--kind metrics`, or an admin's).
     #[arg(long, env = "PATCHPERF_METRICS_LISTEN", value_name = "ADDR")]
     pub metrics_listen: Option<SocketAddr>,
-    /// Seconds a claim or heartbeat keeps a job leased (10 to 86400: a
-    /// runner heartbeats a few times a lease).
+    /// How long a claim or heartbeat keeps a job leased, 10s to 1d (a
+    /// runner heartbeats a few times a lease); a bare number is seconds.
     #[arg(
-        long,
+        long = "lease",
+        alias = "lease-seconds",
         env = "PATCHPERF_LEASE_SECONDS",
-        default_value_t = 120,
-        value_parser = clap::value_parser!(u64).range(10..=86_400)
+        value_name = "DURATION",
+        default_value = "120s",
+        value_parser = super::durations::lease
     )]
-    pub lease_seconds: u64,
+    pub lease: Duration,
     /// Claims per job before a lease that runs out fails it.
     #[arg(long, env = "PATCHPERF_MAX_ATTEMPTS", default_value_t = 3)]
     pub max_attempts: u32,
@@ -55,13 +58,28 @@ pub struct ServeArgs {
     /// or file://): for a lab whose server sits beside its repositories.
     #[arg(long, env = "PATCHPERF_LOCAL_GIT")]
     pub local_git: bool,
-    /// Longest one git command (a clone, a fetch) may take, in seconds.
-    #[arg(long, env = "PATCHPERF_GIT_TIMEOUT_SECONDS", default_value_t = 1800)]
-    pub git_timeout_seconds: u64,
-    /// Longest a clone or fetch may go without receiving a byte, in
-    /// seconds (connecting may take 10).
-    #[arg(long, env = "PATCHPERF_GIT_STALL_SECONDS", default_value_t = 60)]
-    pub git_stall_seconds: u64,
+    /// Longest one git command (a clone, a fetch) may take; a bare number
+    /// is seconds.
+    #[arg(
+        long = "git-timeout",
+        alias = "git-timeout-seconds",
+        env = "PATCHPERF_GIT_TIMEOUT_SECONDS",
+        value_name = "DURATION",
+        default_value = "30m",
+        value_parser = super::durations::git
+    )]
+    pub git_timeout: Duration,
+    /// Longest a clone or fetch may go without receiving a byte
+    /// (connecting may take 10 s); a bare number is seconds.
+    #[arg(
+        long = "git-stall",
+        alias = "git-stall-seconds",
+        env = "PATCHPERF_GIT_STALL_SECONDS",
+        value_name = "DURATION",
+        default_value = "60s",
+        value_parser = super::durations::git
+    )]
+    pub git_stall: Duration,
     /// Most git commands at once; requests beyond are answered 503 with
     /// Retry-After.
     #[arg(
@@ -84,16 +102,18 @@ pub struct ServeArgs {
     #[arg(long, env = "PATCHPERF_GIT_CACHE_MAX_BYTES", default_value_t = 32 << 30)]
     pub git_cache_max_bytes: u64,
     /// Prune the bulky data (per-second series, profiles, samples) of
-    /// comparisons finished more than this many days ago, every 6 hours;
+    /// comparisons finished longer ago than this (`90d`), every 6 hours;
     /// their reports, verdicts and histories stay (0: never; `prune` by
-    /// hand).
+    /// hand). A bare number is days.
     #[arg(
-        long,
+        long = "prune-after",
+        alias = "prune-after-days",
         env = "PATCHPERF_PRUNE_AFTER_DAYS",
-        default_value_t = 0,
-        value_parser = clap::value_parser!(u64).range(0..=36_500)
+        value_name = "DURATION",
+        default_value = "0",
+        value_parser = super::durations::prune_after
     )]
-    pub prune_after_days: u64,
+    pub prune_after: Duration,
     /// Let git remotes and webhooks that users name be at loopback,
     /// link-local, private (10/8, 172.16/12, 192.168/16) or unique-local
     /// addresses: for a lab whose git server or hook receiver is internal.
@@ -120,10 +140,18 @@ pub struct ServeArgs {
     /// A/A is submitted by hand.
     #[arg(long, env = "PATCHPERF_NO_AUTO_CALIBRATE")]
     pub no_auto_calibrate: bool,
-    /// How many days an A/A comparison calibrates δ for (its machine's
-    /// comparisons created within that time after it).
-    #[arg(long, env = "PATCHPERF_CALIBRATION_MAX_AGE_DAYS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3650))]
-    pub calibration_max_age_days: u64,
+    /// How long an A/A comparison calibrates δ for (its machine's
+    /// comparisons created within that time after it), 1d to 3650d; a
+    /// bare number is days.
+    #[arg(
+        long = "calibration-max-age",
+        alias = "calibration-max-age-days",
+        env = "PATCHPERF_CALIBRATION_MAX_AGE_DAYS",
+        value_name = "DURATION",
+        default_value = "30d",
+        value_parser = super::durations::calibration_max_age
+    )]
+    pub calibration_max_age: Duration,
 }
 
 /// `--public-url`: an absolute `http://` or `https://` URL with a host and

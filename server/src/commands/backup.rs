@@ -110,11 +110,7 @@ pub async fn restore(args: RestoreArgs) -> Result<(), Error> {
         }
         return Ok(());
     }
-    let mirrors = mirrors(
-        &args.mirrors,
-        args.local_git,
-        Duration::from_secs(args.git_timeout_seconds.max(1)),
-    );
+    let mirrors = mirrors(&args.mirrors, args.local_git, args.git_timeout);
     let mut failed = 0;
     for url in &m.git_mirrors {
         match mirrors.open(url, &[]).await {

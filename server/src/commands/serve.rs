@@ -21,23 +21,22 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
     );
     let database = Database::open(&args.db, Create::IfMissing).await?;
     let config = Config {
-        lease: Duration::from_secs(args.lease_seconds.max(1)),
+        lease: args.lease,
         max_attempts: args.max_attempts.max(1),
         body_limit: args.body_limit,
         public_url: args.public_url.clone(),
         private_reads: args.private,
         local_git: args.local_git,
-        git_timeout: Duration::from_secs(args.git_timeout_seconds.max(1)),
-        git_stall_timeout: Duration::from_secs(args.git_stall_seconds.max(1)),
+        git_timeout: args.git_timeout,
+        git_stall_timeout: args.git_stall,
         git_jobs: args.git_jobs as usize,
         git_jobs_per_remote: args.git_jobs_per_remote as usize,
         git_cache_max_bytes: args.git_cache_max_bytes,
-        prune_after: (args.prune_after_days > 0)
-            .then(|| Duration::from_secs(args.prune_after_days * 86_400)),
+        prune_after: (!args.prune_after.is_zero()).then_some(args.prune_after),
         allow_private_destinations: args.allow_private_destinations,
         smtp_url: args.smtp_url.clone(),
         mail_from: args.mail_from.clone(),
-        calibration_max_age: Duration::from_secs(args.calibration_max_age_days * 86_400),
+        calibration_max_age: args.calibration_max_age,
         auto_calibrate: !args.no_auto_calibrate,
         ..Config::default()
     };

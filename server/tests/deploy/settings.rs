@@ -67,9 +67,56 @@ fn the_example_names_every_flag_of_serve_and_each_value_is_accepted() {
         panic!()
     };
     assert_eq!(serve.db.data_dir, Path::new("/var/lib/patchperf"));
-    assert_eq!(serve.lease_seconds, 120);
+    assert_eq!(serve.lease, std::time::Duration::from_secs(120));
     assert!(!serve.private);
     assert_eq!(cli.log_format, patchperf_server::cli::LogFormat::Text);
+
+    // Durations are spelled as everywhere (`2m`, `90d`); a file written
+    // before, with the keys and bare numbers of then, means what it meant.
+    let day = 86_400;
+    for (text, lease, prune, age) in [
+        (
+            "lease = \"2m\"\nprune-after = \"90d\"\ncalibration-max-age = \"7d\"\n",
+            120,
+            90 * day,
+            7 * day,
+        ),
+        (
+            "lease-seconds = 300\nprune-after-days = 30\ncalibration-max-age-days = 14\n",
+            300,
+            30 * day,
+            14 * day,
+        ),
+    ] {
+        std::fs::write(&file, text).unwrap();
+        let args = [
+            "patchperf-server",
+            "serve",
+            "--config",
+            file.to_str().unwrap(),
+        ]
+        .map(Into::into)
+        .to_vec();
+        let cli = settings::parse_command_line::<patchperf_server::cli::Cli, _>(
+            args,
+            &patchperf_server::cli::SETTINGS,
+            |p| std::fs::File::open(p),
+        )
+        .unwrap_or_else(|e| panic!("{text}: {e:?}"));
+        let patchperf_server::cli::Command::Serve(serve) = cli.command else {
+            panic!()
+        };
+        let secs = |d: std::time::Duration| d.as_secs();
+        assert_eq!(
+            (
+                secs(serve.lease),
+                secs(serve.prune_after),
+                secs(serve.calibration_max_age)
+            ),
+            (lease, prune, age),
+            "{text}"
+        );
+    }
 }
 
 #[test]
@@ -193,6 +240,7 @@ fn a_lease_of_nothing_or_a_public_url_that_is_not_one_is_refused() {
     for args in [
         vec!["--lease-seconds", "0"],
         vec!["--lease-seconds", "5"],
+        vec!["--lease", "2d"],
         vec!["--public-url", "not a url"],
         vec!["--public-url", "ftp://perf.example.org"],
         vec!["--public-url", "https://perf.example.org/?page=1"],
@@ -212,7 +260,7 @@ fn a_lease_of_nothing_or_a_public_url_that_is_not_one_is_refused() {
             Err(settings::Failure::Usage(e)) => assert_eq!(e.exit_code(), 2, "{args:?}: {e}"),
             // `main` exits 2 on a file's failure too, naming the file.
             Err(settings::Failure::File(why)) => {
-                assert!(why.contains("0 is not in 10..=86400"), "{args:?}: {why}");
+                assert!(why.contains("between 10 s and 1 day"), "{args:?}: {why}");
             }
             Ok(_) => panic!("{args:?} accepted"),
         }
