@@ -8,7 +8,7 @@
 //! (`stored::read` takes it as it is).
 //!
 //! [`prune`] does one pass; `patchperf-server prune` calls it, and with
-//! `serve --prune-after-days` the `pruner` worker ([`spawn_pruner`]) calls
+//! `serve --prune-after` the `pruner` worker ([`spawn_pruner`]) calls
 //! it every few hours.
 
 use std::time::Duration;
