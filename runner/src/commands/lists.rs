@@ -40,7 +40,8 @@ pub fn run(args: ListsArgs) -> Result<(), Error> {
             let read: Value = client
                 .post_json(&path, &json!({}))?
                 .ok_or_else(|| no_answer(&path))?;
-            println!("{}: read {}", named.list, compact(&read));
+            let new = read["messages"].as_u64().unwrap_or_default();
+            println!("{}: {new} new message(s) read from its archive", named.list);
             Ok(())
         }
         ListAction::HandIn(mail) => hand_in(&client, &mail),
