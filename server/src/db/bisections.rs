@@ -46,10 +46,7 @@ pub async fn insert(conn: &mut PgConnection, new: &NewBisection<'_>) -> Result<i
         new.series_id,
         new.commits,
         new.git_range,
-        Json(Setup {
-            machine: None,
-            ..new.setup.clone()
-        }) as _,
+        super::setup::stored(new.setup) as _,
         new.metric,
         Json(new.setup.params.resolve(None)) as _,
         i32::try_from(new.setup.runs).unwrap_or(i32::MAX),
@@ -110,12 +107,10 @@ impl BisectionRow {
     /// How every probe is measured; the machine is `machine_id`'s (or the
     /// first probe's), which a probe is pinned to by id.
     pub fn setup(&self) -> Setup {
-        let runs = u32::try_from(self.runs_per_side).unwrap_or(0);
+        let setup = super::setup::in_effect(&self.asked, &self.params, self.runs_per_side, None);
         Setup {
-            params: self.params.0.clone().into(),
-            runs,
-            max_runs: Some(self.asked.max_runs.unwrap_or(runs)),
-            ..self.asked.0.clone()
+            max_runs: Some(setup.max_runs.unwrap_or(setup.runs)),
+            ..setup
         }
     }
 }

@@ -24,6 +24,7 @@ pub mod reports;
 pub mod retention;
 pub mod run_lengths;
 pub mod runs;
+pub mod setup;
 pub mod tokens;
 pub mod trees;
 pub mod verdicts;

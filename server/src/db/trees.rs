@@ -44,10 +44,7 @@ pub async fn insert(conn: &mut PgConnection, t: &NewTree<'_>) -> Result<Option<i
         t.name,
         t.url,
         t.branch,
-        Json(Setup {
-            machine: None,
-            ..t.setup.clone()
-        }) as _,
+        super::setup::stored(t.setup) as _,
         Json(t.setup.params.resolve(None)) as _,
         i32::try_from(t.setup.runs).unwrap_or(i32::MAX),
         t.machine_id,
@@ -109,12 +106,12 @@ pub struct TreeRow {
 impl TreeRow {
     /// What each new head is measured on, and where.
     pub fn setup(&self) -> Setup {
-        Setup {
-            params: self.params.0.clone().into(),
-            runs: u32::try_from(self.runs_per_side).unwrap_or(0),
-            machine: self.machine_name.clone(),
-            ..self.asked.0.clone()
-        }
+        super::setup::in_effect(
+            &self.asked,
+            &self.params,
+            self.runs_per_side,
+            self.machine_name.clone(),
+        )
     }
 }
 

@@ -123,12 +123,12 @@ impl ComparisonRow {
     /// What it measures and where, as in effect: its workloads, the
     /// parameters measured with, the runs a side now.
     pub fn setup(&self) -> Setup {
-        Setup {
-            params: self.params.0.clone().into(),
-            runs: u32::try_from(self.runs_per_side).unwrap_or(0),
-            machine: self.machine_name.clone(),
-            ..self.asked.0.clone()
-        }
+        crate::db::setup::in_effect(
+            &self.asked,
+            &self.params,
+            self.runs_per_side,
+            self.machine_name.clone(),
+        )
     }
 
     /// The runs a side at each look when boots were added while undecided,
@@ -164,10 +164,7 @@ pub async fn insert(conn: &mut PgConnection, new: &NewComparison<'_>) -> Result<
            RETURNING id"#,
         Json(new.base) as _,
         new.series_id,
-        Json(Setup {
-            machine: None,
-            ..new.setup.clone()
-        }) as _,
+        crate::db::setup::stored(new.setup) as _,
         Json(new.params) as _,
         i32::try_from(new.setup.runs).unwrap_or(i32::MAX),
         machine_id,

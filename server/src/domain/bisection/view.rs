@@ -92,7 +92,7 @@ pub async fn view(ctx: &Context, b: &BisectionRow) -> Result<BisectionView, Erro
         metric: b.metric.clone(),
         runs_per_side: b.runs_per_side,
         max_runs_per_side: b
-            .setup()
+            .asked
             .max_runs
             .map_or(b.runs_per_side, |n| i32::try_from(n).unwrap_or(i32::MAX)),
         machine,
