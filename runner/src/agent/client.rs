@@ -160,14 +160,19 @@ impl Client {
         })
     }
 
+    /// `req` with what every call carries: the token, and the protocol
+    /// this runner speaks, so that a server replaced since registration
+    /// still checks it.
+    fn authorized<B>(&self, req: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
+        req.header("authorization", &format!("Bearer {}", self.token))
+            .header(PROTOCOL_HEADER, &PROTOCOL_VERSION.to_string())
+    }
+
     /// `GET` of a text document (the report's `report.txt`).
     pub fn get_text(&self, path: &str) -> Result<String, Error> {
         let url = format!("{}{path}", self.base);
         let resp = self
-            .http
-            .get(&url)
-            .header("authorization", &format!("Bearer {}", self.token))
-            .header(PROTOCOL_HEADER, &PROTOCOL_VERSION.to_string())
+            .authorized(self.http.get(&url))
             .call()
             .map_err(|e| Error::Unreachable(format!("GET {url}: {e}")))?;
         answer_text(resp, &format!("GET {url}"))
@@ -177,10 +182,7 @@ impl Client {
     pub fn delete(&self, path: &str) -> Result<(), Error> {
         let url = format!("{}{path}", self.base);
         let resp = self
-            .http
-            .delete(&url)
-            .header("authorization", &format!("Bearer {}", self.token))
-            .header(PROTOCOL_HEADER, &PROTOCOL_VERSION.to_string())
+            .authorized(self.http.delete(&url))
             .call()
             .map_err(|e| Error::Unreachable(format!("DELETE {url}: {e}")))?;
         answer_text(resp, &format!("DELETE {url}")).map(|_| ())
@@ -196,10 +198,7 @@ impl Client {
     ) -> Result<T, Error> {
         let url = format!("{}{path}", self.base);
         let resp = self
-            .http
-            .post(&url)
-            .header("authorization", &format!("Bearer {}", self.token))
-            .header(PROTOCOL_HEADER, &PROTOCOL_VERSION.to_string())
+            .authorized(self.http.post(&url))
             .header("content-type", content_type)
             .send(body)
             .map_err(|e| Error::Unreachable(format!("POST {url}: {e}")))?;
@@ -241,13 +240,7 @@ impl Client {
         headers: impl FnOnce(&ureq::http::HeaderMap),
     ) -> Result<Option<T>, Error> {
         let url = format!("{}{path}", self.base);
-        // Every call says which protocol this runner speaks, so a server
-        // replaced since registration still checks it.
-        let mut req = self
-            .http
-            .post(&url)
-            .header("authorization", &format!("Bearer {}", self.token))
-            .header(PROTOCOL_HEADER, &PROTOCOL_VERSION.to_string());
+        let mut req = self.authorized(self.http.post(&url));
         if let Some(lease) = lease {
             req = req
                 .header(MACHINE_HEADER, &lease.machine_id.to_string())
@@ -291,7 +284,8 @@ fn answer_text(mut resp: ureq::http::Response<ureq::Body>, what: &str) -> Result
     Ok(text)
 }
 
-fn unexpected_empty(what: &str) -> Error {
+/// The error of a call answered `204` where a body was due.
+pub(crate) fn unexpected_empty(what: &str) -> Error {
     Error::Server {
         status: 204,
         message: format!("{what}: the server answered without a body"),

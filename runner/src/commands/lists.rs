@@ -8,7 +8,7 @@ use std::io::Read;
 use serde_json::{Map, Value, json};
 
 use crate::Error;
-use crate::agent::client::Client;
+use crate::agent::client::{Client, unexpected_empty};
 use crate::cli::lists::{AddList, HandIn, ListAction, ListsArgs};
 
 /// Runs `patchperf-runner lists`.
@@ -19,7 +19,7 @@ pub fn run(args: ListsArgs) -> Result<(), Error> {
         ListAction::Add(add) => {
             let created: Value = client
                 .post_json("/api/v1/lists", &request(&add))?
-                .ok_or_else(|| no_answer("POST /api/v1/lists"))?;
+                .ok_or_else(|| unexpected_empty("POST /api/v1/lists"))?;
             let id = created["id"].as_i64().unwrap_or_default();
             let shown: Value = client.get_json(&format!("/api/v1/lists/{id}"))?;
             println!("{}", line(&shown));
@@ -39,7 +39,7 @@ pub fn run(args: ListsArgs) -> Result<(), Error> {
             let path = format!("/api/v1/lists/{id}/push");
             let read: Value = client
                 .post_json(&path, &json!({}))?
-                .ok_or_else(|| no_answer(&path))?;
+                .ok_or_else(|| unexpected_empty(&path))?;
             let new = read["messages"].as_u64().unwrap_or_default();
             println!("{}: {new} new message(s) read from its archive", named.list);
             Ok(())
@@ -164,33 +164,17 @@ fn hand_in(client: &Client, mail: &HandIn) -> Result<(), Error> {
     };
     let id = id_of(client, &mail.list)?;
     let taken: Value = client.post_bytes(&format!("/api/v1/lists/{id}/messages"), kind, &bytes)?;
-    println!("{}: {}", mail.list, compact(&taken));
-    for why in taken["refused"].as_array().into_iter().flatten() {
+    let count = |k: &str| taken[k].as_u64().unwrap_or_default();
+    let refused = taken["refused"].as_array().cloned().unwrap_or_default();
+    println!(
+        "{}: taken {}, known {}, refused {}",
+        mail.list,
+        count("taken"),
+        count("known"),
+        refused.len()
+    );
+    for why in &refused {
         println!("refused: {}", why.as_str().unwrap_or_default());
     }
     Ok(())
-}
-
-/// `taken 2, known 0, refused 0`: an answer's numbers (and a list's
-/// length), in its order.
-fn compact(answer: &Value) -> String {
-    let Some(fields) = answer.as_object() else {
-        return answer.to_string();
-    };
-    fields
-        .iter()
-        .map(|(k, v)| match v {
-            Value::Array(items) => format!("{k} {}", items.len()),
-            Value::String(s) => format!("{k} {s:?}"),
-            other => format!("{k} {other}"),
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-fn no_answer(what: &str) -> Error {
-    Error::Server {
-        status: 204,
-        message: format!("{what}: the server answered without a body"),
-    }
 }
