@@ -566,9 +566,11 @@ pub fn verdict_line(m: &MetricComparison) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::report::test_runs::{compare, run};
+
     #[test]
     fn a_kernel_is_named_over_its_column_without_being_cut() {
-        use super::column_label;
         // The base column is 16 wide, the patched one 27.
         for (id, width, label) in [
             ("linux-source-6.1", 16, "linux-source-6.1"),
@@ -601,9 +603,6 @@ mod tests {
             assert!(label.chars().count() <= width);
         }
     }
-
-    use super::*;
-    use crate::report::test_runs::{compare, run};
 
     const OPS: &str = "will-it-scale.per_process_ops";
 

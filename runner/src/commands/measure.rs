@@ -95,7 +95,7 @@ mod tests {
 
     #[test]
     fn align_functions_adds_its_line_to_the_fragment_once() {
-        assert!(!asked(&[]).aligns_functions());
+        assert_eq!(asked(&[]).config_fragment, None);
         assert_eq!(
             asked(&["--align-functions"]),
             with_kconfig("CONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B=y\n")
