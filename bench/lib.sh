@@ -1,7 +1,7 @@
 # Shared by the benchmarks; source it, do not run it. `bench_runner` sets
-# `runner` (the release patchperf-runner, built from this tree) and `cache`
-# (PATCHPERF_CACHE, exported; default /var/cache/patchperf). `bench_start_server NAME` starts a release
-# `patchperf-server serve` (built from this tree) with its private Postgres under a temporary data
+# `runner` (the patchperf-runner of BENCH_PROFILE, built from this tree) and `cache`
+# (PATCHPERF_CACHE, exported; default /var/cache/patchperf). `bench_start_server NAME` starts a
+# `patchperf-server serve` of BENCH_PROFILE (built from this tree) with its private Postgres under a temporary data
 # directory, listening on 127.0.0.1 only, and stops both and removes the
 # directory when the calling script exits. It sets:
 #   data          the data directory (server log in $data/server.log, copied
@@ -15,6 +15,10 @@
 # Postgres processes to count, `bench_hz` ticks per second.
 
 bench_hz="$(getconf CLK_TCK)"
+# BENCH_PROFILE (release): the cargo profile built and measured; `demo`
+# measures what `./patchperf demo` runs. Its binaries' directory:
+BENCH_PROFILE="${BENCH_PROFILE:-release}"
+bench_bin_dir="${CARGO_TARGET_DIR:-$ROOT/target}/$([[ "$BENCH_PROFILE" == dev ]] && echo debug || echo "$BENCH_PROFILE")"
 server_pid=""
 data=""
 bench_name=""
@@ -45,12 +49,11 @@ bench_cleanup() {
     fi
 }
 
-# bench_start_server NAME: the server binary is
-# ${CARGO_TARGET_DIR:-$ROOT/target}/release/patchperf-server.
+# bench_start_server NAME: the server binary is $bench_bin_dir/patchperf-server.
 bench_start_server() {
-    local name="$1" server="${CARGO_TARGET_DIR:-$ROOT/target}/release/patchperf-server" port
+    local name="$1" server="$bench_bin_dir/patchperf-server" port
     bench_name="$name"
-    SQLX_OFFLINE=true cargo build --release -q -p patchperf-server
+    SQLX_OFFLINE=true cargo build --profile "$BENCH_PROFILE" -q -p patchperf-server
     # The private Postgres runs as user postgres, which must reach the directory.
     data="$(mktemp -d "/tmp/patchperf-$name.XXXXXX")"
     chmod 755 "$data"
@@ -79,10 +82,10 @@ bench_start_server() {
 }
 
 bench_runner() {
-    runner="${CARGO_TARGET_DIR:-$ROOT/target}/release/patchperf-runner"
+    runner="$bench_bin_dir/patchperf-runner"
     # Always asked: a binary left from an older tree would be measured
     # instead of this one (cargo does nothing when it is up to date).
-    cargo build --release -q -p patchperf-runner
+    cargo build --profile "$BENCH_PROFILE" -q -p patchperf-runner
     export PATCHPERF_CACHE="${PATCHPERF_CACHE:-/var/cache/patchperf}"
     cache="$PATCHPERF_CACHE"
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Load benchmark: a real `patchperf-server serve` (release build) with its
+# Load benchmark: a real `patchperf-server serve` (release build, or
+# BENCH_PROFILE's: bench/lib.sh) with its
 # private Postgres under a temporary data directory, listening on 127.0.0.1
 # only (started by bench/lib.sh), driven by testkit/examples/load.rs: 100 simulated runners (register,
 # claim, state, heartbeat, upload runs, finish; each submits the next
@@ -24,9 +25,11 @@ if ! [[ "$SECONDS_WANTED" =~ ^[0-9]+$ ]] || ((SECONDS_WANTED < 1 || SECONDS_WANT
     exit 2
 fi
 
-cargo build --release -p patchperf-server --bin patchperf-server -p patchperf-testkit --example load
-load="$ROOT/target/release/examples/load"
 . "$ROOT/bench/lib.sh"
+# The load generator is always the release build: only the server's
+# profile is what is measured.
+cargo build --release -p patchperf-testkit --example load
+load="${CARGO_TARGET_DIR:-$ROOT/target}/release/examples/load"
 bench_start_server load
 hz="$bench_hz"
 

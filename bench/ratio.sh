@@ -16,7 +16,8 @@
 # env:   RUN_SECONDS (default 5), RUN_WARMUP (default 2), WORKLOADS (default: every
 #        workload of `bench --list` but those variants),
 #        RATIO_RT (default 1: run both sides under SCHED_FIFO priority 1 with chrt,
-#        so that other load on the machine does not decide the ratio; 0 to not)
+#        so that other load on the machine does not decide the ratio; 0 to not),
+#        BENCH_PROFILE (default release; `demo`: the runner ./patchperf demo builds)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -31,8 +32,9 @@ if [[ "$RATIO_RT" == 1 ]] && chrt -f 1 true 2>/dev/null; then
     RT=(chrt -f 1)
 fi
 
-cargo build --release -q -p patchperf-runner
-OURS="$ROOT/target/release/patchperf-runner"
+BENCH_PROFILE="${BENCH_PROFILE:-release}"
+cargo build --profile "$BENCH_PROFILE" -q -p patchperf-runner
+OURS="${CARGO_TARGET_DIR:-$ROOT/target}/$([[ "$BENCH_PROFILE" == dev ]] && echo debug || echo "$BENCH_PROFILE")/patchperf-runner"
 # The C reference has every workload but open2, open3, open-enoent,
 # open-creat, fstatat-empty and statx-empty (variants of open1 and fstat).
 WORKLOADS="${WORKLOADS:-$("$OURS" bench --list | awk '$1 !~ /^(open[23]|open-enoent|open-creat|fstatat-empty|statx-empty)$/ { print $1 }' | tr '\n' ' ')}"

@@ -222,6 +222,16 @@ impl Cmd {
         self
     }
 
+    /// The value the command sets for environment variable `key`, if any.
+    #[cfg(test)]
+    pub(crate) fn env_value(&self, key: &str) -> Option<&OsStr> {
+        self.envs
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_os_str())
+    }
+
     /// Runs the program in `dir`.
     pub fn current_dir(mut self, dir: impl AsRef<Path>) -> Self {
         self.cwd = Some(dir.as_ref().to_path_buf());
