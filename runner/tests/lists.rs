@@ -743,6 +743,23 @@ async fn a_list_measures_each_fs_series_on_the_workloads_that_run_it(pool: sqlx:
             wait("the locks series' reply", Duration::from_secs(120), || {
                 !replies(&relay).is_empty()
             });
+            // A series is marked measured by the list's worker after its
+            // comparison ends, one series after another: the reply to one
+            // says nothing yet of the other's state.
+            wait(
+                "the measured series marked so",
+                Duration::from_secs(120),
+                || {
+                    let s = series_by_subject(&url, &ci, list);
+                    families
+                        .iter()
+                        .filter(|(_, _, measured)| *measured)
+                        .all(|(name, _, _)| {
+                            let state = &s[&subjects[name]]["state"];
+                            state == "measured" || state == "reported"
+                        })
+                },
+            );
             let mut reports = BTreeMap::new();
             for (name, (id, _)) in &queued {
                 let text = ureq::get(&format!("{url}/api/v1/comparisons/{id}/report.txt"))
