@@ -14,7 +14,7 @@ pub mod workers;
 use std::sync::Arc;
 
 use sqlx::PgPool;
-use tokio::sync::{Notify, watch};
+use tokio::sync::{Notify, Semaphore, watch};
 
 use crate::Config;
 use crate::domain::context::telemetry::Telemetry;
@@ -53,6 +53,13 @@ pub struct Context {
     pub telemetry: Arc<Telemetry>,
     /// Mail handed in at once: in all, and per token.
     pub intake: Arc<admission::Admission>,
+    /// Job finishes at once. A finish holds its transaction (the job and
+    /// its comparison locked) while `jobs::more_runs` reads the report
+    /// through the pool; were every connection held so, none would be left
+    /// for those reads and every finish would wait out the pool's timeout
+    /// (`bench/load.sh`, 2026-12-06: 138 requests failed so). A quarter of
+    /// the pool at most holds one.
+    pub finishes: Arc<Semaphore>,
     /// Becomes true when the server starts shutting down: long-polling
     /// claims answer at once and workers stop after their current round.
     pub shutting_down: Arc<watch::Sender<bool>>,
@@ -62,9 +69,9 @@ impl Context {
     /// A context over an already migrated pool.
     pub fn new(db: PgPool, config: Config) -> Self {
         let git = Mirrors::new(&config);
-        // A quarter of the pool at most, one a token: claims and pages
-        // keep the rest.
-        let intake_slots = usize::try_from(db.options().get_max_connections() / 4).unwrap_or(1);
+        // A quarter of the pool at most (mail handed in, one a token; job
+        // finishes): claims and pages keep the rest.
+        let quarter = usize::try_from(db.options().get_max_connections() / 4).unwrap_or(1);
         Context {
             git: Arc::new(git),
             db,
@@ -76,7 +83,8 @@ impl Context {
             comparison_settled: Arc::new(Notify::new()),
             workers: Arc::new(Workers::default()),
             telemetry: Arc::new(Telemetry::default()),
-            intake: admission::Admission::new("mail handed in", intake_slots, 1),
+            intake: admission::Admission::new("mail handed in", quarter, 1),
+            finishes: Arc::new(Semaphore::new(quarter.max(1))),
             shutting_down: Arc::new(watch::Sender::new(false)),
         }
     }

@@ -186,6 +186,12 @@ pub async fn finish(
     lease: Lease,
     req: &FinishRequest,
 ) -> Result<Finished, Error> {
+    // Taken before the transaction's connection (Context::finishes).
+    let _slot = ctx
+        .finishes
+        .acquire()
+        .await
+        .map_err(|_| Error::Internal("the job finish slots are closed".into()))?;
     let mut tx = ctx.db.begin().await?;
     let job = db::jobs::lock(&mut tx, job_id)
         .await?
