@@ -32,9 +32,10 @@ if [[ "$RATIO_RT" == 1 ]] && chrt -f 1 true 2>/dev/null; then
     RT=(chrt -f 1)
 fi
 
-BENCH_PROFILE="${BENCH_PROFILE:-release}"
-cargo build --profile "$BENCH_PROFILE" -q -p patchperf-runner
-OURS="${CARGO_TARGET_DIR:-$ROOT/target}/$([[ "$BENCH_PROFILE" == dev ]] && echo debug || echo "$BENCH_PROFILE")/patchperf-runner"
+# The runner of BENCH_PROFILE, built from this tree (bench/lib.sh).
+. "$ROOT/bench/lib.sh"
+bench_runner
+OURS="$runner"
 # The C reference has every workload but open2, open3, open-enoent,
 # open-creat, fstatat-empty and statx-empty (variants of open1 and fstat).
 WORKLOADS="${WORKLOADS:-$("$OURS" bench --list | awk '$1 !~ /^(open[23]|open-enoent|open-creat|fstatat-empty|statx-empty)$/ { print $1 }' | tr '\n' ' ')}"
